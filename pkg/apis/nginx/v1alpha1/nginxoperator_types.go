@@ -1,0 +1,56 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NginxOperatorSpec is the book's spec: one port, a replica count and a redeploy trigger.
+type NginxOperatorSpec struct {
+	// Port is the port number nginx listens on.
+	// +optional
+	Port *int32 `json:"port,omitempty"`
+	// Replicas is the number of nginx pods.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// ForceRedeploy rolls every pod whenever its value changes.
+	// +optional
+	ForceRedeploy string `json:"forceRedeploy,omitempty"`
+}
+
+// NginxOperatorStatus is the book's status: conditions only.
+type NginxOperatorStatus struct {
+	// Conditions describe the state of the instance.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// NginxOperator is the deprecated v1alpha1 form of an nginx instance; use v1beta1.
+//
+// The version is not served until the conversion webhook can translate it without
+// loss: serving it with no conversion would silently drop every v1beta1-only field.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:unservedversion
+// +kubebuilder:deprecatedversion:warning="nginx.operator.dev/v1alpha1 NginxOperator is deprecated; use nginx.operator.dev/v1beta1"
+// +kubebuilder:resource:shortName=ngx,categories=nginx
+type NginxOperator struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   NginxOperatorSpec   `json:"spec,omitempty"`
+	Status NginxOperatorStatus `json:"status,omitempty"`
+}
+
+// NginxOperatorList is a list of NginxOperator.
+//
+// +kubebuilder:object:root=true
+type NginxOperatorList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NginxOperator `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&NginxOperator{}, &NginxOperatorList{})
+}

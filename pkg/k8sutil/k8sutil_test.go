@@ -1,0 +1,111 @@
+package k8sutil
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func TestNameIsAValidDNSLabelAndKeepsInputsDistinct(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	for _, tc := range []struct {
+		parts []string
+		want  string // empty: only check validity and length
+	}{
+		{[]string{"web", "nginx"}, "web-nginx"},
+		{[]string{"web"}, "web"},
+		{[]string{"Web_Site", "nginx"}, ""},
+		{[]string{long, "nginx"}, ""},
+		{[]string{"-", "--"}, ""},
+		{[]string{"ünïcode", "x"}, ""},
+	} {
+		got := Name(tc.parts...)
+		if errs := validation.IsDNS1123Label(got); len(errs) > 0 {
+			t.Errorf("Name(%q) = %q, not a DNS-1123 label: %v", tc.parts, got, errs)
+		}
+		if tc.want != "" && got != tc.want {
+			t.Errorf("Name(%q) = %q, want %q", tc.parts, got, tc.want)
+		}
+	}
+	a := Name(long+"x", "nginx")
+	b := Name(long+"y", "nginx")
+	if a == b {
+		t.Errorf("two different long names truncated to the same %q", a)
+	}
+	if Name("Web_Site") == Name("web-site") {
+		t.Error("a sanitized name collides with the name it was sanitized into")
+	}
+	if got := NameWithLimit(52, long); len(got) != 52 {
+		t.Errorf("NameWithLimit(52, 70 chars) has %d characters, want 52", len(got))
+	}
+}
+
+func TestHashIsStableAndOrderIndependentForMaps(t *testing.T) {
+	a := Hash(map[string]any{"b": 1, "a": []string{"x"}})
+	b := Hash(map[string]any{"a": []string{"x"}, "b": 1})
+	if a != b {
+		t.Errorf("equal maps hash differently: %s vs %s", a, b)
+	}
+	if a == Hash(map[string]any{"a": []string{"y"}, "b": 1}) {
+		t.Error("different values hash equally")
+	}
+	if len(a) != 64 {
+		t.Errorf("hash %q has length %d, want 64 hex digits", a, len(a))
+	}
+}
+
+func TestLabelsIncludeInstanceSoInstancesNeverShareSelectors(t *testing.T) {
+	got := Labels("nginx", "web", "server")
+	want := map[string]string{
+		LabelName: "nginx", LabelInstance: "web", LabelComponent: "server", LabelManagedBy: ManagedBy,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Labels mismatch (-want +got):\n%s", diff)
+	}
+	if cmp.Equal(SelectorLabels("nginx", "web", "server"), SelectorLabels("nginx", "api", "server")) {
+		t.Error("two instances share a selector")
+	}
+	if !ManagedSelector().Matches(labelsSet(got)) {
+		t.Error("ManagedSelector does not match the standard labels")
+	}
+}
+
+type labelsSet map[string]string
+
+func (l labelsSet) Has(k string) bool              { _, ok := l[k]; return ok }
+func (l labelsSet) Get(k string) string            { return l[k] }
+func (l labelsSet) Lookup(k string) (string, bool) { v, ok := l[k]; return v, ok }
+
+func TestIsSubset(t *testing.T) {
+	live := map[string]any{
+		"metadata": map[string]any{"name": "web", "labels": map[string]any{"a": "1", "b": "2"}},
+		"spec": map[string]any{
+			"replicas": int64(2),
+			"containers": []any{
+				map[string]any{"name": "nginx", "image": "nginx:1.27", "imagePullPolicy": "IfNotPresent"},
+				map[string]any{"name": "injected-sidecar"},
+			},
+		},
+	}
+	for _, tc := range []struct {
+		name string
+		want map[string]any
+		ok   bool
+	}{
+		{"fields defaulted by the server are ignored", map[string]any{"spec": map[string]any{"replicas": int64(2)}}, true},
+		{"numbers compare by value", map[string]any{"spec": map[string]any{"replicas": float64(2)}}, true},
+		{"edited value is drift", map[string]any{"spec": map[string]any{"replicas": int64(3)}}, false},
+		{"missing label is drift", map[string]any{"metadata": map[string]any{"labels": map[string]any{"c": "3"}}}, false},
+		{"list elements added by others are tolerated", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "nginx", "image": "nginx:1.27"}}}}, true},
+		{"edited list element is drift", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "nginx", "image": "nginx:1.28"}}}}, false},
+		{"empty values absent in live are no drift", map[string]any{"spec": map[string]any{"paused": false, "tolerations": []any{}}}, true},
+		{"true absent in live is drift", map[string]any{"spec": map[string]any{"paused": true}}, false},
+		{"zero scalars match server defaults", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "nginx", "imagePullPolicy": ""}}}}, true},
+	} {
+		if got := IsSubset(tc.want, live); got != tc.ok {
+			t.Errorf("%s: IsSubset = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package logging
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestNewRejectsUnknownFormatAndLevel(t *testing.T) {
+	for _, tc := range []struct{ format, level, want string }{
+		{"xml", "info", `unknown log format "xml"`},
+		{"json", "loud", `unknown log level "loud"`},
+	} {
+		if _, err := New(&bytes.Buffer{}, tc.format, tc.level); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%q, %q) error = %v, want it to contain %q", tc.format, tc.level, err, tc.want)
+		}
+	}
+}
+
+func TestLogrBridgeHonoursLevelAndKeepsNamesAndValues(t *testing.T) {
+	var buf bytes.Buffer
+	kit, err := New(&buf, "json", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := ToLogr(kit).WithName("controller").WithName("nginx").WithValues("namespace", "team-a")
+	log.V(1).Info("debug record is filtered at info level")
+	log.Info("reconciled", "name", "web")
+	log.Error(errors.New("boom"), "apply failed")
+
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d records, want 2 (the V(1) record must be filtered):\n%s", len(lines), buf.String())
+	}
+	var info, failure map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &info); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &failure); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"level": "info", "logger": "controller.nginx", "namespace": "team-a", "name": "web", "msg": "reconciled"} {
+		if info[k] != want {
+			t.Errorf("info record %s = %v, want %q", k, info[k], want)
+		}
+	}
+	if failure["level"] != "error" || failure["err"] != "boom" {
+		t.Errorf("error record = %v, want level=error err=boom", failure)
+	}
+}
+
+func TestDebugLevelLetsVerboseRecordsThrough(t *testing.T) {
+	var buf bytes.Buffer
+	kit, err := New(&buf, "logfmt", "debug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ToLogr(kit).V(2).Info("cache synced", "kind", "Secret")
+	if got := buf.String(); !strings.Contains(got, "level=debug") || !strings.Contains(got, "kind=Secret") {
+		t.Errorf("got %q, want a debug logfmt record with kind=Secret", got)
+	}
+}

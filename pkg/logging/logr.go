@@ -1,0 +1,75 @@
+package logging
+
+import (
+	"fmt"
+
+	"github.com/go-logr/logr"
+	kitlog "github.com/go-kit/log"
+	"github.com/go-kit/log/level"
+)
+
+// ToLogr wraps a go-kit logger as a logr.Logger. logr's V-levels map to go-kit
+// levels: V(0) is info, V(1) and above are debug; errors are errors.
+func ToLogr(logger kitlog.Logger) logr.Logger {
+	return logr.New(&sink{logger: logger})
+}
+
+// sink is a logr.LogSink that writes through go-kit. The name of a logr logger
+// becomes the "logger" key, joined with dots as logr names nest.
+type sink struct {
+	logger kitlog.Logger
+	name   string
+	values []any
+}
+
+func (s *sink) Init(logr.RuntimeInfo) {}
+
+// Enabled lets every record through; the go-kit level filter decides.
+func (s *sink) Enabled(int) bool { return true }
+
+func (s *sink) Info(v int, msg string, kv ...any) {
+	l := level.Info(s.logger)
+	if v > 0 {
+		l = level.Debug(s.logger)
+	}
+	_ = l.Log(s.keyvals("msg", msg, kv)...)
+}
+
+func (s *sink) Error(err error, msg string, kv ...any) {
+	_ = level.Error(s.logger).Log(s.keyvals("msg", msg, append([]any{"err", err}, kv...))...)
+}
+
+func (s *sink) WithValues(kv ...any) logr.LogSink {
+	c := *s
+	c.values = append(append([]any{}, s.values...), kv...)
+	return &c
+}
+
+func (s *sink) WithName(name string) logr.LogSink {
+	c := *s
+	if c.name != "" {
+		name = c.name + "." + name
+	}
+	c.name = name
+	return &c
+}
+
+func (s *sink) keyvals(msgKey, msg string, kv []any) []any {
+	out := make([]any, 0, 4+len(s.values)+len(kv))
+	if s.name != "" {
+		out = append(out, "logger", s.name)
+	}
+	out = append(out, msgKey, msg)
+	out = append(out, s.values...)
+	out = append(out, kv...)
+	if len(out)%2 != 0 {
+		// An odd key/value list is a caller bug; keep the value visible rather than drop it.
+		out = append(out, "(MISSING)")
+	}
+	for i := 0; i < len(out); i += 2 {
+		if _, ok := out[i].(string); !ok {
+			out[i] = fmt.Sprint(out[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,373 @@
+package framework
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+//go:embed kwok/stages.yaml
+var kwokStages []byte
+
+// Options choose what runs.
+type Options struct {
+	// Dir holds certificates, data, logs and the kubeconfig. It must exist.
+	Dir string
+	// Nodes > 0 adds kube-controller-manager, kube-scheduler and kwok managing
+	// that many fake nodes: pods are scheduled and become Ready, Jobs complete,
+	// StatefulSets and garbage collection work. 0 runs only etcd and the apiserver.
+	Nodes int
+	// Detached leaves the processes running after this process exits (for
+	// `make cluster-up`); Stop or StopDetached ends them.
+	Detached bool
+}
+
+// Cluster is a running local control plane.
+type Cluster struct {
+	Options
+	// Kubeconfig is the path of an admin kubeconfig.
+	Kubeconfig string
+	// Config is the admin's REST config.
+	Config *rest.Config
+	// Host is the apiserver's URL.
+	Host string
+	// PKI paths, for tests that sign credentials or configure webhooks.
+	CACertFile string
+
+	procs []*process
+}
+
+// KubeconfigFile is the name of the admin kubeconfig inside Options.Dir.
+const KubeconfigFile = "kubeconfig"
+
+// pidsFile lists the pids of a detached cluster's processes, one per line.
+const pidsFile = "pids"
+
+// Start brings up the control plane and waits until it serves (and, with
+// nodes, until every fake node is Ready). On failure everything started is
+// stopped again and the error names the log to read.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	c := &Cluster{Options: opts, Kubeconfig: filepath.Join(opts.Dir, KubeconfigFile)}
+	if err := c.start(ctx); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	if opts.Detached {
+		var pids []string
+		for _, p := range c.procs {
+			pids = append(pids, strconv.Itoa(p.cmd.Process.Pid))
+		}
+		if err := os.WriteFile(filepath.Join(opts.Dir, pidsFile), []byte(strings.Join(pids, "\n")+"\n"), 0o600); err != nil {
+			c.Stop()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context) error {
+	creds, err := writePKI(filepath.Join(c.Dir, "pki"))
+	if err != nil {
+		return fmt.Errorf("writing certificates: %w", err)
+	}
+	c.CACertFile = creds.CACert
+
+	etcdURL, err := c.startEtcd(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.startAPIServer(ctx, creds, etcdURL); err != nil {
+		return err
+	}
+	if c.Nodes == 0 {
+		return nil
+	}
+	for _, start := range []func(context.Context, *pki) error{c.startControllerManager, c.startScheduler, c.startKwok} {
+		if err := start(ctx, creds); err != nil {
+			return err
+		}
+	}
+	return c.addNodes(ctx)
+}
+
+// run starts one binary and remembers it for Stop.
+func (c *Cluster) run(name string, args []string, env ...string) (*process, error) {
+	bin, err := BinPath(name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := startProcess(c.Dir, name, bin, args, env, c.Detached)
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	return p, nil
+}
+
+// waitHealthy polls url until it answers 200, failing early if p exits.
+func waitHealthy(ctx context.Context, p *process, client *http.Client, url string, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if !p.running() {
+			return false, fmt.Errorf("%s exited", p.name)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s did not become healthy at %s: %w (log: %s)", p.name, url, err, p.logPath)
+	}
+	return nil
+}
+
+func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
+	clientPort, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	peerPort, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+	p, err := c.run(Etcd, []string{
+		"--name=default",
+		"--data-dir=" + filepath.Join(c.Dir, "etcd"),
+		"--listen-client-urls=" + clientURL, "--advertise-client-urls=" + clientURL,
+		"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=default=" + peerURL,
+		// Test data is thrown away: skipping fsync makes every write much faster.
+		"--unsafe-no-fsync=true",
+		"--log-level=warn",
+	})
+	if err != nil {
+		return "", err
+	}
+	return clientURL, waitHealthy(ctx, p, http.DefaultClient, clientURL+"/health", 30*time.Second)
+}
+
+func (c *Cluster) startAPIServer(ctx context.Context, pki *pki, etcdURL string) error {
+	port, err := FreePort()
+	if err != nil {
+		return err
+	}
+	c.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
+	p, err := c.run(KubeAPIServer, []string{
+		"--etcd-servers=" + etcdURL,
+		"--cert-dir=" + filepath.Join(c.Dir, "apiserver"),
+		"--tls-cert-file=" + pki.ServingCert, "--tls-private-key-file=" + pki.Serving,
+		"--client-ca-file=" + pki.CACert,
+		"--secure-port=" + strconv.Itoa(port),
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		// RBAC on, so the operator's own roles are what the tests exercise.
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + pki.SAPub,
+		"--service-account-signing-key-file=" + pki.SAKey,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--allow-privileged=true",
+		// Priority and fairness costs CPU and adds nothing on a one-user test cluster.
+		"--enable-priority-and-fairness=false",
+		"--profiling=false",
+		"--v=1",
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.writeKubeconfig(pki); err != nil {
+		return err
+	}
+	tr, err := rest.TransportFor(c.Config)
+	if err != nil {
+		return err
+	}
+	return waitHealthy(ctx, p, &http.Client{Transport: tr, Timeout: 5 * time.Second}, c.Host+"/readyz", 90*time.Second)
+}
+
+func (c *Cluster) writeKubeconfig(pki *pki) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: pki.caPEM}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: pki.adminCertPEM, ClientKeyData: pki.adminKeyPEM}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "admin", Namespace: "default"}
+	cfg.CurrentContext = "local"
+	if err := clientcmd.WriteToFile(*cfg, c.Kubeconfig); err != nil {
+		return err
+	}
+	rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+	if err != nil {
+		return err
+	}
+	rc.QPS, rc.Burst = 200, 400
+	c.Config = rc
+	return nil
+}
+
+// componentArgs are the flags kube-controller-manager and kube-scheduler share:
+// admin credentials for everything, secure serving on a free loopback port.
+func (c *Cluster) componentArgs() ([]string, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	return []string{
+		"--kubeconfig=" + c.Kubeconfig,
+		"--authentication-kubeconfig=" + c.Kubeconfig,
+		"--authorization-kubeconfig=" + c.Kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--leader-elect=false",
+		"--v=1",
+	}, nil
+}
+
+func (c *Cluster) startControllerManager(_ context.Context, pki *pki) error {
+	args, err := c.componentArgs()
+	if err != nil {
+		return err
+	}
+	_, err = c.run(KubeControllerManager, append(args,
+		"--service-account-private-key-file="+pki.SAKey,
+		"--root-ca-file="+pki.CACert,
+		"--use-service-account-credentials=false",
+		// Controllers that need a cloud or real networking are of no use here.
+		"--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle,-persistentvolume-binder,-persistentvolume-expander,-attachdetach",
+		"--concurrent-statefulset-syncs=10",
+	))
+	return err
+}
+
+func (c *Cluster) startScheduler(_ context.Context, _ *pki) error {
+	args, err := c.componentArgs()
+	if err != nil {
+		return err
+	}
+	_, err = c.run(KubeScheduler, args)
+	return err
+}
+
+func (c *Cluster) startKwok(ctx context.Context, _ *pki) error {
+	stages := filepath.Join(c.Dir, "kwok-stages.yaml")
+	if err := os.WriteFile(stages, kwokStages, 0o600); err != nil {
+		return err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return err
+	}
+	workdir := filepath.Join(c.Dir, "kwok")
+	if err := os.MkdirAll(workdir, 0o700); err != nil {
+		return err
+	}
+	p, err := c.run(Kwok, []string{
+		"--kubeconfig=" + c.Kubeconfig,
+		"--config=" + stages,
+		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+		"--server-address=127.0.0.1:" + strconv.Itoa(port),
+		"--cidr=10.244.0.0/16",
+		"--node-ip=10.255.0.1",
+	},
+		// An empty work dir keeps a developer's ~/.kwok/kwok.yaml out of the tests.
+		"KWOK_WORKDIR="+workdir)
+	if err != nil {
+		return err
+	}
+	return waitHealthy(ctx, p, http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/healthz", port), 60*time.Second)
+}
+
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// addNodes registers the fake nodes and waits until kwok reports them Ready.
+func (c *Cluster) addNodes(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	for i := range c.Nodes {
+		name := fmt.Sprintf("kwok-node-%d", i)
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        name,
+				Annotations: map[string]string{kwokNodeAnnotation: "fake"},
+				Labels: map[string]string{
+					"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+					"type": "kwok", "topology.kubernetes.io/zone": fmt.Sprintf("zone-%d", i%3),
+				},
+			},
+			Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+		}
+		if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating node %s: %w", name, err)
+		}
+	}
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready := 0
+		for _, n := range nodes.Items {
+			for _, cond := range n.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue && len(n.Spec.Taints) == 0 {
+					ready++
+				}
+			}
+		}
+		return ready == c.Nodes, nil
+	})
+}
+
+// Stop ends every process of the cluster, newest first, so no component keeps
+// running against an apiserver or etcd that is already gone.
+func (c *Cluster) Stop() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		c.procs[i].stop(10 * time.Second)
+	}
+	c.procs = nil
+}
+
+// StopDetached ends a cluster started with Detached by another process, from
+// the pids it left in dir.
+func StopDetached(dir string) error {
+	data, err := os.ReadFile(filepath.Join(dir, pidsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	lines := strings.Fields(string(data))
+	for i := len(lines) - 1; i >= 0; i-- {
+		pid, err := strconv.Atoi(lines[i])
+		if err != nil {
+			return fmt.Errorf("%s: bad pid %q", pidsFile, lines[i])
+		}
+		killGroup(pid, 10*time.Second)
+	}
+	return os.Remove(filepath.Join(dir, pidsFile))
+}
