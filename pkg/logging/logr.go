@@ -3,9 +3,9 @@ package logging
 import (
 	"fmt"
 
-	"github.com/go-logr/logr"
 	kitlog "github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/go-logr/logr"
 )
 
 // ToLogr wraps a go-kit logger as a logr.Logger. logr's V-levels map to go-kit

@@ -1,0 +1,64 @@
+# nginx-operator. `make help` lists the targets.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS  := -X github.com/nginx-operator/nginx-operator/pkg/version.Version=$(VERSION) \
+            -X github.com/nginx-operator/nginx-operator/pkg/version.Revision=$(REVISION)
+CONTROLLER_GEN := go tool controller-gen
+# Tests of different packages run in parallel, each package on its own cluster.
+TEST_FLAGS ?= -timeout 20m -p 2
+CLUSTER_DIR ?= .cache/cluster
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build the operator binary into bin/operator.
+	go build -ldflags '$(LDFLAGS)' -o bin/operator ./cmd/operator
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code, CRDs, RBAC and bundle.yaml.
+	$(CONTROLLER_GEN) object paths=./pkg/apis/...
+	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=nginx-operator paths=./pkg/... output:rbac:artifacts:config=config/rbac
+	$(MAKE) --no-print-directory bundle
+
+.PHONY: bundle
+bundle: ## Build bundle.yaml from config/default.
+	go run ./hack/bundle -config config/default -o bundle.yaml
+
+.PHONY: verify
+verify: generate ## Fail when generated files are stale or gofmt/go vet complain.
+	@git diff --exit-code --stat -- . || { echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- config pkg bundle.yaml)" || { git status --porcelain -- config pkg bundle.yaml; echo "untracked generated files: commit them" >&2; exit 1; }
+	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt needed: $$out" >&2; exit 1; }
+	go vet ./...
+	bash -n hack/*.sh .ci/run
+
+.PHONY: kube-binaries
+kube-binaries: ## Build (once) etcd, kube-apiserver, controller-manager, scheduler, kubectl and kwok into the user cache.
+	@bash hack/install-kube-binaries.sh >/dev/null
+
+.PHONY: test
+test: kube-binaries verify ## Verify, then run unit, integration and e2e tests against a real local control plane.
+	CI=$${CI:-} NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) ./...
+
+.PHONY: cluster-up
+cluster-up: kube-binaries ## Start the local cluster (etcd, apiserver, controller-manager, scheduler, kwok nodes).
+	go run ./hack/localcluster up -dir $(CLUSTER_DIR)
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and delete its state.
+	go run ./hack/localcluster down -dir $(CLUSTER_DIR)
+
+.PHONY: run
+run: kube-binaries ## Run the operator against $$KUBECONFIG, or against a new local cluster when it is unset.
+	bash hack/run.sh
+
+.PHONY: clean
+clean: ## Remove build output (not the cached Kubernetes binaries).
+	rm -rf bin

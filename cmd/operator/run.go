@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/go-kit/log/level"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/nginx-operator/nginx-operator/pkg/logging"
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/pkg/version"
+)
+
+// run parses the flags, builds the manager and runs it until SIGTERM or
+// SIGINT, after which in-flight reconciles get the graceful-shutdown timeout.
+func run(args []string, stderr io.Writer) int {
+	var opts operator.Options
+	fs := flag.NewFlagSet("operator run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opts.BindFlags(fs, version.Version)
+	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig; default: $KUBECONFIG, then the in-cluster service account")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
+		return 2
+	}
+
+	kit, err := logging.New(stderr, opts.LogFormat, opts.LogLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	logger := logging.ToLogr(kit)
+	// controller-runtime's and client-go's own logs go through the same logger.
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+
+	if err := opts.Validate(); err != nil {
+		_ = level.Error(kit).Log("msg", "invalid flags", "err", err)
+		return 2
+	}
+	if *kubeconfig != "" {
+		os.Setenv("KUBECONFIG", *kubeconfig)
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		_ = level.Error(kit).Log("msg", "no Kubernetes configuration", "err", err)
+		return 1
+	}
+	cfg.UserAgent = "nginx-operator/" + version.Version
+
+	mgr, err := operator.NewManager(cfg, opts, logger)
+	if err != nil {
+		_ = level.Error(kit).Log("msg", "setting up the manager", "err", err)
+		return 1
+	}
+	_ = level.Info(kit).Log("msg", "starting", "version", version.Version, "revision", version.RevisionString(),
+		"namespaces", fmt.Sprint(opts.Namespaces), "deny_namespaces", fmt.Sprint(opts.DenyNamespaces), "leader_elect", opts.LeaderElect)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		_ = level.Error(kit).Log("msg", "manager stopped with an error", "err", err)
+		return 1
+	}
+	_ = level.Info(kit).Log("msg", "stopped")
+	return 0
+}

@@ -1,0 +1,131 @@
+package operator
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+)
+
+// Permissions of the manager itself; each controller declares its own.
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators;nginxmonitors;nginxbackups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// CustomResources are the kinds the operator reconciles. Their informers must
+// have synced before the operator reports ready.
+func CustomResources() []client.Object {
+	return []client.Object{&v1beta1.NginxOperator{}, &v1beta1.NginxMonitor{}, &v1beta1.NginxBackup{}}
+}
+
+// ManagedKinds are the kinds of the children the controllers create. The cache
+// holds only those labelled app.kubernetes.io/managed-by=nginx-operator, never
+// the cluster's other Secrets, ConfigMaps or workloads. Objects a custom
+// resource merely references (a TLS Secret, a content ConfigMap) are read
+// through the manager's API reader, not the cache.
+func ManagedKinds() []client.Object {
+	return []client.Object{
+		&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.Secret{}, &corev1.ConfigMap{},
+		&corev1.ServiceAccount{}, &policyv1.PodDisruptionBudget{}, &batchv1.Job{}, &batchv1.CronJob{},
+	}
+}
+
+// NewManager builds the manager. Controllers are added to it by their packages;
+// the caller starts it.
+func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manager, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	metricsOpts := metricsserver.Options{
+		BindAddress:   opts.MetricsBindAddress,
+		SecureServing: opts.MetricsSecure,
+		CertDir:       opts.MetricsCertDir,
+	}
+	if opts.MetricsSecure {
+		// Every scrape is authenticated with a TokenReview and authorized with a
+		// SubjectAccessReview for GET on the /metrics non-resource URL.
+		httpClient, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return nil, err
+		}
+		filter, err := filters.WithAuthenticationAndAuthorization(cfg, httpClient)
+		if err != nil {
+			return nil, fmt.Errorf("metrics authorization: %w", err)
+		}
+		metricsOpts.FilterProvider = func(*rest.Config, *http.Client) (metricsserver.Filter, error) { return filter, nil }
+	}
+
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                        NewScheme(),
+		Logger:                        log,
+		Cache:                         CacheOptions(opts),
+		Metrics:                       metricsOpts,
+		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.WebhookPort, CertDir: opts.WebhookCertDir}),
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionID:              opts.LeaderElectionID,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionResourceLock:    "leases",
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.LeaseDuration,
+		RenewDeadline:                 &opts.RenewDeadline,
+		RetryPeriod:                   &opts.RetryPeriod,
+		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	sync := newInformerSync(mgr.GetCache(), CustomResources(), log.WithName("informers"))
+	if err := mgr.Add(sync); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("informers", sync.Check); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// CacheOptions scope the informer cache: only the watched namespaces, and for
+// child kinds only the objects the operator manages.
+func CacheOptions(opts Options) cache.Options {
+	c := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
+	if len(opts.Namespaces) > 0 {
+		c.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			c.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	if len(opts.DenyNamespaces) > 0 {
+		var denied []fields.Selector
+		for _, ns := range opts.DenyNamespaces {
+			denied = append(denied, fields.OneTermNotEqualSelector("metadata.namespace", ns))
+		}
+		c.DefaultFieldSelector = fields.AndSelectors(denied...)
+	}
+	for _, obj := range ManagedKinds() {
+		c.ByObject[obj] = cache.ByObject{Label: k8sutil.ManagedSelector()}
+	}
+	return c
+}

@@ -1,0 +1,105 @@
+package operator
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nginx-operator/nginx-operator/pkg/logging"
+)
+
+// Options are the operator's command-line settings.
+type Options struct {
+	// Namespaces to watch; empty means all (minus DenyNamespaces).
+	Namespaces []string
+	// DenyNamespaces are never watched; only valid when Namespaces is empty.
+	DenyNamespaces []string
+
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	LeaderElectionID        string
+	LeaseDuration           time.Duration
+	RenewDeadline           time.Duration
+	RetryPeriod             time.Duration
+	MetricsBindAddress      string
+	MetricsSecure           bool
+	MetricsCertDir          string
+	HealthProbeBindAddress  string
+	WebhookPort             int
+	WebhookCertDir          string
+	GracefulShutdownTimeout time.Duration
+
+	// Images are the defaults for what the operator deploys.
+	Images Images
+
+	LogLevel  string
+	LogFormat string
+}
+
+// Images are the container images the operator deploys when a custom resource
+// does not name one.
+type Images struct {
+	Nginx    string
+	Exporter string
+	Agent    string
+}
+
+// DefaultAgentImage is the operator's own image, which also runs the backup agent.
+const DefaultAgentImage = "ghcr.io/nginx-operator/nginx-operator"
+
+// BindFlags registers every option on fs with its default.
+func (o *Options) BindFlags(fs *flag.FlagSet, version string) {
+	fs.Func("namespaces", "comma-separated namespaces to watch (default: all namespaces)", listFlag(&o.Namespaces))
+	fs.Func("deny-namespaces", "comma-separated namespaces never to watch; cannot be combined with --namespaces", listFlag(&o.DenyNamespaces))
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "elect a leader with a Lease so only one replica reconciles")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's own namespace when in a cluster)")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "nginx-operator.nginx.operator.dev", "name of the leader election Lease")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long a lost leader's lease blocks the others")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader keeps retrying to renew before it steps down")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often candidates try to acquire or renew the lease")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8443", "address of the metrics endpoint; \"0\" disables it")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS, authenticating and authorizing every scrape against the apiserver")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the conversion webhook server")
+	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "directory for the webhook serving certificate (default: a temporary directory)")
+	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "how long running reconciles may take to finish after SIGTERM")
+	fs.StringVar(&o.Images.Nginx, "nginx-image", "nginx:1.27", "nginx image for NginxOperator objects that do not set spec.image")
+	fs.StringVar(&o.Images.Exporter, "exporter-image", "nginx/nginx-prometheus-exporter:1.4", "nginx-prometheus-exporter sidecar image")
+	fs.StringVar(&o.Images.Agent, "agent-image", DefaultAgentImage+":"+version, "image running the backup and restore agent")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: "+strings.Join(logging.Levels, ", "))
+	fs.StringVar(&o.LogFormat, "log-format", "logfmt", "log format: "+strings.Join(logging.Formats, ", "))
+}
+
+func listFlag(dst *[]string) func(string) error {
+	return func(v string) error {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				*dst = append(*dst, s)
+			}
+		}
+		return nil
+	}
+}
+
+// Validate reports every invalid combination at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if len(o.Namespaces) > 0 && len(o.DenyNamespaces) > 0 {
+		errs = append(errs, errors.New("--namespaces and --deny-namespaces cannot be combined"))
+	}
+	if o.LeaderElect && !(o.LeaseDuration > o.RenewDeadline && o.RenewDeadline > o.RetryPeriod && o.RetryPeriod > 0) {
+		errs = append(errs, fmt.Errorf("leader election needs lease duration (%s) > renew deadline (%s) > retry period (%s) > 0", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod))
+	}
+	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
+		errs = append(errs, fmt.Errorf("--webhook-port %d is not a port number", o.WebhookPort))
+	}
+	for flagName, image := range map[string]string{"--nginx-image": o.Images.Nginx, "--exporter-image": o.Images.Exporter, "--agent-image": o.Images.Agent} {
+		if strings.TrimSpace(image) == "" || strings.ContainsAny(image, " \t\n") {
+			errs = append(errs, fmt.Errorf("%s %q is not an image reference", flagName, image))
+		}
+	}
+	return errors.Join(errs...)
+}

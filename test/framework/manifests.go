@@ -1,0 +1,80 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ApplyFiles server-side applies every object of the YAML files (multi-document
+// allowed) as the admin, in order. A namespace, when given, is set on objects
+// that have none; cluster-scoped objects ignore it on the server.
+func ApplyFiles(ctx context.Context, cfg *rest.Config, namespace string, paths ...string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		docs, err := DecodeYAML(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		objs = append(objs, docs...)
+	}
+	return objs, ApplyObjects(ctx, cfg, namespace, objs...)
+}
+
+// ApplyObjects server-side applies objs with the field manager "e2e-admin".
+func ApplyObjects(ctx context.Context, cfg *rest.Config, namespace string, objs ...*unstructured.Unstructured) error {
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		if obj.GetNamespace() == "" && namespace != "" && !clusterScoped(obj.GetKind()) {
+			obj.SetNamespace(namespace)
+		}
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("e2e-admin"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// clusterScoped lists the cluster-scoped kinds the project's manifests contain.
+func clusterScoped(kind string) bool {
+	switch kind {
+	case "Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition":
+		return true
+	}
+	return false
+}
+
+// DecodeYAML splits a multi-document YAML stream into objects, skipping empty documents.
+func DecodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(m) == 0 {
+			continue
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+}

@@ -1,0 +1,215 @@
+package framework
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+)
+
+var (
+	buildOnce     sync.Once
+	operatorBin   string
+	operatorBuild error
+)
+
+// OperatorBinary builds cmd/operator once per test binary and returns its path.
+func OperatorBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		root, err := RepoRoot()
+		if err != nil {
+			operatorBuild = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "nginx-operator-bin-")
+		if err != nil {
+			operatorBuild = err
+			return
+		}
+		operatorBin = filepath.Join(dir, "operator")
+		cmd := exec.Command("go", "build", "-o", operatorBin, "./cmd/operator")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			operatorBuild = fmt.Errorf("go build ./cmd/operator: %v\n%s", err, out)
+		}
+	})
+	if operatorBuild != nil {
+		t.Fatal(operatorBuild)
+	}
+	return operatorBin
+}
+
+// ServiceAccountKubeconfig creates the ServiceAccount namespace/name if needed,
+// requests a token for it and writes a kubeconfig that authenticates with it,
+// so a process run with it has exactly the permissions RBAC grants that account.
+func (c *Cluster) ServiceAccountKubeconfig(ctx context.Context, t testing.TB, namespace, name string) string {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	if _, err := cs.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("creating service account %s/%s: %v", namespace, name, err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a token for %s/%s: %v", namespace, name, err)
+	}
+	ca, err := os.ReadFile(c.CACertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: c.Host, CertificateAuthorityData: ca}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: name, Namespace: namespace}
+	cfg.CurrentContext = "local"
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Token requests a short-lived token for an existing ServiceAccount.
+func (c *Cluster) Token(ctx context.Context, t testing.TB, namespace, name string) string {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a token for %s/%s: %v", namespace, name, err)
+	}
+	return tr.Status.Token
+}
+
+// BindClusterRole grants ClusterRole role to the ServiceAccount namespace/sa,
+// with a binding named after both (removed when the test ends).
+func (c *Cluster) BindClusterRole(ctx context.Context, t testing.TB, role, namespace, sa string) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(c.Config)
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: namespace + "-" + sa + "-" + role},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: sa}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("binding %s to %s/%s: %v", role, namespace, sa, err)
+	}
+	t.Cleanup(func() {
+		_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
+}
+
+// Operator is an operator process started by a test.
+type Operator struct {
+	proc *process
+	// HealthAddr and MetricsAddr are host:port of its endpoints.
+	HealthAddr, MetricsAddr string
+	// Log is the path of its combined output.
+	Log string
+}
+
+// StartOperator runs the operator binary with kubeconfig and args, on free
+// loopback ports for health, metrics and webhooks. It is stopped when the test
+// ends; its log is printed if the test failed.
+func StartOperator(t testing.TB, kubeconfig string, args ...string) *Operator {
+	t.Helper()
+	bin := OperatorBinary(t)
+	ports := make([]int, 3)
+	for i := range ports {
+		p, err := FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[i] = p
+	}
+	o := &Operator{
+		HealthAddr:  fmt.Sprintf("127.0.0.1:%d", ports[0]),
+		MetricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[1]),
+	}
+	all := append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--health-probe-bind-address=" + o.HealthAddr,
+		"--metrics-bind-address=" + o.MetricsAddr,
+		fmt.Sprintf("--webhook-port=%d", ports[2]),
+		"--webhook-cert-dir=" + t.TempDir(),
+		"--log-level=debug",
+	}, args...)
+	dir := t.TempDir()
+	p, err := startProcess(dir, "operator", bin, all, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.proc, o.Log = p, p.logPath
+	t.Cleanup(func() {
+		o.Stop()
+		if t.Failed() {
+			data, _ := os.ReadFile(o.Log)
+			t.Logf("operator log (%s):\n%s", strings.Join(all, " "), data)
+		}
+	})
+	return o
+}
+
+// Stop sends SIGTERM and waits for a graceful exit (SIGKILL after 30s).
+func (o *Operator) Stop() { o.proc.stop(30 * time.Second) }
+
+// Kill ends the process at once with SIGKILL, as a crash or node loss would.
+func (o *Operator) Kill() {
+	_ = o.proc.cmd.Process.Kill()
+	<-o.proc.exited
+}
+
+// Running is false once the process has exited.
+func (o *Operator) Running() bool { return o.proc.running() }
+
+// LogContains reports whether the operator's output has a line containing s.
+func (o *Operator) LogContains(s string) bool {
+	f, err := os.Open(o.Log)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitFor polls cond every 100ms until it is true or timeout passes.
+func WaitFor(ctx context.Context, timeout time.Duration, cond func(context.Context) bool) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if cond(ctx) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+}
