@@ -40,7 +40,7 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	logger := logging.ToLogr(kit)
+	logger := logging.ToLogr(kit, logging.Verbosity(opts.LogLevel))
 	// controller-runtime's and client-go's own logs go through the same logger.
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)

@@ -25,7 +25,7 @@ func TestLogrBridgeHonoursLevelAndKeepsNamesAndValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := ToLogr(kit).WithName("controller").WithName("nginx").WithValues("namespace", "team-a")
+	log := ToLogr(kit, Verbosity("info")).WithName("controller").WithName("nginx").WithValues("namespace", "team-a")
 	log.V(1).Info("debug record is filtered at info level")
 	log.Info("reconciled", "name", "web")
 	log.Error(errors.New("boom"), "apply failed")
@@ -57,8 +57,14 @@ func TestDebugLevelLetsVerboseRecordsThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ToLogr(kit).V(2).Info("cache synced", "kind", "Secret")
-	if got := buf.String(); !strings.Contains(got, "level=debug") || !strings.Contains(got, "kind=Secret") {
+	log := ToLogr(kit, Verbosity("debug"))
+	log.V(2).Info("cache synced", "kind", "Secret")
+	log.V(MaxDebugVerbosity + 1).Info("request body dump")
+	got := buf.String()
+	if !strings.Contains(got, "level=debug") || !strings.Contains(got, "kind=Secret") {
 		t.Errorf("got %q, want a debug logfmt record with kind=Secret", got)
+	}
+	if strings.Contains(got, "request body dump") {
+		t.Errorf("got %q: a record above the debug verbosity was logged", got)
 	}
 }

@@ -8,24 +8,40 @@ import (
 	"github.com/go-logr/logr"
 )
 
+// MaxDebugVerbosity is the highest logr V-level logged at --log-level=debug.
+// Higher levels are client-go's request and response dumps (V(6) to V(10)),
+// which would drown everything else.
+const MaxDebugVerbosity = 4
+
 // ToLogr wraps a go-kit logger as a logr.Logger. logr's V-levels map to go-kit
-// levels: V(0) is info, V(1) and above are debug; errors are errors.
-func ToLogr(logger kitlog.Logger) logr.Logger {
-	return logr.New(&sink{logger: logger})
+// levels: V(0) is info, V(1) to V(maxV) are debug and anything more verbose
+// is dropped; errors are errors. Use Verbosity to derive maxV from a level.
+func ToLogr(logger kitlog.Logger, maxV int) logr.Logger {
+	return logr.New(&sink{logger: logger, maxV: maxV})
+}
+
+// Verbosity is the highest logr V-level worth producing at a log level.
+func Verbosity(lvl string) int {
+	if lvl == "debug" {
+		return MaxDebugVerbosity
+	}
+	return 0
 }
 
 // sink is a logr.LogSink that writes through go-kit. The name of a logr logger
 // becomes the "logger" key, joined with dots as logr names nest.
 type sink struct {
 	logger kitlog.Logger
+	maxV   int
 	name   string
 	values []any
 }
 
 func (s *sink) Init(logr.RuntimeInfo) {}
 
-// Enabled lets every record through; the go-kit level filter decides.
-func (s *sink) Enabled(int) bool { return true }
+// Enabled stops records more verbose than maxV before they are formatted
+// (klog asks before building its messages); go-kit's level filter does the rest.
+func (s *sink) Enabled(v int) bool { return v <= s.maxV }
 
 func (s *sink) Info(v int, msg string, kv ...any) {
 	l := level.Info(s.logger)

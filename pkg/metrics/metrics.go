@@ -6,6 +6,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,9 +50,15 @@ var (
 	}, []string{"controller"})
 )
 
-func init() {
-	Registry.MustRegister(buildInfo, reconciles, reconcileErrors, reconcileDuration)
-	buildInfo.WithLabelValues(version.Version, version.RevisionString(), version.GoVersion).Set(1)
+var registerOnce sync.Once
+
+// Register adds the operator's metrics to Registry. The manager calls it once;
+// later calls do nothing, so tests may build several managers in one process.
+func Register() {
+	registerOnce.Do(func() {
+		Registry.MustRegister(buildInfo, reconciles, reconcileErrors, reconcileDuration)
+		buildInfo.WithLabelValues(version.Version, version.RevisionString(), version.GoVersion).Set(1)
+	})
 }
 
 // Reasoner is implemented by errors that know the CamelCase reason to report

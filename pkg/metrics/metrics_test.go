@@ -66,6 +66,8 @@ func TestInstrumentCountsEveryResult(t *testing.T) {
 }
 
 func TestBuildInfoIsExposedInTheSharedRegistry(t *testing.T) {
+	Register()
+	Register() // a second call must not panic on duplicate registration
 	g, ok := Registry.(prometheus.Gatherer)
 	if !ok {
 		t.Fatal("the shared registry is not gatherable")

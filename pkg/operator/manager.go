@@ -21,6 +21,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/metrics"
 )
 
 // Permissions of the manager itself; each controller declares its own.
@@ -54,6 +55,7 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	metrics.Register()
 	metricsOpts := metricsserver.Options{
 		BindAddress:   opts.MetricsBindAddress,
 		SecureServing: opts.MetricsSecure,
