@@ -43,8 +43,12 @@ verify: generate ## Fail when generated files are stale or gofmt/go vet complain
 kube-binaries: ## Build (once) etcd, kube-apiserver, controller-manager, scheduler, kubectl and kwok into the user cache.
 	@bash hack/install-kube-binaries.sh >/dev/null
 
+.PHONY: test-deps
+test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx, Prometheus, the nginx exporter.
+	@bash hack/install-test-deps.sh
+
 .PHONY: test
-test: kube-binaries verify ## Verify, then run unit, integration and e2e tests against a real local control plane.
+test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane.
 	CI=$${CI:-} NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) ./...
 
 .PHONY: cluster-up
