@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -22,10 +23,11 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 )
 
 // Permissions of the manager itself; each controller declares its own.
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators;nginxmonitors;nginxbackups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors;nginxbackups,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
@@ -49,8 +51,7 @@ func ManagedKinds() []client.Object {
 	}
 }
 
-// NewManager builds the manager. Controllers are added to it by their packages;
-// the caller starts it.
+// NewManager builds the manager with every controller added; the caller starts it.
 func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manager, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -91,6 +92,7 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 		RenewDeadline:                 &opts.RenewDeadline,
 		RetryPeriod:                   &opts.RetryPeriod,
 		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
+		Controller:                    config.Controller{SkipNameValidation: &opts.SkipControllerNameValidation},
 	})
 	if err != nil {
 		return nil, err
@@ -105,6 +107,9 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 	}
 	if err := mgr.AddReadyzCheck("informers", sync.Check); err != nil {
 		return nil, err
+	}
+	if err := nginx.SetupWithManager(mgr, opts.Images.Nginx); err != nil {
+		return nil, fmt.Errorf("setting up the NginxOperator controller: %w", err)
 	}
 	return mgr, nil
 }

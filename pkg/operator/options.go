@@ -36,6 +36,11 @@ type Options struct {
 
 	LogLevel  string
 	LogFormat string
+
+	// SkipControllerNameValidation lets one process run several managers, as
+	// integration tests do; controller-runtime otherwise refuses duplicate
+	// controller names (they would share metrics). Not a flag.
+	SkipControllerNameValidation bool
 }
 
 // Images are the container images the operator deploys when a custom resource

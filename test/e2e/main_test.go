@@ -6,7 +6,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,21 +47,12 @@ func installManifests() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	crds, err := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*.yaml"))
-	if err != nil {
+	if err := framework.InstallCRDs(ctx, cluster.Config); err != nil {
 		return err
 	}
-	files := append(crds, filepath.Join(root, "config", "rbac", "role.yaml"), filepath.Join(root, "config", "rbac", "metrics_reader_role.yaml"))
-	if _, err := framework.ApplyFiles(ctx, cluster.Config, "", files...); err != nil {
-		return err
-	}
-	// Wait until the new resources are served.
-	for _, crd := range []string{"nginxoperators", "nginxmonitors", "nginxbackups"} {
-		if out, err := kubectl(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crd+".nginx.operator.dev"); err != nil {
-			return fmt.Errorf("CRD %s not established: %v\n%s", crd, err, out)
-		}
-	}
-	return nil
+	_, err = framework.ApplyFiles(ctx, cluster.Config, "",
+		filepath.Join(root, "config", "rbac", "role.yaml"), filepath.Join(root, "config", "rbac", "metrics_reader_role.yaml"))
+	return err
 }
 
 // kubectl runs the pinned kubectl as the admin and returns its combined output.

@@ -2,32 +2,62 @@ package v1beta1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Ports the operator reserves inside every nginx pod: a port in spec.ports may
+// not use them.
+const (
+	// HealthPort serves /healthz for the kubelet's probes.
+	HealthPort = 18080
+	// StubStatusPort serves nginx's stub_status, on loopback only.
+	StubStatusPort = 18081
+	// ExporterPort is the nginx-prometheus-exporter sidecar's metrics port.
+	ExporterPort = 9113
 )
 
 // NginxOperatorSpec is the desired state of one nginx instance.
+// +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.servers) || self.config.servers.all(s, has(self.ports) && self.ports.exists(p, p.name == s.port))",message="every config.servers[].port must be the name of one of spec.ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.content) || !(has(self.content.configMaps) && size(self.content.configMaps) > 0 && has(self.content.volumeClaimTemplate))",message="content.configMaps and content.volumeClaimTemplate cannot be combined: choose static content from ConfigMaps or persistent per-replica content"
 type NginxOperatorSpec struct {
 	// Replicas is the number of nginx pods. Leave it unset to let something else own
 	// the replica count (for example a HorizontalPodAutoscaler through the scale
 	// subresource); the operator then never changes it.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas *int32 `json:"replicas,omitempty"`
 
 	// Image is the nginx container image. Defaults to the operator's --nginx-image.
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:Pattern=`^[^\s]+$`
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9][a-zA-Z0-9._/:@-]*$`
 	Image string `json:"image,omitempty"`
 
-	// Ports are the container ports nginx listens on, with the semantics of a
-	// Pod's container ports. Ports below 1024 are refused: nginx runs unprivileged.
+	// ImagePullPolicy of the nginx container.
+	// +optional
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// ImagePullSecrets name Secrets in this namespace used to pull the images.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// Ports are the ports nginx listens on, with the field names of a Pod's
+	// container ports. Servers refer to them by name. Ports below 1024 are
+	// refused: nginx runs unprivileged.
 	// +optional
 	// +listType=map
-	// +listMapKey=containerPort
+	// +listMapKey=name
+	// +kubebuilder:default={{name: http, containerPort: 8080}}
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
-	// +kubebuilder:validation:XValidation:rule="self.all(p, p.containerPort >= 1024)",message="containerPort must be 1024 or higher: nginx runs as a non-root user"
-	Ports []corev1.ContainerPort `json:"ports,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.containerPort == p.containerPort))",message="containerPort values must be unique"
+	Ports []Port `json:"ports,omitempty"`
 
 	// ForceRedeploy rolls every pod whenever its value changes; any string will do.
 	// +optional
@@ -37,6 +67,311 @@ type NginxOperatorSpec struct {
 	// Paused stops the operator from reconciling this instance. Deletion still proceeds.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
+
+	// Config is the nginx configuration, rendered by the operator into nginx.conf.
+	// +optional
+	Config NginxConfig `json:"config,omitempty"`
+
+	// Content is what nginx serves from its document root.
+	// +optional
+	Content Content `json:"content,omitempty"`
+
+	// Metrics turns on nginx's stub_status (loopback only) for the exporter sidecar.
+	// +optional
+	Metrics MetricsSpec `json:"metrics,omitempty"`
+
+	// Service configures the client Service in front of the pods.
+	// +optional
+	Service ServiceSpec `json:"service,omitempty"`
+
+	// PodDisruptionBudget, when set, limits voluntary disruptions of the pods.
+	// +optional
+	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+
+	// Resources of the nginx container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Pod holds scheduling settings and metadata of the nginx pods.
+	// +optional
+	Pod PodSettings `json:"pod,omitempty"`
+}
+
+// Port is one port nginx listens on.
+// +kubebuilder:validation:XValidation:rule="!(self.containerPort in [18080, 18081, 9113])",message="containerPort 18080, 18081 and 9113 are reserved by the operator (health, stub_status, exporter)"
+type Port struct {
+	// Name of the port, an IANA service name; servers and the Service refer to it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// ContainerPort nginx listens on; 1024 or higher, since nginx runs as a non-root user.
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	ContainerPort int32 `json:"containerPort"`
+	// Protocol of the port; only TCP.
+	// +optional
+	// +kubebuilder:default=TCP
+	// +kubebuilder:validation:Enum=TCP
+	Protocol corev1.Protocol `json:"protocol,omitempty"`
+}
+
+// NginxConfig is the typed nginx configuration. Every value is rendered as a
+// quoted argument: no field can add a directive of its own.
+type NginxConfig struct {
+	// WorkerConnections is nginx's worker_connections.
+	// +optional
+	// +kubebuilder:default=1024
+	// +kubebuilder:validation:Minimum=16
+	// +kubebuilder:validation:Maximum=65535
+	WorkerConnections int32 `json:"workerConnections,omitempty"`
+
+	// ClientMaxBodySize is nginx's client_max_body_size, such as 1m or 512k; 0 disables the check.
+	// +optional
+	// +kubebuilder:default="1m"
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}[kKmMgG]?$`
+	ClientMaxBodySize string `json:"clientMaxBodySize,omitempty"`
+
+	// KeepaliveTimeoutSeconds is nginx's keepalive_timeout.
+	// +optional
+	// +kubebuilder:default=65
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	KeepaliveTimeoutSeconds int32 `json:"keepaliveTimeoutSeconds,omitempty"`
+
+	// Servers are nginx's virtual servers. With none, one server on the first
+	// port serves the content at /.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Servers []Server `json:"servers,omitempty"`
+}
+
+// Server is one nginx virtual server. Two locations with the same path are
+// reported by the controller (condition Degraded, reason InvalidConfig): a
+// schema rule comparing every pair would exceed the apiserver's CEL budget.
+type Server struct {
+	// Port is the name of the entry of spec.ports this server listens on.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Port string `json:"port"`
+
+	// ServerNames are the host names this server answers; "_" or none: any name.
+	// Wildcards are allowed as the first label ("*.example.com").
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^(_|(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)$`
+	ServerNames []string `json:"serverNames,omitempty"`
+
+	// DefaultServer makes this the server for requests no server name matches on its port.
+	// +optional
+	DefaultServer bool `json:"defaultServer,omitempty"`
+
+	// TLS terminates TLS on this server's port with a certificate from a Secret.
+	// +optional
+	TLS *TLS `json:"tls,omitempty"`
+
+	// Locations route requests by path. With none, / serves the content.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Locations []Location `json:"locations,omitempty"`
+}
+
+// TLS names the certificate of a server.
+type TLS struct {
+	// SecretName is a kubernetes.io/tls Secret in this namespace (keys tls.crt and tls.key).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	SecretName string `json:"secretName"`
+}
+
+// Location routes requests under a path to exactly one handler: static, proxy or redirect.
+// +kubebuilder:validation:XValidation:rule="(has(self.static) ? 1 : 0) + (has(self.proxy) ? 1 : 0) + (has(self.redirect) ? 1 : 0) == 1",message="a location needs exactly one of static, proxy or redirect"
+type Location struct {
+	// Path is the URI prefix this location matches (or the exact URI with exact: true).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._~!&'()*+,=:@%/-]*$`
+	Path string `json:"path"`
+
+	// Exact matches the path exactly instead of as a prefix.
+	// +optional
+	Exact bool `json:"exact,omitempty"`
+
+	// Static serves files from the content root.
+	// +optional
+	Static *StaticLocation `json:"static,omitempty"`
+
+	// Proxy forwards requests to a Service in this namespace.
+	// +optional
+	Proxy *ProxyLocation `json:"proxy,omitempty"`
+
+	// Redirect answers with a redirect to a fixed URL.
+	// +optional
+	Redirect *RedirectLocation `json:"redirect,omitempty"`
+
+	// Headers are added to responses from this location.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	Headers []Header `json:"headers,omitempty"`
+}
+
+// StaticLocation serves files from the content root.
+type StaticLocation struct {
+	// Autoindex lists directories that have no index file.
+	// +optional
+	Autoindex bool `json:"autoindex,omitempty"`
+}
+
+// ProxyLocation forwards requests to a Service in the instance's namespace.
+type ProxyLocation struct {
+	// Service is the name of a Service in this namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Service string `json:"service"`
+	// Port of the Service.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+	// ReadTimeoutSeconds is nginx's proxy_read_timeout.
+	// +optional
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	ReadTimeoutSeconds int32 `json:"readTimeoutSeconds,omitempty"`
+}
+
+// RedirectLocation answers with an HTTP redirect.
+type RedirectLocation struct {
+	// URL to redirect to, absolute (http or https).
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[A-Za-z0-9._~!&'()*+,;=:@%/?#\[\]-]+$`
+	URL string `json:"url"`
+	// Code is the redirect's HTTP status.
+	// +optional
+	// +kubebuilder:default=302
+	// +kubebuilder:validation:Enum=301;302;303;307;308
+	Code int32 `json:"code,omitempty"`
+}
+
+// Header is one response header.
+type Header struct {
+	// Name of the header.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9!#%&'*+.^_|~-]+$`
+	Name string `json:"name"`
+	// Value of the header; printable characters only, no "$" (nginx variables are not expanded from user input).
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^[^\x00-\x1f\x7f$]*$`
+	Value string `json:"value"`
+}
+
+// Content is what nginx serves.
+type Content struct {
+	// ConfigMaps are projected into the document root; their keys are file names.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	ConfigMaps []ConfigMapContent `json:"configMaps,omitempty"`
+	// VolumeClaimTemplate gives every replica its own persistent document root.
+	// +optional
+	VolumeClaimTemplate *VolumeClaimTemplate `json:"volumeClaimTemplate,omitempty"`
+}
+
+// ConfigMapContent names a ConfigMap whose keys become files of the document root.
+type ConfigMapContent struct {
+	// Name of a ConfigMap in this namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+}
+
+// VolumeClaimTemplate is the persistent volume each replica gets for its content.
+type VolumeClaimTemplate struct {
+	// Size of each volume.
+	Size resource.Quantity `json:"size"`
+	// StorageClassName of the volumes; empty: the cluster default.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	StorageClassName *string `json:"storageClassName,omitempty"`
+	// AccessModes of the volumes.
+	// +optional
+	// +listType=set
+	// +kubebuilder:default={ReadWriteOnce}
+	// +kubebuilder:validation:items:Enum=ReadWriteOnce;ReadWriteOncePod;ReadWriteMany;ReadOnlyMany
+	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty"`
+}
+
+// MetricsSpec turns nginx metrics on.
+type MetricsSpec struct {
+	// Enabled serves stub_status on loopback inside the pod and runs the
+	// nginx-prometheus-exporter sidecar, whose port is named "metrics".
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+}
+
+// ServiceSpec configures the client Service.
+type ServiceSpec struct {
+	// Type of the Service.
+	// +optional
+	// +kubebuilder:default=ClusterIP
+	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+	Type corev1.ServiceType `json:"type,omitempty"`
+	// Annotations of the Service, for example for a cloud load balancer.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// PodDisruptionBudgetSpec sets exactly one of minAvailable or maxUnavailable.
+// +kubebuilder:validation:XValidation:rule="has(self.minAvailable) != has(self.maxUnavailable)",message="set exactly one of minAvailable or maxUnavailable"
+type PodDisruptionBudgetSpec struct {
+	// MinAvailable pods during a voluntary disruption (number or percentage).
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+	// MaxUnavailable pods during a voluntary disruption (number or percentage).
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// PodSettings are scheduling settings and metadata of the nginx pods.
+type PodSettings struct {
+	// Labels added to the pods (the operator's own labels win on conflict).
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations added to the pods.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// NodeSelector of the pods.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations of the pods.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Affinity of the pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// TopologySpreadConstraints of the pods.
+	// +optional
+	// +listType=atomic
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// PriorityClassName of the pods.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
 // NginxOperatorStatus is the observed state of one nginx instance.

@@ -1,0 +1,19 @@
+// Package conversion converts NginxOperator objects between the book's
+// nginx.operator.dev/v1alpha1 and the hub nginx.operator.dev/v1beta1, serves
+// that conversion to the apiserver as a CRD conversion webhook at /convert, and
+// manages the webhook's serving certificate itself: it generates a CA and a
+// serving certificate into a Secret, rotates them before they expire, writes
+// them where the manager's webhook server reads them, and injects the CA into
+// the CRD's spec.conversion, so no cert-manager is needed.
+//
+// # Lossless down-conversion
+//
+// v1alpha1 holds only port, replicas, forceRedeploy and status.conditions.
+// Everything else of a v1beta1 object travels in two annotations of the
+// v1alpha1 object (AnnotationSpec and AnnotationStatus), each a JSON object
+// holding the v1beta1 spec or status minus the fields v1alpha1 has its own
+// place for. Because the annotation never repeats port, replicas or
+// forceRedeploy, a v1alpha1 client that edits those fields is never
+// contradicted by a stale copy: its values are the only ones there are.
+// The annotations exist only on v1alpha1 objects; up-conversion removes them.
+package conversion

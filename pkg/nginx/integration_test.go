@@ -1,0 +1,319 @@
+package nginx_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/logging"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+var cluster *framework.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
+}
+
+var crdsOnce sync.Once
+
+func installCRDs(t testing.TB) {
+	t.Helper()
+	var err error
+	crdsOnce.Do(func() { err = framework.InstallCRDs(context.Background(), cluster.Config) })
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeCounter counts the mutating requests a client sends.
+type writeCounter struct {
+	mu     sync.Mutex
+	writes []string
+}
+
+func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if req.Method != http.MethodGet {
+			w.mu.Lock()
+			w.writes = append(w.writes, req.Method+" "+req.URL.Path)
+			w.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+func (w *writeCounter) snapshot() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.writes...)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// startOperatorUntil runs the operator's manager in-process against the test
+// apiserver, watching only namespace ns, until the returned stop is called or
+// the test ends. Every request its clients send goes through counter.
+func startOperatorUntil(t *testing.T, ns string, counter *writeCounter) (stop func()) {
+	t.Helper()
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.WrapTransport = counter.wrap
+	opts := operator.Options{
+		Namespaces: []string{ns}, MetricsBindAddress: "0", HealthProbeBindAddress: "0", WebhookPort: 9443,
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		GracefulShutdownTimeout:      5 * time.Second,
+		Images:                       operator.Images{Nginx: "nginx:1.27", Exporter: "exporter:1", Agent: "agent:1"},
+		SkipControllerNameValidation: true,
+	}
+	kit, err := logging.New(os.Stderr, "logfmt", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := operator.NewManager(cfg, opts, logging.ToLogr(kit, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// reconcileCount is nginx_operator_reconciles_total of this controller, summed
+// over results, from the registry every in-process manager shares.
+func reconcileCount(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != "nginx_operator_reconciles_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == nginx.ControllerName {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
+}
+
+func adminClient(t testing.TB) client.Client {
+	t.Helper()
+	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func instance(ns, name string) *v1beta1.NginxOperator {
+	return &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1beta1.NginxOperatorSpec{
+			Replicas: ptr.To[int32](2),
+			Ports:    []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+		},
+	}
+}
+
+// reconciled is true once the instance's status describes its current generation.
+func reconciled(ctx context.Context, c client.Client, ns, name string) bool {
+	var n v1beta1.NginxOperator
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &n); err != nil {
+		return false
+	}
+	cond := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionReconciled)
+	return n.Status.ObservedGeneration == n.Generation && cond != nil && cond.Status == metav1.ConditionTrue
+}
+
+func TestInvalidSpecsAreRefusedAtAdmissionNamingTheField(t *testing.T) {
+	t.Parallel()
+	installCRDs(t)
+	ctx := context.Background()
+	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
+	c := adminClient(t)
+	for _, tc := range []struct {
+		name string
+		spec map[string]any
+		want string
+	}{
+		{"negative replicas", map[string]any{"replicas": -1}, "spec.replicas"},
+		{"privileged port", map[string]any{"ports": []any{map[string]any{"name": "http", "containerPort": 80}}}, "spec.ports[0].containerPort"},
+		{"port out of range", map[string]any{"ports": []any{map[string]any{"name": "http", "containerPort": 70000}}}, "spec.ports[0].containerPort"},
+		{"reserved port", map[string]any{"ports": []any{map[string]any{"name": "http", "containerPort": 18080}}}, "reserved by the operator"},
+		{"duplicate port names", map[string]any{"ports": []any{map[string]any{"name": "http", "containerPort": 8080}, map[string]any{"name": "http", "containerPort": 8081}}}, "Duplicate value"},
+		{"duplicate container ports", map[string]any{"ports": []any{map[string]any{"name": "a", "containerPort": 8080}, map[string]any{"name": "b", "containerPort": 8080}}}, "containerPort values must be unique"},
+		{"UDP port", map[string]any{"ports": []any{map[string]any{"name": "dns", "containerPort": 5353, "protocol": "UDP"}}}, "spec.ports[0].protocol"},
+		{"server on an undeclared port", map[string]any{"config": map[string]any{"servers": []any{map[string]any{"port": "https"}}}}, "every config.servers[].port must be the name of one of spec.ports"},
+		{"directive injection in a server name", map[string]any{"config": map[string]any{"servers": []any{map[string]any{"port": "http", "serverNames": []any{"a.com; include /etc/passwd"}}}}}, "spec.config.servers[0].serverNames[0]"},
+		{"location path with a brace", map[string]any{"config": map[string]any{"servers": []any{map[string]any{"port": "http", "locations": []any{map[string]any{"path": "/a{", "static": map[string]any{}}}}}}}, "spec.config.servers[0].locations[0].path"},
+		{"location with two handlers", map[string]any{"config": map[string]any{"servers": []any{map[string]any{"port": "http", "locations": []any{map[string]any{"path": "/", "static": map[string]any{}, "redirect": map[string]any{"url": "https://a.com/"}}}}}}}, "exactly one of static, proxy or redirect"},
+		{"redirect to a non-http URL", map[string]any{"config": map[string]any{"servers": []any{map[string]any{"port": "http", "locations": []any{map[string]any{"path": "/", "redirect": map[string]any{"url": "javascript:alert(1)"}}}}}}}, "spec.config.servers[0].locations[0].redirect.url"},
+		{"header value with a variable", map[string]any{"config": map[string]any{"servers": []any{map[string]any{"port": "http", "locations": []any{map[string]any{"path": "/", "static": map[string]any{}, "headers": []any{map[string]any{"name": "X-A", "value": "$secret"}}}}}}}}, "spec.config.servers[0].locations[0].headers[0].value"},
+		{"bad body size", map[string]any{"config": map[string]any{"clientMaxBodySize": "1 GB"}}, "spec.config.clientMaxBodySize"},
+		{"TLS secret name with a slash", map[string]any{"config": map[string]any{"servers": []any{map[string]any{"port": "http", "tls": map[string]any{"secretName": "../x"}}}}}, "spec.config.servers[0].tls.secretName"},
+		{"PDB with both fields", map[string]any{"podDisruptionBudget": map[string]any{"minAvailable": 1, "maxUnavailable": 1}}, "set exactly one of minAvailable or maxUnavailable"},
+		{"service type", map[string]any{"service": map[string]any{"type": "ExternalName"}}, "spec.service.type"},
+		{"configMaps and a volume claim together", map[string]any{"content": map[string]any{"configMaps": []any{map[string]any{"name": "site"}}, "volumeClaimTemplate": map[string]any{"size": "1Gi"}}}, "cannot be combined"},
+	} {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "nginx.operator.dev/v1beta1", "kind": "NginxOperator",
+			"metadata": map[string]any{"name": "bad", "namespace": ns},
+			"spec":     tc.spec,
+		}}
+		err := c.Create(ctx, obj)
+		if err == nil {
+			t.Errorf("%s: accepted, want refused naming %q", tc.name, tc.want)
+			_ = c.Delete(ctx, obj)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %q does not contain %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
+	t.Parallel()
+	installCRDs(t)
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	ns := framework.Namespace(t, cs)
+	c := adminClient(t)
+	startOperatorUntil(t, ns, &writeCounter{})
+
+	web := instance(ns, "web")
+	web.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	// The TLS Secret does not exist: Degraded names it.
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		var n v1beta1.NginxOperator
+		if c.Get(ctx, client.ObjectKeyFromObject(web), &n) != nil {
+			return false
+		}
+		cond := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionDegraded)
+		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == nginx.ReasonSecretNotFound && strings.Contains(cond.Message, `"web-tls"`)
+	}) {
+		t.Fatal("a missing TLS Secret did not make the instance Degraded with reason SecretNotFound")
+	}
+	// Another instance in the same namespace is unaffected.
+	if err := c.Create(ctx, instance(ns, "api")); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return reconciled(ctx, c, ns, "api") }) {
+		t.Fatal("the healthy instance next to a degraded one was not reconciled")
+	}
+
+	// Creating the Secret heals the first instance by itself.
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": []byte("x"), "tls.key": []byte("y")}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool { return reconciled(ctx, c, ns, "web") }) {
+		t.Fatal("the instance did not recover once its TLS Secret appeared")
+	}
+
+	// Children exist, owned by the instance, with per-instance selectors.
+	names := nginx.NamesFor("web")
+	var sts appsv1.StatefulSet
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.StatefulSet}, &sts); err != nil {
+		t.Fatal(err)
+	}
+	if sts.Spec.Selector.MatchLabels["app.kubernetes.io/instance"] != "web" || len(sts.OwnerReferences) != 1 {
+		t.Errorf("StatefulSet selector %v owners %v; want the instance's own selector and one owner", sts.Spec.Selector.MatchLabels, sts.OwnerReferences)
+	}
+	for _, name := range []string{names.Service, names.HeadlessService} {
+		if _, err := cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("Service %s: %v", name, err)
+		}
+	}
+	if _, err := cs.CoreV1().Secrets(ns).Get(ctx, names.ConfigSecret, metav1.GetOptions{}); err != nil {
+		t.Errorf("config Secret: %v", err)
+	}
+}
+
+func TestSteadyStateResyncOfFiftyInstancesMakesNoWrites(t *testing.T) {
+	t.Parallel()
+	installCRDs(t)
+	ctx := context.Background()
+	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
+	c := adminClient(t)
+	const n = 50
+	for i := range n {
+		if err := c.Create(ctx, instance(ns, fmt.Sprintf("web-%02d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allReconciled := func(ctx context.Context) bool {
+		for i := range n {
+			if !reconciled(ctx, c, ns, fmt.Sprintf("web-%02d", i)) {
+				return false
+			}
+		}
+		return true
+	}
+
+	// First operator: creates everything.
+	first := &writeCounter{}
+	stopFirst := startOperatorUntil(t, ns, first)
+	if !framework.WaitFor(ctx, 120*time.Second, allReconciled) {
+		t.Fatal("the 50 instances were not all reconciled")
+	}
+	time.Sleep(2 * time.Second) // let status writes of the last reconciles settle
+	stopFirst()
+	t.Logf("converging %d instances took %d writes", n, len(first.snapshot()))
+
+	// A new operator process resyncs every instance from scratch: it reads
+	// everything and must write nothing.
+	second := &writeCounter{}
+	stopSecond := startOperatorUntil(t, ns, second)
+	defer stopSecond()
+	before := reconcileCount(t)
+	if !framework.WaitFor(ctx, 60*time.Second, func(context.Context) bool { return reconcileCount(t)-before >= n }) {
+		t.Fatalf("the second operator reconciled %v instances, want %d", reconcileCount(t)-before, n)
+	}
+	time.Sleep(2 * time.Second)
+	if writes := second.snapshot(); len(writes) != 0 {
+		t.Errorf("steady-state resync of %d unchanged instances made %d writes, want 0:\n%s", n, len(writes), strings.Join(writes, "\n"))
+	}
+}

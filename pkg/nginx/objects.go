@@ -1,0 +1,310 @@
+package nginx
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+)
+
+// Paths and names inside the pod.
+const (
+	configMountPath  = "/etc/nginx/operator"
+	configFile       = "nginx.conf"
+	contentMountPath = "/usr/share/nginx/html"
+	tlsMountPath     = "/etc/nginx/tls"
+	contentVolume    = "content"
+	appName          = "nginx"
+	component        = "server"
+
+	// nginxUID is the unprivileged user of the official nginx image.
+	nginxUID = 101
+)
+
+// Pod template annotations that roll the pods when they change.
+const (
+	ConfigHashAnnotation    = "nginx.operator.dev/config-hash"
+	ForceRedeployAnnotation = "nginx.operator.dev/force-redeploy"
+)
+
+// Names are the names of one instance's children. They are derived from the
+// instance's name only, so several instances in one namespace never collide
+// unless their names do.
+type Names struct {
+	StatefulSet, Service, HeadlessService, ConfigSecret, ServiceAccount, PodDisruptionBudget string
+}
+
+// NamesFor derives the children's names. 47 characters leave room for the
+// "-<ordinal>" of pod names and the controller-revision-hash label value.
+func NamesFor(instance string) Names {
+	base := k8sutil.NameWithLimit(47, instance)
+	if base[0] >= '0' && base[0] <= '9' {
+		// Service names must start with a letter (DNS-1035).
+		base = k8sutil.NameWithLimit(47, "nginx", instance)
+	}
+	return Names{
+		StatefulSet:         base,
+		Service:             base,
+		HeadlessService:     base + "-pods",
+		ConfigSecret:        base + "-config",
+		ServiceAccount:      base,
+		PodDisruptionBudget: base,
+	}
+}
+
+// Inputs is everything the builders need besides the instance.
+type Inputs struct {
+	Config     []byte // rendered nginx.conf
+	ConfigHash string
+	Image      string // spec.image or the operator's default
+}
+
+func objectMeta(nginx *v1beta1.NginxOperator, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:      name,
+		Namespace: nginx.Namespace,
+		Labels:    k8sutil.Labels(appName, nginx.Name, component),
+	}
+}
+
+func selector(nginx *v1beta1.NginxOperator) map[string]string {
+	return k8sutil.SelectorLabels(appName, nginx.Name, component)
+}
+
+// ConfigSecret holds nginx.conf. A Secret rather than a ConfigMap because
+// configurations may name internal hosts and paths.
+func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: objectMeta(nginx, NamesFor(nginx.Name).ConfigSecret),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{configFile: in.Config},
+	}
+}
+
+// ServiceAccount of the pods; nginx needs no API access, so no token is mounted.
+func ServiceAccount(nginx *v1beta1.NginxOperator) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{
+		ObjectMeta:                   objectMeta(nginx, NamesFor(nginx.Name).ServiceAccount),
+		AutomountServiceAccountToken: ptr.To(false),
+	}
+}
+
+func servicePorts(nginx *v1beta1.NginxOperator) []corev1.ServicePort {
+	var ports []corev1.ServicePort
+	for _, p := range nginx.Spec.Ports {
+		ports = append(ports, corev1.ServicePort{
+			Name: p.Name, Port: p.ContainerPort, TargetPort: intstr.FromString(p.Name), Protocol: corev1.ProtocolTCP,
+		})
+	}
+	return ports
+}
+
+// Service is what clients use.
+func Service(nginx *v1beta1.NginxOperator) *corev1.Service {
+	svcType := nginx.Spec.Service.Type
+	if svcType == "" {
+		svcType = corev1.ServiceTypeClusterIP
+	}
+	meta := objectMeta(nginx, NamesFor(nginx.Name).Service)
+	meta.Annotations = nginx.Spec.Service.Annotations
+	return &corev1.Service{
+		ObjectMeta: meta,
+		Spec:       corev1.ServiceSpec{Type: svcType, Selector: selector(nginx), Ports: servicePorts(nginx)},
+	}
+}
+
+// HeadlessService gives the StatefulSet's pods stable DNS names.
+func HeadlessService(nginx *v1beta1.NginxOperator) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: objectMeta(nginx, NamesFor(nginx.Name).HeadlessService),
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 selector(nginx),
+			Ports:                    servicePorts(nginx),
+			PublishNotReadyAddresses: true,
+		},
+	}
+}
+
+// PodDisruptionBudget, or nil when the spec asks for none.
+func PodDisruptionBudget(nginx *v1beta1.NginxOperator) *policyv1.PodDisruptionBudget {
+	pdb := nginx.Spec.PodDisruptionBudget
+	if pdb == nil {
+		return nil
+	}
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: objectMeta(nginx, NamesFor(nginx.Name).PodDisruptionBudget),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			Selector:       &metav1.LabelSelector{MatchLabels: selector(nginx)},
+			MinAvailable:   pdb.MinAvailable,
+			MaxUnavailable: pdb.MaxUnavailable,
+		},
+	}
+}
+
+// StatefulSet runs nginx. Its pod template carries the config hash and the
+// forceRedeploy value, so a new configuration or a new forceRedeploy rolls the
+// pods and nothing else does.
+func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
+	names := NamesFor(nginx.Name)
+	spec := nginx.Spec
+
+	labels := map[string]string{}
+	for k, v := range spec.Pod.Labels {
+		labels[k] = v
+	}
+	for k, v := range k8sutil.Labels(appName, nginx.Name, component) {
+		labels[k] = v
+	}
+	annotations := map[string]string{ConfigHashAnnotation: in.ConfigHash}
+	for k, v := range spec.Pod.Annotations {
+		annotations[k] = v
+	}
+	if spec.ForceRedeploy != "" {
+		annotations[ForceRedeployAnnotation] = spec.ForceRedeploy
+	}
+
+	containerPorts := []corev1.ContainerPort{{Name: "health", ContainerPort: v1beta1.HealthPort, Protocol: corev1.ProtocolTCP}}
+	for _, p := range spec.Ports {
+		containerPorts = append(containerPorts, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: corev1.ProtocolTCP})
+	}
+	probe := func(period int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("health")}},
+			PeriodSeconds: period, TimeoutSeconds: 2, FailureThreshold: 3,
+		}
+	}
+
+	volumes, mounts := podVolumes(nginx, names)
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: objectMeta(nginx, names.StatefulSet),
+		Spec: appsv1.StatefulSetSpec{
+			// nil leaves replicas unowned, for an autoscaler to set.
+			Replicas:            spec.Replicas,
+			ServiceName:         names.HeadlessService,
+			Selector:            &metav1.LabelSelector{MatchLabels: selector(nginx)},
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+				Spec: corev1.PodSpec{
+					ServiceAccountName:           names.ServiceAccount,
+					AutomountServiceAccountToken: ptr.To(false),
+					EnableServiceLinks:           ptr.To(false),
+					ImagePullSecrets:             spec.ImagePullSecrets,
+					NodeSelector:                 spec.Pod.NodeSelector,
+					Tolerations:                  spec.Pod.Tolerations,
+					Affinity:                     spec.Pod.Affinity,
+					TopologySpreadConstraints:    spec.Pod.TopologySpreadConstraints,
+					PriorityClassName:            spec.Pod.PriorityClassName,
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To[int64](nginxUID),
+						RunAsGroup:     ptr.To[int64](nginxUID),
+						FSGroup:        ptr.To[int64](nginxUID),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:            "nginx",
+						Image:           in.Image,
+						ImagePullPolicy: spec.ImagePullPolicy,
+						// The image's entrypoint scripts write to /etc/nginx, which is
+						// read-only here; start nginx directly on the operator's config.
+						Command:         []string{"nginx", "-c", configMountPath + "/" + configFile, "-g", "daemon off;"},
+						Ports:           containerPorts,
+						ReadinessProbe:  probe(5),
+						LivenessProbe:   probe(10),
+						Resources:       spec.Resources,
+						VolumeMounts:    mounts,
+						SecurityContext: restrictedContainer(),
+					}},
+					Volumes: volumes,
+				},
+			},
+		},
+	}
+	if vct := spec.Content.VolumeClaimTemplate; vct != nil {
+		accessModes := vct.AccessModes
+		if len(accessModes) == 0 {
+			accessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+		}
+		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+			ObjectMeta: metav1.ObjectMeta{Name: contentVolume, Labels: k8sutil.Labels(appName, nginx.Name, component)},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      accessModes,
+				StorageClassName: vct.StorageClassName,
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: vct.Size}},
+			},
+		}}
+	}
+	return sts
+}
+
+// restrictedContainer satisfies the restricted Pod Security Standard.
+func restrictedContainer() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// podVolumes: the config Secret, writable emptyDirs for the read-only root
+// filesystem, the content and one volume per TLS Secret.
+func podVolumes(nginx *v1beta1.NginxOperator, names Names) ([]corev1.Volume, []corev1.VolumeMount) {
+	volumes := []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: names.ConfigSecret}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
+		{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}}},
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: "config", MountPath: configMountPath, ReadOnly: true},
+		{Name: "tmp", MountPath: "/tmp"},
+		{Name: "cache", MountPath: "/var/cache/nginx"},
+	}
+
+	content := nginx.Spec.Content
+	switch {
+	case content.VolumeClaimTemplate != nil:
+		// The volume comes from the StatefulSet's volumeClaimTemplates.
+	case len(content.ConfigMaps) > 0:
+		var sources []corev1.VolumeProjection
+		for _, cm := range content.ConfigMaps {
+			sources = append(sources, corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name},
+			}})
+		}
+		volumes = append(volumes, corev1.Volume{Name: contentVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}})
+	default:
+		volumes = append(volumes, corev1.Volume{Name: contentVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	}
+	mounts = append(mounts, corev1.VolumeMount{Name: contentVolume, MountPath: contentMountPath, ReadOnly: content.VolumeClaimTemplate == nil})
+
+	for _, secret := range TLSSecrets(&nginx.Spec) {
+		name := k8sutil.NameWithLimit(63, "tls", secret)
+		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: tlsMountPath + "/" + secret, ReadOnly: true})
+	}
+	return volumes, mounts
+}
+
+// TLSSecrets are the distinct TLS Secrets the servers use, in order of first use.
+func TLSSecrets(spec *v1beta1.NginxOperatorSpec) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range spec.Config.Servers {
+		if s.TLS != nil && !seen[s.TLS.SecretName] {
+			seen[s.TLS.SecretName] = true
+			out = append(out, s.TLS.SecretName)
+		}
+	}
+	return out
+}

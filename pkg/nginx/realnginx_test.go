@@ -1,0 +1,173 @@
+package nginx
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+// testPaths lays out what a rendered config needs under dir: a document root,
+// a mime.types file and a self-signed certificate per TLS Secret.
+func testPaths(t *testing.T, dir string, secrets []string) Paths {
+	t.Helper()
+	p := Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), MimeTypes: filepath.Join(dir, "mime.types")}
+	must(t, os.MkdirAll(p.Content, 0o755))
+	must(t, os.WriteFile(p.MimeTypes, []byte("types {\n    text/html html;\n    text/plain txt;\n}\n"), 0o644))
+	for _, s := range secrets {
+		certPEM, keyPEM := selfSigned(t)
+		must(t, os.MkdirAll(filepath.Join(p.TLS, s), 0o755))
+		must(t, os.WriteFile(filepath.Join(p.TLS, s, "tls.crt"), certPEM, 0o644))
+		must(t, os.WriteFile(filepath.Join(p.TLS, s, "tls.key"), keyPEM, 0o600))
+	}
+	return p
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "example.com"},
+		DNSNames: []string{"example.com"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	must(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	must(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+}
+
+func freePort(t *testing.T) int32 {
+	t.Helper()
+	p, err := framework.FreePort()
+	must(t, err)
+	return int32(p)
+}
+
+// TestRealNginxServesRenderedConfig starts the real nginx on loopback with a
+// rendered configuration and checks what it serves: a static file, a
+// redirect, a proxied request to a local upstream, TLS, and the health port.
+func TestRealNginxServesRenderedConfig(t *testing.T) {
+	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "upstream saw %s host=%s", r.URL.Path, r.Host)
+	}))
+	defer upstream.Close()
+	upstreamPort, _ := strconv.Atoi(upstream.URL[strings.LastIndex(upstream.URL, ":")+1:])
+
+	httpPort, httpsPort, healthPort := freePort(t), freePort(t), freePort(t)
+	spec := v1beta1.NginxOperatorSpec{
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: httpPort}, {Name: "https", ContainerPort: httpsPort}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
+			{Port: "http", Locations: []v1beta1.Location{
+				{Path: "/old", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/new", Code: 301}},
+				{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: int32(upstreamPort)}},
+				{Path: "/", Static: &v1beta1.StaticLocation{}, Headers: []v1beta1.Header{{Name: "X-Served-By", Value: "nginx-operator; {not a directive}"}}},
+			}},
+			{Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls"}, Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}},
+		}},
+	}
+	dir := t.TempDir()
+	// Worker processes of an nginx started as root run as "nobody", which
+	// must be able to read the test's files.
+	must(t, os.Chmod(dir, 0o755))
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	paths := testPaths(t, dir, TLSSecrets(&spec))
+	must(t, os.WriteFile(filepath.Join(paths.Content, "index.html"), []byte("<h1>hello</h1>\n"), 0o644))
+	cfg, err := Render(&spec, RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: int(healthPort),
+		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }})
+	must(t, err)
+	file := filepath.Join(dir, "nginx.conf")
+	must(t, os.WriteFile(file, cfg, 0o644))
+
+	cmd := exec.Command(nginxBin, "-p", dir, "-c", file, "-e", "stderr", "-g", "daemon off;")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	must(t, cmd.Start())
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGQUIT)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("nginx stderr:\n%s\nconfig:\n%s", stderr.String(), cfg)
+		}
+	}()
+
+	client := &http.Client{
+		Timeout:       3 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+	}
+	get := func(url string) (*http.Response, string) {
+		t.Helper()
+		var resp *http.Response
+		var err error
+		for i := 0; i < 50; i++ {
+			if resp, err = client.Get(url); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	base := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+
+	resp, body := get(base + "/")
+	if resp.StatusCode != 200 || body != "<h1>hello</h1>\n" || resp.Header.Get("X-Served-By") != "nginx-operator; {not a directive}" {
+		t.Errorf("static: %d %q X-Served-By=%q", resp.StatusCode, body, resp.Header.Get("X-Served-By"))
+	}
+	if resp.Header.Get("Server") != "nginx" {
+		t.Errorf("Server header %q: server_tokens off should hide the version", resp.Header.Get("Server"))
+	}
+	if resp, _ := get(base + "/old"); resp.StatusCode != 301 || resp.Header.Get("Location") != "https://example.com/new" {
+		t.Errorf("redirect: %d Location=%q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, body := get(base + "/api/users"); resp.StatusCode != 200 || body != "upstream saw /api/users host=127.0.0.1" {
+		t.Errorf("proxy: %d %q", resp.StatusCode, body)
+	}
+	if resp, _ := get(base + "/missing"); resp.StatusCode != 404 {
+		t.Errorf("missing file: %d, want 404", resp.StatusCode)
+	}
+	resp, body = get(fmt.Sprintf("https://127.0.0.1:%d/", httpsPort))
+	if resp.StatusCode != 200 || body != "<h1>hello</h1>\n" || resp.TLS == nil {
+		t.Errorf("TLS: %d %q tls=%v", resp.StatusCode, body, resp.TLS != nil)
+	}
+	if resp, body := get(fmt.Sprintf("http://127.0.0.1:%d/healthz", healthPort)); resp.StatusCode != 200 || body != "ok\n" {
+		t.Errorf("health: %d %q", resp.StatusCode, body)
+	}
+}

@@ -1,0 +1,144 @@
+package nginx
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// specs are representative instances; each has a golden nginx.conf.
+var specs = map[string]v1beta1.NginxOperatorSpec{
+	"minimal": {
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+	},
+	"static-site-with-metrics": {
+		Ports:   []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+		Metrics: v1beta1.MetricsSpec{Enabled: true},
+		Config: v1beta1.NginxConfig{
+			WorkerConnections: 2048, ClientMaxBodySize: "10m", KeepaliveTimeoutSeconds: 30,
+			Servers: []v1beta1.Server{{
+				Port: "http", ServerNames: []string{"example.com", "*.example.com"}, DefaultServer: true,
+				Locations: []v1beta1.Location{
+					{Path: "/", Static: &v1beta1.StaticLocation{}, Headers: []v1beta1.Header{{Name: "Cache-Control", Value: "max-age=60"}}},
+					{Path: "/files/", Static: &v1beta1.StaticLocation{Autoindex: true}},
+				},
+			}},
+		},
+	},
+	"reverse-proxy-with-tls": {
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
+			{Port: "http", Locations: []v1beta1.Location{{Path: "/", Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/", Code: 301}}}},
+			{
+				Port: "https", ServerNames: []string{"example.com"}, TLS: &v1beta1.TLS{SecretName: "web-tls"},
+				Locations: []v1beta1.Location{
+					{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, ReadTimeoutSeconds: 30}},
+					{Path: "/old", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/new", Code: 308}},
+					{Path: "/", Static: &v1beta1.StaticLocation{}},
+				},
+			},
+		}},
+	},
+}
+
+func TestRenderMatchesGoldenFiles(t *testing.T) {
+	for name, spec := range specs {
+		t.Run(name, func(t *testing.T) {
+			got, err := Render(&spec, RenderOptions{Paths: PodPaths(), Namespace: "team-a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", name+".nginx.conf")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./pkg/nginx -run Golden -update)", err)
+			}
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("nginx.conf differs from %s (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// TestGoldenConfigsPassNginxT renders every representative spec with paths in
+// a temporary directory (nginx -t opens the certificates and mime.types) and
+// checks it with the real nginx.
+func TestGoldenConfigsPassNginxT(t *testing.T) {
+	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	for name, spec := range specs {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			paths := testPaths(t, dir, TLSSecrets(&spec))
+			cfg, err := Render(&spec, RenderOptions{Paths: paths, Namespace: "team-a",
+				UpstreamHost: func(string, string) string { return "127.0.0.1" }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, "nginx.conf")
+			if err := os.WriteFile(file, cfg, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(nginxBin, "-t", "-p", dir, "-c", file, "-e", "stderr").CombinedOutput()
+			if err != nil {
+				t.Fatalf("nginx -t rejected the %s config: %v\n%s\n%s", name, err, out, cfg)
+			}
+		})
+	}
+}
+
+func TestRenderRefusesWhatNginxWouldReject(t *testing.T) {
+	http := []v1beta1.Port{{Name: "http", ContainerPort: 8080}}
+	static := &v1beta1.StaticLocation{}
+	for _, tc := range []struct {
+		name string
+		spec v1beta1.NginxOperatorSpec
+	}{
+		{"server on an undeclared port", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "https"}}}}},
+		{"two default servers on one port", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", DefaultServer: true}, {Port: "http", DefaultServer: true}}}}},
+		{"duplicate location", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/a", Static: static}, {Path: "/a", Static: static}}}}}}},
+		{"TLS and plain on one port", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "x"}}, {Port: "http", ServerNames: []string{"b"}}}}}},
+		{"location without a handler", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/"}}}}}}},
+		{"no ports", v1beta1.NginxOperatorSpec{}},
+	} {
+		_, err := Render(&tc.spec, RenderOptions{Paths: PodPaths()})
+		var cfgErr *ConfigError
+		if err == nil || !asConfigError(err, &cfgErr) {
+			t.Errorf("%s: Render error = %v, want a ConfigError", tc.name, err)
+		}
+	}
+}
+
+func asConfigError(err error, target **ConfigError) bool {
+	e, ok := err.(*ConfigError)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+func TestSameLocationPathAsPrefixAndExactIsAllowed(t *testing.T) {
+	spec := v1beta1.NginxOperatorSpec{
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{
+			{Path: "/a", Static: &v1beta1.StaticLocation{}},
+			{Path: "/a", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/", Code: 302}},
+		}}}},
+	}
+	if _, err := Render(&spec, RenderOptions{Paths: PodPaths()}); err != nil {
+		t.Errorf("prefix and exact location on the same path refused: %v", err)
+	}
+}
