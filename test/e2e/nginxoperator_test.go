@@ -1,0 +1,206 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+func newInstance(ns, name string, replicas int32) *v1beta1.NginxOperator {
+	return &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1beta1.NginxOperatorSpec{
+			Replicas: ptr.To(replicas),
+			Ports:    []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+		},
+	}
+}
+
+// availableWith is true when the instance reports Available with want ready
+// replicas and a finished rollout.
+func availableWith(c client.Client, ns, name string, want int32) func(context.Context) bool {
+	return func(ctx context.Context) bool {
+		var n v1beta1.NginxOperator
+		if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &n) != nil {
+			return false
+		}
+		avail := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionAvailable)
+		prog := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionProgressing)
+		return n.Status.ObservedGeneration == n.Generation && n.Status.ReadyReplicas == want &&
+			avail != nil && avail.Status == metav1.ConditionTrue && prog != nil && prog.Status == metav1.ConditionFalse
+	}
+}
+
+// podsWithHash counts the instance's pods running the configuration hash.
+func podsWithHash(ctx context.Context, cs kubernetes.Interface, ns, name, hash string) int {
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + name})
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if p.Annotations[nginx.ConfigHashAnnotation] == hash && p.DeletionTimestamp == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
+	t.Parallel()
+	install(t)
+	ctx := context.Background()
+	ns, cs := newNamespace(t)
+	framework.StartOperator(t, operatorKubeconfig(ctx, t, ns), "--namespaces="+ns, "--metrics-bind-address=0")
+	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Two instances in one namespace: neither selects the other's pods.
+	web, api := newInstance(ns, "web", 2), newInstance(ns, "api", 1)
+	for _, n := range []*v1beta1.NginxOperator{web, api} {
+		if err := c.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "web", 2)) {
+		t.Fatal("web did not become Available with 2 ready replicas")
+	}
+	if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "api", 1)) {
+		t.Fatal("api did not become Available with 1 ready replica")
+	}
+
+	// Scale 2 -> 4 -> 1.
+	for _, replicas := range []int32{4, 1} {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+			t.Fatal(err)
+		}
+		web.Spec.Replicas = ptr.To(replicas)
+		if err := c.Update(ctx, web); err != nil {
+			t.Fatal(err)
+		}
+		if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "web", replicas)) {
+			t.Fatalf("web did not scale to %d ready replicas", replicas)
+		}
+	}
+
+	// A configuration change rolls the pods onto the new config hash.
+	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+		t.Fatal(err)
+	}
+	web.Spec.Replicas = ptr.To[int32](2)
+	web.Spec.Config.ClientMaxBodySize = "8m"
+	if err := c.Update(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	var hash string
+	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
+		var n v1beta1.NginxOperator
+		if c.Get(ctx, client.ObjectKeyFromObject(web), &n) != nil {
+			return false
+		}
+		hash = n.Status.ConfigHash
+		return availableWith(c, ns, "web", 2)(ctx) && podsWithHash(ctx, cs, ns, "web", hash) == 2
+	}) {
+		t.Fatalf("the config change was not rolled out: %d pods with hash %q", podsWithHash(ctx, cs, ns, "web", hash), hash)
+	}
+	// forceRedeploy rolls the pods too: every pod is replaced.
+	before := podUIDs(ctx, t, cs, ns, "web")
+	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+		t.Fatal(err)
+	}
+	web.Spec.ForceRedeploy = "2026-11-22"
+	if err := c.Update(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
+		after := podUIDs(ctx, t, cs, ns, "web")
+		if len(after) != 2 || !availableWith(c, ns, "web", 2)(ctx) {
+			return false
+		}
+		for uid := range after {
+			if before[uid] {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatal("forceRedeploy did not replace every pod")
+	}
+
+	// A deleted child is restored.
+	names := nginx.NamesFor("web")
+	if err := cs.CoreV1().Services(ns).Delete(ctx, names.Service, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		_, err := cs.CoreV1().Services(ns).Get(ctx, names.Service, metav1.GetOptions{})
+		return err == nil
+	}) {
+		t.Fatal("the deleted Service was not restored")
+	}
+	// An edited child is put back.
+	sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, names.StatefulSet, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts.Spec.Template.Spec.Containers[0].Image = "nginx:tampered"
+	if _, err := cs.AppsV1().StatefulSets(ns).Update(ctx, sts, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, names.StatefulSet, metav1.GetOptions{})
+		return err == nil && sts.Spec.Template.Spec.Containers[0].Image == "nginx:1.27"
+	}) {
+		t.Fatal("the edited StatefulSet image was not restored")
+	}
+
+	// Deleting the instance garbage-collects its children and leaves api alone.
+	if err := c.Delete(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
+		_, errSts := cs.AppsV1().StatefulSets(ns).Get(ctx, names.StatefulSet, metav1.GetOptions{})
+		_, errSvc := cs.CoreV1().Services(ns).Get(ctx, names.Service, metav1.GetOptions{})
+		_, errSec := cs.CoreV1().Secrets(ns).Get(ctx, names.ConfigSecret, metav1.GetOptions{})
+		return errSts != nil && errSvc != nil && errSec != nil && podsWithHash(ctx, cs, ns, "web", hash) == 0
+	}) {
+		t.Fatal("the deleted instance's children were not garbage-collected")
+	}
+	if !availableWith(c, ns, "api", 1)(ctx) {
+		t.Error("deleting web disturbed api")
+	}
+	var apiSts appsv1.StatefulSet
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("api").StatefulSet}, &apiSts); err != nil {
+		t.Errorf("api's StatefulSet: %v", err)
+	}
+}
+
+func podUIDs(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, instance string) map[string]bool {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + instance})
+	if err != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+			out[string(p.UID)] = true
+		}
+	}
+	return out
+}
