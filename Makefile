@@ -51,6 +51,10 @@ test-deps: kube-binaries ## Install what the tests run for real: Kubernetes bina
 test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane.
 	CI=$${CI:-} NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) ./...
 
+.PHONY: bench
+bench: test-deps ## Run the benchmarks (convergence time, API requests, heap) and print their figures.
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test -run '^$$' -bench . -benchtime 1x ./...
+
 .PHONY: cluster-up
 cluster-up: kube-binaries ## Start the local cluster (etcd, apiserver, controller-manager, scheduler, kwok nodes).
 	go run ./hack/localcluster up -dir $(CLUSTER_DIR)

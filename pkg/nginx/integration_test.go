@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -31,6 +32,12 @@ import (
 var cluster *framework.Cluster
 
 func TestMain(m *testing.M) {
+	// Only errors from the in-process managers: the tests report the rest.
+	kit, err := logging.New(os.Stderr, "logfmt", "error")
+	if err != nil {
+		panic(err)
+	}
+	ctrl.SetLogger(logging.ToLogr(kit, 0))
 	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
 }
 
@@ -76,9 +83,14 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // apiserver, watching only namespace ns, until the returned stop is called or
 // the test ends. Every request its clients send goes through counter.
 func startOperatorUntil(t *testing.T, ns string, counter *writeCounter) (stop func()) {
+	return startOperatorWith(t, ns, counter.wrap)
+}
+
+// startOperatorWith is startOperatorUntil with any transport wrapper.
+func startOperatorWith(t testing.TB, ns string, wrap func(http.RoundTripper) http.RoundTripper) (stop func()) {
 	t.Helper()
 	cfg := rest.CopyConfig(cluster.Config)
-	cfg.WrapTransport = counter.wrap
+	cfg.WrapTransport = wrap
 	opts := operator.Options{
 		Namespaces: []string{ns}, MetricsBindAddress: "0", HealthProbeBindAddress: "0", WebhookPort: 9443,
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
@@ -86,11 +98,7 @@ func startOperatorUntil(t *testing.T, ns string, counter *writeCounter) (stop fu
 		Images:                       operator.Images{Nginx: "nginx:1.27", Exporter: "exporter:1", Agent: "agent:1"},
 		SkipControllerNameValidation: true,
 	}
-	kit, err := logging.New(os.Stderr, "logfmt", "error")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := operator.NewManager(cfg, opts, logging.ToLogr(kit, 0))
+	mgr, err := operator.NewManager(cfg, opts, ctrl.Log)
 	if err != nil {
 		t.Fatal(err)
 	}

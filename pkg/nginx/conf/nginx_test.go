@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,13 @@ func TestRealNginxServesHostileStrings(t *testing.T) {
 	prefix := t.TempDir()
 	path := func(name string) string { return filepath.Join(prefix, name) }
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	longBare := strings.Repeat("a", maxToken)         // written as is
+	longQuoted := strings.Repeat(`"`, (maxToken-2)/2) // written as """...""
+	for _, s := range []string{longBare, longQuoted} {
+		if tok, err := Quote(s); err != nil || len(tok) != maxToken {
+			t.Fatalf("Quote(%.10q...) = %d bytes, %v; want %d bytes", s, len(tok), err, maxToken)
+		}
+	}
 
 	dirs := []Directive{
 		// One process that serves requests itself. With a master process
@@ -47,6 +55,9 @@ func TestRealNginxServesHostileStrings(t *testing.T) {
 				D("add_header", "X-Hostile", liveHeader),
 				// Quoting must not stop nginx from reading ${name}.
 				D("add_header", "X-Var", "pre-${request_method}-post"),
+				// The longest tokens Quote emits must fit nginx's buffer.
+				D("add_header", "X-Long-Bare", longBare),
+				D("add_header", "X-Long-Quoted", longQuoted),
 				B("location", []string{"/"},
 					D("return", "200", liveBody),
 				),
@@ -120,6 +131,12 @@ func TestRealNginxServesHostileStrings(t *testing.T) {
 	}
 	if got, want := resp.Header.Get("X-Var"), "pre-GET-post"; got != want {
 		t.Errorf("X-Var = %q, want %q", got, want)
+	}
+	if got := resp.Header.Get("X-Long-Bare"); got != longBare {
+		t.Errorf("X-Long-Bare has %d bytes, want %d", len(got), len(longBare))
+	}
+	if got := resp.Header.Get("X-Long-Quoted"); got != longQuoted {
+		t.Errorf("X-Long-Quoted has %d bytes, want %d", len(got), len(longQuoted))
 	}
 }
 

@@ -1,0 +1,115 @@
+package nginx
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+func testInstance(name string) *v1beta1.NginxOperator {
+	return &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: "uid-1"},
+		Spec:       v1beta1.NginxOperatorSpec{Replicas: ptr.To[int32](2), Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}}},
+	}
+}
+
+// TestPodsPassTheRestrictedPodSecurityStandard checks every rule of the
+// restricted profile that a pod template controls.
+func TestPodsPassTheRestrictedPodSecurityStandard(t *testing.T) {
+	n := testInstance("web")
+	n.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("1Gi")}
+	n.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
+	pod := StatefulSet(n, Inputs{Image: "nginx:1.27", ConfigHash: "abc"}).Spec.Template.Spec
+
+	if pod.SecurityContext == nil || !ptr.Deref(pod.SecurityContext.RunAsNonRoot, false) ||
+		pod.SecurityContext.SeccompProfile == nil || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod security context %+v: want runAsNonRoot and seccomp RuntimeDefault", pod.SecurityContext)
+	}
+	if ptr.Deref(pod.AutomountServiceAccountToken, true) {
+		t.Error("the service account token is mounted; nginx needs no API access")
+	}
+	if pod.HostNetwork || pod.HostPID || pod.HostIPC {
+		t.Error("host namespaces are shared")
+	}
+	for _, v := range pod.Volumes {
+		if v.HostPath != nil {
+			t.Errorf("volume %s is a hostPath", v.Name)
+		}
+	}
+	for _, c := range append(pod.InitContainers, pod.Containers...) {
+		sc := c.SecurityContext
+		if sc == nil || ptr.Deref(sc.AllowPrivilegeEscalation, true) || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) ||
+			sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || len(sc.Capabilities.Add) > 0 ||
+			ptr.Deref(sc.Privileged, false) {
+			t.Errorf("container %s security context %+v is not restricted", c.Name, sc)
+		}
+		for _, p := range c.Ports {
+			if p.ContainerPort < 1024 || p.HostPort != 0 {
+				t.Errorf("container %s port %+v: want unprivileged and no hostPort", c.Name, p)
+			}
+		}
+	}
+}
+
+func TestConfigHashAndForceRedeployAloneChangeThePodTemplate(t *testing.T) {
+	base := StatefulSet(testInstance("web"), Inputs{Image: "nginx:1.27", ConfigHash: "h1"}).Spec.Template
+	scaled := testInstance("web")
+	scaled.Spec.Replicas = ptr.To[int32](5)
+	if got := StatefulSet(scaled, Inputs{Image: "nginx:1.27", ConfigHash: "h1"}).Spec.Template; !equalTemplates(base, got) {
+		t.Error("scaling changed the pod template: it would roll every pod")
+	}
+	if got := StatefulSet(testInstance("web"), Inputs{Image: "nginx:1.27", ConfigHash: "h2"}).Spec.Template; equalTemplates(base, got) {
+		t.Error("a new config hash left the pod template unchanged: pods would keep the old config")
+	}
+	forced := testInstance("web")
+	forced.Spec.ForceRedeploy = "now"
+	if got := StatefulSet(forced, Inputs{Image: "nginx:1.27", ConfigHash: "h1"}).Spec.Template; equalTemplates(base, got) {
+		t.Error("forceRedeploy left the pod template unchanged")
+	}
+}
+
+func equalTemplates(a, b corev1.PodTemplateSpec) bool {
+	return a.String() == b.String()
+}
+
+func TestNamesAreValidAndDistinctPerInstance(t *testing.T) {
+	for _, name := range []string{"web", "1st-site", strings.Repeat("a", 253), "www.example.com"} {
+		names := NamesFor(name)
+		for _, n := range []string{names.StatefulSet, names.Service, names.HeadlessService, names.ConfigSecret} {
+			if errs := validation.IsDNS1035Label(n); len(errs) > 0 {
+				t.Errorf("%q: child name %q invalid: %v", name, n, errs)
+			}
+		}
+		if len(names.StatefulSet) > 47 {
+			t.Errorf("%q: StatefulSet name %q longer than 47", name, names.StatefulSet)
+		}
+	}
+	if NamesFor("web").StatefulSet == NamesFor("api").StatefulSet {
+		t.Error("two instances share a StatefulSet name")
+	}
+}
+
+func TestUnsetReplicasStayUnownedAndPDBFollowsTheSpec(t *testing.T) {
+	n := testInstance("web")
+	n.Spec.Replicas = nil
+	if r := StatefulSet(n, Inputs{}).Spec.Replicas; r != nil {
+		t.Errorf("replicas = %d, want unset so an autoscaler may own it", *r)
+	}
+	if PodDisruptionBudget(n) != nil {
+		t.Error("a PodDisruptionBudget without spec.podDisruptionBudget")
+	}
+	n.Spec.PodDisruptionBudget = &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intOrStr(1))}
+	if pdb := PodDisruptionBudget(n); pdb == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.Selector.MatchLabels["app.kubernetes.io/instance"] != "web" {
+		t.Errorf("PodDisruptionBudget = %+v", pdb)
+	}
+}
+
+func intOrStr(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
