@@ -325,3 +325,101 @@ func TestSteadyStateResyncOfFiftyInstancesMakesNoWrites(t *testing.T) {
 		t.Errorf("steady-state resync of %d unchanged instances made %d writes, want 0:\n%s", n, len(writes), strings.Join(writes, "\n"))
 	}
 }
+
+// condition returns the instance's condition of type typ, or nil.
+func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
+	var n v1beta1.NginxOperator
+	if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &n) != nil {
+		return nil
+	}
+	return meta.FindStatusCondition(n.Status.Conditions, typ)
+}
+
+func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
+	t.Parallel()
+	installCRDs(t)
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	ns := framework.Namespace(t, cs)
+	c := adminClient(t)
+	startOperatorUntil(t, ns, &writeCounter{})
+
+	// A configuration the schema accepts but nginx would refuse: Degraded, InvalidConfig.
+	dup := instance(ns, "dup")
+	static := &v1beta1.StaticLocation{}
+	dup.Spec.Config.Servers = []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/a", Static: static}, {Path: "/a", Static: static}}}}
+	// Replicas unset: an autoscaler may own them.
+	free := instance(ns, "free")
+	free.Spec.Replicas = nil
+	for _, n := range []*v1beta1.NginxOperator{dup, free} {
+		if err := c.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		cond := condition(ctx, c, ns, "dup", v1beta1.ConditionDegraded)
+		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == nginx.ReasonInvalidConfig && strings.Contains(cond.Message, "appears twice")
+	}) {
+		t.Errorf("duplicate locations did not give Degraded/InvalidConfig: %+v", condition(ctx, c, ns, "dup", v1beta1.ConditionDegraded))
+	}
+
+	// Someone else (an HPA) scales the StatefulSet of the instance without replicas.
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return reconciled(ctx, c, ns, "free") }) {
+		t.Fatal("free was not reconciled")
+	}
+	stsName := nginx.NamesFor("free").StatefulSet
+	scale, err := cs.AppsV1().StatefulSets(ns).GetScale(ctx, stsName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 3
+	if _, err := cs.AppsV1().StatefulSets(ns).UpdateScale(ctx, stsName, scale, metav1.UpdateOptions{FieldManager: "hpa"}); err != nil {
+		t.Fatal(err)
+	}
+	// A config change makes the operator apply the StatefulSet again.
+	var n v1beta1.NginxOperator
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, &n); err != nil {
+		t.Fatal(err)
+	}
+	n.Spec.Config.ClientMaxBodySize = "2m"
+	if err := c.Update(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		var sts appsv1.StatefulSet
+		return reconciled(ctx, c, ns, "free") && c.Get(ctx, client.ObjectKey{Namespace: ns, Name: stsName}, &sts) == nil &&
+			sts.Spec.Template.Annotations[nginx.ConfigHashAnnotation] != "" && sts.Generation > 1
+	}) {
+		t.Fatal("the config change was not applied")
+	}
+	var sts appsv1.StatefulSet
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: stsName}, &sts); err != nil {
+		t.Fatal(err)
+	}
+	if got := ptr.Deref(sts.Spec.Replicas, 0); got != 3 {
+		t.Errorf("replicas after the operator re-applied = %d, want the autoscaler's 3 left alone", got)
+	}
+
+	// Paused: the operator stops changing children and says so.
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, &n); err != nil {
+		t.Fatal(err)
+	}
+	n.Spec.Paused = true
+	n.Spec.Config.ClientMaxBodySize = "3m"
+	if err := c.Update(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		cond := condition(ctx, c, ns, "free", v1beta1.ConditionReconciled)
+		return cond != nil && cond.Reason == nginx.ReasonPaused && cond.ObservedGeneration == n.Generation
+	}) {
+		t.Fatal("paused was not reported in the Reconciled condition")
+	}
+	hashBefore := sts.Spec.Template.Annotations[nginx.ConfigHashAnnotation]
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: stsName}, &sts); err != nil {
+		t.Fatal(err)
+	}
+	if sts.Spec.Template.Annotations[nginx.ConfigHashAnnotation] != hashBefore {
+		t.Error("a paused instance's StatefulSet was changed")
+	}
+}
