@@ -211,6 +211,16 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 			return err
 		}
 	}
+	// nginx resolves proxied Services when it starts and refuses to start
+	// when one does not resolve: wait for them rather than crash-loop the pods.
+	for _, svc := range proxiedServices(&nginx.Spec) {
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: svc}, &corev1.Service{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return &referenceError{reason: ReasonServiceNotFound, msg: fmt.Sprintf("proxied Service %q not found in namespace %s", svc, nginx.Namespace)}
+			}
+			return err
+		}
+	}
 	for _, cm := range nginx.Spec.Content.ConfigMaps {
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: cm.Name}, &corev1.ConfigMap{}); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -220,6 +230,21 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 		}
 	}
 	return nil
+}
+
+// proxiedServices are the distinct Services the locations proxy to.
+func proxiedServices(spec *v1beta1.NginxOperatorSpec) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range spec.Config.Servers {
+		for _, l := range s.Locations {
+			if l.Proxy != nil && !seen[l.Proxy.Service] {
+				seen[l.Proxy.Service] = true
+				out = append(out, l.Proxy.Service)
+			}
+		}
+	}
+	return out
 }
 
 // writeStatus patches the status subresource only when it changed.

@@ -18,6 +18,7 @@ const (
 	ReasonInvalidConfig      = "InvalidConfig"
 	ReasonSecretNotFound     = "SecretNotFound"
 	ReasonConfigMapNotFound  = "ConfigMapNotFound"
+	ReasonServiceNotFound    = "ServiceNotFound"
 	ReasonApplyFailed        = "ApplyFailed"
 	ReasonReplicasReady      = "MinimumReplicasAvailable"
 	ReasonReplicasNotReady   = "ReplicasNotReady"
