@@ -2,9 +2,7 @@ package k8sutil_test
 
 import (
 	"context"
-	"net/http"
 	"os"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
 var cluster *framework.Cluster
@@ -25,33 +24,13 @@ func TestMain(m *testing.M) {
 	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
 }
 
-// requestCounter counts the requests a client sends, by HTTP method.
-type requestCounter struct {
-	mu     sync.Mutex
-	counts map[string]int
-	next   http.RoundTripper
-}
-
-func (rc *requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	rc.mu.Lock()
-	rc.counts[req.Method]++
-	rc.mu.Unlock()
-	return rc.next.RoundTrip(req)
-}
-
-func (rc *requestCounter) mutating() int {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.counts[http.MethodPost] + rc.counts[http.MethodPut] + rc.counts[http.MethodPatch] + rc.counts[http.MethodDelete]
-}
-
 // newApplier returns an Applier whose client and reader go straight to the
 // apiserver, counting every request.
-func newApplier(t *testing.T) (*k8sutil.Applier, *requestCounter) {
+func newApplier(t *testing.T) (*k8sutil.Applier, *inprocess.RequestCounter) {
 	t.Helper()
-	counter := &requestCounter{counts: map[string]int{}}
+	counter := &inprocess.RequestCounter{}
 	cfg := rest.CopyConfig(cluster.Config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter }
+	cfg.WrapTransport = counter.Wrap
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -83,12 +62,12 @@ func TestApplySecondApplyOfTheSameObjectSendsNoMutatingRequest(t *testing.T) {
 	if err != nil || outcome != k8sutil.Created {
 		t.Fatalf("first apply = %v, %v; want Created", outcome, err)
 	}
-	before := counter.mutating()
+	before := len(counter.Writes())
 	outcome, err = applier.Apply(ctx, desiredService(ns))
 	if err != nil || outcome != k8sutil.Unchanged {
 		t.Fatalf("second apply = %v, %v; want Unchanged", outcome, err)
 	}
-	if n := counter.mutating() - before; n != 0 {
+	if n := len(counter.Writes()) - before; n != 0 {
 		t.Errorf("second apply of an unchanged object sent %d mutating requests, want 0", n)
 	}
 }
@@ -173,11 +152,11 @@ func TestApplyLeavesFieldsOwnedByOthersAlone(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps(ns).Update(ctx, live, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
-	before := counter.mutating()
+	before := len(counter.Writes())
 	if outcome, err := applier.Apply(ctx, cm); err != nil || outcome != k8sutil.Unchanged {
 		t.Fatalf("apply after a foreign addition = %v, %v; want Unchanged", outcome, err)
 	}
-	if counter.mutating() != before {
+	if len(counter.Writes()) != before {
 		t.Error("fields added by someone else triggered a write")
 	}
 	// A real change keeps the foreign fields.

@@ -3,9 +3,7 @@ package nginx_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,21 +12,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
-
-// requestTally counts every request, reads included.
-type requestTally struct{ reads, writes atomic.Int64 }
-
-func (r *requestTally) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		if req.Method == http.MethodGet {
-			r.reads.Add(1)
-		} else {
-			r.writes.Add(1)
-		}
-		return rt.RoundTrip(req)
-	})
-}
 
 func heapInUse() uint64 {
 	runtime.GC()
@@ -53,8 +38,8 @@ func BenchmarkConverge200Instances(b *testing.B) {
 	for range b.N {
 		ns := framework.Namespace(b, cs)
 		baseHeap := heapInUse()
-		tally := &requestTally{}
-		stop := startOperatorWith(b, ns, tally.wrap)
+		counter := &inprocess.RequestCounter{}
+		stop := startOperator(b, ns, counter)
 
 		start := time.Now()
 		for i := range n {
@@ -87,8 +72,8 @@ func BenchmarkConverge200Instances(b *testing.B) {
 		stop()
 
 		b.ReportMetric(took.Seconds(), "s-to-converge")
-		b.ReportMetric(float64(tally.reads.Load()), "reads")
-		b.ReportMetric(float64(tally.writes.Load()), "writes")
+		b.ReportMetric(float64(counter.Reads()), "reads")
+		b.ReportMetric(float64(len(counter.Writes())), "writes")
 		b.ReportMetric(float64(heap200)/(1<<20), "MiB-heap-200-instances")
 		b.ReportMetric(float64(heapSecrets)/(1<<20), "MiB-heap-plus-5000-secrets")
 	}

@@ -3,7 +3,6 @@ package nginx_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -16,28 +15,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/logging"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
 var cluster *framework.Cluster
 
 func TestMain(m *testing.M) {
-	// Only errors from the in-process managers: the tests report the rest.
-	kit, err := logging.New(os.Stderr, "logfmt", "error")
-	if err != nil {
-		panic(err)
-	}
-	ctrl.SetLogger(logging.ToLogr(kit, 0))
 	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
 }
 
@@ -52,70 +43,10 @@ func installCRDs(t testing.TB) {
 	}
 }
 
-// writeCounter counts the mutating requests a client sends.
-type writeCounter struct {
-	mu     sync.Mutex
-	writes []string
-}
-
-func (w *writeCounter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		if req.Method != http.MethodGet {
-			w.mu.Lock()
-			w.writes = append(w.writes, req.Method+" "+req.URL.Path)
-			w.mu.Unlock()
-		}
-		return rt.RoundTrip(req)
-	})
-}
-
-func (w *writeCounter) snapshot() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]string(nil), w.writes...)
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// startOperatorUntil runs the operator's manager in-process against the test
-// apiserver, watching only namespace ns, until the returned stop is called or
-// the test ends. Every request its clients send goes through counter.
-func startOperatorUntil(t *testing.T, ns string, counter *writeCounter) (stop func()) {
-	return startOperatorWith(t, ns, counter.wrap)
-}
-
-// startOperatorWith is startOperatorUntil with any transport wrapper.
-func startOperatorWith(t testing.TB, ns string, wrap func(http.RoundTripper) http.RoundTripper) (stop func()) {
-	t.Helper()
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.WrapTransport = wrap
-	opts := operator.Options{
-		Namespaces: []string{ns}, MetricsBindAddress: "0", HealthProbeBindAddress: "0", WebhookPort: 9443,
-		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
-		GracefulShutdownTimeout:      5 * time.Second,
-		Images:                       operator.Images{Nginx: "nginx:1.27", Exporter: "exporter:1", Agent: "agent:1"},
-		SkipControllerNameValidation: true,
-	}
-	mgr, err := operator.NewManager(cfg, opts, ctrl.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+// startOperator runs the operator in-process, watching only ns, until stop
+// or the end of the test; counter (may be nil) sees every request.
+func startOperator(t testing.TB, ns string, counter *inprocess.RequestCounter) (stop func()) {
+	return inprocess.Start(t, cluster.Config, inprocess.Options(ns), counter)
 }
 
 // reconcileCount is nginx_operator_reconciles_total of this controller, summed
@@ -225,7 +156,7 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	ns := framework.Namespace(t, cs)
 	c := adminClient(t)
-	startOperatorUntil(t, ns, &writeCounter{})
+	startOperator(t, ns, nil)
 
 	web := instance(ns, "web")
 	web.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
@@ -302,26 +233,26 @@ func TestSteadyStateResyncOfFiftyInstancesMakesNoWrites(t *testing.T) {
 	}
 
 	// First operator: creates everything.
-	first := &writeCounter{}
-	stopFirst := startOperatorUntil(t, ns, first)
+	first := &inprocess.RequestCounter{}
+	stopFirst := startOperator(t, ns, first)
 	if !framework.WaitFor(ctx, 120*time.Second, allReconciled) {
 		t.Fatal("the 50 instances were not all reconciled")
 	}
 	time.Sleep(2 * time.Second) // let status writes of the last reconciles settle
 	stopFirst()
-	t.Logf("converging %d instances took %d writes", n, len(first.snapshot()))
+	t.Logf("converging %d instances took %d writes", n, len(first.Writes()))
 
 	// A new operator process resyncs every instance from scratch: it reads
 	// everything and must write nothing.
-	second := &writeCounter{}
-	stopSecond := startOperatorUntil(t, ns, second)
+	second := &inprocess.RequestCounter{}
+	stopSecond := startOperator(t, ns, second)
 	defer stopSecond()
 	before := reconcileCount(t)
 	if !framework.WaitFor(ctx, 60*time.Second, func(context.Context) bool { return reconcileCount(t)-before >= n }) {
 		t.Fatalf("the second operator reconciled %v instances, want %d", reconcileCount(t)-before, n)
 	}
 	time.Sleep(2 * time.Second)
-	if writes := second.snapshot(); len(writes) != 0 {
+	if writes := second.Writes(); len(writes) != 0 {
 		t.Errorf("steady-state resync of %d unchanged instances made %d writes, want 0:\n%s", n, len(writes), strings.Join(writes, "\n"))
 	}
 }
@@ -342,7 +273,7 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	ns := framework.Namespace(t, cs)
 	c := adminClient(t)
-	startOperatorUntil(t, ns, &writeCounter{})
+	startOperator(t, ns, nil)
 
 	// A configuration the schema accepts but nginx would refuse: Degraded, InvalidConfig.
 	dup := instance(ns, "dup")

@@ -1,0 +1,97 @@
+// Package inprocess runs the operator's manager inside a test process against
+// the framework's apiserver, and counts the requests it sends. It is separate
+// from package framework because it imports the operator, which the
+// framework's own users (the operator's packages) must not.
+package inprocess
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
+)
+
+// RequestCounter records the requests sent through a wrapped transport.
+type RequestCounter struct {
+	mu     sync.Mutex
+	reads  int
+	writes []string
+}
+
+// Wrap is a rest.Config WrapTransport.
+func (c *RequestCounter) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		c.mu.Lock()
+		if req.Method == http.MethodGet {
+			c.reads++
+		} else {
+			c.writes = append(c.writes, req.Method+" "+req.URL.Path)
+		}
+		c.mu.Unlock()
+		return rt.RoundTrip(req)
+	})
+}
+
+// Reads is the number of GET requests (gets, lists and watches).
+func (c *RequestCounter) Reads() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads
+}
+
+// Writes lists the mutating requests, "METHOD path" each.
+func (c *RequestCounter) Writes() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.writes...)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Options are operator options fit for a test: no listeners, no leader
+// election, watching only the given namespaces.
+func Options(namespaces ...string) operator.Options {
+	return operator.Options{
+		Namespaces:         namespaces,
+		MetricsBindAddress: "0", HealthProbeBindAddress: "0", WebhookPort: 9443,
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		GracefulShutdownTimeout:      5 * time.Second,
+		Images:                       operator.Images{Nginx: "nginx:1.27", Exporter: "nginx/nginx-prometheus-exporter:1.4", Agent: "agent:1"},
+		SkipControllerNameValidation: true,
+	}
+}
+
+// Start runs a manager built by operator.NewManager with opts until stop is
+// called or the test ends. counter, when not nil, sees every request.
+func Start(t testing.TB, cfg *rest.Config, opts operator.Options, counter *RequestCounter) (stop func()) {
+	t.Helper()
+	cfg = rest.CopyConfig(cfg)
+	if counter != nil {
+		cfg.WrapTransport = counter.Wrap
+	}
+	mgr, err := operator.NewManager(cfg, opts, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
