@@ -16,12 +16,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 )
 
-// ToolsRequired is true when a missing tool must fail the tests rather than
-// skip them: in CI, or when a developer asks for it.
-func ToolsRequired() bool {
-	return os.Getenv("CI") != "" || os.Getenv("NGINX_OPERATOR_REQUIRE_TOOLS") != ""
-}
-
 // RunMain starts one cluster for a test package, runs its tests and stops the
 // cluster. Tests share the cluster and isolate themselves with one namespace
 // each (see Namespace). The cluster's directory, with every component's log, is

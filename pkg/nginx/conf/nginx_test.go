@@ -1,7 +1,6 @@
 package conf
 
 import (
-	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -13,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // TestRealNginxServesHostileStrings is the check that our reading of nginx's
@@ -21,7 +20,7 @@ import (
 // `nginx -t`, and the running server must hand the strings back byte for byte
 // in a header and a body.
 func TestRealNginxServesHostileStrings(t *testing.T) {
-	nginx := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	nginx := tools.Require(t, "nginx", "apt-get install -y nginx")
 	prefix := t.TempDir()
 	path := func(name string) string { return filepath.Join(prefix, name) }
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
@@ -78,9 +77,15 @@ func TestRealNginxServesHostileStrings(t *testing.T) {
 		t.Fatalf("nginx -t: %v\n%s\nconfig:\n%s", err, out, text)
 	}
 
-	var stderr bytes.Buffer
+	// A file rather than a buffer: exec hands it to nginx directly, so
+	// reading it while nginx runs is not a data race.
+	output, err := os.Create(path("nginx.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer output.Close()
 	cmd := exec.Command(nginx, "-p", prefix, "-c", conf, "-g", "daemon off;")
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	cmd.Stdout, cmd.Stderr = output, output
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +97,9 @@ func TestRealNginxServesHostileStrings(t *testing.T) {
 	})
 	failf := func(format string, args ...any) {
 		t.Helper()
+		out, _ := os.ReadFile(path("nginx.out"))
 		log, _ := os.ReadFile(path("error.log"))
-		t.Fatalf(format+"\nnginx output:\n%s\nerror.log:\n%s", append(args, stderr.String(), log)...)
+		t.Fatalf(format+"\nnginx output:\n%s\nerror.log:\n%s", append(args, out, log)...)
 	}
 
 	client := &http.Client{Timeout: 5 * time.Second}

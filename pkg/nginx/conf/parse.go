@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// Parse reads nginx.conf text into directives. It tokenizes exactly as nginx's
-// ngx_conf_read_token does, so that tests can use it as a stand-in for nginx:
+// Parse reads nginx.conf text into directives. It tokenizes as nginx's
+// ngx_conf_read_token does (minus its 4 KiB limit on a token), so that tests
+// can use it as a stand-in for nginx:
 //
 //   - Space, tab, CR and LF separate tokens. A statement is a run of tokens
 //     ended by ';' (simple directive) or '{' (block); '}' closes a block and
@@ -28,7 +29,8 @@ import (
 //
 // The first token of a statement becomes Name, whatever it looks like, so the
 // contents of types{} and map{} blocks parse too; Render is stricter. Comments
-// are dropped. Errors are "conf: line N: ..." with nginx's wording.
+// are dropped and include is not followed. Errors read "conf: line N: ...",
+// in nginx's words where it has some.
 func Parse(data []byte) ([]Directive, error) {
 	p := &parser{data: data, line: 1}
 	// stack[0] collects the top level; every open block pushes a frame.
