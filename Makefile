@@ -46,6 +46,7 @@ kube-binaries: ## Build (once) etcd, kube-apiserver, controller-manager, schedul
 .PHONY: test-deps
 test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx, Prometheus, the nginx exporter.
 	@bash hack/install-test-deps.sh
+	@bash hack/install-prometheus.sh >/dev/null
 
 .PHONY: test
 test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/nginx-operator/nginx-operator/pkg/conversion"
 	"github.com/nginx-operator/nginx-operator/pkg/logging"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/pkg/version"
@@ -64,9 +65,20 @@ func run(args []string, stderr io.Writer) int {
 		_ = level.Error(kit).Log("msg", "setting up the manager", "err", err)
 		return 1
 	}
+	ctx := ctrl.SetupSignalHandler()
+	if opts.ConversionWebhook {
+		err := conversion.Setup(ctx, mgr, conversion.Options{
+			Namespace: opts.Namespace, ServiceName: opts.WebhookServiceName, SecretName: opts.WebhookSecretName,
+			URL: opts.WebhookURL, CertDir: opts.WebhookCertDir,
+		})
+		if err != nil {
+			_ = level.Error(kit).Log("msg", "setting up the conversion webhook", "err", err)
+			return 1
+		}
+	}
 	_ = level.Info(kit).Log("msg", "starting", "version", version.Version, "revision", version.RevisionString(),
 		"namespaces", fmt.Sprint(opts.Namespaces), "deny_namespaces", fmt.Sprint(opts.DenyNamespaces), "leader_elect", opts.LeaderElect)
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	if err := mgr.Start(ctx); err != nil {
 		_ = level.Error(kit).Log("msg", "manager stopped with an error", "err", err)
 		return 1
 	}

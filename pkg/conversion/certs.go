@@ -215,7 +215,7 @@ func (p certPlan) apply(data map[string][]byte) (map[string][]byte, string, erro
 		}
 		// Replicas still serving a certificate of the old CA stay trusted
 		// until they have loaded the new one.
-		if old, err := parseCert(data[keyCACert]); err == nil && !expired(old, p.Now) {
+		if old, err := parseCert(data[keyCACert]); err == nil && old.IsCA && !expired(old, p.Now) {
 			out[keyPreviousCA] = data[keyCACert]
 		}
 		return out, caReason + ": new CA and serving certificate", nil

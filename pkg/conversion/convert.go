@@ -50,6 +50,12 @@ const (
 //     object, so a v1alpha1 client writing no port reads back port 8080 — the
 //     port nginx then really listens on.
 //
+// ToV1alpha1(ToV1beta1(a)) equals a for every v1alpha1 object a client can
+// hold: one written without the annotations, or one read from the apiserver
+// (so annotated by ToV1alpha1) whose port, replicas, forceRedeploy or
+// conditions were then edited — all but removing port while ports are
+// preserved, which drops ports[0] as described above.
+//
 // A malformed annotation, or one naming fields v1beta1 does not have (say,
 // written by a newer operator), is an error rather than being dropped.
 func ToV1beta1(in *v1alpha1.NginxOperator) (*v1beta1.NginxOperator, error) {
@@ -65,7 +71,7 @@ func ToV1beta1(in *v1alpha1.NginxOperator) (*v1beta1.NginxOperator, error) {
 	spec := map[string]any{}
 	if hasSpec {
 		var err error
-		if spec, err = parseObject([]byte(specJSON)); err != nil {
+		if spec, err = parsePreserved(specJSON); err != nil {
 			return nil, annotationError(in, AnnotationSpec, err)
 		}
 	}
@@ -79,7 +85,7 @@ func ToV1beta1(in *v1alpha1.NginxOperator) (*v1beta1.NginxOperator, error) {
 	status := map[string]any{}
 	if hasStatus {
 		var err error
-		if status, err = parseObject([]byte(statusJSON)); err != nil {
+		if status, err = parsePreserved(statusJSON); err != nil {
 			return nil, annotationError(in, AnnotationStatus, err)
 		}
 	}
@@ -94,7 +100,8 @@ func ToV1beta1(in *v1alpha1.NginxOperator) (*v1beta1.NginxOperator, error) {
 // ToV1alpha1 converts a v1beta1 NginxOperator to v1alpha1: port is
 // ports[0].containerPort, replicas, forceRedeploy and conditions are copied,
 // and the rest of the spec and status goes into the annotations, which
-// ToV1beta1 restores. ToV1beta1(ToV1alpha1(x)) equals x.
+// ToV1beta1 restores. ToV1beta1(ToV1alpha1(x)) equals x for every x that
+// does not itself carry the reserved annotation keys.
 func ToV1alpha1(in *v1beta1.NginxOperator) (*v1alpha1.NginxOperator, error) {
 	if in == nil {
 		return nil, errors.New("nil v1beta1 NginxOperator")
@@ -124,7 +131,8 @@ func ToV1alpha1(in *v1beta1.NginxOperator) (*v1alpha1.NginxOperator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the spec of %s: %w", objectName(in), err)
 	}
-	if err := annotateUnlessSame(&out.ObjectMeta, AnnotationSpec, restOfSpec, implied); err != nil {
+	preserved := map[string][]byte{}
+	if err := preserveUnlessSame(preserved, AnnotationSpec, restOfSpec, implied); err != nil {
 		return nil, err
 	}
 
@@ -136,8 +144,11 @@ func ToV1alpha1(in *v1beta1.NginxOperator) (*v1alpha1.NginxOperator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := annotateUnlessSame(&out.ObjectMeta, AnnotationStatus, restOfStatus, impliedStatus); err != nil {
+	if err := preserveUnlessSame(preserved, AnnotationStatus, restOfStatus, impliedStatus); err != nil {
 		return nil, err
+	}
+	if err := setPreserved(&out.ObjectMeta, preserved); err != nil {
+		return nil, fmt.Errorf("NginxOperator %s: %w", objectName(in), err)
 	}
 	return out, nil
 }
@@ -233,7 +244,9 @@ func statusRest(s v1beta1.NginxOperatorStatus) (map[string]any, error) {
 	return m, nil
 }
 
-func annotateUnlessSame(meta *metav1.ObjectMeta, key string, rest, implied map[string]any) error {
+// preserveUnlessSame records rest under key unless it is what the v1alpha1
+// fields imply anyway.
+func preserveUnlessSame(preserved map[string][]byte, key string, rest, implied map[string]any) error {
 	same, err := sameJSON(rest, implied)
 	if err != nil || same {
 		return err
@@ -242,11 +255,16 @@ func annotateUnlessSame(meta *metav1.ObjectMeta, key string, rest, implied map[s
 	if err != nil {
 		return err
 	}
-	if meta.Annotations == nil {
-		meta.Annotations = map[string]string{}
-	}
-	meta.Annotations[key] = string(b)
+	preserved[key] = b
 	return nil
+}
+
+func parsePreserved(value string) (map[string]any, error) {
+	b, err := preservedJSON(value)
+	if err != nil {
+		return nil, err
+	}
+	return parseObject(b)
 }
 
 // withoutReserved removes the preservation annotations; an emptied map

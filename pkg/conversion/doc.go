@@ -16,4 +16,7 @@
 // forceRedeploy, a v1alpha1 client that edits those fields is never
 // contradicted by a stale copy: its values are the only ones there are.
 // The annotations exist only on v1alpha1 objects; up-conversion removes them.
+// When plain JSON would exceed the apiserver's 256 KiB limit on annotations,
+// the values are gzip-compressed (see compressedPrefix); an object too large
+// even so is refused with an error rather than converted with a loss.
 package conversion

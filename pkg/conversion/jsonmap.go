@@ -22,11 +22,12 @@ func toMap(v any) (map[string]any, error) {
 	return parseObject(b)
 }
 
-// parseObject decodes one JSON object. Keys are matched case-sensitively and
-// integers stay int64 (no float64 rounding), as the apiserver decodes.
+// parseObject decodes one JSON object, as the apiserver decodes: integers
+// stay int64 (no float64 rounding), and a duplicated key is an error rather
+// than a silent choice of one value.
 func parseObject(b []byte) (map[string]any, error) {
 	var m map[string]any
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(b, &m); err != nil {
+	if err := decodeStrict(b, &m); err != nil {
 		return nil, err
 	}
 	if m == nil {

@@ -52,20 +52,27 @@ type Reconciler struct {
 	Scheme    *runtime.Scheme
 	Recorder  recorder.EventRecorder
 	Applier   *k8sutil.Applier
-	// DefaultImage is the nginx image for instances that do not name one.
-	DefaultImage string
+	// Images are the operator's default nginx image and its exporter image.
+	Images Images
+}
+
+// Images are the images the operator deploys: nginx for instances that do not
+// name one (--nginx-image), and the nginx-prometheus-exporter sidecar of
+// instances with spec.metrics.enabled (--exporter-image).
+type Images struct {
+	Nginx, Exporter string
 }
 
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
-func SetupWithManager(mgr ctrl.Manager, defaultImage string) error {
+func SetupWithManager(mgr ctrl.Manager, images Images) error {
 	r := &Reconciler{
-		Client:       mgr.GetClient(),
-		APIReader:    mgr.GetAPIReader(),
-		Scheme:       mgr.GetScheme(),
-		Recorder:     mgr.GetEventRecorder("nginx-operator"),
-		Applier:      &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
-		DefaultImage: defaultImage,
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorder("nginx-operator"),
+		Applier:   &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
+		Images:    images,
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -131,9 +138,9 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	}
 	image := nginx.Spec.Image
 	if image == "" {
-		image = r.DefaultImage
+		image = r.Images.Nginx
 	}
-	in := Inputs{Config: config, ConfigHash: k8sutil.Hash(string(config))[:16], Image: image}
+	in := Inputs{Config: config, ConfigHash: k8sutil.Hash(string(config))[:16], Image: image, ExporterImage: r.Images.Exporter}
 	nginx.Status.ConfigHash = in.ConfigHash
 
 	children := []client.Object{

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -308,12 +309,16 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A config change makes the operator apply the StatefulSet again.
+	// The operator may be writing the status (the scale changed the desired
+	// replicas it reports): retry the read-modify-write on conflict.
 	var n v1beta1.NginxOperator
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, &n); err != nil {
-		t.Fatal(err)
-	}
-	n.Spec.Config.ClientMaxBodySize = "2m"
-	if err := c.Update(ctx, &n); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, &n); err != nil {
+			return err
+		}
+		n.Spec.Config.ClientMaxBodySize = "2m"
+		return c.Update(ctx, &n)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
@@ -332,12 +337,14 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 	}
 
 	// Paused: the operator stops changing children and says so.
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, &n); err != nil {
-		t.Fatal(err)
-	}
-	n.Spec.Paused = true
-	n.Spec.Config.ClientMaxBodySize = "3m"
-	if err := c.Update(ctx, &n); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, &n); err != nil {
+			return err
+		}
+		n.Spec.Paused = true
+		n.Spec.Config.ClientMaxBodySize = "3m"
+		return c.Update(ctx, &n)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {

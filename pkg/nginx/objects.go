@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -63,7 +65,13 @@ type Inputs struct {
 	Config     []byte // rendered nginx.conf
 	ConfigHash string
 	Image      string // spec.image or the operator's default
+	// ExporterImage runs the nginx-prometheus-exporter sidecar of instances
+	// with spec.metrics.enabled.
+	ExporterImage string
 }
+
+// MetricsPortName is the exporter's container and Service port name.
+const MetricsPortName = "metrics"
 
 func objectMeta(nginx *v1beta1.NginxOperator, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
@@ -113,9 +121,15 @@ func Service(nginx *v1beta1.NginxOperator) *corev1.Service {
 	}
 	meta := objectMeta(nginx, NamesFor(nginx.Name).Service)
 	meta.Annotations = nginx.Spec.Service.Annotations
+	ports := servicePorts(nginx)
+	if nginx.Spec.Metrics.Enabled {
+		ports = append(ports, corev1.ServicePort{
+			Name: MetricsPortName, Port: v1beta1.ExporterPort, TargetPort: intstr.FromString(MetricsPortName), Protocol: corev1.ProtocolTCP,
+		})
+	}
 	return &corev1.Service{
 		ObjectMeta: meta,
-		Spec:       corev1.ServiceSpec{Type: svcType, Selector: selector(nginx), Ports: servicePorts(nginx)},
+		Spec:       corev1.ServiceSpec{Type: svcType, Selector: selector(nginx), Ports: ports},
 	}
 }
 
@@ -229,6 +243,10 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 			},
 		},
 	}
+	if spec.Metrics.Enabled {
+		pod := &sts.Spec.Template.Spec
+		pod.Containers = append(pod.Containers, exporterContainer(in.ExporterImage, spec.ImagePullPolicy))
+	}
 	if vct := spec.Content.VolumeClaimTemplate; vct != nil {
 		accessModes := vct.AccessModes
 		if len(accessModes) == 0 {
@@ -244,6 +262,32 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 		}}
 	}
 	return sts
+}
+
+// exporterContainer is the nginx-prometheus-exporter sidecar: it reads
+// stub_status on the pod's loopback and serves Prometheus metrics on the
+// port named "metrics".
+func exporterContainer(image string, pullPolicy corev1.PullPolicy) corev1.Container {
+	return corev1.Container{
+		Name:            "exporter",
+		Image:           image,
+		ImagePullPolicy: pullPolicy,
+		Args: []string{
+			"--nginx.scrape-uri=" + StubStatusURI(v1beta1.StubStatusPort),
+			"--web.listen-address=:" + strconv.Itoa(v1beta1.ExporterPort),
+		},
+		Ports: []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: v1beta1.ExporterPort, Protocol: corev1.ProtocolTCP}},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+		},
+		SecurityContext: restrictedContainer(),
+	}
+}
+
+// StubStatusURI is where the exporter reads nginx's stub_status.
+func StubStatusURI(port int) string {
+	return "http://127.0.0.1:" + strconv.Itoa(port) + "/stub_status"
 }
 
 // restrictedContainer satisfies the restricted Pod Security Standard.

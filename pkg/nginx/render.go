@@ -99,6 +99,11 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 		),
 	}
 	if spec.Metrics.Enabled {
+		for _, p := range spec.Ports {
+			if p.Name == MetricsPortName {
+				return nil, configErrorf("spec.ports: the port name %q is the exporter's when spec.metrics.enabled is true; rename the port", MetricsPortName)
+			}
+		}
 		// stub_status listens on loopback only: the exporter sidecar shares the
 		// pod's network namespace; nothing outside the pod can reach it.
 		http = append(http, conf.B("server", nil,

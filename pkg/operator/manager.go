@@ -23,6 +23,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 )
 
@@ -108,8 +109,11 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 	if err := mgr.AddReadyzCheck("informers", sync.Check); err != nil {
 		return nil, err
 	}
-	if err := nginx.SetupWithManager(mgr, opts.Images.Nginx); err != nil {
+	if err := nginx.SetupWithManager(mgr, nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter}); err != nil {
 		return nil, fmt.Errorf("setting up the NginxOperator controller: %w", err)
+	}
+	if err := monitor.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the NginxMonitor controller: %w", err)
 	}
 	return mgr, nil
 }
@@ -134,5 +138,10 @@ func CacheOptions(opts Options) cache.Options {
 	for _, obj := range ManagedKinds() {
 		c.ByObject[obj] = cache.ByObject{Label: k8sutil.ManagedSelector()}
 	}
+	// Namespaces (metadata only) are watched by the NginxMonitor controller
+	// for namespaceSelector.labelSelector. They are cluster-scoped, so
+	// --namespaces does not apply, and the apiserver refuses the
+	// --deny-namespaces field selector (metadata.namespace) on them.
+	c.ByObject[&corev1.Namespace{}] = cache.ByObject{Field: fields.Everything()}
 	return c
 }

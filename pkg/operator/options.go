@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -30,6 +31,14 @@ type Options struct {
 	WebhookPort             int
 	WebhookCertDir          string
 	GracefulShutdownTimeout time.Duration
+
+	// ConversionWebhook serves /convert and manages its certificate and the
+	// CRD's conversion settings (see pkg/conversion).
+	ConversionWebhook  bool
+	Namespace          string // the operator's own namespace: holds the webhook certificate Secret
+	WebhookServiceName string
+	WebhookSecretName  string
+	WebhookURL         string // instead of the Service, for local runs and tests
 
 	// Images are the defaults for what the operator deploys.
 	Images Images
@@ -70,6 +79,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet, version string) {
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the conversion webhook server")
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "directory for the webhook serving certificate (default: a temporary directory)")
+	fs.BoolVar(&o.ConversionWebhook, "conversion-webhook", true, "serve the v1alpha1<->v1beta1 conversion webhook and manage its certificate and the CRD's caBundle")
+	fs.StringVar(&o.Namespace, "namespace", defaultNamespace(), "the operator's own namespace (default: $POD_NAMESPACE, then the in-cluster service account's)")
+	fs.StringVar(&o.WebhookServiceName, "webhook-service-name", "nginx-operator-webhook", "Service in --namespace through which the apiserver reaches the conversion webhook")
+	fs.StringVar(&o.WebhookSecretName, "webhook-secret-name", "nginx-operator-webhook-cert", "Secret in --namespace holding the webhook's CA and serving certificate")
+	fs.StringVar(&o.WebhookURL, "webhook-url", "", "URL the apiserver calls for conversion instead of the Service, such as https://127.0.0.1:9443/convert for a local run")
 	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "how long running reconciles may take to finish after SIGTERM")
 	fs.StringVar(&o.Images.Nginx, "nginx-image", "nginx:1.27", "nginx image for NginxOperator objects that do not set spec.image")
 	fs.StringVar(&o.Images.Exporter, "exporter-image", "nginx/nginx-prometheus-exporter:1.4", "nginx-prometheus-exporter sidecar image")
@@ -98,6 +112,9 @@ func (o *Options) Validate() error {
 	if o.LeaderElect && !(o.LeaseDuration > o.RenewDeadline && o.RenewDeadline > o.RetryPeriod && o.RetryPeriod > 0) {
 		errs = append(errs, fmt.Errorf("leader election needs lease duration (%s) > renew deadline (%s) > retry period (%s) > 0", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod))
 	}
+	if o.ConversionWebhook && o.Namespace == "" {
+		errs = append(errs, errors.New("--namespace is required for the conversion webhook outside a cluster (or set --conversion-webhook=false)"))
+	}
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port %d is not a port number", o.WebhookPort))
 	}
@@ -107,4 +124,17 @@ func (o *Options) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// serviceAccountNamespaceFile is where a pod learns its namespace.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+func defaultNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if b, err := os.ReadFile(serviceAccountNamespaceFile); err == nil {
+		return strings.TrimSpace(string(b))
+	}
+	return ""
 }

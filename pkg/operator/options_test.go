@@ -24,7 +24,11 @@ func parse(t *testing.T, args ...string) Options {
 }
 
 func TestDefaultsAreValidAndNameTheImages(t *testing.T) {
+	t.Setenv("POD_NAMESPACE", "nginx-operator")
 	o := parse(t)
+	if o.Namespace != "nginx-operator" {
+		t.Errorf("namespace = %q, want $POD_NAMESPACE", o.Namespace)
+	}
 	if err := o.Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
 	}
@@ -45,6 +49,7 @@ func TestValidateRejectsBadCombinations(t *testing.T) {
 		{[]string{"--leader-elect", "--leader-elect-lease-duration=1s", "--leader-elect-renew-deadline=2s"}, "lease duration"},
 		{[]string{"--webhook-port=70000"}, "not a port number"},
 		{[]string{"--nginx-image=nginx 1.27"}, "--nginx-image"},
+		{[]string{"--namespace="}, "--namespace is required"},
 	} {
 		o := parse(t, tc.args...)
 		err := o.Validate()
@@ -68,6 +73,14 @@ func TestCacheOptionsScopeNamespacesAndManagedObjects(t *testing.T) {
 	cached := map[string]bool{}
 	for obj, byObject := range c.ByObject {
 		cached[fmt.Sprintf("%T", obj)] = true
+		if _, ok := obj.(*corev1.Namespace); ok {
+			// The NginxMonitor controller watches every namespace's metadata
+			// (namespaceSelector.labelSelector); no field selector applies.
+			if byObject.Field == nil || !byObject.Field.Empty() {
+				t.Errorf("Namespace cached with field selector %v, want none (not the --deny-namespaces one)", byObject.Field)
+			}
+			continue
+		}
 		if byObject.Label == nil || byObject.Label.String() != k8sutil.ManagedSelector().String() {
 			t.Errorf("%T cached with selector %v, want %s", obj, byObject.Label, k8sutil.ManagedSelector())
 		}

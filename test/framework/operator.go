@@ -121,12 +121,14 @@ type Operator struct {
 	proc *process
 	// HealthAddr and MetricsAddr are host:port of its endpoints.
 	HealthAddr, MetricsAddr string
+	// WebhookURL is where its conversion webhook listens when enabled.
+	WebhookURL string
 	// Log is the path of its combined output.
 	Log string
 }
 
-// StartOperator runs the operator binary with kubeconfig and args, on free
-// loopback ports for health, metrics and webhooks. It is stopped when the test
+// StartOperator runs the operator binary with kubeconfig and args (later
+// flags win), on free loopback ports for health, metrics and webhooks. It is stopped when the test
 // ends; its log is printed if the test failed.
 func StartOperator(t testing.TB, kubeconfig string, args ...string) *Operator {
 	t.Helper()
@@ -142,6 +144,7 @@ func StartOperator(t testing.TB, kubeconfig string, args ...string) *Operator {
 	o := &Operator{
 		HealthAddr:  fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		MetricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[1]),
+		WebhookURL:  fmt.Sprintf("https://127.0.0.1:%d/convert", ports[2]),
 	}
 	all := append([]string{
 		"--kubeconfig=" + kubeconfig,
@@ -150,6 +153,11 @@ func StartOperator(t testing.TB, kubeconfig string, args ...string) *Operator {
 		fmt.Sprintf("--webhook-port=%d", ports[2]),
 		"--webhook-cert-dir=" + t.TempDir(),
 		"--log-level=debug",
+		// The CRD is cluster-wide and tests share it: only a test about
+		// conversion passes --conversion-webhook=true (and --namespace) to let
+		// its operator take over the CRD's webhook settings.
+		"--conversion-webhook=false",
+		"--webhook-url=" + o.WebhookURL,
 	}, args...)
 	dir := t.TempDir()
 	p, err := startProcess(dir, "operator", bin, all, nil, false)

@@ -25,13 +25,11 @@ type NginxOperatorStatus struct {
 }
 
 // NginxOperator is the deprecated v1alpha1 form of an nginx instance; use v1beta1.
-//
-// The version is not served until the conversion webhook can translate it without
-// loss: serving it with no conversion would silently drop every v1beta1-only field.
+// The operator's conversion webhook translates it to and from v1beta1 without
+// loss: what v1alpha1 cannot hold travels in annotations.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:unservedversion
 // +kubebuilder:deprecatedversion:warning="nginx.operator.dev/v1alpha1 NginxOperator is deprecated; use nginx.operator.dev/v1beta1"
 // +kubebuilder:resource:shortName=ngx,categories=nginx
 type NginxOperator struct {

@@ -1,0 +1,334 @@
+package conversion_test
+
+// The integration tests' environment: the NginxOperator CRD, the operator
+// running in-process (pkg/operator's manager plus Setup) and what the tests
+// inspect of it.
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/nginx-operator/nginx-operator/config/crd"
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1alpha1"
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/conversion"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := operator.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// adminClient talks straight to the apiserver (no cache) as the cluster admin.
+func adminClient(t *testing.T, cfg *rest.Config) client.Client {
+	t.Helper()
+	c, err := client.New(cfg, client.Options{Scheme: testScheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var (
+	installCRDOnce sync.Once
+	installCRDErr  error
+)
+
+// installCRD creates the NginxOperator CRD that ships (config/crd/bases, as
+// embedded by config/crd), with v1alpha1 served: the committed CRD keeps it
+// unserved until the conversion webhook is wired into the operator. The
+// other kinds' CRDs play no part in conversion and are left out, so these
+// tests depend on nothing else.
+func installCRD(t *testing.T) {
+	t.Helper()
+	installCRDOnce.Do(func() { installCRDErr = createNginxOperatorCRD() })
+	if installCRDErr != nil {
+		t.Fatalf("installing the NginxOperator CRD: %v", installCRDErr)
+	}
+}
+
+func createNginxOperatorCRD() error {
+	ctx := context.Background()
+	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		return err
+	}
+	if err := apiextensionsv1.AddToScheme(c.Scheme()); err != nil {
+		return err
+	}
+	files, err := crd.Files()
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		docs, err := framework.DecodeYAML(f)
+		if err != nil {
+			return err
+		}
+		for _, doc := range docs {
+			if doc.GetName() != conversion.DefaultCRDName {
+				continue
+			}
+			obj := &apiextensionsv1.CustomResourceDefinition{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(doc.Object, obj); err != nil {
+				return err
+			}
+			for i := range obj.Spec.Versions {
+				if obj.Spec.Versions[i].Name == "v1alpha1" {
+					obj.Spec.Versions[i].Served = true
+				}
+			}
+			if err := c.Create(ctx, obj); err != nil {
+				return err
+			}
+			if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+				got := &apiextensionsv1.CustomResourceDefinition{}
+				if err := c.Get(ctx, client.ObjectKey{Name: obj.Name}, got); err != nil {
+					return false
+				}
+				for _, cond := range got.Status.Conditions {
+					if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+						return true
+					}
+				}
+				return false
+			}) {
+				return fmt.Errorf("CRD %s not established after 30s", obj.Name)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no CRD %s in config/crd/bases", conversion.DefaultCRDName)
+}
+
+// operatorEnv is one in-process operator with the webhook set up.
+type operatorEnv struct {
+	ns    string
+	port  int
+	opts  conversion.Options // with defaults applied and the resolved CertDir
+	admin client.Client
+}
+
+// startOperator runs operator.NewManager with Setup, as cmd/operator will,
+// in namespace ns, with the webhook on port and the CRD pointing at it by URL.
+func startOperator(t *testing.T, ns string, port int) *operatorEnv {
+	t.Helper()
+	logStart := testLog.Len()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("operator log:\n%s", testLog.Since(logStart))
+		}
+	})
+	mgr, certDir := newOperatorManager(t, ns, port)
+	opts := conversion.Options{Namespace: ns, URL: fmt.Sprintf("https://127.0.0.1:%d%s", port, conversion.Path), CertDir: certDir}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := conversion.Setup(ctx, mgr, opts); err != nil {
+		cancel()
+		t.Fatalf("Setup: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("manager did not stop")
+		}
+	})
+	opts, _ = conversion.WithDefaults(opts)
+	return &operatorEnv{ns: ns, port: port, opts: opts, admin: adminClient(t, cluster.Config)}
+}
+
+// newOperatorManager is the manager cmd/operator builds, with its webhook
+// server on port and its certificate directory returned.
+func newOperatorManager(t *testing.T, ns string, port int) (manager.Manager, string) {
+	t.Helper()
+	certDir := t.TempDir()
+	mgr, err := operator.NewManager(cluster.Config, operator.Options{
+		// The NginxOperator controller stays out of the test's namespace: these
+		// tests compare objects before and after conversions and must be the
+		// only writer of them.
+		DenyNamespaces:               []string{ns},
+		SkipControllerNameValidation: true,
+		MetricsBindAddress:           "0",
+		HealthProbeBindAddress:       "0",
+		WebhookPort:                  port,
+		WebhookCertDir:               certDir,
+		LeaderElect:                  false,
+		GracefulShutdownTimeout:      5 * time.Second,
+		Images:                       operator.Images{Nginx: "nginx:1.27", Exporter: "nginx/nginx-prometheus-exporter:1.4", Agent: "ghcr.io/nginx-operator/nginx-operator:test"},
+	}, logf.Log.WithName("operator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgr, certDir
+}
+
+func newNamespace(t *testing.T) string {
+	return framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	port, err := framework.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// waitForWebhook waits until the injector configured the CRD and the
+// apiserver converts through the webhook: an object written as v1beta1 reads
+// as v1alpha1 with its port. (Without the webhook the apiserver would only
+// relabel the apiVersion, and v1alpha1's schema would prune the ports.)
+func (e *operatorEnv) waitForWebhook(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	probe := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: e.ns},
+		Spec: v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8123}}}}
+	if err := e.admin.Create(ctx, probe); err != nil {
+		t.Fatal(err)
+	}
+	var lastErr error
+	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
+		got := &v1alpha1.NginxOperator{}
+		lastErr = e.admin.Get(ctx, client.ObjectKeyFromObject(probe), got)
+		return lastErr == nil && got.Spec.Port != nil && *got.Spec.Port == 8123
+	}) {
+		t.Fatalf("the apiserver does not convert through the webhook (last error: %v)", lastErr)
+	}
+}
+
+func assertNoReservedAnnotations(t *testing.T, obj *v1beta1.NginxOperator) {
+	t.Helper()
+	for _, k := range []string{conversion.AnnotationSpec, conversion.AnnotationStatus} {
+		if _, ok := obj.Annotations[k]; ok {
+			t.Errorf("the v1beta1 object carries %s", k)
+		}
+	}
+}
+
+func (e *operatorEnv) secret(t *testing.T) *corev1.Secret {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := e.admin.Get(context.Background(), client.ObjectKey{Namespace: e.ns, Name: e.opts.SecretName}, s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (e *operatorEnv) crd(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	c := &apiextensionsv1.CustomResourceDefinition{}
+	if err := e.admin.Get(context.Background(), client.ObjectKey{Name: conversion.DefaultCRDName}, c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (e *operatorEnv) assertInjected(t *testing.T) {
+	t.Helper()
+	s := e.secret(t)
+	if s.Labels[k8sutil.LabelManagedBy] != k8sutil.ManagedBy || s.Type != corev1.SecretTypeTLS {
+		t.Errorf("Secret labels %v, type %s: want managed-by %s, kubernetes.io/tls", s.Labels, s.Type, k8sutil.ManagedBy)
+	}
+	conv := e.crd(t).Spec.Conversion
+	if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter || conv.Webhook == nil || conv.Webhook.ClientConfig == nil {
+		t.Fatalf("spec.conversion %+v, want the webhook", conv)
+	}
+	cc := conv.Webhook.ClientConfig
+	if cc.URL == nil || *cc.URL != e.opts.URL || cc.Service != nil {
+		t.Errorf("clientConfig url %v service %v, want url %s", cc.URL, cc.Service, e.opts.URL)
+	}
+	if diff := cmp.Diff([]string{"v1"}, conv.Webhook.ConversionReviewVersions); diff != "" {
+		t.Errorf("conversionReviewVersions (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(string(cc.CABundle), strings.TrimSpace(string(s.Data[conversion.KeyCACert]))) {
+		t.Error("the caBundle does not contain the Secret's CA")
+	}
+	if !conversion.Trusts(cc.CABundle, s.Data[conversion.KeyTLSCert], time.Now()) {
+		t.Error("the caBundle does not trust the Secret's serving certificate")
+	}
+}
+
+// assertSecondPassWritesNothing runs one more injector pass, as the leader
+// does every minute, through a client that counts requests.
+func (e *operatorEnv) assertSecondPassWritesNothing(t *testing.T) {
+	t.Helper()
+	crdBefore, secretBefore := e.crd(t).ResourceVersion, e.secret(t).ResourceVersion
+	counter := &requestCounter{counts: map[string]int{}}
+	cfg := rest.CopyConfig(cluster.Config)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter }
+	if err := conversion.ReconcileOnce(context.Background(), adminClient(t, cfg), e.opts); err != nil {
+		t.Fatal(err)
+	}
+	if n := counter.mutating(); n != 0 {
+		t.Errorf("a steady-state pass sent %d mutating requests (%v)", n, counter.counts)
+	}
+	if counter.counts[http.MethodGet] == 0 {
+		t.Error("the pass read nothing: it did not run")
+	}
+	if crdAfter, secretAfter := e.crd(t).ResourceVersion, e.secret(t).ResourceVersion; crdAfter != crdBefore || secretAfter != secretBefore {
+		t.Errorf("resourceVersions changed: CRD %s -> %s, Secret %s -> %s", crdBefore, crdAfter, secretBefore, secretAfter)
+	}
+}
+
+// requestCounter counts the requests a client sends, by HTTP method.
+type requestCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+	next   http.RoundTripper
+}
+
+func (rc *requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	rc.mu.Lock()
+	rc.counts[req.Method]++
+	rc.mu.Unlock()
+	return rc.next.RoundTrip(req)
+}
+
+func (rc *requestCounter) mutating() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.counts[http.MethodPost] + rc.counts[http.MethodPut] + rc.counts[http.MethodPatch] + rc.counts[http.MethodDelete]
+}
+
+// servedCertificate is the certificate the webhook presents right now.
+func servedCertificate(port int) ([]byte, error) {
+	conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // we only look at what is served
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].Raw, nil
+}

@@ -1,0 +1,522 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+)
+
+// ControllerName labels the controller's metrics and logs.
+const ControllerName = "nginxmonitor"
+
+// missingReferenceRetry is how often a monitor waiting for a credentials
+// Secret looks again: user Secrets are read by reference, not watched.
+const missingReferenceRetry = 15 * time.Second
+
+// component of the generated Secret's labels.
+const component = "scrape-config"
+
+// ServiceMonitorGVK is prometheus-operator's ServiceMonitor.
+var ServiceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
+
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors,verbs=get;list;watch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler reconciles NginxMonitor objects.
+type Reconciler struct {
+	// Client reads from the cache (monitors, instances, namespaces' metadata,
+	// the generated Secrets) and writes.
+	Client client.Client
+	// APIReader reads the credentials Secrets a monitor references: users'
+	// objects, not in the operator's cache.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  recorder.EventRecorder
+	Applier   *k8sutil.Applier
+	// Mapper tells whether the monitoring.coreos.com API is served.
+	Mapper meta.RESTMapper
+	// ServiceMonitorApplier applies ServiceMonitors, reading the live object
+	// from the API: the cache holds no ServiceMonitors, since the operator
+	// cannot watch a kind that may not exist.
+	ServiceMonitorApplier *k8sutil.Applier
+}
+
+// SetupWithManager registers the controller. Besides its own objects and the
+// Secrets it owns, it watches NginxOperator objects (an instance added,
+// removed or relabelled changes the selection) and the metadata of Namespaces
+// (a namespace relabelled changes a labelSelector's selection).
+func SetupWithManager(mgr ctrl.Manager) error {
+	if err := AddServiceMonitorToScheme(mgr.GetScheme()); err != nil {
+		return err
+	}
+	r := &Reconciler{
+		Client:                mgr.GetClient(),
+		APIReader:             mgr.GetAPIReader(),
+		Scheme:                mgr.GetScheme(),
+		Recorder:              mgr.GetEventRecorder("nginx-operator"),
+		Applier:               &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
+		Mapper:                mgr.GetRESTMapper(),
+		ServiceMonitorApplier: &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme()},
+	}
+	registerMetrics()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&v1beta1.NginxMonitor{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&corev1.Secret{}).
+		Watches(&v1beta1.NginxOperator{}, handler.EnqueueRequestsFromMapFunc(r.monitorsFor),
+			builder.WithPredicates(instanceChanged())).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.monitorsWithNamespaceSelector),
+			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
+		Complete(metrics.Instrument(ControllerName, r))
+}
+
+// instanceChanged passes what can change a selection or a scrape
+// configuration: creation, deletion, labels, metrics on/off, and the ready
+// replica count that nginx_operator_monitor_targets reports.
+func instanceChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*v1beta1.NginxOperator)
+			n, ok2 := e.ObjectNew.(*v1beta1.NginxOperator)
+			if !ok1 || !ok2 {
+				return true
+			}
+			return !labels.Equals(o.Labels, n.Labels) || o.Spec.Metrics.Enabled != n.Spec.Metrics.Enabled ||
+				o.Status.Replicas != n.Status.Replicas || o.DeletionTimestamp.IsZero() != n.DeletionTimestamp.IsZero()
+		},
+	}
+}
+
+// monitorsFor maps an instance to every monitor that might select it: the
+// selection is recomputed by the reconcile, so over-approximating is safe and
+// a removed or relabelled instance is dropped by the monitors that had it.
+func (r *Reconciler) monitorsFor(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list v1beta1.NginxMonitorList
+	if err := r.Client.List(ctx, &list); err != nil {
+		log.FromContext(ctx).Error(err, "listing NginxMonitors for an instance change")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, m := range list.Items {
+		ns := m.Spec.NamespaceSelector
+		relevant := ns.Any || ns.LabelSelector != nil ||
+			(len(ns.MatchNames) == 0 && m.Namespace == obj.GetNamespace()) || contains(ns.MatchNames, obj.GetNamespace())
+		if relevant {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+		}
+	}
+	return out
+}
+
+// monitorsWithNamespaceSelector maps a namespace whose labels changed to the
+// monitors selecting namespaces by label.
+func (r *Reconciler) monitorsWithNamespaceSelector(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list v1beta1.NginxMonitorList
+	if err := r.Client.List(ctx, &list); err != nil {
+		log.FromContext(ctx).Error(err, "listing NginxMonitors for a namespace change")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, m := range list.Items {
+		if m.Spec.NamespaceSelector.LabelSelector != nil {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+		}
+	}
+	return out
+}
+
+// Reconcile selects the monitor's instances, writes its scrape configuration
+// Secret (and ServiceMonitor) and reports the selection in the status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var mon v1beta1.NginxMonitor
+	if err := r.Client.Get(ctx, req.NamespacedName, &mon); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetTargets(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !mon.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	before := mon.Status.DeepCopy()
+	mon.Status.ObservedGeneration = mon.Generation
+
+	result, err := r.reconcile(ctx, &mon, before)
+	if statusErr := r.writeStatus(ctx, &mon, before); statusErr != nil {
+		return ctrl.Result{}, errors.Join(err, statusErr)
+	}
+	var specErr *SpecError
+	var refErr *referenceError
+	switch {
+	case errors.As(err, &specErr):
+		// Nothing to retry until the spec changes.
+		return ctrl.Result{}, nil
+	case errors.As(err, &refErr):
+		return ctrl.Result{RequeueAfter: missingReferenceRetry}, nil
+	}
+	return result, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus) (ctrl.Result, error) {
+	sel, err := selectorOf(mon)
+	if err == nil {
+		err = Validate(&mon.Spec)
+	}
+	if err != nil {
+		// The previous Secret, if any, is left as it was: an invalid edit never
+		// turns a working configuration into a broken one.
+		msg := err.Error()
+		if wasNot(before, v1beta1.ConditionAccepted, ReasonInvalidSpec) {
+			r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonInvalidSpec, "Validate", "%s", msg)
+		}
+		setCondition(mon, v1beta1.ConditionAccepted, metav1.ConditionFalse, ReasonInvalidSpec, msg)
+		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonInvalidSpec, "the spec is not accepted: "+msg)
+		return ctrl.Result{}, err
+	}
+	setCondition(mon, v1beta1.ConditionAccepted, metav1.ConditionTrue, ReasonSpecValid, "")
+
+	instances, err := r.selectInstances(ctx, mon, sel)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	mon.Status.Instances = nil
+	enabled, targets := 0, 0
+	var disabled []string
+	for _, in := range instances {
+		mon.Status.Instances = append(mon.Status.Instances, v1beta1.InstanceReference{Namespace: in.Namespace, Name: in.Name})
+		if in.Spec.Metrics.Enabled {
+			enabled++
+			targets += int(in.Status.Replicas)
+		} else {
+			disabled = append(disabled, in.Namespace+"/"+in.Name)
+		}
+	}
+	mon.Status.MatchedInstances = int32(len(instances))
+	setTargets(mon.Namespace, mon.Name, targets)
+
+	creds, err := r.credentials(ctx, mon)
+	if err != nil {
+		var refErr *referenceError
+		if errors.As(err, &refErr) {
+			if wasNot(before, v1beta1.ConditionReady, ReasonSecretNotFound) {
+				r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonSecretNotFound, "Resolve", "%v", err)
+			}
+			setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonSecretNotFound, err.Error())
+		}
+		return ctrl.Result{}, err
+	}
+
+	var built []Instance
+	for _, in := range instances {
+		built = append(built, Instance{Namespace: in.Namespace, Name: in.Name, Labels: in.Labels, MetricsEnabled: in.Spec.Metrics.Enabled})
+	}
+	data, err := Build(mon, built, creds, Options{})
+	if err != nil {
+		setCondition(mon, v1beta1.ConditionAccepted, metav1.ConditionFalse, ReasonInvalidSpec, err.Error())
+		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonInvalidSpec, err.Error())
+		return ctrl.Result{}, err
+	}
+	secret := ScrapeConfigSecret(mon, data)
+	if err := r.apply(ctx, mon, secret); err != nil {
+		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
+		return ctrl.Result{}, err
+	}
+	mon.Status.ScrapeConfigSecret = secret.Name
+
+	if err := r.serviceMonitor(ctx, mon, before, built); err != nil {
+		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
+		return ctrl.Result{}, err
+	}
+
+	switch {
+	case len(instances) == 0:
+		msg := "no NginxOperator matches spec.selector in " + describeNamespaces(mon)
+		if wasNot(before, v1beta1.ConditionReady, ReasonNoMatchingInstances) {
+			r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonNoMatchingInstances, "Select", "%s", msg)
+		}
+		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonNoMatchingInstances, msg)
+	case enabled == 0:
+		msg := "no selected instance has spec.metrics.enabled: " + strings.Join(disabled, ", ")
+		if wasNot(before, v1beta1.ConditionReady, ReasonMetricsNotEnabled) {
+			r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonMetricsNotEnabled, "Select", "%s", msg)
+		}
+		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonMetricsNotEnabled, msg)
+	default:
+		msg := fmt.Sprintf("%d instance(s) in %s", enabled, secret.Name)
+		if len(disabled) > 0 {
+			msg += "; without spec.metrics.enabled, not scraped: " + strings.Join(disabled, ", ")
+		}
+		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionTrue, ReasonScrapeConfigGenerated, msg)
+	}
+	return ctrl.Result{}, nil
+}
+
+// wasNot is true when the previous status did not have condition typ with reason.
+func wasNot(before *v1beta1.NginxMonitorStatus, typ, reason string) bool {
+	c := meta.FindStatusCondition(before.Conditions, typ)
+	return c == nil || c.Reason != reason
+}
+
+func selectorOf(mon *v1beta1.NginxMonitor) (labels.Selector, error) {
+	sel, err := metav1.LabelSelectorAsSelector(&mon.Spec.Selector)
+	if err != nil {
+		return nil, specErrorf("spec.selector: %v", err)
+	}
+	return sel, nil
+}
+
+// selectInstances lists the NginxOperator objects of the selected namespaces
+// whose labels match, sorted by namespace and name. Instances being deleted
+// are left out.
+func (r *Reconciler) selectInstances(ctx context.Context, mon *v1beta1.NginxMonitor, sel labels.Selector) ([]v1beta1.NginxOperator, error) {
+	inNamespace, err := r.namespaceFilter(ctx, mon)
+	if err != nil {
+		return nil, err
+	}
+	var list v1beta1.NginxOperatorList
+	opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}}
+	ns := mon.Spec.NamespaceSelector
+	if !ns.Any && len(ns.MatchNames) == 0 && ns.LabelSelector == nil {
+		opts = append(opts, client.InNamespace(mon.Namespace))
+	}
+	if err := r.Client.List(ctx, &list, opts...); err != nil {
+		return nil, fmt.Errorf("listing NginxOperators: %w", err)
+	}
+	var out []v1beta1.NginxOperator
+	for _, in := range list.Items {
+		if in.DeletionTimestamp.IsZero() && inNamespace(in.Namespace) {
+			out = append(out, in)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// namespaceFilter is the monitor's namespace selection as a predicate.
+func (r *Reconciler) namespaceFilter(ctx context.Context, mon *v1beta1.NginxMonitor) (func(string) bool, error) {
+	ns := mon.Spec.NamespaceSelector
+	switch {
+	case ns.Any:
+		return func(string) bool { return true }, nil
+	case len(ns.MatchNames) > 0:
+		return func(n string) bool { return contains(ns.MatchNames, n) }, nil
+	case ns.LabelSelector != nil:
+		sel, err := metav1.LabelSelectorAsSelector(ns.LabelSelector)
+		if err != nil {
+			return nil, specErrorf("spec.namespaceSelector.labelSelector: %v", err)
+		}
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
+		if err := r.Client.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+			return nil, fmt.Errorf("listing namespaces: %w", err)
+		}
+		names := map[string]bool{}
+		for _, n := range list.Items {
+			names[n.Name] = true
+		}
+		return func(n string) bool { return names[n] }, nil
+	default:
+		return func(n string) bool { return n == mon.Namespace }, nil
+	}
+}
+
+func describeNamespaces(mon *v1beta1.NginxMonitor) string {
+	ns := mon.Spec.NamespaceSelector
+	switch {
+	case ns.Any:
+		return "any namespace"
+	case len(ns.MatchNames) > 0:
+		return "namespaces " + strings.Join(ns.MatchNames, ", ")
+	case ns.LabelSelector != nil:
+		return "namespaces matching " + metav1.FormatLabelSelector(ns.LabelSelector)
+	default:
+		return "namespace " + mon.Namespace
+	}
+}
+
+// credentials reads the basic-auth and TLS Secrets the endpoint names, from
+// the monitor's namespace.
+func (r *Reconciler) credentials(ctx context.Context, mon *v1beta1.NginxMonitor) (Credentials, error) {
+	var c Credentials
+	ep := mon.Spec.Endpoint
+	read := func(field string, ref *corev1.SecretKeySelector, dst *string) error {
+		if ref == nil {
+			return nil
+		}
+		var s corev1.Secret
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: mon.Namespace, Name: ref.Name}, &s)
+		if apierrors.IsNotFound(err) {
+			if ref.Optional != nil && *ref.Optional {
+				return nil
+			}
+			return &referenceError{msg: fmt.Sprintf("%s: Secret %q not found in namespace %s", field, ref.Name, mon.Namespace)}
+		}
+		if err != nil {
+			return err
+		}
+		v, ok := s.Data[ref.Key]
+		if !ok && !(ref.Optional != nil && *ref.Optional) {
+			return &referenceError{msg: fmt.Sprintf("%s: Secret %q has no key %q", field, ref.Name, ref.Key)}
+		}
+		*dst = string(v)
+		return nil
+	}
+	if ba := ep.BasicAuth; ba != nil {
+		if err := read("endpoint.basicAuth.username", &ba.Username, &c.Username); err != nil {
+			return c, err
+		}
+		if err := read("endpoint.basicAuth.password", &ba.Password, &c.Password); err != nil {
+			return c, err
+		}
+	}
+	if t := ep.TLSConfig; t != nil {
+		for _, f := range []struct {
+			field string
+			ref   *corev1.SecretKeySelector
+			dst   *string
+		}{{"endpoint.tlsConfig.ca", t.CA, &c.CA}, {"endpoint.tlsConfig.cert", t.Cert, &c.Cert}, {"endpoint.tlsConfig.keySecret", t.KeySecret, &c.Key}} {
+			if err := read(f.field, f.ref, f.dst); err != nil {
+				return c, err
+			}
+		}
+	}
+	return c, nil
+}
+
+// SecretName is the name of a monitor's scrape configuration Secret.
+func SecretName(monitor string) string {
+	return k8sutil.NameWithLimit(k8sutil.MaxNameLength-len("-scrape-config"), monitor) + "-scrape-config"
+}
+
+// ScrapeConfigSecret is the Secret holding scrape-configs.yaml, usable as
+// prometheus-operator's additionalScrapeConfigs (secret key
+// scrape-configs.yaml), and scrape-config-file.yaml, the same entries in the
+// form Prometheus' scrape_config_files loads (mount the Secret and list it).
+func ScrapeConfigSecret(mon *v1beta1.NginxMonitor, data []byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      SecretName(mon.Name),
+			Namespace: mon.Namespace,
+			Labels:    k8sutil.Labels("nginx-monitor", mon.Name, component),
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{ScrapeConfigsKey: data, ScrapeConfigFileKey: FileForm(data)},
+	}
+}
+
+// apply sets the owner and applies child, with an Event when it changed.
+func (r *Reconciler) apply(ctx context.Context, mon *v1beta1.NginxMonitor, child client.Object) error {
+	if err := k8sutil.SetOwner(mon, child, r.Scheme); err != nil {
+		return &applyError{err: err}
+	}
+	outcome, err := r.Applier.Apply(ctx, child)
+	if err != nil {
+		r.Recorder.Eventf(mon, child, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
+		return &applyError{err: err}
+	}
+	if outcome != k8sutil.Unchanged {
+		gvk, _ := apiutil.GVKForObject(child, r.Scheme)
+		r.Recorder.Eventf(mon, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
+	}
+	return nil
+}
+
+// serviceMonitor applies, for a monitor with serviceMonitor.enabled, a
+// ServiceMonitor owned by it when prometheus-operator's API is served.
+// Without the API the condition says so and nothing else changes. Disabling
+// the field deletes the ServiceMonitor the operator made.
+func (r *Reconciler) serviceMonitor(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus, instances []Instance) error {
+	if !mon.Spec.ServiceMonitor.Enabled {
+		if prev := meta.FindStatusCondition(before.Conditions, ConditionServiceMonitor); prev != nil && prev.Reason == ReasonServiceMonitorApplied {
+			sm := &ServiceMonitor{ObjectMeta: metav1.ObjectMeta{Namespace: mon.Namespace, Name: mon.Name}}
+			sm.SetGroupVersionKind(ServiceMonitorGVK)
+			if err := r.Client.Delete(ctx, sm); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+				return err
+			}
+		}
+		meta.RemoveStatusCondition(&mon.Status.Conditions, ConditionServiceMonitor)
+		return nil
+	}
+	if _, err := r.Mapper.RESTMapping(ServiceMonitorGVK.GroupKind(), ServiceMonitorGVK.Version); err != nil {
+		if meta.IsNoMatchError(err) {
+			setCondition(mon, ConditionServiceMonitor, metav1.ConditionFalse, ReasonAPINotAvailable,
+				"the monitoring.coreos.com/v1 ServiceMonitor API is not served: install prometheus-operator, or use the scrape configuration Secret")
+			return nil
+		}
+		return err
+	}
+	sm := BuildServiceMonitor(mon, instances)
+	if err := k8sutil.SetOwner(mon, sm, r.Scheme); err != nil {
+		return &applyError{err: err}
+	}
+	outcome, err := r.ServiceMonitorApplier.Apply(ctx, sm)
+	if err != nil {
+		r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "ServiceMonitor: %v", err)
+		return &applyError{err: err}
+	}
+	if outcome != k8sutil.Unchanged {
+		r.Recorder.Eventf(mon, nil, corev1.EventTypeNormal, string(outcome), "Apply", "%s ServiceMonitor %s", outcome, sm.Name)
+	}
+	setCondition(mon, ConditionServiceMonitor, metav1.ConditionTrue, ReasonServiceMonitorApplied, "ServiceMonitor "+sm.Name+" is current")
+	return nil
+}
+
+// writeStatus patches the status subresource only when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus) error {
+	if equality.Semantic.DeepEqual(before, &mon.Status) {
+		return nil
+	}
+	patch := client.MergeFrom(&v1beta1.NginxMonitor{ObjectMeta: mon.ObjectMeta, Status: *before})
+	if err := r.Client.Status().Patch(ctx, mon, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

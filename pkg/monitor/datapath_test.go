@@ -1,0 +1,198 @@
+package monitor
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	yaml "go.yaml.in/yaml/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+// TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig is
+// the metrics data path on loopback: a real nginx running the rendered
+// configuration with metrics on (stub_status on 127.0.0.1), the real
+// nginx-prometheus-exporter reading it, and a real Prometheus scraping the
+// exporter with the scrape configuration Build generated, its Kubernetes
+// discovery replaced by a static target carrying the labels discovery would
+// set. Prometheus must report nginx_up 1 with those labels.
+func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *testing.T) {
+	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	exporterBin := framework.RequireTool(t, "prometheus-nginx-exporter", "apt-get install -y prometheus-nginx-exporter")
+	prometheusBin := framework.RequireTool(t, "prometheus", "apt-get install -y prometheus")
+
+	dir := t.TempDir()
+	// nginx workers started as root run as "nobody", which must read the files.
+	must(t, os.Chmod(dir, 0o755))
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	httpPort, healthPort, stubPort, exporterPort, promPort := freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
+
+	// nginx with the operator's rendered configuration.
+	spec := v1beta1.NginxOperatorSpec{
+		Ports:   []v1beta1.Port{{Name: "http", ContainerPort: int32(httpPort)}},
+		Metrics: v1beta1.MetricsSpec{Enabled: true},
+	}
+	paths := nginx.Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), MimeTypes: filepath.Join(dir, "mime.types")}
+	must(t, os.MkdirAll(paths.Content, 0o755))
+	must(t, os.WriteFile(paths.MimeTypes, []byte("types {\n    text/html html;\n}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(paths.Content, "index.html"), []byte("hello\n"), 0o644))
+	cfg, err := nginx.Render(&spec, nginx.RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: healthPort, StubStatusPort: stubPort})
+	must(t, err)
+	if !strings.Contains(string(cfg), fmt.Sprintf("listen 127.0.0.1:%d;", stubPort)) {
+		t.Fatalf("stub_status does not listen on loopback only:\n%s", cfg)
+	}
+	nginxConf := filepath.Join(dir, "nginx.conf")
+	must(t, os.WriteFile(nginxConf, cfg, 0o644))
+	start(t, "nginx", nginxBin, "-p", dir, "-c", nginxConf, "-e", "stderr", "-g", "daemon off;")
+
+	// The Debian exporter (0.11) exits when stub_status does not answer at
+	// its start: wait for nginx first.
+	stubReady := false
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(nginx.StubStatusURI(stubPort)); err == nil {
+			resp.Body.Close()
+			if stubReady = resp.StatusCode == http.StatusOK; stubReady {
+				break
+			}
+		}
+	}
+	if !stubReady {
+		t.Fatal("nginx's stub_status did not answer on loopback")
+	}
+
+	// The exporter with the sidecar's arguments, on loopback.
+	start(t, "exporter", exporterBin,
+		"--nginx.scrape-uri="+nginx.StubStatusURI(stubPort),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", exporterPort))
+
+	// The generated scrape configuration, discovery replaced by a static target.
+	mon := &v1beta1.NginxMonitor{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"},
+		Spec: v1beta1.NginxMonitorSpec{Endpoint: v1beta1.Endpoint{
+			Interval: "1s", ScrapeTimeout: "1s",
+			MetricRelabelings: []v1beta1.RelabelConfig{{SourceLabels: []string{"__name__"}, Regex: "nginx_connections_waiting", Action: "drop"}},
+		}},
+	}
+	generated, err := Build(mon, []Instance{{Namespace: "team-a", Name: "www", MetricsEnabled: true}}, Credentials{}, Options{})
+	must(t, err)
+	var scrapeConfigs []map[string]any
+	must(t, yaml.Unmarshal(generated, &scrapeConfigs))
+	if len(scrapeConfigs) != 1 {
+		t.Fatalf("want one scrape config, got:\n%s", generated)
+	}
+	sc := scrapeConfigs[0]
+	delete(sc, "kubernetes_sd_configs")
+	delete(sc, "relabel_configs") // they select among discovered endpoints; the static target is the selection
+	sc["static_configs"] = []any{map[string]any{
+		"targets": []any{fmt.Sprintf("127.0.0.1:%d", exporterPort)},
+		"labels":  map[string]any{LabelNamespace: "team-a", LabelInstance: "www", LabelPod: "www-0"},
+	}}
+	promCfg, err := yaml.Marshal(map[string]any{"scrape_configs": scrapeConfigs})
+	must(t, err)
+	promFile := filepath.Join(dir, "prometheus.yml")
+	must(t, os.WriteFile(promFile, promCfg, 0o644))
+	start(t, "prometheus", prometheusBin,
+		"--config.file="+promFile,
+		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", promPort))
+
+	// Prometheus' answer for nginx_up, polled until the first scrapes are in.
+	query := func(q string) []promSample {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v1/query?query=%s", promPort, url.QueryEscape(q)))
+		if err != nil {
+			return nil
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		var r struct {
+			Data struct {
+				Result []promSample `json:"result"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(body, &r) != nil {
+			return nil
+		}
+		return r.Data.Result
+	}
+	var up []promSample
+	deadline := time.Now().Add(45 * time.Second)
+	for time.Now().Before(deadline) {
+		if up = query("nginx_up"); len(up) > 0 && up[0].Value[1] == "1" {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if len(up) != 1 || up[0].Value[1] != "1" {
+		t.Fatalf("nginx_up = %+v, want one sample with value 1\nprometheus.yml:\n%s", up, promCfg)
+	}
+	want := map[string]string{"job": JobName("team-a", "web"), LabelNamespace: "team-a", LabelInstance: "www", LabelPod: "www-0"}
+	for k, v := range want {
+		if up[0].Metric[k] != v {
+			t.Errorf("nginx_up label %s = %q, want %q (all: %v)", k, up[0].Metric[k], v, up[0].Metric)
+		}
+	}
+	if got := query("nginx_connections_accepted"); len(got) != 1 {
+		t.Errorf("nginx_connections_accepted: %+v", got)
+	}
+	if got := query("nginx_connections_waiting"); len(got) != 0 {
+		t.Errorf("the metric relabeling should drop nginx_connections_waiting: %+v", got)
+	}
+	t.Logf("nginx_up %s %v", up[0].Value[1], up[0].Metric)
+}
+
+type promSample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// start runs a process in its own process group, stopped (with its children)
+// when the test ends; its output is logged if the test failed.
+func start(t *testing.T, name, bin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, out.String())
+		}
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	p, err := framework.FreePort()
+	must(t, err)
+	return p
+}

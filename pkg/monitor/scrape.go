@@ -1,0 +1,366 @@
+// Package monitor is the NginxMonitor controller: it selects NginxOperator
+// instances by label and namespace and generates, per monitor, a Secret
+// holding a list of Prometheus scrape_config entries (scrape-configs.yaml)
+// that discovers exactly those instances' exporter endpoints.
+package monitor
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	yaml "go.yaml.in/yaml/v2"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+)
+
+// ScrapeConfigsKey is the key of the generated Secret that holds the list of
+// scrape_config entries: the format of prometheus-operator's
+// additionalScrapeConfigs.
+const ScrapeConfigsKey = "scrape-configs.yaml"
+
+// ScrapeConfigFileKey is the key holding the same entries as a file for
+// Prometheus' scrape_config_files, which wants a document with a
+// scrape_configs key rather than a bare list.
+const ScrapeConfigFileKey = "scrape-config-file.yaml"
+
+// MetricsPortName is the name of the exporter's port on the client Service.
+const MetricsPortName = "metrics"
+
+// Defaults of the endpoint, the same as the CRD schema's, so objects created
+// without them (and unit tests) render the same.
+const (
+	DefaultInterval = "30s"
+	DefaultPath     = "/metrics"
+	DefaultScheme   = "http"
+)
+
+// Labels every target carries, besides the Prometheus job.
+const (
+	LabelNamespace = "namespace"
+	LabelInstance  = "instance"
+	LabelPod       = "pod"
+)
+
+// Instance is one selected NginxOperator, as the builder needs it.
+type Instance struct {
+	Namespace, Name string
+	// Labels of the NginxOperator object, the source of targetLabels.
+	Labels map[string]string
+	// MetricsEnabled: spec.metrics.enabled; only such instances have a
+	// metrics port to scrape.
+	MetricsEnabled bool
+}
+
+// Credentials are the resolved values of the endpoint's Secret references.
+type Credentials struct {
+	Username, Password string
+	CA, Cert, Key      string
+}
+
+// Options are the builder's inputs besides the monitor and its instances.
+type Options struct {
+	// KubeconfigFile, when set, is written into every kubernetes_sd_config, for
+	// a Prometheus running outside the cluster (tests). In a cluster Prometheus
+	// uses its own service account.
+	KubeconfigFile string
+	// Role is the kubernetes_sd_configs role: "endpointslice" (default) or "endpoints".
+	Role string
+}
+
+// JobName is the Prometheus job of a monitor: unique per monitor, so several
+// monitors' files can be loaded side by side.
+func JobName(namespace, name string) string {
+	return "nginxmonitor/" + namespace + "/" + name
+}
+
+// The scrape_config subset the operator writes, in Prometheus' field order.
+type scrapeConfig struct {
+	JobName              string          `yaml:"job_name"`
+	HonorLabels          bool            `yaml:"honor_labels,omitempty"`
+	ScrapeInterval       string          `yaml:"scrape_interval,omitempty"`
+	ScrapeTimeout        string          `yaml:"scrape_timeout,omitempty"`
+	MetricsPath          string          `yaml:"metrics_path,omitempty"`
+	Scheme               string          `yaml:"scheme,omitempty"`
+	SampleLimit          int64           `yaml:"sample_limit,omitempty"`
+	BasicAuth            *basicAuth      `yaml:"basic_auth,omitempty"`
+	TLSConfig            *tlsConfig      `yaml:"tls_config,omitempty"`
+	KubernetesSDConfigs  []kubernetesSD  `yaml:"kubernetes_sd_configs"`
+	RelabelConfigs       []relabelConfig `yaml:"relabel_configs"`
+	MetricRelabelConfigs []relabelConfig `yaml:"metric_relabel_configs,omitempty"`
+}
+
+type basicAuth struct {
+	Username string `yaml:"username"`
+	Password string `yaml:"password,omitempty"`
+}
+
+type tlsConfig struct {
+	CA                 string `yaml:"ca,omitempty"`
+	Cert               string `yaml:"cert,omitempty"`
+	Key                string `yaml:"key,omitempty"`
+	ServerName         string `yaml:"server_name,omitempty"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify,omitempty"`
+}
+
+type kubernetesSD struct {
+	Role           string        `yaml:"role"`
+	KubeconfigFile string        `yaml:"kubeconfig_file,omitempty"`
+	Namespaces     sdNamespaces  `yaml:"namespaces"`
+	Selectors      []sdSelectors `yaml:"selectors,omitempty"`
+}
+
+type sdNamespaces struct {
+	Names []string `yaml:"names"`
+}
+
+type sdSelectors struct {
+	Role  string `yaml:"role"`
+	Label string `yaml:"label,omitempty"`
+}
+
+type relabelConfig struct {
+	SourceLabels []string `yaml:"source_labels,flow,omitempty"`
+	Separator    *string  `yaml:"separator,omitempty"`
+	TargetLabel  string   `yaml:"target_label,omitempty"`
+	Regex        string   `yaml:"regex,omitempty"`
+	Modulus      int64    `yaml:"modulus,omitempty"`
+	Replacement  *string  `yaml:"replacement,omitempty"`
+	Action       string   `yaml:"action,omitempty"`
+}
+
+// Meta labels of the endpointslice (and endpoints) roles the rules use.
+const (
+	metaNamespace   = "__meta_kubernetes_namespace"
+	metaServiceName = "__meta_kubernetes_service_name"
+	metaPodName     = "__meta_kubernetes_pod_name"
+	metaSvcLabel    = "__meta_kubernetes_service_label_"
+)
+
+// SpecError is a spec the schema accepted but that cannot be turned into a
+// valid Prometheus configuration; condition Accepted=False, reason InvalidSpec.
+type SpecError struct{ msg string }
+
+func (e *SpecError) Error() string  { return e.msg }
+func (e *SpecError) Reason() string { return ReasonInvalidSpec }
+
+func specErrorf(format string, args ...any) error {
+	return &SpecError{msg: fmt.Sprintf(format, args...)}
+}
+
+// reservedLabels are set by the operator's own rules; a targetLabel may not overwrite them.
+var reservedLabels = map[string]bool{"job": true, LabelNamespace: true, LabelInstance: true, LabelPod: true}
+
+// Validate checks what the schema cannot: durations as Prometheus parses them,
+// scrapeTimeout <= interval, regexes (again, as Prometheus anchors them) and
+// target labels that would clash with the operator's. Every problem is
+// reported at once.
+func Validate(spec *v1beta1.NginxMonitorSpec) error {
+	var errs []error
+	ep := spec.Endpoint
+	interval := ep.Interval
+	if interval == "" {
+		interval = DefaultInterval
+	}
+	iv, err := model.ParseDuration(interval)
+	if err != nil || iv <= 0 {
+		errs = append(errs, specErrorf("endpoint.interval %q is not a positive Prometheus duration", interval))
+	}
+	if ep.ScrapeTimeout != "" {
+		tv, err := model.ParseDuration(ep.ScrapeTimeout)
+		switch {
+		case err != nil || tv <= 0:
+			errs = append(errs, specErrorf("endpoint.scrapeTimeout %q is not a positive Prometheus duration", ep.ScrapeTimeout))
+		case iv > 0 && tv > iv:
+			errs = append(errs, specErrorf("endpoint.scrapeTimeout %s is longer than endpoint.interval %s", ep.ScrapeTimeout, interval))
+		}
+	}
+	for field, rules := range map[string][]v1beta1.RelabelConfig{"relabelings": ep.Relabelings, "metricRelabelings": ep.MetricRelabelings} {
+		for i, r := range rules {
+			if r.Regex == "" {
+				continue
+			}
+			if _, err := regexp.Compile("^(?:" + r.Regex + ")$"); err != nil {
+				errs = append(errs, specErrorf("endpoint.%s[%d].regex: %v", field, i, err))
+			}
+		}
+	}
+	seen := map[string]string{}
+	for _, key := range spec.TargetLabels {
+		name := LabelName(key)
+		if reservedLabels[name] || strings.HasPrefix(name, "__") {
+			errs = append(errs, specErrorf("targetLabels: %q becomes the label %q, which the operator sets or Prometheus reserves", key, name))
+		}
+		if other, ok := seen[name]; ok {
+			errs = append(errs, specErrorf("targetLabels: %q and %q both become the label %q", other, key, name))
+		}
+		seen[name] = key
+	}
+	return errors.Join(errs...)
+}
+
+var invalidLabelChars = regexp.MustCompile(`[^a-zA-Z0-9_]`)
+
+// LabelName turns a Kubernetes label key into a Prometheus label name, as
+// Prometheus does for __meta_kubernetes_*_label_* names.
+func LabelName(key string) string {
+	name := invalidLabelChars.ReplaceAllString(key, "_")
+	if name != "" && name[0] >= '0' && name[0] <= '9' {
+		name = "_" + name
+	}
+	return name
+}
+
+// Build returns scrape-configs.yaml for mon: a YAML list with one scrape_config
+// that discovers, in the namespaces of the selected instances only, the
+// endpoints of their client Services' metrics port and nothing else. With no
+// instance exposing metrics the list is empty, never a job that discovers
+// everything. Output is deterministic: instances are sorted.
+func Build(mon *v1beta1.NginxMonitor, instances []Instance, creds Credentials, opts Options) ([]byte, error) {
+	if err := Validate(&mon.Spec); err != nil {
+		return nil, err
+	}
+	var selected []Instance
+	for _, in := range instances {
+		if in.MetricsEnabled {
+			selected = append(selected, in)
+		}
+	}
+	sort.Slice(selected, func(i, j int) bool {
+		if selected[i].Namespace != selected[j].Namespace {
+			return selected[i].Namespace < selected[j].Namespace
+		}
+		return selected[i].Name < selected[j].Name
+	})
+	if len(selected) == 0 {
+		return []byte("[]\n"), nil
+	}
+
+	ep := mon.Spec.Endpoint
+	role := opts.Role
+	if role == "" {
+		role = "endpointslice"
+	}
+	sc := scrapeConfig{
+		JobName:        JobName(mon.Namespace, mon.Name),
+		HonorLabels:    ep.HonorLabels,
+		ScrapeInterval: orDefault(ep.Interval, DefaultInterval),
+		ScrapeTimeout:  ep.ScrapeTimeout,
+		MetricsPath:    orDefault(ep.Path, DefaultPath),
+		Scheme:         orDefault(ep.Scheme, DefaultScheme),
+		SampleLimit:    ep.SampleLimit,
+	}
+	if ep.BasicAuth != nil {
+		sc.BasicAuth = &basicAuth{Username: creds.Username, Password: creds.Password}
+	}
+	if t := ep.TLSConfig; t != nil {
+		sc.TLSConfig = &tlsConfig{CA: creds.CA, Cert: creds.Cert, Key: creds.Key, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
+	}
+
+	var namespaces []string
+	var keys []string
+	seenNS := map[string]bool{}
+	for _, in := range selected {
+		if !seenNS[in.Namespace] {
+			seenNS[in.Namespace] = true
+			namespaces = append(namespaces, in.Namespace)
+		}
+		keys = append(keys, regexp.QuoteMeta(in.Namespace+";"+nginx.NamesFor(in.Name).Service+";"+in.Name))
+	}
+	// The EndpointSlice (and Endpoints) controller copies a Service's labels
+	// onto its slices, so Prometheus need only watch the operator's nginx
+	// slices; the relabelling below is what selects exactly.
+	sc.KubernetesSDConfigs = []kubernetesSD{{
+		Role: role, KubeconfigFile: opts.KubeconfigFile, Namespaces: sdNamespaces{Names: namespaces},
+		Selectors: []sdSelectors{{Role: role, Label: k8sutil.LabelManagedBy + "=" + k8sutil.ManagedBy + "," + k8sutil.LabelName + "=nginx"}},
+	}}
+
+	svcLabel := func(key string) string { return metaSvcLabel + LabelName(key) }
+	portLabel := "__meta_kubernetes_endpointslice_port_name"
+	if role == "endpoints" {
+		portLabel = "__meta_kubernetes_endpoint_port_name"
+	}
+	rules := []relabelConfig{
+		// Only the exporter's port...
+		{SourceLabels: []string{portLabel}, Regex: MetricsPortName, Action: "keep"},
+		// ...of Services the operator made for an nginx instance...
+		{
+			SourceLabels: []string{svcLabel(k8sutil.LabelManagedBy), svcLabel(k8sutil.LabelName), svcLabel(k8sutil.LabelComponent)},
+			Regex:        regexp.QuoteMeta(k8sutil.ManagedBy + ";nginx;server"), Action: "keep",
+		},
+		// ...and of exactly the selected instances (namespace, client Service, instance label).
+		{
+			SourceLabels: []string{metaNamespace, metaServiceName, svcLabel(k8sutil.LabelInstance)},
+			Regex:        strings.Join(keys, "|"), Action: "keep",
+		},
+		{SourceLabels: []string{metaNamespace}, TargetLabel: LabelNamespace, Action: "replace"},
+		{SourceLabels: []string{svcLabel(k8sutil.LabelInstance)}, TargetLabel: LabelInstance, Action: "replace"},
+		{SourceLabels: []string{metaPodName}, TargetLabel: LabelPod, Action: "replace"},
+	}
+	// targetLabels: the values live on the NginxOperator objects, not on the
+	// Services, so each instance gets one rule per label it has.
+	for _, key := range mon.Spec.TargetLabels {
+		for _, in := range selected {
+			value, ok := in.Labels[key]
+			if !ok {
+				continue
+			}
+			rules = append(rules, relabelConfig{
+				SourceLabels: []string{metaNamespace, svcLabel(k8sutil.LabelInstance)},
+				Regex:        regexp.QuoteMeta(in.Namespace + ";" + in.Name),
+				TargetLabel:  LabelName(key),
+				Replacement:  ptr(strings.ReplaceAll(value, "$", "$$")),
+				Action:       "replace",
+			})
+		}
+	}
+	sc.RelabelConfigs = append(rules, convertRelabelings(ep.Relabelings)...)
+	sc.MetricRelabelConfigs = convertRelabelings(ep.MetricRelabelings)
+
+	out, err := yaml.Marshal([]scrapeConfig{sc})
+	if err != nil {
+		return nil, fmt.Errorf("encoding the scrape configuration: %w", err)
+	}
+	return out, nil
+}
+
+// FileForm turns the list Build returns into a file for Prometheus'
+// scrape_config_files: the same entries under a scrape_configs key.
+func FileForm(list []byte) []byte {
+	if strings.TrimSpace(string(list)) == "[]" {
+		return []byte("scrape_configs: []\n")
+	}
+	var b strings.Builder
+	b.WriteString("scrape_configs:\n")
+	for _, line := range strings.SplitAfter(string(list), "\n") {
+		if line != "" {
+			b.WriteString("  " + line)
+		}
+	}
+	return []byte(b.String())
+}
+
+func convertRelabelings(in []v1beta1.RelabelConfig) []relabelConfig {
+	var out []relabelConfig
+	for _, r := range in {
+		out = append(out, relabelConfig{
+			SourceLabels: r.SourceLabels, Separator: r.Separator, TargetLabel: r.TargetLabel,
+			Regex: r.Regex, Modulus: r.Modulus, Replacement: r.Replacement, Action: orDefault(r.Action, "replace"),
+		})
+	}
+	return out
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func ptr[T any](v T) *T { return &v }

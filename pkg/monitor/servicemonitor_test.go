@@ -1,0 +1,56 @@
+package monitor
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+func TestServiceMonitorSelectsTheSameInstancesAsTheScrapeConfig(t *testing.T) {
+	m := &v1beta1.NginxMonitor{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "all"},
+		Spec: v1beta1.NginxMonitorSpec{
+			Endpoint:     v1beta1.Endpoint{Interval: "15s", SampleLimit: 100},
+			TargetLabels: []string{"team"},
+		},
+	}
+	sm := BuildServiceMonitor(m, []Instance{
+		{Namespace: "team-b", Name: "shop", Labels: map[string]string{"team": "b"}, MetricsEnabled: true},
+		{Namespace: "team-a", Name: "www", Labels: map[string]string{"team": "a"}, MetricsEnabled: true},
+		{Namespace: "team-a", Name: "quiet", MetricsEnabled: false},
+	})
+	if sm.Name != "all" || sm.Namespace != "monitoring" || sm.Kind != "ServiceMonitor" {
+		t.Errorf("meta: %+v %+v", sm.TypeMeta, sm.ObjectMeta)
+	}
+	if got := strings.Join(sm.Spec.NamespaceSelector.MatchNames, ","); got != "team-a,team-b" {
+		t.Errorf("namespaces %s", got)
+	}
+	exprs := sm.Spec.Selector.MatchExpressions
+	if len(exprs) != 1 || strings.Join(exprs[0].Values, ",") != "shop,www" {
+		t.Errorf("instance selector %+v: want shop and www only", exprs)
+	}
+	ep := sm.Spec.Endpoints[0]
+	if ep.Port != MetricsPortName || ep.Interval != "15s" || sm.Spec.SampleLimit == nil || *sm.Spec.SampleLimit != 100 {
+		t.Errorf("endpoint %+v sampleLimit %v", ep, sm.Spec.SampleLimit)
+	}
+	if keep := ep.Relabelings[0]; keep.Action != "keep" || keep.Regex != "team-a;www|team-b;shop" {
+		t.Errorf("first relabeling %+v: want keeping exactly the client Services", keep)
+	}
+	teams := 0
+	for _, r := range ep.Relabelings {
+		if r.TargetLabel == "team" {
+			teams++
+		}
+	}
+	if teams != 2 {
+		t.Errorf("%d team target label rules, want 2", teams)
+	}
+
+	none := BuildServiceMonitor(m, nil)
+	if v := none.Spec.Selector.MatchExpressions[0].Values; len(v) != 1 || v[0] != "-" {
+		t.Errorf("selecting nothing: values %v, want an impossible name", v)
+	}
+}

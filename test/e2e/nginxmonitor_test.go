@@ -1,0 +1,269 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	yaml "go.yaml.in/yaml/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/monitor"
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+// prometheusWithKubernetesSD is the path of a Prometheus built with
+// Kubernetes discovery (hack/install-prometheus.sh); Debian's is built without.
+func prometheusWithKubernetesSD(t *testing.T) string {
+	t.Helper()
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", filepath.Join(root, "hack", "install-prometheus.sh"), "--print-dir").Output()
+	if err != nil {
+		t.Fatalf("locating Prometheus: %v", err)
+	}
+	bin := filepath.Join(strings.TrimSpace(string(out)), "prometheus")
+	if _, err := os.Stat(bin); err != nil {
+		msg := "Prometheus with Kubernetes discovery not found at " + bin + ": run `bash hack/install-prometheus.sh` (a few minutes)"
+		if framework.ToolsRequired() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
+}
+
+// discoveredTarget is one active target of Prometheus' /api/v1/targets.
+type discoveredTarget struct {
+	Labels map[string]string `json:"labels"`
+}
+
+func (d discoveredTarget) String() string {
+	return d.Labels["namespace"] + "/" + d.Labels["instance"] + "/" + d.Labels["pod"]
+}
+
+// TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods runs a real
+// Prometheus with the scrape configuration the operator generated (as a
+// scrape_config_files entry) and a kubeconfig for the local apiserver. Its
+// Kubernetes discovery must find exactly the pods (kwok pods) of the
+// instances the monitor selects, with the namespace, instance, pod and target
+// labels, and follow an instance added and an instance relabelled.
+func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testing.T) {
+	t.Parallel()
+	promBin := prometheusWithKubernetesSD(t)
+	install(t)
+	ctx := context.Background()
+	ns, _ := newNamespace(t)
+	framework.StartOperator(t, operatorKubeconfig(ctx, t, ns), "--namespaces="+ns, "--metrics-bind-address=0")
+	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	withLabels := func(n *v1beta1.NginxOperator, team string, metrics bool) *v1beta1.NginxOperator {
+		n.Labels = map[string]string{"team": team}
+		n.Spec.Metrics.Enabled = metrics
+		return n
+	}
+	for _, n := range []*v1beta1.NginxOperator{
+		withLabels(newInstance(ns, "web", 1), "a", true),
+		withLabels(newInstance(ns, "api", 2), "a", true),
+		withLabels(newInstance(ns, "other", 1), "b", true),  // not selected
+		withLabels(newInstance(ns, "quiet", 1), "a", false), // selected, no metrics port
+	} {
+		if err := c.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mon := &v1beta1.NginxMonitor{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-a"},
+		Spec: v1beta1.NginxMonitorSpec{
+			Selector:     metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}},
+			Endpoint:     v1beta1.Endpoint{Interval: "5s"},
+			TargetLabels: []string{"team"},
+		},
+	}
+	if err := c.Create(ctx, mon); err != nil {
+		t.Fatal(err)
+	}
+
+	// The generated file, with a kubeconfig for Prometheus outside the cluster.
+	dir := t.TempDir()
+	scrapeFile := filepath.Join(dir, "scrape-configs.yaml")
+	lastData, lastFile := "", []byte(nil)
+	writeScrapeConfigs := func(want string) {
+		t.Helper()
+		if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
+			var s corev1.Secret
+			if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: monitor.SecretName("team-a")}, &s) != nil {
+				return false
+			}
+			lastData, lastFile = string(s.Data[monitor.ScrapeConfigsKey]), s.Data[monitor.ScrapeConfigFileKey]
+			return strings.Contains(lastData, want)
+		}) {
+			t.Fatalf("the scrape configuration never contained %q:\n%s", want, lastData)
+		}
+		// The file form Prometheus' scrape_config_files loads, with the
+		// kubeconfig a Prometheus outside the cluster needs.
+		var file struct {
+			ScrapeConfigs []map[string]any `yaml:"scrape_configs"`
+		}
+		if err := yaml.Unmarshal(lastFile, &file); err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range file.ScrapeConfigs {
+			for _, sd := range sc["kubernetes_sd_configs"].([]any) {
+				sd.(map[any]any)["kubeconfig_file"] = cluster.Kubeconfig
+			}
+		}
+		out, err := yaml.Marshal(map[string]any{"scrape_configs": file.ScrapeConfigs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(scrapeFile, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeScrapeConfigs(ns + ";web;web")
+
+	promFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(promFile, []byte("scrape_config_files: ["+scrapeFile+"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port, err := framework.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom := exec.Command(promBin, "--config.file="+promFile, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--web.enable-lifecycle")
+	var promOut bytes.Buffer
+	prom.Stdout, prom.Stderr = &promOut, &promOut
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = prom.Process.Kill()
+		_ = prom.Wait()
+		if t.Failed() {
+			t.Logf("prometheus output:\n%s", promOut.String())
+		}
+	})
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+
+	targets := func() []discoveredTarget {
+		resp, err := http.Get(base + "/api/v1/targets?state=active")
+		if err != nil {
+			return nil
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		var r struct {
+			Data struct {
+				ActiveTargets []discoveredTarget `json:"activeTargets"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(body, &r) != nil {
+			return nil
+		}
+		sort.Slice(r.Data.ActiveTargets, func(i, j int) bool { return r.Data.ActiveTargets[i].String() < r.Data.ActiveTargets[j].String() })
+		return r.Data.ActiveTargets
+	}
+	expect := func(what string, want ...string) []discoveredTarget {
+		t.Helper()
+		var got []discoveredTarget
+		start := time.Now()
+		defer func() {
+			t.Logf("%s: Prometheus discovered %v after %s", what, got, time.Since(start).Round(100*time.Millisecond))
+		}()
+		if !framework.WaitFor(ctx, 120*time.Second, func(context.Context) bool {
+			got = targets()
+			var names []string
+			for _, tg := range got {
+				names = append(names, tg.String())
+			}
+			return strings.Join(names, ",") == strings.Join(want, ",")
+		}) {
+			t.Fatalf("%s: Prometheus discovered %v, want %v\nscrape configs:\n%s", what, got, want, lastData)
+		}
+		return got
+	}
+	reload := func() {
+		t.Helper()
+		resp, err := http.Post(base+"/-/reload", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("reload: %s", resp.Status)
+		}
+	}
+
+	got := expect("initial selection", ns+"/api/api-0", ns+"/api/api-1", ns+"/web/web-0")
+	for _, tg := range got {
+		if tg.Labels["team"] != "a" || tg.Labels["job"] != monitor.JobName(ns, "team-a") {
+			t.Errorf("target %v: labels %v, want team=a and job %s", tg, tg.Labels, monitor.JobName(ns, "team-a"))
+		}
+	}
+	waitReady(t, c, ns, "team-a", 3) // web, api and quiet (selected, though it has no metrics port)
+
+	// An instance added to the selection is discovered.
+	if err := c.Create(ctx, withLabels(newInstance(ns, "shop", 1), "a", true)); err != nil {
+		t.Fatal(err)
+	}
+	writeScrapeConfigs(ns + ";shop;shop")
+	reload()
+	expect("after adding shop", ns+"/api/api-0", ns+"/api/api-1", ns+"/shop/shop-0", ns+"/web/web-0")
+
+	// An instance relabelled out of the selection is dropped.
+	var api v1beta1.NginxOperator
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "api"}, &api); err != nil {
+		t.Fatal(err)
+	}
+	api.Labels["team"] = "b"
+	if err := c.Update(ctx, &api); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
+		var s corev1.Secret
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: monitor.SecretName("team-a")}, &s) == nil &&
+			!strings.Contains(string(s.Data[monitor.ScrapeConfigsKey]), ";api;")
+	}) {
+		t.Fatal("the relabelled instance stayed in the scrape configuration")
+	}
+	writeScrapeConfigs(ns + ";shop;shop")
+	reload()
+	expect("after relabelling api", ns+"/shop/shop-0", ns+"/web/web-0")
+}
+
+// waitReady waits for the monitor to be Ready with matched instances.
+func waitReady(t *testing.T, c client.Client, ns, name string, matched int32) {
+	t.Helper()
+	var m v1beta1.NginxMonitor
+	if !framework.WaitFor(context.Background(), 30*time.Second, func(ctx context.Context) bool {
+		if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &m) != nil {
+			return false
+		}
+		cond := meta.FindStatusCondition(m.Status.Conditions, v1beta1.ConditionReady)
+		return cond != nil && cond.Status == metav1.ConditionTrue && m.Status.MatchedInstances == matched
+	}) {
+		t.Fatalf("monitor %s/%s not Ready with %d instances: %+v", ns, name, matched, m.Status)
+	}
+}
