@@ -14,14 +14,19 @@ kubectl="$bin_dir/kubectl"
 health=${HEALTH_ADDR:-127.0.0.1:8081}
 metrics=${METRICS_ADDR:-127.0.0.1:8443}
 
+webhook_port=${WEBHOOK_PORT:-9443}
 if [ -z "${KUBECONFIG:-}" ]; then
   if [ ! -f .cache/cluster/pids ]; then
     go run ./hack/localcluster up -dir .cache/cluster
   fi
   export KUBECONFIG=$PWD/.cache/cluster/kubeconfig
   echo "using the local cluster: export KUBECONFIG=$KUBECONFIG"
+  # The local apiserver reaches the conversion webhook on loopback.
+  conversion=(--namespace=default --webhook-port="$webhook_port" --webhook-url="https://127.0.0.1:$webhook_port/convert")
 else
   echo "using the cluster of KUBECONFIG=$KUBECONFIG"
+  # A remote apiserver cannot call a webhook on this machine: v1beta1 only.
+  conversion=(--conversion-webhook=false)
 fi
 
 "$kubectl" apply --server-side -f config/crd/bases
@@ -30,7 +35,7 @@ fi
 
 mkdir -p bin
 go build -o bin/operator ./cmd/operator
-bin/operator run --health-probe-bind-address="$health" --metrics-bind-address="$metrics" "$@" &
+bin/operator run --health-probe-bind-address="$health" --metrics-bind-address="$metrics" "${conversion[@]}" "$@" &
 operator=$!
 trap 'kill -TERM $operator 2>/dev/null; wait $operator' INT TERM
 

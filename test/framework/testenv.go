@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -23,6 +24,12 @@ import (
 //
 // Use it from TestMain: os.Exit(framework.RunMain(m, framework.Options{Nodes: 3}, &cluster)).
 func RunMain(m *testing.M, opts Options, cluster **Cluster) int {
+	flag.Parse()
+	if fuzzing() {
+		// Fuzz targets are pure; every fuzz worker process would otherwise
+		// start a cluster of its own. Run them with -run '^$'.
+		return m.Run()
+	}
 	for _, bin := range requiredBinaries(opts) {
 		if _, err := BinPath(bin); err != nil {
 			if ToolsRequired() {
@@ -55,6 +62,16 @@ func RunMain(m *testing.M, opts Options, cluster **Cluster) int {
 		os.RemoveAll(dir)
 	}
 	return code
+}
+
+// fuzzing is true in a `go test -fuzz` run and in its worker processes.
+func fuzzing() bool {
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
+			return true
+		}
+	}
+	return false
 }
 
 func requiredBinaries(opts Options) []string {
