@@ -44,9 +44,10 @@ kube-binaries: ## Build (once) etcd, kube-apiserver, controller-manager, schedul
 	@bash hack/install-kube-binaries.sh >/dev/null
 
 .PHONY: test-deps
-test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx, Prometheus, the nginx exporter.
+test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx, Prometheus, the nginx exporter, versitygw (S3).
 	@bash hack/install-test-deps.sh
 	@bash hack/install-prometheus.sh >/dev/null
+	@bash hack/install-versitygw.sh >/dev/null
 
 .PHONY: test
 test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane.

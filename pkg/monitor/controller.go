@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -502,14 +501,7 @@ func (r *Reconciler) serviceMonitor(ctx context.Context, mon *v1beta1.NginxMonit
 
 // writeStatus patches the status subresource only when it changed.
 func (r *Reconciler) writeStatus(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus) error {
-	if equality.Semantic.DeepEqual(before, &mon.Status) {
-		return nil
-	}
-	patch := client.MergeFrom(&v1beta1.NginxMonitor{ObjectMeta: mon.ObjectMeta, Status: *before})
-	if err := r.Client.Status().Patch(ctx, mon, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("writing status: %w", err)
-	}
-	return nil
+	return k8sutil.PatchStatus(ctx, r.Client, mon, &v1beta1.NginxMonitor{ObjectMeta: mon.ObjectMeta, Status: *before})
 }
 
 func contains(list []string, s string) bool {

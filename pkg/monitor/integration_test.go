@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -31,16 +29,7 @@ func TestMain(m *testing.M) {
 	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
 }
 
-var crdsOnce sync.Once
-
-func installCRDs(t testing.TB) {
-	t.Helper()
-	var err error
-	crdsOnce.Do(func() { err = framework.InstallCRDs(context.Background(), cluster.Config) })
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func installCRDs(t testing.TB) { inprocess.InstallCRDs(t, cluster.Config) }
 
 // startOperator runs the operator's manager in-process, watching namespaces.
 func startOperator(t *testing.T, namespaces ...string) {
@@ -48,14 +37,7 @@ func startOperator(t *testing.T, namespaces ...string) {
 	inprocess.Start(t, cluster.Config, inprocess.Options(namespaces...), nil)
 }
 
-func adminClient(t testing.TB) client.Client {
-	t.Helper()
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func adminClient(t testing.TB) client.Client { return inprocess.Client(t, cluster.Config) }
 
 func instance(ns, name string, labels map[string]string, metrics bool) *v1beta1.NginxOperator {
 	return &v1beta1.NginxOperator{

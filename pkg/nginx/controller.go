@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -255,15 +254,6 @@ func proxiedServices(spec *v1beta1.NginxOperatorSpec) []string {
 }
 
 // writeStatus patches the status subresource only when it changed.
-// SetStatusCondition keeps lastTransitionTime when a condition's status does
-// not change, so an unchanged status compares equal.
 func (r *Reconciler) writeStatus(ctx context.Context, nginx *v1beta1.NginxOperator, before *v1beta1.NginxOperatorStatus) error {
-	if equality.Semantic.DeepEqual(before, &nginx.Status) {
-		return nil
-	}
-	patch := client.MergeFrom(&v1beta1.NginxOperator{ObjectMeta: nginx.ObjectMeta, Status: *before})
-	if err := r.Client.Status().Patch(ctx, nginx, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("writing status: %w", err)
-	}
-	return nil
+	return k8sutil.PatchStatus(ctx, r.Client, nginx, &v1beta1.NginxOperator{ObjectMeta: nginx.ObjectMeta, Status: *before})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +21,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -33,16 +31,7 @@ func TestMain(m *testing.M) {
 	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
 }
 
-var crdsOnce sync.Once
-
-func installCRDs(t testing.TB) {
-	t.Helper()
-	var err error
-	crdsOnce.Do(func() { err = framework.InstallCRDs(context.Background(), cluster.Config) })
-	if err != nil {
-		t.Fatal(err)
-	}
-}
+func installCRDs(t testing.TB) { inprocess.InstallCRDs(t, cluster.Config) }
 
 // startOperator runs the operator in-process, watching only ns, until stop
 // or the end of the test; counter (may be nil) sees every request.
@@ -74,14 +63,7 @@ func reconcileCount(t *testing.T) float64 {
 	return sum
 }
 
-func adminClient(t testing.TB) client.Client {
-	t.Helper()
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func adminClient(t testing.TB) client.Client { return inprocess.Client(t, cluster.Config) }
 
 func instance(ns, name string) *v1beta1.NginxOperator {
 	return &v1beta1.NginxOperator{

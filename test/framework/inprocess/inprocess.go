@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
 // RequestCounter records the requests sent through a wrapped transport.
@@ -94,4 +96,28 @@ func Start(t testing.TB, cfg *rest.Config, opts operator.Options, counter *Reque
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// Client is an admin client that knows the operator's kinds.
+func Client(t testing.TB, cfg *rest.Config) client.Client {
+	t.Helper()
+	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var (
+	crdsOnce sync.Once
+	crdsErr  error
+)
+
+// InstallCRDs installs the project's CRDs once per test process.
+func InstallCRDs(t testing.TB, cfg *rest.Config) {
+	t.Helper()
+	crdsOnce.Do(func() { crdsErr = framework.InstallCRDs(context.Background(), cfg) })
+	if crdsErr != nil {
+		t.Fatal(crdsErr)
+	}
 }
