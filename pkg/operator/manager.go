@@ -99,14 +99,14 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 		return nil, err
 	}
 
-	sync := newInformerSync(mgr.GetCache(), CustomResources(), log.WithName("informers"))
-	if err := mgr.Add(sync); err != nil {
+	informers := newInformerSync(mgr.GetCache(), CustomResources(), log.WithName("informers"))
+	if err := mgr.Add(informers); err != nil {
 		return nil, err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("informers", sync.Check); err != nil {
+	if err := mgr.AddReadyzCheck("informers", informers.Check); err != nil {
 		return nil, err
 	}
 	if err := nginx.SetupWithManager(mgr, nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter}); err != nil {
