@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -25,13 +24,13 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/nginx-operator/nginx-operator/config/crd"
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1alpha1"
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/conversion"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -60,72 +59,8 @@ var (
 	installCRDErr  error
 )
 
-// installCRD creates the NginxOperator CRD that ships (config/crd/bases, as
-// embedded by config/crd), with v1alpha1 served: the committed CRD keeps it
-// unserved until the conversion webhook is wired into the operator. The
-// other kinds' CRDs play no part in conversion and are left out, so these
-// tests depend on nothing else.
-func installCRD(t *testing.T) {
-	t.Helper()
-	installCRDOnce.Do(func() { installCRDErr = createNginxOperatorCRD() })
-	if installCRDErr != nil {
-		t.Fatalf("installing the NginxOperator CRD: %v", installCRDErr)
-	}
-}
-
-func createNginxOperatorCRD() error {
-	ctx := context.Background()
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		return err
-	}
-	if err := apiextensionsv1.AddToScheme(c.Scheme()); err != nil {
-		return err
-	}
-	files, err := crd.Files()
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		docs, err := framework.DecodeYAML(f)
-		if err != nil {
-			return err
-		}
-		for _, doc := range docs {
-			if doc.GetName() != conversion.DefaultCRDName {
-				continue
-			}
-			obj := &apiextensionsv1.CustomResourceDefinition{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(doc.Object, obj); err != nil {
-				return err
-			}
-			for i := range obj.Spec.Versions {
-				if obj.Spec.Versions[i].Name == "v1alpha1" {
-					obj.Spec.Versions[i].Served = true
-				}
-			}
-			if err := c.Create(ctx, obj); err != nil {
-				return err
-			}
-			if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-				got := &apiextensionsv1.CustomResourceDefinition{}
-				if err := c.Get(ctx, client.ObjectKey{Name: obj.Name}, got); err != nil {
-					return false
-				}
-				for _, cond := range got.Status.Conditions {
-					if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-						return true
-					}
-				}
-				return false
-			}) {
-				return fmt.Errorf("CRD %s not established after 30s", obj.Name)
-			}
-			return nil
-		}
-	}
-	return fmt.Errorf("no CRD %s in config/crd/bases", conversion.DefaultCRDName)
-}
+// installCRD installs the CRDs that ship (config/crd/bases), once.
+func installCRD(t *testing.T) { inprocess.InstallCRDs(t, cluster.Config) }
 
 // operatorEnv is one in-process operator with the webhook set up.
 type operatorEnv struct {
@@ -286,41 +221,21 @@ func (e *operatorEnv) assertInjected(t *testing.T) {
 func (e *operatorEnv) assertSecondPassWritesNothing(t *testing.T) {
 	t.Helper()
 	crdBefore, secretBefore := e.crd(t).ResourceVersion, e.secret(t).ResourceVersion
-	counter := &requestCounter{counts: map[string]int{}}
+	counter := &inprocess.RequestCounter{}
 	cfg := rest.CopyConfig(cluster.Config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter }
+	cfg.WrapTransport = counter.Wrap
 	if err := conversion.ReconcileOnce(context.Background(), adminClient(t, cfg), e.opts); err != nil {
 		t.Fatal(err)
 	}
-	if n := counter.mutating(); n != 0 {
-		t.Errorf("a steady-state pass sent %d mutating requests (%v)", n, counter.counts)
+	if writes := counter.Writes(); len(writes) != 0 {
+		t.Errorf("a steady-state pass sent %d mutating requests: %v", len(writes), writes)
 	}
-	if counter.counts[http.MethodGet] == 0 {
+	if counter.Reads() == 0 {
 		t.Error("the pass read nothing: it did not run")
 	}
 	if crdAfter, secretAfter := e.crd(t).ResourceVersion, e.secret(t).ResourceVersion; crdAfter != crdBefore || secretAfter != secretBefore {
 		t.Errorf("resourceVersions changed: CRD %s -> %s, Secret %s -> %s", crdBefore, crdAfter, secretBefore, secretAfter)
 	}
-}
-
-// requestCounter counts the requests a client sends, by HTTP method.
-type requestCounter struct {
-	mu     sync.Mutex
-	counts map[string]int
-	next   http.RoundTripper
-}
-
-func (rc *requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	rc.mu.Lock()
-	rc.counts[req.Method]++
-	rc.mu.Unlock()
-	return rc.next.RoundTrip(req)
-}
-
-func (rc *requestCounter) mutating() int {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.counts[http.MethodPost] + rc.counts[http.MethodPut] + rc.counts[http.MethodPatch] + rc.counts[http.MethodDelete]
 }
 
 // servedCertificate is the certificate the webhook presents right now.
