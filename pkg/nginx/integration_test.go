@@ -157,6 +157,23 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 	}) {
 		t.Fatal("a missing TLS Secret did not make the instance Degraded with reason SecretNotFound")
 	}
+	// A proxied Service that does not exist: nginx would refuse to start, so
+	// the instance waits, Degraded with the Service's name.
+	gw := instance(ns, "gw")
+	gw.Spec.Config.Servers = []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "backend", Port: 80}}}}}
+	if err := c.Create(ctx, gw); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		cond := condition(ctx, c, ns, "gw", v1beta1.ConditionDegraded)
+		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == nginx.ReasonServiceNotFound && strings.Contains(cond.Message, `"backend"`)
+	}) {
+		t.Errorf("a missing proxied Service did not give Degraded/ServiceNotFound: %+v", condition(ctx, c, ns, "gw", v1beta1.ConditionDegraded))
+	}
+	if _, err := cs.AppsV1().StatefulSets(ns).Get(ctx, nginx.NamesFor("gw").StatefulSet, metav1.GetOptions{}); err == nil {
+		t.Error("a StatefulSet was created although nginx could not resolve its upstream")
+	}
+
 	// Another instance in the same namespace is unaffected.
 	if err := c.Create(ctx, instance(ns, "api")); err != nil {
 		t.Fatal(err)
