@@ -11,6 +11,7 @@ require (
 	github.com/minio/minio-go/v7 v7.4.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0
+	github.com/robfig/cron/v3 v3.0.1
 	go.yaml.in/yaml/v2 v2.4.4
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2

@@ -2,6 +2,8 @@
 // NginxOperator, NginxMonitor and NginxBackup, and prints its CRDs and version.
 //
 //	operator [run] [flags]   run the operator (the default)
+//	operator backup [flags]  back up an instance (run by the NginxBackup Job)
+//	operator restore [flags] restore a backup into a content directory
 //	operator crds            print the CustomResourceDefinitions it serves
 //	operator version         print the build version
 package main
@@ -27,6 +29,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "run":
 		return run(args, stderr)
+	case "backup", "restore":
+		return agentCommand(cmd, args, stdout, stderr)
 	case "crds":
 		return printCRDs(stdout, stderr)
 	case "version":
@@ -46,6 +50,8 @@ func usage(w io.Writer) {
 
 Commands:
   run       run the operator (default; "operator run --help" lists its flags)
+  backup    back up an instance's configuration and content (the backup Job's agent)
+  restore   verify a backup and restore it into a content directory (the restore agent)
   crds      print the CustomResourceDefinitions the operator serves, as YAML
   version   print the version
   help      print this help

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/backup"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
@@ -28,7 +29,7 @@ import (
 )
 
 // Permissions of the manager itself; each controller declares its own.
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors;nginxbackups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
@@ -114,6 +115,9 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 	}
 	if err := monitor.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the NginxMonitor controller: %w", err)
+	}
+	if err := backup.SetupWithManager(mgr, opts.Images.Agent, opts.Images.Nginx); err != nil {
+		return nil, fmt.Errorf("setting up the NginxBackup controller: %w", err)
 	}
 	return mgr, nil
 }

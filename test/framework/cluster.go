@@ -251,7 +251,7 @@ func (c *Cluster) startControllerManager(_ context.Context, pki *pki) error {
 		"--root-ca-file="+pki.CACert,
 		"--use-service-account-credentials=false",
 		// Controllers that need a cloud or real networking are of no use here.
-		"--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle,-persistentvolume-binder,-persistentvolume-expander,-attachdetach",
+		"--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle,-persistentvolume-expander,-attachdetach",
 		"--concurrent-statefulset-syncs=10",
 	))
 	return err

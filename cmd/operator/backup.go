@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nginx-operator/nginx-operator/pkg/backup/agent"
+	"github.com/nginx-operator/nginx-operator/pkg/backup/storage"
+	"github.com/nginx-operator/nginx-operator/pkg/version"
+)
+
+// defaultTerminationLog is where Kubernetes reads a container's termination
+// message from; the controller reads the result of a run there.
+const defaultTerminationLog = "/dev/termination-log"
+
+// agentFlags are the flags `backup` and `restore` share: where the artifacts
+// live and whose they are.
+type agentFlags struct {
+	pvcPath        string
+	s3             storage.S3Config
+	prefix         string
+	namespace      string
+	instance       string
+	terminationLog string
+}
+
+func (f *agentFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&f.pvcPath, "pvc-path", "", "destination: a mounted directory (the pvc destination)")
+	fs.StringVar(&f.s3.Endpoint, "s3-endpoint", "", "destination: S3 endpoint host[:port], no scheme; credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	fs.StringVar(&f.s3.Bucket, "s3-bucket", "", "S3 bucket (with --s3-endpoint)")
+	fs.StringVar(&f.s3.Region, "s3-region", "", "S3 region (with --s3-endpoint)")
+	fs.BoolVar(&f.s3.Insecure, "s3-insecure", false, "use plain HTTP instead of HTTPS (with --s3-endpoint)")
+	fs.StringVar(&f.prefix, "prefix", "", "key prefix under which artifacts are stored")
+	fs.StringVar(&f.namespace, "namespace", "", "namespace of the instance (required)")
+	fs.StringVar(&f.instance, "instance", "", "name of the NginxOperator instance (required)")
+	fs.StringVar(&f.terminationLog, "termination-log", defaultTerminationLog, `also write the result here ("" disables; skipped when not writable)`)
+}
+
+func (f *agentFlags) validate() error {
+	var errs []error
+	s3 := f.s3.Endpoint != "" || f.s3.Bucket != "" || f.s3.Region != "" || f.s3.Insecure
+	switch {
+	case f.pvcPath != "" && s3:
+		errs = append(errs, errors.New("--pvc-path cannot be combined with the --s3-* flags: give exactly one destination"))
+	case f.pvcPath == "" && !s3:
+		errs = append(errs, errors.New("no destination: give --pvc-path or --s3-endpoint and --s3-bucket"))
+	case s3 && (f.s3.Endpoint == "" || f.s3.Bucket == ""):
+		errs = append(errs, errors.New("an S3 destination needs both --s3-endpoint and --s3-bucket"))
+	}
+	if f.namespace == "" {
+		errs = append(errs, errors.New("--namespace is required"))
+	}
+	if f.instance == "" {
+		errs = append(errs, errors.New("--instance is required"))
+	}
+	return errors.Join(errs...)
+}
+
+func (f *agentFlags) location() agent.Location {
+	return agent.Location{Prefix: f.prefix, Namespace: f.namespace, Instance: f.instance}
+}
+
+// storage opens the destination. An S3 destination needs credentials in the
+// environment (the Job takes them from the credentials Secret).
+func (f *agentFlags) storage() (storage.Storage, error) {
+	if f.pvcPath != "" {
+		return storage.NewLocal(f.pvcPath)
+	}
+	if os.Getenv("AWS_ACCESS_KEY_ID") == "" || os.Getenv("AWS_SECRET_ACCESS_KEY") == "" {
+		return nil, errors.New("S3 credentials missing: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	}
+	return storage.NewS3(f.s3)
+}
+
+// BackupResult is the one JSON line `operator backup` prints on success and
+// writes to its termination message. Its fields are those of
+// v1beta1.BackupRecord (so the controller can decode it into one), plus the
+// retention outcome. It leaves out the manifest's copy of the instance spec
+// on purpose: a termination message is cut at 4096 bytes.
+type BackupResult struct {
+	ID             string    `json:"id"`
+	StartTime      time.Time `json:"startTime"`
+	CompletionTime time.Time `json:"completionTime"`
+	SizeBytes      int64     `json:"sizeBytes"`
+	SHA256         string    `json:"sha256"`
+	// Location is the run's key prefix, relative to the destination (the S3
+	// bucket or the mounted directory).
+	Location string `json:"location"`
+	// Pruned lists the ids retention deleted after this run.
+	Pruned []string `json:"pruned,omitempty"`
+	// PruneError reports a retention failure; the backup itself succeeded.
+	PruneError string `json:"pruneError,omitempty"`
+}
+
+// RestoreResult is the one JSON line `operator restore` prints on success.
+type RestoreResult struct {
+	ID             string    `json:"id"`
+	Target         string    `json:"target"`
+	CompletionTime time.Time `json:"completionTime"`
+	// Skipped: with --once, the target already held this backup.
+	Skipped bool `json:"skipped,omitempty"`
+}
+
+// RestoredMarker is the file, in the target's root, in which `restore --once`
+// records the id it restored, so a restore init container restores each
+// requested id once and not on every start of its pod.
+const RestoredMarker = ".nginx-operator-restored"
+
+// restoredID returns the id recorded in target's marker ("" if none).
+func restoredID(target string) string {
+	b, err := os.ReadFile(filepath.Join(target, RestoredMarker))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// markRestored records id in target's marker: written aside, synced and
+// renamed, so the marker names an id only once its content is in place.
+func markRestored(target, id string) error {
+	tmp, err := os.CreateTemp(target, RestoredMarker+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(id + "\n"); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(target, RestoredMarker))
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+}
+
+// backupCommand runs `operator backup`: one backup run, then retention.
+func backupCommand(args []string, stdout, stderr io.Writer) int {
+	var (
+		f                            agentFlags
+		configDir, contentDir, image string
+		specFile, operatorVersion    string
+		keepLast                     int
+	)
+	fs := flag.NewFlagSet("operator backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.bind(fs)
+	fs.StringVar(&configDir, "config-dir", "", "directory holding the rendered configuration to back up")
+	fs.StringVar(&contentDir, "content-dir", "", "the content volume's root to back up")
+	fs.StringVar(&image, "image", "", "the instance's nginx image, recorded in the manifest")
+	fs.StringVar(&specFile, "spec-file", "", "file holding the instance's spec as JSON, recorded in the manifest")
+	fs.StringVar(&operatorVersion, "operator-version", version.Version, "operator version recorded in the manifest")
+	fs.IntVar(&keepLast, "keep-last", 0, "after a successful run keep only the newest N complete backups (0: no pruning)")
+	if code, ok := parseAgentFlags(fs, args, stderr); !ok {
+		return code
+	}
+	err := f.validate()
+	if configDir == "" && contentDir == "" {
+		err = errors.Join(err, errors.New("nothing to back up: give --config-dir and/or --content-dir"))
+	}
+	if keepLast < 0 {
+		err = errors.Join(err, fmt.Errorf("--keep-last must not be negative, got %d", keepLast))
+	}
+	var spec json.RawMessage
+	if specFile != "" {
+		b, rerr := os.ReadFile(specFile)
+		switch {
+		case rerr != nil:
+			err = errors.Join(err, fmt.Errorf("--spec-file: %w", rerr))
+		case !json.Valid(b):
+			err = errors.Join(err, fmt.Errorf("--spec-file %s: not valid JSON", specFile))
+		default:
+			spec = b
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "operator backup: %v\n", err)
+		return 2
+	}
+	st, err := f.storage()
+	if err != nil {
+		fmt.Fprintf(stderr, "operator backup: %v\n", err)
+		return 1
+	}
+
+	ctx, stop := signalContext()
+	defer stop()
+	rec, err := agent.Backup(ctx, st, agent.Request{
+		Location: f.location(), OperatorVersion: operatorVersion, Image: image, Spec: spec,
+		ConfigDir: configDir, ContentDir: contentDir,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "operator backup: %v\n", err)
+		return 1
+	}
+	res := BackupResult{
+		ID: rec.ID, StartTime: rec.StartTime, CompletionTime: rec.CompletionTime,
+		SizeBytes: rec.SizeBytes, SHA256: rec.SHA256, Location: rec.Location,
+	}
+	if keepLast > 0 {
+		pruned, err := agent.Prune(ctx, st, f.location(), keepLast)
+		res.Pruned = pruned
+		if err != nil {
+			res.PruneError = err.Error()
+			fmt.Fprintf(stderr, "operator backup: warning: backup %s succeeded but retention failed: %v\n", rec.ID, err)
+		}
+	}
+	return report(res, f.terminationLog, stdout, stderr)
+}
+
+// restoreCommand runs `operator restore`: verify backup --id and replace the
+// content of --target with it.
+func restoreCommand(args []string, stdout, stderr io.Writer) int {
+	var (
+		f          agentFlags
+		id, target string
+		once       bool
+	)
+	fs := flag.NewFlagSet("operator restore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.bind(fs)
+	fs.StringVar(&id, "id", "", "id of the backup to restore (required)")
+	fs.StringVar(&target, "target", "", "directory whose content is replaced (required)")
+	fs.BoolVar(&once, "once", false, "skip when the target already holds this backup (recorded in "+RestoredMarker+"), and record it after restoring")
+	if code, ok := parseAgentFlags(fs, args, stderr); !ok {
+		return code
+	}
+	err := f.validate()
+	if id == "" {
+		err = errors.Join(err, errors.New("--id is required"))
+	}
+	if target == "" {
+		err = errors.Join(err, errors.New("--target is required"))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "operator restore: %v\n", err)
+		return 2
+	}
+	if once && restoredID(target) == id {
+		res := RestoreResult{ID: id, Target: target, CompletionTime: time.Now().UTC(), Skipped: true}
+		return report(res, f.terminationLog, stdout, stderr)
+	}
+	st, err := f.storage()
+	if err != nil {
+		fmt.Fprintf(stderr, "operator restore: %v\n", err)
+		return 1
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	if err := agent.Restore(ctx, st, f.location(), id, target); err != nil {
+		fmt.Fprintf(stderr, "operator restore: %v (the target was left as it was)\n", err)
+		return 1
+	}
+	if once {
+		if err := markRestored(target, id); err != nil {
+			// The content is restored; without the marker the next start restores again.
+			fmt.Fprintf(stderr, "operator restore: backup %s restored, but recording it failed: %v\n", id, err)
+			return 1
+		}
+	}
+	return report(RestoreResult{ID: id, Target: target, CompletionTime: time.Now().UTC()}, f.terminationLog, stdout, stderr)
+}
+
+// parseAgentFlags parses args; ok is false when the command must exit with code.
+func parseAgentFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected arguments: %v\n", fs.Name(), fs.Args())
+		return 2, false
+	}
+	return 0, true
+}
+
+// report prints v as one JSON line and writes it to the termination log when
+// that path is writable (outside a pod it usually is not, and is skipped).
+func report(v any, terminationLog string, stdout, stderr io.Writer) int {
+	line, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	line = append(line, '\n')
+	if _, err := stdout.Write(line); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if terminationLog != "" {
+		flags := os.O_WRONLY | os.O_TRUNC
+		if terminationLog != defaultTerminationLog {
+			flags |= os.O_CREATE // the default exists in a pod; never create it outside one
+		}
+		if f, err := os.OpenFile(terminationLog, flags, 0o644); err == nil {
+			_, _ = f.Write(line)
+			_ = f.Close()
+		}
+	}
+	return 0
+}
+
+// agentCommand dispatches `backup` and `restore`.
+func agentCommand(cmd string, args []string, stdout, stderr io.Writer) int {
+	if cmd == "restore" {
+		return restoreCommand(args, stdout, stderr)
+	}
+	return backupCommand(args, stdout, stderr)
+}

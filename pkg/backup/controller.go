@@ -1,0 +1,266 @@
+// Package backup is the NginxBackup controller: it runs the backup agent in a
+// Job (one-shot) or a CronJob (scheduled) and reports the runs in the status.
+// The agent itself is in pkg/backup/agent, its storage in pkg/backup/storage.
+//
+// Scheduling is the CronJob's, not the controller's own: the kube-controller-
+// manager already implements suspend, concurrency Forbid, missed-start
+// deadlines and history limits, and keeps running backups while the operator
+// is down or upgrading.
+package backup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/backup/jobs"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/version"
+)
+
+// ControllerName labels the controller's metrics and logs.
+const ControllerName = "nginxbackup"
+
+// missingReferenceRetry is how often a backup waiting for its instance,
+// credentials or claim looks again.
+const missingReferenceRetry = 15 * time.Second
+
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxbackups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxbackups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get
+
+// Reconciler reconciles NginxBackup objects.
+type Reconciler struct {
+	Client    client.Client
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  recorder.EventRecorder
+	Applier   *k8sutil.Applier
+	// AgentImage runs the backup agent (--agent-image); NginxImage is the
+	// default nginx image, recorded for instances that name none.
+	AgentImage, NginxImage string
+	// Now is the clock; tests may fix it.
+	Now func() time.Time
+}
+
+// SetupWithManager registers the controller.
+func SetupWithManager(mgr ctrl.Manager, agentImage, nginxImage string) error {
+	r := &Reconciler{
+		Client:     mgr.GetClient(),
+		APIReader:  mgr.GetAPIReader(),
+		Scheme:     mgr.GetScheme(),
+		Recorder:   mgr.GetEventRecorder("nginx-operator"),
+		Applier:    &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
+		AgentImage: agentImage,
+		NginxImage: nginxImage,
+		Now:        time.Now,
+	}
+	registerMetrics()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&v1beta1.NginxBackup{}).
+		Owns(&batchv1.Job{}).
+		Owns(&batchv1.CronJob{}).
+		Complete(metrics.Instrument(ControllerName, r))
+}
+
+// referenceError: something the backup names does not exist.
+type referenceError struct{ reason, msg string }
+
+func (e *referenceError) Error() string  { return e.msg }
+func (e *referenceError) Reason() string { return e.reason }
+
+// Reconcile makes the backup's Job or CronJob exist and reports its runs.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var b v1beta1.NginxBackup
+	if err := r.Client.Get(ctx, req.NamespacedName, &b); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetMetrics(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !b.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	before := b.Status.DeepCopy()
+	b.Status.ObservedGeneration = b.Generation
+
+	result, err := r.reconcile(ctx, &b)
+	var refErr *referenceError
+	if errors.As(err, &refErr) {
+		setCondition(&b, v1beta1.ConditionAccepted, metav1.ConditionFalse, refErr.reason, refErr.msg)
+		if c := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionAccepted); c == nil || c.Reason != refErr.reason {
+			r.Recorder.Eventf(&b, nil, corev1.EventTypeWarning, refErr.reason, "Validate", "%s", refErr.msg)
+		}
+		result, err = ctrl.Result{RequeueAfter: missingReferenceRetry}, nil
+	} else if err == nil {
+		setCondition(&b, v1beta1.ConditionAccepted, metav1.ConditionTrue, ReasonReferencesResolved, "")
+	}
+	r.updateMetrics(&b)
+	if statusErr := k8sutil.PatchStatus(ctx, r.Client, &b, &v1beta1.NginxBackup{ObjectMeta: b.ObjectMeta, Status: *before}); statusErr != nil {
+		return ctrl.Result{}, errors.Join(err, statusErr)
+	}
+	return result, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, b *v1beta1.NginxBackup) (ctrl.Result, error) {
+	instance, err := r.checkReferences(ctx, b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var schedule cron.Schedule
+	if b.Spec.Schedule != "" {
+		if schedule, err = cron.ParseStandard(b.Spec.Schedule); err != nil {
+			return ctrl.Result{}, &referenceError{reason: ReasonInvalidSchedule, msg: fmt.Sprintf("spec.schedule %q: %v", b.Spec.Schedule, err)}
+		}
+	}
+	desired, err := r.build(b, instance)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := k8sutil.SetOwner(b, desired, r.Scheme); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	switch want := desired.(type) {
+	case *batchv1.Job:
+		// A Job is the record of one run and its pod template is immutable:
+		// create it once, then only read it.
+		var live batchv1.Job
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &live)
+		if apierrors.IsNotFound(err) {
+			if _, err := r.Applier.Apply(ctx, want); err != nil {
+				r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
+				return ctrl.Result{}, err
+			}
+			r.Recorder.Eventf(b, want, corev1.EventTypeNormal, "Created", "Apply", "Created Job %s", want.Name)
+			live = *want
+		} else if err != nil {
+			return ctrl.Result{}, err
+		}
+		wasPhase := b.Status.Phase
+		observeJob(b, &live)
+		if b.Status.Phase != wasPhase {
+			switch b.Status.Phase {
+			case v1beta1.BackupSucceeded:
+				r.Recorder.Eventf(b, &live, corev1.EventTypeNormal, ReasonBackupSucceeded, "Backup", "Job %s completed", live.Name)
+			case v1beta1.BackupFailed:
+				r.Recorder.Eventf(b, &live, corev1.EventTypeWarning, ReasonBackupFailed, "Backup", "Job %s failed", live.Name)
+			}
+		}
+	case *batchv1.CronJob:
+		outcome, err := r.Applier.Apply(ctx, want)
+		if err != nil {
+			r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
+			return ctrl.Result{}, err
+		}
+		if outcome != k8sutil.Unchanged {
+			r.Recorder.Eventf(b, want, corev1.EventTypeNormal, string(outcome), "Apply", "%s CronJob %s", outcome, want.Name)
+		}
+		var live batchv1.CronJob
+		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &live); err != nil {
+			live = *want
+		}
+		observeCronJob(b, &live, schedule, r.Now())
+	default:
+		return ctrl.Result{}, fmt.Errorf("backup builder returned %T, want a Job or a CronJob", desired)
+	}
+	return ctrl.Result{}, nil
+}
+
+// build makes the backup's Job (one-shot) or CronJob (scheduled). The
+// backup's own labels are copied onto the pods, so users can select them.
+func (r *Reconciler) build(b *v1beta1.NginxBackup, instance *v1beta1.NginxOperator) (client.Object, error) {
+	spec, err := json.Marshal(instance.Spec)
+	if err != nil {
+		return nil, err
+	}
+	image := instance.Spec.Image
+	if image == "" {
+		image = r.NginxImage
+	}
+	in := jobs.Inputs{Instance: instance, AgentImage: r.AgentImage, InstanceImage: image, InstanceSpec: spec, OperatorVersion: version.Version}
+	if b.Spec.Schedule == "" {
+		job := jobs.Job(b, in)
+		addLabels(&job.Spec.Template, b.Labels)
+		return job, nil
+	}
+	cj := jobs.CronJob(b, in)
+	addLabels(&cj.Spec.JobTemplate.Spec.Template, b.Labels)
+	return cj, nil
+}
+
+// addLabels adds labels to a pod template without overriding the builder's.
+func addLabels(t *corev1.PodTemplateSpec, labels map[string]string) {
+	if len(labels) == 0 {
+		return
+	}
+	if t.Labels == nil {
+		t.Labels = map[string]string{}
+	}
+	for k, v := range labels {
+		if _, taken := t.Labels[k]; !taken {
+			t.Labels[k] = v
+		}
+	}
+}
+
+// checkReferences returns the instance once it, the credentials Secret and
+// the destination claim all exist.
+func (r *Reconciler) checkReferences(ctx context.Context, b *v1beta1.NginxBackup) (*v1beta1.NginxOperator, error) {
+	var instance v1beta1.NginxOperator
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.Instance}, &instance); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &referenceError{ReasonInstanceNotFound, fmt.Sprintf("NginxOperator %q not found in namespace %s", b.Spec.Instance, b.Namespace)}
+		}
+		return nil, err
+	}
+	check := func(obj client.Object, name, reason, what string) error {
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				return &referenceError{reason, fmt.Sprintf("%s %q not found in namespace %s", what, name, b.Namespace)}
+			}
+			return err
+		}
+		return nil
+	}
+	if s3 := b.Spec.Destination.S3; s3 != nil {
+		if err := check(&corev1.Secret{}, s3.CredentialsSecret, ReasonCredentialsSecretNotFound, "credentials Secret"); err != nil {
+			return nil, err
+		}
+	}
+	if pvc := b.Spec.Destination.PVC; pvc != nil {
+		if err := check(&corev1.PersistentVolumeClaim{}, pvc.ClaimName, ReasonClaimNotFound, "PersistentVolumeClaim"); err != nil {
+			return nil, err
+		}
+	}
+	return &instance, nil
+}
+
+func (r *Reconciler) updateMetrics(b *v1beta1.NginxBackup) {
+	if t := b.Status.LastSuccessfulTime; t != nil {
+		lastSuccess.WithLabelValues(b.Namespace, b.Name).Set(float64(t.Unix()))
+	}
+	failed := 0.0
+	if b.Status.Phase == v1beta1.BackupFailed {
+		failed = 1
+	}
+	lastFailed.WithLabelValues(b.Namespace, b.Name).Set(failed)
+}

@@ -1,0 +1,172 @@
+package backup_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/backup"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
+)
+
+var cluster *framework.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
+}
+
+func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
+	var b v1beta1.NginxBackup
+	if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &b) != nil {
+		return nil
+	}
+	return meta.FindStatusCondition(b.Status.Conditions, typ)
+}
+
+func TestOneShotBackupWaitsForItsReferencesThenCreatesItsJob(t *testing.T) {
+	t.Parallel()
+	inprocess.InstallCRDs(t, cluster.Config)
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	ns := framework.Namespace(t, cs)
+	c := inprocess.Client(t, cluster.Config)
+	inprocess.Start(t, cluster.Config, inprocess.Options(ns), nil)
+
+	b := &v1beta1.NginxBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns},
+		Spec: v1beta1.NginxBackupSpec{
+			Instance:    "web",
+			Destination: v1beta1.Destination{PVC: &v1beta1.PVCDestination{ClaimName: "backups"}},
+		},
+	}
+	if err := c.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	waitReason := func(reason string) {
+		t.Helper()
+		if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+			cond := condition(ctx, c, ns, "once", v1beta1.ConditionAccepted)
+			return cond != nil && cond.Reason == reason
+		}) {
+			t.Fatalf("Accepted reason = %+v, want %s", condition(ctx, c, ns, "once", v1beta1.ConditionAccepted), reason)
+		}
+	}
+	waitReason(backup.ReasonInstanceNotFound)
+
+	web := &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec:       v1beta1.NginxOperatorSpec{Replicas: ptr.To[int32](1), Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}}},
+	}
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(backup.ReasonClaimNotFound)
+
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(backup.ReasonReferencesResolved)
+
+	var jobs batchv1.JobList
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		return c.List(ctx, &jobs, client.InNamespace(ns)) == nil && len(jobs.Items) == 1
+	}) {
+		t.Fatalf("jobs = %d, want 1", len(jobs.Items))
+	}
+	if owner := metav1.GetControllerOf(&jobs.Items[0]); owner == nil || owner.Name != "once" {
+		t.Errorf("the Job's controller is %+v, want the NginxBackup", owner)
+	}
+	var got v1beta1.NginxBackup
+	if err := c.Get(ctx, client.ObjectKeyFromObject(b), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != v1beta1.BackupPending {
+		t.Errorf("phase = %q, want Pending (no kube-controller-manager runs the Job here)", got.Status.Phase)
+	}
+}
+
+func TestScheduledBackupCreatesASuspendableCronJob(t *testing.T) {
+	t.Parallel()
+	inprocess.InstallCRDs(t, cluster.Config)
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	ns := framework.Namespace(t, cs)
+	c := inprocess.Client(t, cluster.Config)
+	inprocess.Start(t, cluster.Config, inprocess.Options(ns), nil)
+
+	web := &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec:       v1beta1.NginxOperatorSpec{Replicas: ptr.To[int32](1), Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}}},
+	}
+	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3", Namespace: ns},
+		StringData: map[string]string{"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, creds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b := &v1beta1.NginxBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: ns},
+		Spec: v1beta1.NginxBackupSpec{
+			Instance: "web", Schedule: "0 3 * * *", Suspend: true,
+			Retention:   v1beta1.Retention{KeepLast: 7},
+			Destination: v1beta1.Destination{S3: &v1beta1.S3Destination{Endpoint: "s3.example.com", Bucket: "backups", CredentialsSecret: "s3"}},
+		},
+	}
+	for _, obj := range []client.Object{web, b} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cronJob := func(ctx context.Context) *batchv1.CronJob {
+		var list batchv1.CronJobList
+		if c.List(ctx, &list, client.InNamespace(ns)) != nil || len(list.Items) != 1 {
+			return nil
+		}
+		return &list.Items[0]
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		cj := cronJob(ctx)
+		cond := condition(ctx, c, ns, "nightly", v1beta1.ConditionReady)
+		return cj != nil && ptr.Deref(cj.Spec.Suspend, false) && cond != nil && cond.Reason == backup.ReasonSuspended
+	}) {
+		t.Fatalf("no suspended CronJob with Ready reason Suspended: %+v", condition(ctx, c, ns, "nightly", v1beta1.ConditionReady))
+	}
+	cj := cronJob(ctx)
+	if cj.Spec.Schedule != "0 3 * * *" || cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+		t.Errorf("CronJob schedule %q concurrency %q; want the spec's schedule and Forbid", cj.Spec.Schedule, cj.Spec.ConcurrencyPolicy)
+	}
+
+	if err := c.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+		t.Fatal(err)
+	}
+	b.Spec.Suspend = false
+	if err := c.Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		var got v1beta1.NginxBackup
+		cj := cronJob(ctx)
+		return c.Get(ctx, client.ObjectKeyFromObject(b), &got) == nil && got.Status.NextScheduleTime != nil &&
+			got.Status.NextScheduleTime.UTC().Hour() == 3 && cj != nil && !ptr.Deref(cj.Spec.Suspend, true)
+	}) {
+		t.Fatal("resuming did not unsuspend the CronJob and report the next 03:00 run")
+	}
+}

@@ -1,0 +1,429 @@
+// Package jobs builds, in memory, the Job (one-shot) and CronJob (scheduled)
+// that run the backup agent (`operator backup`) for an NginxBackup. The
+// builders are pure: the controller resolves the instance and images, calls
+// them, sets the owner reference and applies the result through pkg/k8sutil.
+//
+// The agent's pod passes the restricted Pod Security Standard and mounts:
+//
+//   - the instance's config Secret (nginx.conf) and its content ConfigMaps,
+//     projected read-only into --config-dir (include.config);
+//   - the content volume of the instance's pod 0, read-only, as --content-dir
+//     (include.content, instances with a volumeClaimTemplate only), with a pod
+//     affinity to that pod so it lands on the node the volume is attached to;
+//   - the destination PVC (pvc destination), or S3 credentials from the
+//     referenced Secret as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY env;
+//   - an emptyDir as TMPDIR (the root filesystem is read-only);
+//   - the instance's spec, when given, through a downward API file of a pod
+//     annotation (--spec-file), so it travels with the Job and not in its args.
+//
+// The agent prints its result as one JSON line and writes it to
+// /dev/termination-log; on failure the container's last log lines become the
+// termination message (FallbackToLogsOnError), so the controller can report
+// the reason from the pod status without reading logs.
+package jobs
+
+import (
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+)
+
+// Label values of the backup's children.
+const (
+	AppName   = "nginx-backup"
+	Component = "backup"
+	// ContainerName is the agent's container; the controller reads its
+	// termination message.
+	ContainerName = "agent"
+	// SpecAnnotation carries the instance's spec (JSON) on the pod, read by the
+	// agent through a downward API volume.
+	SpecAnnotation = "nginx.operator.dev/instance-spec"
+	// PodNameLabel is the label the StatefulSet controller puts on its pods.
+	PodNameLabel = "statefulset.kubernetes.io/pod-name"
+)
+
+// Limits on names: a Job's name becomes the job-name label value (≤ 63) and
+// the CronJob controller appends "-<11 digits>" to a CronJob's name.
+const (
+	maxJobNameLength     = 63
+	maxCronJobNameLength = 52
+)
+
+// Paths inside the agent's pod.
+const (
+	mountRoot       = "/var/run/nginx-backup"
+	configMountPath = mountRoot + "/config"
+	contentPath     = mountRoot + "/content"
+	destinationPath = mountRoot + "/destination"
+	podInfoPath     = mountRoot + "/podinfo"
+	specFileName    = "instance-spec.json"
+	tmpPath         = "/tmp"
+)
+
+// Volume names.
+const (
+	configVolume      = "config"
+	contentVolume     = "content"
+	destinationVolume = "destination"
+	podInfoVolume     = "podinfo"
+	tmpVolume         = "tmp"
+)
+
+// instanceContentVolume is the name of the content volumeClaimTemplate of the
+// instance's StatefulSet (pkg/nginx); pod i's claim is
+// "<instanceContentVolume>-<statefulset>-<i>".
+const instanceContentVolume = "content"
+
+// agentUID is the user the agent runs as: nginx's (the official image's
+// unprivileged user, which the instance's pods run as and whose fsGroup owns
+// the content volume), so it reads the content as nginx does.
+const agentUID = 101
+
+// Credential keys the credentials Secret must hold (and the env the agent reads).
+const (
+	AccessKeyIDKey     = "AWS_ACCESS_KEY_ID"
+	SecretAccessKeyKey = "AWS_SECRET_ACCESS_KEY"
+	SessionTokenKey    = "AWS_SESSION_TOKEN"
+)
+
+// Inputs is everything the builders need besides the NginxBackup.
+type Inputs struct {
+	// Instance is the NginxOperator named by spec.instance; nil when unknown,
+	// in which case no content is backed up.
+	Instance *v1beta1.NginxOperator
+	// AgentImage runs the agent (the operator's image, --agent-image).
+	AgentImage      string
+	ImagePullPolicy corev1.PullPolicy
+	// InstanceImage is the instance's nginx image, recorded in the manifest.
+	InstanceImage string
+	// InstanceSpec is the instance's spec as JSON, recorded in the manifest;
+	// empty records none.
+	InstanceSpec []byte
+	// ConfigMapKeys are the keys of the instance's content ConfigMaps
+	// (spec.content.configMaps) by name, as the controller read them; each is
+	// backed up under configmaps/<name>/<key> of the configuration. A
+	// ConfigMap without an entry here is not backed up.
+	ConfigMapKeys map[string][]string
+	// OperatorVersion is recorded in the manifest; empty: the agent's own.
+	OperatorVersion string
+	// Resources of the agent container; empty: DefaultResources.
+	Resources corev1.ResourceRequirements
+}
+
+// DefaultResources of the agent: it streams, so it needs little memory (one
+// 16 MiB multipart buffer for S3).
+func DefaultResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+	}
+}
+
+// Labels of a backup's Jobs, CronJob and pods. A label value is at most 63
+// characters, so a longer backup name is shortened (with a hash).
+func Labels(backup *v1beta1.NginxBackup) map[string]string {
+	return k8sutil.Labels(AppName, k8sutil.NameWithLimit(63, backup.Name), Component)
+}
+
+// JobName is the one-shot Job's name.
+func JobName(backup *v1beta1.NginxBackup) string {
+	return k8sutil.NameWithLimit(maxJobNameLength, backup.Name, "backup")
+}
+
+// CronJobName is the scheduled backup's CronJob name.
+func CronJobName(backup *v1beta1.NginxBackup) string {
+	return k8sutil.NameWithLimit(maxCronJobNameLength, backup.Name, "backup")
+}
+
+// ContentClaimName is the PVC of the instance's pod 0, the one backed up.
+func ContentClaimName(instance string) string {
+	return instanceContentVolume + "-" + nginx.NamesFor(instance).StatefulSet + "-0"
+}
+
+// IncludesConfig reports whether runs back up the configuration (default true).
+func IncludesConfig(backup *v1beta1.NginxBackup) bool {
+	return ptr.Deref(backup.Spec.Include.Config, true)
+}
+
+// IncludesContent reports whether runs back up the content volume: asked for
+// (default true) and the instance has persistent content.
+func IncludesContent(backup *v1beta1.NginxBackup, instance *v1beta1.NginxOperator) bool {
+	return ptr.Deref(backup.Spec.Include.Content, true) && instance != nil &&
+		instance.Spec.Content.VolumeClaimTemplate != nil
+}
+
+// Job is the one-shot backup run of an NginxBackup without a schedule.
+func Job(backup *v1beta1.NginxBackup, in Inputs) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: JobName(backup), Namespace: backup.Namespace, Labels: Labels(backup)},
+		Spec:       jobSpec(backup, in),
+	}
+}
+
+// CronJob runs the backup on spec.schedule. Runs never overlap (Forbid), a
+// run that could not start within startingDeadlineSeconds is skipped rather
+// than started late, and three finished Jobs of each outcome are kept so
+// their pods' termination messages and logs can be read.
+func CronJob(backup *v1beta1.NginxBackup, in Inputs) *batchv1.CronJob {
+	return &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Name: CronJobName(backup), Namespace: backup.Namespace, Labels: Labels(backup)},
+		Spec: batchv1.CronJobSpec{
+			Schedule:                   backup.Spec.Schedule,
+			Suspend:                    ptr.To(backup.Spec.Suspend),
+			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
+			StartingDeadlineSeconds:    ptr.To[int64](StartingDeadlineSeconds),
+			SuccessfulJobsHistoryLimit: ptr.To[int32](3),
+			FailedJobsHistoryLimit:     ptr.To[int32](3),
+			JobTemplate: batchv1.JobTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels(backup)},
+				Spec:       jobSpec(backup, in),
+			},
+		},
+	}
+}
+
+// StartingDeadlineSeconds: a scheduled run that could not start within this
+// long (operator or cluster down) is skipped; the next one runs on time.
+const StartingDeadlineSeconds = 300
+
+// BackoffLimit is how often a failed run is retried before the Job fails.
+const BackoffLimit = 2
+
+func jobSpec(backup *v1beta1.NginxBackup, in Inputs) batchv1.JobSpec {
+	return batchv1.JobSpec{
+		BackoffLimit: ptr.To[int32](BackoffLimit),
+		Template:     podTemplate(backup, in),
+	}
+}
+
+func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec {
+	ns, instance := backup.Namespace, backup.Spec.Instance
+	args := []string{
+		"backup",
+		"--namespace=" + ns,
+		"--instance=" + instance,
+	}
+	env := []corev1.EnvVar{{Name: "TMPDIR", Value: tmpPath}}
+	volumes := []corev1.Volume{{
+		Name:         tmpVolume,
+		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
+	}}
+	mounts := []corev1.VolumeMount{{Name: tmpVolume, MountPath: tmpPath}}
+	meta := metav1.ObjectMeta{Labels: Labels(backup)}
+
+	switch dest := backup.Spec.Destination; {
+	case dest.PVC != nil:
+		args = append(args, "--pvc-path="+destinationPath)
+		if p := cleanPrefix(dest.PVC.Path); p != "" {
+			args = append(args, "--prefix="+p)
+		}
+		volumes = append(volumes, corev1.Volume{Name: destinationVolume, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: dest.PVC.ClaimName},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: destinationVolume, MountPath: destinationPath})
+	case dest.S3 != nil:
+		args = append(args, s3Args(dest.S3)...)
+		env = append(env, s3Env(dest.S3)...)
+	}
+
+	if IncludesConfig(backup) {
+		args = append(args, "--config-dir="+configMountPath)
+		volumes = append(volumes, corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{
+			Projected: &corev1.ProjectedVolumeSource{Sources: configSources(instance, in)},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: configVolume, MountPath: configMountPath, ReadOnly: true})
+	}
+
+	var affinity *corev1.Affinity
+	var tolerations []corev1.Toleration
+	if IncludesContent(backup, in.Instance) {
+		args = append(args, "--content-dir="+contentPath)
+		volumes = append(volumes, corev1.Volume{Name: contentVolume, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ContentClaimName(instance), ReadOnly: true},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: contentVolume, MountPath: contentPath, ReadOnly: true})
+		if needsColocation(in.Instance.Spec.Content.VolumeClaimTemplate.AccessModes) {
+			affinity = podZeroAffinity(instance)
+			// Pod 0's node may be tainted for the instance: tolerate what it does.
+			tolerations = in.Instance.Spec.Pod.Tolerations
+		}
+	}
+
+	if in.InstanceImage != "" {
+		args = append(args, "--image="+in.InstanceImage)
+	}
+	if len(in.InstanceSpec) > 0 {
+		meta.Annotations = map[string]string{SpecAnnotation: string(in.InstanceSpec)}
+		args = append(args, "--spec-file="+podInfoPath+"/"+specFileName)
+		volumes = append(volumes, corev1.Volume{Name: podInfoVolume, VolumeSource: corev1.VolumeSource{
+			DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{{
+				Path:     specFileName,
+				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + SpecAnnotation + "']"},
+			}}},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: podInfoVolume, MountPath: podInfoPath, ReadOnly: true})
+	}
+	if in.OperatorVersion != "" {
+		args = append(args, "--operator-version="+in.OperatorVersion)
+	}
+	if keep := backup.Spec.Retention.KeepLast; keep > 0 {
+		args = append(args, "--keep-last="+strconv.Itoa(int(keep)))
+	}
+
+	resources := in.Resources
+	if resources.Requests == nil && resources.Limits == nil {
+		resources = DefaultResources()
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: meta,
+		Spec: corev1.PodSpec{
+			RestartPolicy:                corev1.RestartPolicyNever,
+			AutomountServiceAccountToken: ptr.To(false),
+			EnableServiceLinks:           ptr.To(false),
+			Affinity:                     affinity,
+			Tolerations:                  tolerations,
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: ptr.To(true),
+				RunAsUser:    ptr.To[int64](agentUID),
+				RunAsGroup:   ptr.To[int64](agentUID),
+				// A fresh destination PVC is root's; the group makes it writable.
+				// OnRootMismatch skips the recursive chown of volumes (the content)
+				// that already belong to it.
+				FSGroup:             ptr.To[int64](agentUID),
+				FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+				SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name:                     ContainerName,
+				Image:                    in.AgentImage,
+				ImagePullPolicy:          in.ImagePullPolicy,
+				Args:                     args,
+				Env:                      env,
+				VolumeMounts:             mounts,
+				Resources:                resources,
+				TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				SecurityContext:          restrictedContainer(),
+			}},
+			Volumes: volumes,
+		},
+	}
+}
+
+// configSources project the configuration into one directory: the rendered
+// nginx.conf (the config Secret's only key) at its root and each content
+// ConfigMap's keys under configmaps/<name>/. The ConfigMaps are optional so a
+// key removed since the controller listed it cannot keep the pod from
+// starting.
+func configSources(instance string, in Inputs) []corev1.VolumeProjection {
+	sources := []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
+		LocalObjectReference: corev1.LocalObjectReference{Name: nginx.NamesFor(instance).ConfigSecret},
+	}}}
+	if in.Instance == nil {
+		return sources
+	}
+	for _, cm := range in.Instance.Spec.Content.ConfigMaps {
+		keys := in.ConfigMapKeys[cm.Name]
+		if len(keys) == 0 {
+			continue
+		}
+		items := make([]corev1.KeyToPath, 0, len(keys))
+		for _, k := range slices.Sorted(slices.Values(keys)) {
+			items = append(items, corev1.KeyToPath{Key: k, Path: "configmaps/" + cm.Name + "/" + k})
+		}
+		sources = append(sources, corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}, Items: items, Optional: ptr.To(true),
+		}})
+	}
+	return sources
+}
+
+// cleanPrefix makes a destination path a storage key prefix: no leading or
+// trailing slash, no empty or "." segments ("" for the root).
+func cleanPrefix(p string) string {
+	return strings.Trim(path.Clean("/"+p), "/")
+}
+
+// s3Args address an S3 destination (credentials travel in env, never args).
+func s3Args(s3 *v1beta1.S3Destination) []string {
+	args := []string{"--s3-endpoint=" + s3.Endpoint, "--s3-bucket=" + s3.Bucket}
+	if s3.Region != "" {
+		args = append(args, "--s3-region="+s3.Region)
+	}
+	if s3.Insecure {
+		args = append(args, "--s3-insecure")
+	}
+	if p := cleanPrefix(s3.Prefix); p != "" {
+		args = append(args, "--prefix="+p)
+	}
+	return args
+}
+
+// s3Env takes the credentials from the referenced Secret.
+func s3Env(s3 *v1beta1.S3Destination) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		secretEnv(AccessKeyIDKey, s3.CredentialsSecret, false),
+		secretEnv(SecretAccessKeyKey, s3.CredentialsSecret, false),
+		secretEnv(SessionTokenKey, s3.CredentialsSecret, true),
+	}
+}
+
+func secretEnv(key, secret string, optional bool) corev1.EnvVar {
+	ref := &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}
+	if optional {
+		ref.Optional = ptr.To(true)
+	}
+	return corev1.EnvVar{Name: key, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: ref}}
+}
+
+// needsColocation reports whether the content volume can only be mounted on
+// the node it is attached to: ReadWriteOnce (the default) or
+// ReadWriteOncePod. A ReadWriteOncePod volume cannot be mounted by a second
+// pod at all while pod 0 runs; the run stays Pending until it can.
+func needsColocation(modes []corev1.PersistentVolumeAccessMode) bool {
+	if len(modes) == 0 {
+		return true
+	}
+	for _, m := range modes {
+		if m == corev1.ReadWriteOnce || m == corev1.ReadWriteOncePod {
+			return true
+		}
+	}
+	return false
+}
+
+// podZeroAffinity schedules the run on the node of the instance's pod 0,
+// where its ReadWriteOnce content volume is attached.
+func podZeroAffinity(instance string) *corev1.Affinity {
+	return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+				PodNameLabel: nginx.NamesFor(instance).StatefulSet + "-0",
+			}},
+			TopologyKey: corev1.LabelHostname,
+		}},
+	}}
+}
+
+// restrictedContainer satisfies the restricted Pod Security Standard.
+func restrictedContainer() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+		Privileged:               ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}

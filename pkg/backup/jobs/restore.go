@@ -1,0 +1,85 @@
+package jobs
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+// RestoreContainerName is the restore init container of an instance's pods.
+const RestoreContainerName = "restore"
+
+// Volume names of the restore init container; prefixed so they never collide
+// with the nginx pod's own volumes.
+const (
+	restoreTmpVolume         = "restore-tmp"
+	restoreDestinationVolume = "restore-destination"
+	restoreTmpPath           = "/var/run/nginx-restore/tmp"
+	restoreDestinationPath   = "/var/run/nginx-restore/destination"
+)
+
+// RestoreInitContainer is the init container that seeds an instance's content
+// volume from backup id of the NginxBackup backup (spec.restore), plus the
+// volumes it needs besides the content volume, which content mounts (read-write)
+// and which the caller's pod already has. The artifact's location is the
+// backup's (namespace, spec.instance), so an instance can be seeded from
+// another instance's backups.
+//
+// It runs `operator restore --once`: the id restored is recorded in the
+// volume, so later starts of the pod (a roll, a reschedule) leave the content
+// alone, and a new id restores again. The artifact is downloaded and verified
+// in an emptyDir TMPDIR first: the node needs ephemeral storage for it. A pvc
+// destination is mounted read-only into every replica, so it must be
+// ReadOnlyMany or ReadWriteMany when replicas run on several nodes.
+//
+// The container's security context is the restricted one and names no user:
+// the pod must run as the user the content belongs to (the nginx pods do).
+func RestoreInitContainer(backup *v1beta1.NginxBackup, id string, content corev1.VolumeMount, in Inputs) (corev1.Container, []corev1.Volume) {
+	args := []string{
+		"restore",
+		"--once",
+		"--namespace=" + backup.Namespace,
+		"--instance=" + backup.Spec.Instance,
+		"--id=" + id,
+		"--target=" + content.MountPath,
+	}
+	content.ReadOnly = false
+	env := []corev1.EnvVar{{Name: "TMPDIR", Value: restoreTmpPath}}
+	volumes := []corev1.Volume{{
+		Name:         restoreTmpVolume,
+		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
+	}}
+	mounts := []corev1.VolumeMount{content, {Name: restoreTmpVolume, MountPath: restoreTmpPath}}
+
+	switch dest := backup.Spec.Destination; {
+	case dest.PVC != nil:
+		args = append(args, "--pvc-path="+restoreDestinationPath)
+		if p := cleanPrefix(dest.PVC.Path); p != "" {
+			args = append(args, "--prefix="+p)
+		}
+		volumes = append(volumes, corev1.Volume{Name: restoreDestinationVolume, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: dest.PVC.ClaimName, ReadOnly: true},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: restoreDestinationVolume, MountPath: restoreDestinationPath, ReadOnly: true})
+	case dest.S3 != nil:
+		args = append(args, s3Args(dest.S3)...)
+		env = append(env, s3Env(dest.S3)...)
+	}
+
+	resources := in.Resources
+	if resources.Requests == nil && resources.Limits == nil {
+		resources = DefaultResources()
+	}
+	return corev1.Container{
+		Name:                     RestoreContainerName,
+		Image:                    in.AgentImage,
+		ImagePullPolicy:          in.ImagePullPolicy,
+		Args:                     args,
+		Env:                      env,
+		VolumeMounts:             mounts,
+		Resources:                resources,
+		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext:          restrictedContainer(),
+	}, volumes
+}

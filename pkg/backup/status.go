@@ -1,0 +1,86 @@
+package backup
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+// Condition reasons of NginxBackup.
+const (
+	ReasonReferencesResolved        = "ReferencesResolved"
+	ReasonInstanceNotFound          = "InstanceNotFound"
+	ReasonCredentialsSecretNotFound = "CredentialsSecretNotFound"
+	ReasonClaimNotFound             = "PersistentVolumeClaimNotFound"
+	ReasonInvalidSchedule           = "InvalidSchedule"
+	ReasonApplyFailed               = "ApplyFailed"
+	ReasonJobPending                = "JobPending"
+	ReasonJobRunning                = "JobRunning"
+	ReasonBackupSucceeded           = "BackupSucceeded"
+	ReasonBackupFailed              = "BackupFailed"
+	ReasonScheduled                 = "Scheduled"
+	ReasonSuspended                 = "Suspended"
+)
+
+func setCondition(b *v1beta1.NginxBackup, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: b.Generation,
+	})
+}
+
+// observeJob fills a one-shot backup's status from its Job.
+func observeJob(b *v1beta1.NginxBackup, job *batchv1.Job) {
+	if job.Status.StartTime != nil {
+		b.Status.LastScheduleTime = job.Status.StartTime
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			b.Status.Phase = v1beta1.BackupSucceeded
+			b.Status.LastSuccessfulTime = job.Status.CompletionTime
+			setCondition(b, v1beta1.ConditionReady, metav1.ConditionTrue, ReasonBackupSucceeded, "Job "+job.Name+" completed")
+			return
+		case batchv1.JobFailed:
+			b.Status.Phase = v1beta1.BackupFailed
+			msg := "Job " + job.Name + " failed"
+			if c.Message != "" {
+				msg += ": " + c.Reason + ": " + c.Message
+			}
+			setCondition(b, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonBackupFailed, msg)
+			return
+		}
+	}
+	if job.Status.Active > 0 {
+		b.Status.Phase = v1beta1.BackupRunning
+		setCondition(b, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonJobRunning, "Job "+job.Name+" is running")
+		return
+	}
+	b.Status.Phase = v1beta1.BackupPending
+	setCondition(b, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonJobPending, "Job "+job.Name+" has not started")
+}
+
+// observeCronJob fills a scheduled backup's status from its CronJob; now is
+// when the next run is computed from.
+func observeCronJob(b *v1beta1.NginxBackup, cj *batchv1.CronJob, schedule cron.Schedule, now time.Time) {
+	b.Status.Phase = ""
+	b.Status.LastScheduleTime = cj.Status.LastScheduleTime
+	b.Status.LastSuccessfulTime = cj.Status.LastSuccessfulTime
+	if b.Spec.Suspend {
+		b.Status.NextScheduleTime = nil
+		setCondition(b, v1beta1.ConditionReady, metav1.ConditionTrue, ReasonSuspended, "spec.suspend is true: no new runs are started")
+		return
+	}
+	next := metav1.NewTime(schedule.Next(now).UTC().Truncate(time.Second))
+	b.Status.NextScheduleTime = &next
+	setCondition(b, v1beta1.ConditionReady, metav1.ConditionTrue, ReasonScheduled, "CronJob "+cj.Name+" runs on schedule "+b.Spec.Schedule)
+}

@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/backup"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
+)
+
+// kwokFailLabel makes the local cluster's fake kubelet fail a Job's pod; the
+// backup's labels are copied onto its Job's pods.
+const kwokFailLabel = "nginx-operator.dev/kwok-fail"
+
+func TestOneShotBackupsSucceedOrFailWithTheirJobs(t *testing.T) {
+	t.Parallel()
+	install(t)
+	ctx := context.Background()
+	ns, cs := newNamespace(t)
+	framework.StartOperator(t, operatorKubeconfig(ctx, t, ns), "--namespaces="+ns, "--metrics-bind-address=0")
+	c := inprocess.Client(t, cluster.Config)
+
+	if err := c.Create(ctx, newInstance(ns, "web", 1)); err != nil {
+		t.Fatal(err)
+	}
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// No provisioner runs here: a volume reserved for the claim, which the
+	// controller-manager's binder binds, lets the scheduler place the pods.
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-backups"},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/backups"}},
+			ClaimRef:               &corev1.ObjectReference{Namespace: ns, Name: "backups"},
+		},
+	}
+	if _, err := cs.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
+	})
+	for name, labels := range map[string]map[string]string{"good": nil, "bad": {kwokFailLabel: "true"}} {
+		b := &v1beta1.NginxBackup{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+			Spec: v1beta1.NginxBackupSpec{Instance: "web",
+				Destination: v1beta1.Destination{PVC: &v1beta1.PVCDestination{ClaimName: "backups"}}},
+		}
+		if err := c.Create(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	phase := func(name string, want v1beta1.BackupPhase, reason string) func(context.Context) bool {
+		return func(ctx context.Context) bool {
+			var b v1beta1.NginxBackup
+			if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &b) != nil {
+				return false
+			}
+			cond := meta.FindStatusCondition(b.Status.Conditions, v1beta1.ConditionReady)
+			return b.Status.Phase == want && cond != nil && cond.Reason == reason
+		}
+	}
+	if !framework.WaitFor(ctx, 90*time.Second, phase("good", v1beta1.BackupSucceeded, backup.ReasonBackupSucceeded)) {
+		t.Error("the backup whose Job completed is not Succeeded")
+	}
+	if !framework.WaitFor(ctx, 90*time.Second, phase("bad", v1beta1.BackupFailed, backup.ReasonBackupFailed)) {
+		t.Error("the backup whose Job failed is not Failed")
+	}
+	var bad v1beta1.NginxBackup
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bad"}, &bad); err == nil {
+		cond := meta.FindStatusCondition(bad.Status.Conditions, v1beta1.ConditionReady)
+		if cond == nil || !strings.Contains(cond.Message, "failed") {
+			t.Errorf("Failed condition %+v does not say why", cond)
+		}
+	}
+}
