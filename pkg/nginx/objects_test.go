@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
 func testInstance(name string) *v1beta1.NginxOperator {
@@ -29,33 +30,8 @@ func TestPodsPassTheRestrictedPodSecurityStandard(t *testing.T) {
 	n.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
 	pod := StatefulSet(n, Inputs{Image: "nginx:1.27", ConfigHash: "abc"}).Spec.Template.Spec
 
-	if pod.SecurityContext == nil || !ptr.Deref(pod.SecurityContext.RunAsNonRoot, false) ||
-		pod.SecurityContext.SeccompProfile == nil || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
-		t.Errorf("pod security context %+v: want runAsNonRoot and seccomp RuntimeDefault", pod.SecurityContext)
-	}
-	if ptr.Deref(pod.AutomountServiceAccountToken, true) {
-		t.Error("the service account token is mounted; nginx needs no API access")
-	}
-	if pod.HostNetwork || pod.HostPID || pod.HostIPC {
-		t.Error("host namespaces are shared")
-	}
-	for _, v := range pod.Volumes {
-		if v.HostPath != nil {
-			t.Errorf("volume %s is a hostPath", v.Name)
-		}
-	}
-	for _, c := range append(pod.InitContainers, pod.Containers...) {
-		sc := c.SecurityContext
-		if sc == nil || ptr.Deref(sc.AllowPrivilegeEscalation, true) || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) ||
-			sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || len(sc.Capabilities.Add) > 0 ||
-			ptr.Deref(sc.Privileged, false) {
-			t.Errorf("container %s security context %+v is not restricted", c.Name, sc)
-		}
-		for _, p := range c.Ports {
-			if p.ContainerPort < 1024 || p.HostPort != 0 {
-				t.Errorf("container %s port %+v: want unprivileged and no hostPort", c.Name, p)
-			}
-		}
+	for _, v := range framework.RestrictedViolations(pod) {
+		t.Error(v)
 	}
 }
 
