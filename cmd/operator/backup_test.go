@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nginx-operator/nginx-operator/pkg/backup/storage"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -106,7 +103,7 @@ func TestBackupThenRestoreThroughTheSubcommands(t *testing.T) {
 		})
 	})
 	t.Run("s3", func(t *testing.T) {
-		endpoint := startVersitygw(t)
+		endpoint := tools.StartVersitygw(t)
 		st, err := storage.NewS3(storage.S3Config{Endpoint: endpoint, Bucket: "backups", Region: "us-east-1", Insecure: true})
 		if err != nil {
 			t.Fatal(err)
@@ -230,59 +227,4 @@ func roundTrip(t *testing.T, dest []string, stored func(prefix string) bool) {
 	if got := readTree(t, target)["index.html"]; got != "edited since" {
 		t.Errorf("a skipped restore changed the content: index.html = %q", got)
 	}
-}
-
-// startVersitygw runs a real S3 server (posix backend, a free loopback port)
-// for the test, puts its credentials in the environment as the Job does, and
-// returns its endpoint. Missing, the test skips (fails in CI).
-func startVersitygw(t *testing.T) string {
-	t.Helper()
-	const install = "hack/install-versitygw.sh"
-	bin := ""
-	if out, err := exec.Command(filepath.Join("..", "..", install), "--print-dir").Output(); err == nil {
-		if p := filepath.Join(strings.TrimSpace(string(out)), "versitygw"); fileExists(p) {
-			bin = p
-		}
-	}
-	if bin == "" {
-		bin = tools.Require(t, "versitygw", install)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	const access, secret = "test-access-key", "test-secret-key-0123456789"
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--port", addr, "--access", access, "--secret", secret, "--quiet", "posix", t.TempDir())
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("versitygw output:\n%s", logs.String())
-		}
-	})
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw did not listen on %s: %v", addr, err)
-		}
-	}
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
-	return addr
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

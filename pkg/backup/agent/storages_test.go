@@ -4,13 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/nginx-operator/nginx-operator/pkg/backup/storage"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -33,68 +27,17 @@ var backends = []backend{
 	{"s3", startVersitygw},
 }
 
-const installVersitygw = "hack/install-versitygw.sh"
-
-// versitygwPath finds the pinned versitygw in the cache directory the
-// installer prints, or on PATH; missing, the test skips (fails in CI).
-func versitygwPath(t *testing.T) string {
-	t.Helper()
-	script := filepath.Join("..", "..", "..", installVersitygw)
-	if out, err := exec.Command(script, "--print-dir").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(out)), "versitygw")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return tools.Require(t, "versitygw", installVersitygw)
-}
-
-// startVersitygw runs a real S3 server (posix backend on a temp dir, a free
-// loopback port) for the test, and returns a storage on a fresh bucket.
+// startVersitygw returns a storage on a fresh bucket of a real S3 server
+// started for the test.
 func startVersitygw(t *testing.T) storage.Storage {
 	t.Helper()
-	bin := versitygwPath(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	const access, secret = "test-access-key", "test-secret-key-0123456789"
-	var logs strings.Builder
-	cmd := exec.Command(bin, "--port", addr, "--access", access, "--secret", secret, "--quiet",
-		"posix", t.TempDir())
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("versitygw output:\n%s", logs.String())
-		}
-	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw did not listen on %s: %v\n%s", addr, err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	addr := tools.StartVersitygw(t)
 	st, err := storage.NewS3(storage.S3Config{Endpoint: addr, Bucket: "backups", Region: "us-east-1", Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := st.EnsureBucket(context.Background(), "us-east-1"); err != nil {
-		t.Fatalf("create bucket: %v\n%s", err, logs.String())
+		t.Fatalf("create bucket: %v", err)
 	}
 	return st
 }

@@ -281,10 +281,6 @@ func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec 
 		args = append(args, "--keep-last="+strconv.Itoa(int(keep)))
 	}
 
-	resources := in.Resources
-	if resources.Requests == nil && resources.Limits == nil {
-		resources = DefaultResources()
-	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: meta,
 		Spec: corev1.PodSpec{
@@ -304,19 +300,8 @@ func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec 
 				FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
 				SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
-			Containers: []corev1.Container{{
-				Name:                     ContainerName,
-				Image:                    in.AgentImage,
-				ImagePullPolicy:          in.ImagePullPolicy,
-				Args:                     args,
-				Env:                      env,
-				VolumeMounts:             mounts,
-				Resources:                resources,
-				TerminationMessagePath:   corev1.TerminationMessagePathDefault,
-				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-				SecurityContext:          restrictedContainer(),
-			}},
-			Volumes: volumes,
+			Containers: []corev1.Container{agentContainer(ContainerName, in, args, env, mounts)},
+			Volumes:    volumes,
 		},
 	}
 }
@@ -425,5 +410,28 @@ func restrictedContainer() *corev1.SecurityContext {
 		Privileged:               ptr.To(false),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// agentContainer runs the agent with args: the backup Job's container and the
+// restore init container differ only in name, arguments, environment and mounts.
+// A failed run's last log lines become its termination message, the reason
+// the controller reports.
+func agentContainer(name string, in Inputs, args []string, env []corev1.EnvVar, mounts []corev1.VolumeMount) corev1.Container {
+	resources := in.Resources
+	if resources.Requests == nil && resources.Limits == nil {
+		resources = DefaultResources()
+	}
+	return corev1.Container{
+		Name:                     name,
+		Image:                    in.AgentImage,
+		ImagePullPolicy:          in.ImagePullPolicy,
+		Args:                     args,
+		Env:                      env,
+		VolumeMounts:             mounts,
+		Resources:                resources,
+		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext:          restrictedContainer(),
 	}
 }

@@ -66,20 +66,5 @@ func RestoreInitContainer(backup *v1beta1.NginxBackup, id string, content corev1
 		env = append(env, s3Env(dest.S3)...)
 	}
 
-	resources := in.Resources
-	if resources.Requests == nil && resources.Limits == nil {
-		resources = DefaultResources()
-	}
-	return corev1.Container{
-		Name:                     RestoreContainerName,
-		Image:                    in.AgentImage,
-		ImagePullPolicy:          in.ImagePullPolicy,
-		Args:                     args,
-		Env:                      env,
-		VolumeMounts:             mounts,
-		Resources:                resources,
-		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
-		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		SecurityContext:          restrictedContainer(),
-	}, volumes
+	return agentContainer(RestoreContainerName, in, args, env, mounts), volumes
 }
