@@ -21,20 +21,25 @@ build: ## Build the operator binary into bin/operator.
 	go build -ldflags '$(LDFLAGS)' -o bin/operator ./cmd/operator
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code, CRDs, RBAC and bundle.yaml.
+generate: ## Regenerate deepcopy code, CRDs, RBAC, the API reference, bundle.yaml and the OLM bundle.
 	$(CONTROLLER_GEN) object paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=nginx-operator paths=./pkg/... output:rbac:artifacts:config=config/rbac
-	$(MAKE) --no-print-directory bundle
+	$(MAKE) --no-print-directory apidocs bundle
+
+.PHONY: apidocs
+apidocs: ## Generate Documentation/api.md from the Go API types.
+	@if [ -d hack/apidocs ]; then go run ./hack/apidocs -o Documentation/api.md; fi
 
 .PHONY: bundle
-bundle: ## Build bundle.yaml from config/default.
+bundle: ## Build bundle.yaml from config/default and the OLM bundle in bundle/.
 	go run ./hack/bundle -config config/default -o bundle.yaml
+	@if [ -d hack/olm ]; then go run ./hack/olm -o bundle; fi
 
 .PHONY: verify
 verify: generate ## Fail when generated files are stale or gofmt/go vet complain.
 	@git diff --exit-code --stat -- . || { echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- config pkg bundle.yaml)" || { git status --porcelain -- config pkg bundle.yaml; echo "untracked generated files: commit them" >&2; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- config pkg bundle.yaml bundle Documentation jsonnet)" || { git status --porcelain -- config pkg bundle.yaml bundle Documentation jsonnet; echo "untracked generated files: commit them" >&2; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt needed: $$out" >&2; exit 1; }
 	go vet ./...
 	bash -n hack/*.sh .ci/run

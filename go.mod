@@ -2,7 +2,10 @@ module github.com/nginx-operator/nginx-operator
 
 go 1.26.0
 
-tool sigs.k8s.io/controller-tools/cmd/controller-gen
+tool (
+	github.com/google/go-jsonnet/cmd/jsonnet
+	sigs.k8s.io/controller-tools/cmd/controller-gen
+)
 
 require (
 	github.com/go-kit/log v0.2.1
@@ -61,6 +64,7 @@ require (
 	github.com/gobuffalo/flect v1.0.3 // indirect
 	github.com/google/cel-go v0.29.2 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
+	github.com/google/go-jsonnet v0.22.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
