@@ -82,43 +82,9 @@ func (f *agentFlags) storage() (storage.Storage, error) {
 	return storage.NewS3(f.s3)
 }
 
-// BackupResult is the one JSON line `operator backup` prints on success and
-// writes to its termination message. Its fields are those of
-// v1beta1.BackupRecord (so the controller can decode it into one), plus the
-// retention outcome. It leaves out the manifest's copy of the instance spec
-// on purpose: a termination message is cut at 4096 bytes.
-type BackupResult struct {
-	ID             string    `json:"id"`
-	StartTime      time.Time `json:"startTime"`
-	CompletionTime time.Time `json:"completionTime"`
-	SizeBytes      int64     `json:"sizeBytes"`
-	SHA256         string    `json:"sha256"`
-	// Location is the run's key prefix, relative to the destination (the S3
-	// bucket or the mounted directory).
-	Location string `json:"location"`
-	// Pruned lists the ids retention deleted after this run.
-	Pruned []string `json:"pruned,omitempty"`
-	// PruneError reports a retention failure; the backup itself succeeded.
-	PruneError string `json:"pruneError,omitempty"`
-}
-
-// RestoreResult is the one JSON line `operator restore` prints on success.
-type RestoreResult struct {
-	ID             string    `json:"id"`
-	Target         string    `json:"target"`
-	CompletionTime time.Time `json:"completionTime"`
-	// Skipped: with --once, the target already held this backup.
-	Skipped bool `json:"skipped,omitempty"`
-}
-
-// RestoredMarker is the file, in the target's root, in which `restore --once`
-// records the id it restored, so a restore init container restores each
-// requested id once and not on every start of its pod.
-const RestoredMarker = ".nginx-operator-restored"
-
 // restoredID returns the id recorded in target's marker ("" if none).
 func restoredID(target string) string {
-	b, err := os.ReadFile(filepath.Join(target, RestoredMarker))
+	b, err := os.ReadFile(filepath.Join(target, agent.RestoredMarker))
 	if err != nil {
 		return ""
 	}
@@ -128,7 +94,7 @@ func restoredID(target string) string {
 // markRestored records id in target's marker: written aside, synced and
 // renamed, so the marker names an id only once its content is in place.
 func markRestored(target, id string) error {
-	tmp, err := os.CreateTemp(target, RestoredMarker+".tmp-*")
+	tmp, err := os.CreateTemp(target, agent.RestoredMarker+".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -147,7 +113,7 @@ func markRestored(target, id string) error {
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(target, RestoredMarker))
+	return os.Rename(tmp.Name(), filepath.Join(target, agent.RestoredMarker))
 }
 
 func signalContext() (context.Context, context.CancelFunc) {
@@ -213,7 +179,7 @@ func backupCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "operator backup: %v\n", err)
 		return 1
 	}
-	res := BackupResult{
+	res := agent.BackupResult{
 		ID: rec.ID, StartTime: rec.StartTime, CompletionTime: rec.CompletionTime,
 		SizeBytes: rec.SizeBytes, SHA256: rec.SHA256, Location: rec.Location,
 	}
@@ -241,7 +207,7 @@ func restoreCommand(args []string, stdout, stderr io.Writer) int {
 	f.bind(fs)
 	fs.StringVar(&id, "id", "", "id of the backup to restore (required)")
 	fs.StringVar(&target, "target", "", "directory whose content is replaced (required)")
-	fs.BoolVar(&once, "once", false, "skip when the target already holds this backup (recorded in "+RestoredMarker+"), and record it after restoring")
+	fs.BoolVar(&once, "once", false, "skip when the target already holds this backup (recorded in "+agent.RestoredMarker+"), and record it after restoring")
 	if code, ok := parseAgentFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -257,7 +223,7 @@ func restoreCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if once && restoredID(target) == id {
-		res := RestoreResult{ID: id, Target: target, CompletionTime: time.Now().UTC(), Skipped: true}
+		res := agent.RestoreResult{ID: id, Target: target, CompletionTime: time.Now().UTC(), Skipped: true}
 		return report(res, f.terminationLog, stdout, stderr)
 	}
 	st, err := f.storage()
@@ -278,7 +244,7 @@ func restoreCommand(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	return report(RestoreResult{ID: id, Target: target, CompletionTime: time.Now().UTC()}, f.terminationLog, stdout, stderr)
+	return report(agent.RestoreResult{ID: id, Target: target, CompletionTime: time.Now().UTC()}, f.terminationLog, stdout, stderr)
 }
 
 // parseAgentFlags parses args; ok is false when the command must exit with code.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nginx-operator/nginx-operator/pkg/backup/agent"
 	"github.com/nginx-operator/nginx-operator/pkg/backup/storage"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -137,7 +138,7 @@ func roundTrip(t *testing.T, dest []string, stored func(prefix string) bool) {
 	termLog := filepath.Join(tmp, "termination-log")
 	loc := append([]string{"--prefix=backups", "--namespace=team-a", "--instance=web"}, dest...)
 
-	var results []BackupResult
+	var results []agent.BackupResult
 	for i := range 3 {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"backup", "--config-dir=" + config, "--content-dir=" + content, "--image=nginx:1.27",
@@ -148,7 +149,7 @@ func roundTrip(t *testing.T, dest []string, stored func(prefix string) bool) {
 		if strings.Count(stdout.String(), "\n") != 1 {
 			t.Fatalf("backup %d: want one JSON line, got %q", i, stdout.String())
 		}
-		var res BackupResult
+		var res agent.BackupResult
 		if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +175,7 @@ func roundTrip(t *testing.T, dest []string, stored func(prefix string) bool) {
 	if code := dispatch(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, stderr.String())
 	}
-	var res RestoreResult
+	var res agent.RestoreResult
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res.ID != results[2].ID || res.Target != target {
 		t.Errorf("restore result %q (%v)", stdout.String(), err)
 	}
@@ -201,14 +202,14 @@ func roundTrip(t *testing.T, dest []string, stored func(prefix string) bool) {
 
 	// --once restores an id once: a second run (the init container on the
 	// pod's next start) leaves the content, changed since, alone.
-	once := func() RestoreResult {
+	once := func() agent.RestoreResult {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"restore", "--once", "--id=" + results[1].ID, "--target=" + target, "--termination-log="}, loc...)
 		if code := dispatch(args, &stdout, &stderr); code != 0 {
 			t.Fatalf("restore --once: exit %d: %s", code, stderr.String())
 		}
-		var res RestoreResult
+		var res agent.RestoreResult
 		if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 			t.Fatal(err)
 		}

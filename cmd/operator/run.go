@@ -67,10 +67,15 @@ func run(args []string, stderr io.Writer) int {
 	}
 	ctx := ctrl.SetupSignalHandler()
 	if opts.ConversionWebhook {
-		err := conversion.Setup(ctx, mgr, conversion.Options{
-			Namespace: opts.Namespace, ServiceName: opts.WebhookServiceName, SecretName: opts.WebhookSecretName,
-			URL: opts.WebhookURL, CertDir: opts.WebhookCertDir,
-		})
+		var err error
+		if opts.WebhookCertManagement == operator.CertManagementExternal {
+			err = conversion.Serve(mgr)
+		} else {
+			err = conversion.Setup(ctx, mgr, conversion.Options{
+				Namespace: opts.Namespace, ServiceName: opts.WebhookServiceName, SecretName: opts.WebhookSecretName,
+				URL: opts.WebhookURL, CertDir: opts.WebhookCertDir,
+			})
+		}
 		if err != nil {
 			_ = level.Error(kit).Log("msg", "setting up the conversion webhook", "err", err)
 			return 1

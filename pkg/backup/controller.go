@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -25,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -45,6 +48,7 @@ const missingReferenceRetry = 15 * time.Second
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxbackups/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 
 // Reconciler reconciles NginxBackup objects.
 type Reconciler struct {
@@ -58,6 +62,8 @@ type Reconciler struct {
 	AgentImage, NginxImage string
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
+
+	memory runMemory
 }
 
 // SetupWithManager registers the controller.
@@ -78,7 +84,28 @@ func SetupWithManager(mgr ctrl.Manager, agentImage, nginxImage string) error {
 		For(&v1beta1.NginxBackup{}).
 		Owns(&batchv1.Job{}).
 		Owns(&batchv1.CronJob{}).
+		// The runs of a scheduled backup are owned by its CronJob.
+		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.backupOfScheduledRun)).
 		Complete(metrics.Instrument(ControllerName, r))
+}
+
+// backupOfScheduledRun maps a Job the CronJob of a backup created to that
+// backup, through the owner references (a label could not name a backup
+// whose name is longer than a label value).
+func (r *Reconciler) backupOfScheduledRun(ctx context.Context, obj client.Object) []reconcile.Request {
+	owner := metav1.GetControllerOf(obj)
+	if owner == nil || owner.Kind != "CronJob" {
+		return nil
+	}
+	var cj batchv1.CronJob
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: owner.Name}, &cj); err != nil {
+		return nil
+	}
+	backup := metav1.GetControllerOf(&cj)
+	if backup == nil || backup.Kind != "NginxBackup" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: backup.Name}}}
 }
 
 // referenceError: something the backup names does not exist.
@@ -93,6 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, &b); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetMetrics(req.Namespace, req.Name)
+			r.memory.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -131,7 +159,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1beta1.NginxBackup) (ctr
 			return ctrl.Result{}, &referenceError{reason: ReasonInvalidSchedule, msg: fmt.Sprintf("spec.schedule %q: %v", b.Spec.Schedule, err)}
 		}
 	}
-	desired, err := r.build(b, instance)
+	desired, err := r.build(ctx, b, instance)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -182,12 +210,64 @@ func (r *Reconciler) reconcile(ctx context.Context, b *v1beta1.NginxBackup) (ctr
 	default:
 		return ctrl.Result{}, fmt.Errorf("backup builder returned %T, want a Job or a CronJob", desired)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, r.observeRuns(ctx, b)
+}
+
+// observeRuns records the finished runs' results in status.backups, reports
+// why the latest run failed, and sends an Event for each run seen finishing
+// (after an operator restart, those still in the Jobs' history once more).
+func (r *Reconciler) observeRuns(ctx context.Context, b *v1beta1.NginxBackup) error {
+	known := map[string]bool{}
+	for _, rec := range b.Status.Backups {
+		known[rec.ID] = true
+	}
+	runs, err := r.finishedRuns(ctx, b)
+	if err != nil {
+		return err
+	}
+	b.Status.Backups = mergeRecords(b.Status.Backups, runs, b.Spec.Destination)
+	for _, rn := range runs {
+		if res := rn.result; res != nil && !known[res.ID] {
+			r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, ReasonBackupStored, "Backup", "Backup %s stored at %s (%d bytes)", res.ID, locationURL(b.Spec.Destination, res.Location), res.SizeBytes)
+			if res.PruneError != "" {
+				r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, ReasonPruneFailed, "Prune", "Retention after backup %s failed (the backup itself succeeded): %s", res.ID, res.PruneError)
+			}
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	last := runs[len(runs)-1]
+	if !last.failed {
+		return nil
+	}
+	msg := "Job " + last.job + " failed"
+	if last.failure != "" {
+		msg += ": " + last.failure
+	}
+	if b.Spec.Schedule == "" {
+		// observeJob said why the Job failed; add what the agent said.
+		if c := meta.FindStatusCondition(b.Status.Conditions, v1beta1.ConditionReady); c != nil && last.failure != "" && !strings.Contains(c.Message, last.failure) {
+			msg = c.Message + "; agent: " + last.failure
+		} else if c != nil {
+			msg = c.Message
+		}
+	}
+	setCondition(b, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonBackupFailed, truncate(msg, 1024))
+	return nil
+}
+
+// truncate keeps a condition message readable and within the API's limit.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
 }
 
 // build makes the backup's Job (one-shot) or CronJob (scheduled). The
 // backup's own labels are copied onto the pods, so users can select them.
-func (r *Reconciler) build(b *v1beta1.NginxBackup, instance *v1beta1.NginxOperator) (client.Object, error) {
+func (r *Reconciler) build(ctx context.Context, b *v1beta1.NginxBackup, instance *v1beta1.NginxOperator) (client.Object, error) {
 	spec, err := json.Marshal(instance.Spec)
 	if err != nil {
 		return nil, err
@@ -197,6 +277,11 @@ func (r *Reconciler) build(b *v1beta1.NginxBackup, instance *v1beta1.NginxOperat
 		image = r.NginxImage
 	}
 	in := jobs.Inputs{Instance: instance, AgentImage: r.AgentImage, InstanceImage: image, InstanceSpec: spec, OperatorVersion: version.Version}
+	if jobs.IncludesConfig(b) {
+		if in.ConfigMapKeys, err = r.configMapKeys(ctx, instance); err != nil {
+			return nil, err
+		}
+	}
 	if b.Spec.Schedule == "" {
 		job := jobs.Job(b, in)
 		addLabels(&job.Spec.Template, b.Labels)
@@ -205,6 +290,30 @@ func (r *Reconciler) build(b *v1beta1.NginxBackup, instance *v1beta1.NginxOperat
 	cj := jobs.CronJob(b, in)
 	addLabels(&cj.Spec.JobTemplate.Spec.Template, b.Labels)
 	return cj, nil
+}
+
+// configMapKeys reads the keys of the instance's content ConfigMaps, which
+// the backup's pod projects one by one. They are users' objects, read by
+// reference rather than cached; a missing one is left out (the instance
+// itself reports it as Degraded).
+func (r *Reconciler) configMapKeys(ctx context.Context, instance *v1beta1.NginxOperator) (map[string][]string, error) {
+	keys := map[string][]string{}
+	for _, ref := range instance.Spec.Content.ConfigMaps {
+		var cm corev1.ConfigMap
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: instance.Namespace, Name: ref.Name}, &cm); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, err
+		}
+		for k := range cm.Data {
+			keys[ref.Name] = append(keys[ref.Name], k)
+		}
+		for k := range cm.BinaryData {
+			keys[ref.Name] = append(keys[ref.Name], k)
+		}
+	}
+	return keys, nil
 }
 
 // addLabels adds labels to a pod template without overriding the builder's.
@@ -255,12 +364,26 @@ func (r *Reconciler) checkReferences(ctx context.Context, b *v1beta1.NginxBackup
 }
 
 func (r *Reconciler) updateMetrics(b *v1beta1.NginxBackup) {
+	labels := []string{b.Namespace, b.Name}
 	if t := b.Status.LastSuccessfulTime; t != nil {
-		lastSuccess.WithLabelValues(b.Namespace, b.Name).Set(float64(t.Unix()))
+		lastSuccess.WithLabelValues(labels...).Set(float64(t.Unix()))
 	}
 	failed := 0.0
-	if b.Status.Phase == v1beta1.BackupFailed {
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1beta1.ConditionReady); c != nil && c.Reason == ReasonBackupFailed {
 		failed = 1
 	}
-	lastFailed.WithLabelValues(b.Namespace, b.Name).Set(failed)
+	lastFailed.WithLabelValues(labels...).Set(failed)
+	if len(b.Status.Backups) > 0 {
+		newest := b.Status.Backups[0]
+		lastSize.WithLabelValues(labels...).Set(float64(newest.SizeBytes))
+		if newest.StartTime != nil && newest.CompletionTime != nil {
+			lastDuration.WithLabelValues(labels...).Set(newest.CompletionTime.Sub(newest.StartTime.Time).Seconds())
+		}
+	}
+	scheduleInterval.DeleteLabelValues(labels...)
+	// A suspended backup has no schedule to fall behind.
+	if schedule, err := cron.ParseStandard(b.Spec.Schedule); err == nil && b.Spec.Schedule != "" && !b.Spec.Suspend {
+		next := schedule.Next(r.Now())
+		scheduleInterval.WithLabelValues(labels...).Set(schedule.Next(next).Sub(next).Seconds())
+	}
 }

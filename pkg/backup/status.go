@@ -27,6 +27,9 @@ const (
 	ReasonBackupFailed              = "BackupFailed"
 	ReasonScheduled                 = "Scheduled"
 	ReasonSuspended                 = "Suspended"
+	// Event reasons of finished runs.
+	ReasonBackupStored = "BackupStored"
+	ReasonPruneFailed  = "PruneFailed"
 )
 
 func setCondition(b *v1beta1.NginxBackup, typ string, status metav1.ConditionStatus, reason, msg string) {

@@ -167,6 +167,16 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	return mgr.AddReadyzCheck("conversion-webhook", srv.StartedChecker())
 }
 
+// Serve only registers the /convert handler, for installs where someone else
+// (OLM, cert-manager) mounts the serving certificate into the webhook
+// server's CertDir and keeps the CRD's conversion settings and caBundle: the
+// server reloads a renewed certificate from that directory by itself.
+func Serve(mgr manager.Manager) error {
+	srv := mgr.GetWebhookServer()
+	srv.Register(Path, NewHandler())
+	return mgr.AddReadyzCheck("conversion-webhook", srv.StartedChecker())
+}
+
 // webhookCertFiles are the files the webhook server reads. Register has
 // applied the server's defaults, so its CertDir is known by now.
 func webhookCertFiles(srv webhook.Server, certDir string) (certFiles, error) {

@@ -40,6 +40,7 @@ const missingReferenceRetry = 15 * time.Second
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 
 // Reconciler reconciles NginxOperator objects.
 type Reconciler struct {
@@ -53,7 +54,16 @@ type Reconciler struct {
 	Applier   *k8sutil.Applier
 	// Images are the operator's default nginx image and its exporter image.
 	Images Images
+	// Restore builds the restore init container of instances with
+	// spec.restore; nil refuses such instances.
+	Restore RestoreBuilder
 }
+
+// RestoreBuilder makes the init container (and the extra volumes it needs)
+// that seeds the content volume, mounted as content, from run id of an
+// NginxBackup. pkg/backup provides it: its builders import this package for
+// the instance's names, so this package cannot import them.
+type RestoreBuilder func(backup *v1beta1.NginxBackup, id string, content corev1.VolumeMount) (corev1.Container, []corev1.Volume)
 
 // Images are the images the operator deploys: nginx for instances that do not
 // name one (--nginx-image), and the nginx-prometheus-exporter sidecar of
@@ -64,7 +74,7 @@ type Images struct {
 
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
-func SetupWithManager(mgr ctrl.Manager, images Images) error {
+func SetupWithManager(mgr ctrl.Manager, images Images, restore RestoreBuilder) error {
 	r := &Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -72,7 +82,9 @@ func SetupWithManager(mgr ctrl.Manager, images Images) error {
 		Recorder:  mgr.GetEventRecorder("nginx-operator"),
 		Applier:   &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
 		Images:    images,
+		Restore:   restore,
 	}
+	registerMetrics()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&v1beta1.NginxOperator{}).
@@ -92,12 +104,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var nginx v1beta1.NginxOperator
 	if err := r.Client.Get(ctx, req.NamespacedName, &nginx); err != nil {
 		// Deleted: the children go with it through their owner references.
+		if apierrors.IsNotFound(err) {
+			forgetMetrics(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !nginx.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
 	before := nginx.Status.DeepCopy()
+	defer func() { updateMetrics(&nginx) }()
 
 	if nginx.Spec.Paused {
 		setPaused(&nginx)
@@ -106,6 +122,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	sts, result, err := r.apply(ctx, &nginx)
 	observe(&nginx, sts, err)
+	if err == nil {
+		r.observeRestore(ctx, &nginx, sts)
+	}
 	if statusErr := r.writeStatus(ctx, &nginx, before); statusErr != nil {
 		return ctrl.Result{}, errors.Join(err, statusErr)
 	}
@@ -120,6 +139,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case errors.As(err, &cfgErr):
 		// Retrying cannot help until the spec changes, which triggers a reconcile.
 		return ctrl.Result{}, nil
+	}
+	if err == nil && restoreUnderway(&nginx) {
+		// A restore init container failing does not change the StatefulSet,
+		// so nothing would wake the controller to report it: look again.
+		result.RequeueAfter = restorePollInterval
 	}
 	return result, err
 }
@@ -140,6 +164,9 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 		image = r.Images.Nginx
 	}
 	in := Inputs{Config: config, ConfigHash: k8sutil.Hash(string(config))[:16], Image: image, ExporterImage: r.Images.Exporter}
+	if in.Restore, err = r.restoreInit(ctx, nginx); err != nil {
+		return r.liveStatefulSet(ctx, nginx), ctrl.Result{}, err
+	}
 	nginx.Status.ConfigHash = in.ConfigHash
 
 	children := []client.Object{

@@ -68,6 +68,21 @@ type Inputs struct {
 	// ExporterImage runs the nginx-prometheus-exporter sidecar of instances
 	// with spec.metrics.enabled.
 	ExporterImage string
+	// Restore, when set, is the init container that seeds the content volume
+	// (spec.restore) and the volumes it needs besides that one.
+	Restore *RestoreInit
+}
+
+// RestoreInit is an init container plus the extra volumes it mounts.
+type RestoreInit struct {
+	Container corev1.Container
+	Volumes   []corev1.Volume
+}
+
+// ContentMount is how the nginx container mounts persistent content; a restore
+// init container mounts the same volume at the same path, read-write.
+func ContentMount() corev1.VolumeMount {
+	return corev1.VolumeMount{Name: contentVolume, MountPath: contentMountPath}
 }
 
 // MetricsPortName is the exporter's container and Service port name.
@@ -243,9 +258,15 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 			},
 		},
 	}
+	pod := &sts.Spec.Template.Spec
 	if spec.Metrics.Enabled {
-		pod := &sts.Spec.Template.Spec
 		pod.Containers = append(pod.Containers, exporterContainer(in.ExporterImage, spec.ImagePullPolicy))
+	}
+	if in.Restore != nil && spec.Content.VolumeClaimTemplate != nil {
+		// Init containers finish before nginx starts, so it never serves a
+		// half-restored document root.
+		pod.InitContainers = append(pod.InitContainers, in.Restore.Container)
+		pod.Volumes = append(pod.Volumes, in.Restore.Volumes...)
 	}
 	if vct := spec.Content.VolumeClaimTemplate; vct != nil {
 		accessModes := vct.AccessModes

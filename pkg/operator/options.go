@@ -34,11 +34,14 @@ type Options struct {
 
 	// ConversionWebhook serves /convert and manages its certificate and the
 	// CRD's conversion settings (see pkg/conversion).
-	ConversionWebhook  bool
-	Namespace          string // the operator's own namespace: holds the webhook certificate Secret
-	WebhookServiceName string
-	WebhookSecretName  string
-	WebhookURL         string // instead of the Service, for local runs and tests
+	ConversionWebhook bool
+	// WebhookCertManagement is who provides the webhook's certificate and
+	// the CRD's caBundle: CertManagementSelf or CertManagementExternal.
+	WebhookCertManagement string
+	Namespace             string // the operator's own namespace: holds the webhook certificate Secret
+	WebhookServiceName    string
+	WebhookSecretName     string
+	WebhookURL            string // instead of the Service, for local runs and tests
 
 	// Images are the defaults for what the operator deploys.
 	Images Images
@@ -80,6 +83,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet, version string) {
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the conversion webhook server")
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "directory for the webhook serving certificate (default: a temporary directory)")
 	fs.BoolVar(&o.ConversionWebhook, "conversion-webhook", true, "serve the v1alpha1<->v1beta1 conversion webhook and manage its certificate and the CRD's caBundle")
+	fs.StringVar(&o.WebhookCertManagement, "webhook-cert-management", CertManagementSelf,
+		"who provides the conversion webhook's certificate and the CRD's caBundle: "+CertManagementSelf+" (generate, rotate and inject them) or "+
+			CertManagementExternal+" (OLM, cert-manager: serve the certificate found in --webhook-cert-dir and leave the CRD alone)")
 	fs.StringVar(&o.Namespace, "namespace", defaultNamespace(), "the operator's own namespace (default: $POD_NAMESPACE, then the in-cluster service account's)")
 	fs.StringVar(&o.WebhookServiceName, "webhook-service-name", "nginx-operator-webhook", "Service in --namespace through which the apiserver reaches the conversion webhook")
 	fs.StringVar(&o.WebhookSecretName, "webhook-secret-name", "nginx-operator-webhook-cert", "Secret in --namespace holding the webhook's CA and serving certificate")
@@ -103,6 +109,12 @@ func listFlag(dst *[]string) func(string) error {
 	}
 }
 
+// Values of --webhook-cert-management.
+const (
+	CertManagementSelf     = "self"
+	CertManagementExternal = "external"
+)
+
 // Validate reports every invalid combination at once.
 func (o *Options) Validate() error {
 	var errs []error
@@ -112,7 +124,12 @@ func (o *Options) Validate() error {
 	if o.LeaderElect && !(o.LeaseDuration > o.RenewDeadline && o.RenewDeadline > o.RetryPeriod && o.RetryPeriod > 0) {
 		errs = append(errs, fmt.Errorf("leader election needs lease duration (%s) > renew deadline (%s) > retry period (%s) > 0", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod))
 	}
-	if o.ConversionWebhook && o.Namespace == "" {
+	switch o.WebhookCertManagement {
+	case "", CertManagementSelf, CertManagementExternal: // "": Options built in code, self
+	default:
+		errs = append(errs, fmt.Errorf("--webhook-cert-management %q: want %s or %s", o.WebhookCertManagement, CertManagementSelf, CertManagementExternal))
+	}
+	if o.ConversionWebhook && o.WebhookCertManagement != CertManagementExternal && o.Namespace == "" {
 		errs = append(errs, errors.New("--namespace is required for the conversion webhook outside a cluster (or set --conversion-webhook=false)"))
 	}
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {

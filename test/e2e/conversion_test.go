@@ -2,10 +2,25 @@ package e2e
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -67,4 +82,86 @@ func TestBookUsersV1alpha1ObjectIsServedAndReadableAsV1beta1(t *testing.T) {
 	if err != nil || !strings.HasSuffix(out, "\n8080 True") {
 		t.Errorf("read back as v1alpha1: %q (%v), want port 8080 and Available True", out, err)
 	}
+}
+
+// With --webhook-cert-management=external (OLM, cert-manager) the operator
+// serves /convert with the certificate mounted in its cert directory and
+// leaves the CRD and its own namespace alone.
+func TestConversionWebhookServesAnExternallyProvidedCertificate(t *testing.T) {
+	t.Parallel()
+	install(t)
+	ctx := context.Background()
+	ns, _ := newNamespace(t)
+	certDir := t.TempDir()
+	caPool := writeServingCert(t, certDir)
+	op := framework.StartOperator(t, operatorKubeconfig(ctx, t, ns), "--metrics-bind-address=0", "--namespaces="+ns,
+		"--conversion-webhook=true", "--webhook-cert-management=external", "--webhook-cert-dir="+certDir)
+
+	review := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"1","desiredAPIVersion":"nginx.operator.dev/v1beta1",` +
+		`"objects":[{"apiVersion":"nginx.operator.dev/v1alpha1","kind":"NginxOperator","metadata":{"name":"book","namespace":"` + ns + `"},"spec":{"replicas":1,"port":8080}}]}}`
+	httpc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: caPool}}}
+	var body []byte
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		resp, err := httpc.Post(op.WebhookURL, "application/json", strings.NewReader(review))
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ = io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusOK
+	}) {
+		t.Fatalf("the webhook never answered over TLS with the mounted certificate: %s", body)
+	}
+	for _, want := range []string{`"status":"Success"`, `"apiVersion":"nginx.operator.dev/v1beta1"`, `"containerPort":8080`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("conversion response lacks %s: %s", want, body)
+		}
+	}
+	secrets, err := kubernetes.NewForConfigOrDie(cluster.Config).CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 0 {
+		t.Errorf("external certificate management created Secrets in %s: %d", ns, len(secrets.Items))
+	}
+}
+
+// writeServingCert writes tls.crt and tls.key for 127.0.0.1, signed by a new
+// CA, into dir, and returns a pool trusting that CA.
+func writeServingCert(t *testing.T, dir string) *x509.CertPool {
+	t.Helper()
+	newKey := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	caKey, key := newKey(), newKey()
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, NotBefore: now.Add(-time.Minute), NotAfter: now.Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"}, NotBefore: now.Add(-time.Minute), NotAfter: now.Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, block := range map[string]*pem.Block{"tls.crt": {Type: "CERTIFICATE", Bytes: der}, "tls.key": {Type: "EC PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return pool
 }

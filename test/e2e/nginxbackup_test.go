@@ -86,11 +86,19 @@ func TestOneShotBackupsSucceedOrFailWithTheirJobs(t *testing.T) {
 	if !framework.WaitFor(ctx, 90*time.Second, phase("bad", v1beta1.BackupFailed, backup.ReasonBackupFailed)) {
 		t.Error("the backup whose Job failed is not Failed")
 	}
-	var bad v1beta1.NginxBackup
+	// The fake kubelet ends the agent container the way the agent does: the
+	// result JSON (success) or the error (failure) as termination message.
+	var good, bad v1beta1.NginxBackup
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "good"}, &good); err == nil {
+		wantLocation := "pvc://backups/" + ns + "/web/20260101T000000.000000000Z-0000c0de/"
+		if len(good.Status.Backups) != 1 || good.Status.Backups[0].Location != wantLocation || good.Status.Backups[0].SizeBytes != 4096 {
+			t.Errorf("status.backups = %+v, want one record at %s of 4096 bytes", good.Status.Backups, wantLocation)
+		}
+	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bad"}, &bad); err == nil {
 		cond := meta.FindStatusCondition(bad.Status.Conditions, v1beta1.ConditionReady)
-		if cond == nil || !strings.Contains(cond.Message, "failed") {
-			t.Errorf("Failed condition %+v does not say why", cond)
+		if cond == nil || !strings.Contains(cond.Message, "injected failure") {
+			t.Errorf("Failed condition %+v does not carry the agent's error", cond)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -102,6 +103,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		if err := start(ctx, creds); err != nil {
 			return err
 		}
+	}
+	if err := c.addStorageClass(ctx); err != nil {
+		return fmt.Errorf("creating the default StorageClass: %w", err)
 	}
 	return c.addNodes(ctx)
 }
@@ -253,7 +257,30 @@ func (c *Cluster) startControllerManager(_ context.Context, pki *pki) error {
 		// Controllers that need a cloud or real networking are of no use here.
 		"--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle,-persistentvolume-expander,-attachdetach",
 		"--concurrent-statefulset-syncs=10",
+		// With the default StorageClass of addStorageClass, claims get
+		// hostPath volumes (directories under /tmp on this machine): the fake
+		// nodes never mount them, but pods with claims schedule and run.
+		"--enable-hostpath-provisioner=true",
 	))
+	return err
+}
+
+// DefaultStorageClass is the local cluster's default StorageClass.
+const DefaultStorageClass = "standard"
+
+// addStorageClass makes the controller-manager's hostPath provisioner the
+// default, so a PersistentVolumeClaim binds as it would in a real cluster.
+func (c *Cluster) addStorageClass(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	sc := &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{Name: DefaultStorageClass,
+			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+		Provisioner: "kubernetes.io/host-path",
+	}
+	_, err = cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
 	return err
 }
 

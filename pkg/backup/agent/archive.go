@@ -17,6 +17,20 @@ import (
 // that tree never includes it.
 const stateDirName = ".nginx-operator-restore"
 
+// RestoredMarker is the file, in a target's root, in which `restore --once`
+// records the id it restored, so a restore init container restores each
+// requested id once and not on every start of its pod.
+const RestoredMarker = ".nginx-operator-restored"
+
+// notContent reports whether a name in a content volume's root is the
+// agent's or the filesystem's bookkeeping rather than content: Restore's
+// scratch directory, the restored-id marker, and lost+found, which ext4
+// creates owned by root, so the unprivileged agent can neither read nor move
+// it. Backups leave them out and restores leave them in place.
+func notContent(rootEntry string) bool {
+	return rootEntry == stateDirName || rootEntry == RestoredMarker || rootEntry == "lost+found"
+}
+
 // writeTarGz archives the tree at root into w. Owners are not recorded: the
 // agent runs as an arbitrary non-root user and could not restore them.
 // Compression is gzip's fastest level because content is mostly already
@@ -46,8 +60,11 @@ func writeTarGz(ctx context.Context, w io.Writer, root string) error {
 		if err != nil || rel == "." {
 			return err
 		}
-		if rel == stateDirName {
-			return fs.SkipDir
+		if notContent(rel) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		return addEntry(tw, realRoot, p, filepath.ToSlash(rel), d)
 	})

@@ -43,7 +43,7 @@ func swapChildren(target, state string) error {
 		return errors.Join(cause, os.RemoveAll(state))
 	}
 	for _, e := range current {
-		if e.Name() == stateDirName {
+		if notContent(e.Name()) {
 			continue
 		}
 		if err := os.Rename(filepath.Join(target, e.Name()), filepath.Join(oldDir, e.Name())); err != nil {

@@ -15,4 +15,6 @@ const (
 	ConditionAccepted = "Accepted"
 	// ConditionReady: the object's output exists and is current.
 	ConditionReady = "Ready"
+	// ConditionRestored: every replica's content was seeded from spec.restore.
+	ConditionRestored = "Restored"
 )

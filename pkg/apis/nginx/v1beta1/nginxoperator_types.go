@@ -21,6 +21,7 @@ const (
 // NginxOperatorSpec is the desired state of one nginx instance.
 // +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.servers) || self.config.servers.all(s, has(self.ports) && self.ports.exists(p, p.name == s.port))",message="every config.servers[].port must be the name of one of spec.ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.content) || !(has(self.content.configMaps) && size(self.content.configMaps) > 0 && has(self.content.volumeClaimTemplate))",message="content.configMaps and content.volumeClaimTemplate cannot be combined: choose static content from ConfigMaps or persistent per-replica content"
+// +kubebuilder:validation:XValidation:rule="!has(self.restore) || (has(self.content) && has(self.content.volumeClaimTemplate))",message="restore needs content.volumeClaimTemplate: a backup is restored into the persistent content volume"
 type NginxOperatorSpec struct {
 	// Replicas is the number of nginx pods. Leave it unset to let something else own
 	// the replica count (for example a HorizontalPodAutoscaler through the scale
@@ -76,6 +77,12 @@ type NginxOperatorSpec struct {
 	// +optional
 	Content Content `json:"content,omitempty"`
 
+	// Restore seeds every replica's persistent content volume from a backup
+	// before nginx starts. Each pod restores a given id once: restarts keep
+	// the content, and a new id restores again (and rolls the pods).
+	// +optional
+	Restore *RestoreSpec `json:"restore,omitempty"`
+
 	// Metrics turns on nginx's stub_status (loopback only) for the exporter sidecar.
 	// +optional
 	Metrics MetricsSpec `json:"metrics,omitempty"`
@@ -95,6 +102,21 @@ type NginxOperatorSpec struct {
 	// Pod holds scheduling settings and metadata of the nginx pods.
 	// +optional
 	Pod PodSettings `json:"pod,omitempty"`
+}
+
+// RestoreSpec names one artifact of an NginxBackup.
+type RestoreSpec struct {
+	// Backup is the name of an NginxBackup in this namespace; its destination
+	// and spec.instance locate the artifact, so an instance can be seeded from
+	// another instance's backups.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Backup string `json:"backup"`
+	// ID of the backup run, as listed in the NginxBackup's status.backups[].id
+	// (for example 20261122T030000.000000000Z-1a2b3c4d).
+	// +kubebuilder:validation:Pattern=`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z-[0-9a-f]{8}$`
+	ID string `json:"id"`
 }
 
 // Port is one port nginx listens on.
@@ -394,7 +416,12 @@ type NginxOperatorStatus struct {
 	// ConfigHash identifies the rendered nginx.conf the pods run.
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
-	// Conditions: Available, Progressing, Degraded and Reconciled.
+	// Restore is the last spec.restore every replica completed; the Restored
+	// condition reports one under way or failed.
+	// +optional
+	Restore *RestoreSpec `json:"restore,omitempty"`
+	// Conditions: Available, Progressing, Degraded, Reconciled and, with
+	// spec.restore, Restored.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -1,0 +1,170 @@
+// The nginx-operator Grafana dashboard, built as plain JSON (schemaVersion
+// 39 panels) from the mixin's _config. Every panel and query uses the
+// templated datasource, so the dashboard works with any Prometheus.
+function(cfg)
+  local datasource = { type: 'prometheus', uid: '${datasource}' };
+  local ns = 'namespace=~"$namespace"';
+
+  local target(expr, legend) = {
+    datasource: datasource,
+    expr: expr,
+    legendFormat: legend,
+    refId: 'A',
+  };
+
+  local timeseries(title, unit, targets, description='') = {
+    type: 'timeseries',
+    title: title,
+    description: description,
+    datasource: datasource,
+    fieldConfig: { defaults: { unit: unit }, overrides: [] },
+    options: { legend: { displayMode: 'table', placement: 'bottom', showLegend: true }, tooltip: { mode: 'multi', sort: 'desc' } },
+    // refIds must be unique within a panel.
+    targets: [targets[i] { refId: std.char(std.codepoint('A') + i) } for i in std.range(0, std.length(targets) - 1)],
+  };
+
+  local stat(title, unit, targets, description='') = timeseries(title, unit, targets, description) {
+    type: 'stat',
+    options: { reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false }, colorMode: 'value', graphMode: 'none' },
+  };
+
+  local table(title, unit, targets, description='') = timeseries(title, unit, [t { format: 'table', instant: true } for t in targets], description) {
+    type: 'table',
+    options: { showHeader: true },
+    transformations: [{ id: 'organize', options: { excludeByName: { Time: true, __name__: true } } }],
+  };
+
+  local row(title) = { type: 'row', title: title, collapsed: false, panels: [] };
+
+  // layout lays out {row, panels} groups: a full-width row, then its panels
+  // side by side with equal widths, and gives every panel a unique id.
+  local layout(groups) =
+    local flat = std.flattenArrays([
+      local g = groups[gi];
+      local w = std.floor(24 / std.length(g.panels));
+      [g.row { gridPos: { x: 0, y: gi * 9, w: 24, h: 1 } }] +
+      [g.panels[pi] { gridPos: { x: pi * w, y: gi * 9 + 1, w: w, h: 8 } } for pi in std.range(0, std.length(g.panels) - 1)]
+      for gi in std.range(0, std.length(groups) - 1)
+    ]);
+    [flat[i] { id: i + 1 } for i in std.range(0, std.length(flat) - 1)];
+
+  local op = cfg.nginxOperatorSelector;
+  local ngx = cfg.nginxSelector;
+  local r = cfg.rateInterval;
+
+  {
+    uid: cfg.grafanaDashboardUid,
+    title: 'nginx-operator',
+    tags: cfg.grafanaDashboardTags,
+    timezone: 'utc',
+    editable: true,
+    refresh: cfg.grafanaDashboardRefresh,
+    schemaVersion: 39,
+    time: { from: 'now-6h', to: 'now' },
+    templating: {
+      list: [
+        {
+          name: 'datasource',
+          label: 'Data source',
+          type: 'datasource',
+          query: 'prometheus',
+          current: {},
+          hide: 0,
+        },
+        {
+          name: 'namespace',
+          label: 'Namespace',
+          type: 'query',
+          datasource: datasource,
+          query: { query: 'label_values(nginx_operator_instance_available{%s}, namespace)' % op, refId: 'namespace' },
+          definition: 'label_values(nginx_operator_instance_available{%s}, namespace)' % op,
+          includeAll: true,
+          multi: true,
+          allValue: '.*',
+          current: { text: 'All', value: '$__all' },
+          refresh: 2,
+          sort: 1,
+          hide: 0,
+        },
+      ],
+    },
+    annotations: { list: [] },
+    panels: layout([
+      {
+        row: row('Operator'),
+        panels: [
+          stat('Leader', 'short', [
+            target('max(leader_election_master_status{%s,name="%s"})' % [op, cfg.leaderElectionName], 'leader'),
+          ], '1 when a replica holds the leader election lease.'),
+          stat('Operator targets up', 'short', [target('sum(up{%s})' % op, 'up')]),
+          // Shows the series' legend (the version), not the count.
+          stat('Version', 'short', [
+            target('count by (version, revision) (nginx_operator_build_info{%s})' % op, '{{version}} ({{revision}})'),
+          ]) + { options+: { textMode: 'name' } },
+          timeseries('Work queue depth', 'short', [
+            target('sum by (name) (workqueue_depth{%s})' % op, '{{name}}'),
+          ]),
+        ],
+      },
+      {
+        row: row('Reconciliation'),
+        panels: [
+          timeseries('Reconciles by controller and result', 'ops', [
+            target('sum by (controller, result) (rate(nginx_operator_reconciles_total{%s}[%s]))' % [op, r], '{{controller}} {{result}}'),
+          ]),
+          timeseries('Reconcile errors by reason', 'ops', [
+            target('sum by (controller, reason) (rate(nginx_operator_reconcile_errors_total{%s}[%s]))' % [op, r], '{{controller}} {{reason}}'),
+          ]),
+          timeseries('Reconcile duration p99', 's', [
+            target('histogram_quantile(0.99, sum by (controller, le) (rate(nginx_operator_reconcile_duration_seconds_bucket{%s}[%s])))' % [op, r], '{{controller}}'),
+          ]),
+        ],
+      },
+      {
+        row: row('Instances and monitors'),
+        panels: [
+          timeseries('NginxOperator instances unavailable', 'short', [
+            target('sum by (namespace) (1 - nginx_operator_instance_available{%s,%s})' % [op, ns], '{{namespace}}'),
+          ]),
+          table('NginxOperator availability', 'short', [
+            target('nginx_operator_instance_available{%s,%s}' % [op, ns], ''),
+          ], '1 when the Available condition is True.'),
+          table('NginxMonitor targets', 'short', [
+            target('nginx_operator_monitor_targets{%s,%s}' % [op, ns], ''),
+          ], 'Instances each NginxMonitor selects; 0 means it matches nothing.'),
+        ],
+      },
+      {
+        row: row('Backups'),
+        panels: [
+          timeseries('Time since last successful backup', 's', [
+            target('time() - nginx_operator_backup_last_success_timestamp_seconds{%s,%s}' % [op, ns], '{{namespace}}/{{name}}'),
+          ]),
+          timeseries('Last backup size', 'bytes', [
+            target('nginx_operator_backup_last_size_bytes{%s,%s}' % [op, ns], '{{namespace}}/{{name}}'),
+          ]),
+          timeseries('Last backup duration', 's', [
+            target('nginx_operator_backup_last_duration_seconds{%s,%s}' % [op, ns], '{{namespace}}/{{name}}'),
+          ]),
+          timeseries('Backup failures', 'short', [
+            target('sum by (namespace, name) (increase(nginx_operator_backup_failures_total{%s,%s}[1h]))' % [op, ns], '{{namespace}}/{{name}}'),
+            target('nginx_operator_backup_last_run_failed{%s,%s} == 1' % [op, ns], '{{namespace}}/{{name}} last run failed'),
+          ], 'Failures in the last hour, and backups whose last run failed.'),
+        ],
+      },
+      {
+        row: row('nginx'),
+        panels: [
+          timeseries('nginx up', 'short', [
+            target('sum by (namespace, instance) (nginx_up{%s,%s})' % [ngx, ns], '{{namespace}}/{{instance}}'),
+          ], 'Pods whose exporter reaches nginx, per instance.'),
+          timeseries('Active connections', 'short', [
+            target('sum by (namespace, instance) (nginx_connections_active{%s,%s})' % [ngx, ns], '{{namespace}}/{{instance}}'),
+          ]),
+          timeseries('Requests', 'reqps', [
+            target('sum by (namespace, instance) (rate(nginx_http_requests_total{%s,%s}[%s]))' % [ngx, ns, r], '{{namespace}}/{{instance}}'),
+          ]),
+        ],
+      },
+    ]),
+  }

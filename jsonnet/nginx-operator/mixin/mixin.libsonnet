@@ -1,0 +1,223 @@
+// Monitoring mixin for nginx-operator: alerts, recording rules and a Grafana
+// dashboard for the operator and the nginx instances it manages.
+//
+// Use it the monitoring-mixins way: import it, override `_config` with `+::`,
+// and take `prometheusAlerts`, `prometheusRules` and `grafanaDashboards`.
+//
+//   local mixin = (import 'nginx-operator/mixin/mixin.libsonnet') + {
+//     _config+:: { nginxOperatorSelector: 'job="my-operator"' },
+//   };
+{
+  _config+:: {
+    // Selects the operator's own metrics (the scrape job of its metrics
+    // endpoint). Its series carry `namespace`/`name` labels of the custom
+    // resources, so that job must keep the operator's labels (honorLabels).
+    nginxOperatorSelector: 'job="nginx-operator"',
+    // Selects the nginx-prometheus-exporter sidecars; NginxMonitor scrape
+    // configurations name their jobs nginxmonitor/<namespace>/<name>.
+    nginxSelector: 'job=~"nginxmonitor/.+"',
+    // The Lease name the operator elects its leader with (--leader-election-id).
+    leaderElectionName: 'nginx-operator.nginx.operator.dev',
+
+    // Ratio of failed reconciliations per controller above which the
+    // operator is considered broken rather than retrying a transient error.
+    reconcileErrorRatioThreshold: 0.1,
+    reconcileErrorsFor: '15m',
+    operatorDownFor: '10m',
+    noLeaderFor: '5m',
+    instanceUnavailableFor: '10m',
+    nginxDownFor: '5m',
+    backupFailedFor: '5m',
+    // A scheduled backup is too old when its last success is older than this
+    // many schedule intervals: 2 means a whole scheduled run was missed.
+    backupMaxAgeFactor: 2,
+    backupTooOldFor: '10m',
+    monitorMatchesNothingFor: '15m',
+
+    // Window of rate() in rules and dashboard panels.
+    rateInterval: '5m',
+
+    runbookURLPattern: 'https://github.com/nginx-operator/nginx-operator/blob/main/Documentation/monitoring.md#%s',
+
+    grafanaDashboardUid: 'nginx-operator',
+    grafanaDashboardTags: ['nginx-operator'],
+    grafanaDashboardRefresh: '30s',
+  },
+
+  local cfg = self._config,
+
+  // alert fills the fields every alert must have, so none can lack its
+  // severity, annotations or runbook link.
+  local alert(name, expr, forDuration, severity, summary, description) = {
+    alert: name,
+    expr: expr,
+    'for': forDuration,
+    labels: { severity: severity },
+    annotations: {
+      summary: summary,
+      description: description,
+      runbook_url: cfg.runbookURLPattern % std.asciiLower(name),
+    },
+  },
+
+  prometheusAlerts+:: {
+    groups+: [
+      {
+        name: 'nginx-operator',
+        rules: [
+          alert(
+            'NginxOperatorReconcileErrors',
+            |||
+              sum by (controller) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s,result="error"}[%(rateInterval)s]))
+                /
+              sum by (controller) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))
+                > %(reconcileErrorRatioThreshold)g
+            ||| % cfg,
+            cfg.reconcileErrorsFor,
+            'warning',
+            'The {{ $labels.controller }} controller of nginx-operator fails many reconciliations.',
+            '{{ $value | humanizePercentage }} of the reconciliations of the {{ $labels.controller }} controller fail.',
+          ),
+          alert(
+            'NginxOperatorDown',
+            'absent(up{%(nginxOperatorSelector)s} == 1)' % cfg,
+            cfg.operatorDownFor,
+            'critical',
+            'nginx-operator is down.',
+            'No nginx-operator metrics endpoint selected by %(nginxOperatorSelector)s has been up for %(operatorDownFor)s: nothing reconciles NginxOperator, NginxMonitor and NginxBackup objects.' % cfg,
+          ),
+          alert(
+            'NginxOperatorNoLeader',
+            |||
+              (
+                max(leader_election_master_status{%(nginxOperatorSelector)s,name="%(leaderElectionName)s"}) == 0
+                  or
+                absent(leader_election_master_status{%(nginxOperatorSelector)s,name="%(leaderElectionName)s"})
+              )
+              and on ()
+              (max(up{%(nginxOperatorSelector)s}) == 1)
+            ||| % cfg,
+            cfg.noLeaderFor,
+            'critical',
+            'nginx-operator has no leader.',
+            'nginx-operator is running but no replica holds the %(leaderElectionName)s lease, so no controller reconciles.' % cfg,
+          ),
+        ],
+      },
+      {
+        name: 'nginx-instances',
+        rules: [
+          alert(
+            'NginxInstanceUnavailable',
+            'nginx_operator_instance_available{%(nginxOperatorSelector)s} == 0' % cfg,
+            cfg.instanceUnavailableFor,
+            'critical',
+            'NginxOperator {{ $labels.namespace }}/{{ $labels.name }} is not available.',
+            'The Available condition of NginxOperator {{ $labels.namespace }}/{{ $labels.name }} has been False for %(instanceUnavailableFor)s.' % cfg,
+          ),
+          alert(
+            'NginxDown',
+            'nginx_up{%(nginxSelector)s} == 0' % cfg,
+            cfg.nginxDownFor,
+            'warning',
+            'nginx in pod {{ $labels.namespace }}/{{ $labels.pod }} is down.',
+            'The nginx exporter of NginxOperator {{ $labels.namespace }}/{{ $labels.instance }} cannot reach nginx in pod {{ $labels.pod }}.',
+          ),
+          alert(
+            'NginxMonitorMatchesNothing',
+            'nginx_operator_monitor_targets{%(nginxOperatorSelector)s} == 0' % cfg,
+            cfg.monitorMatchesNothingFor,
+            'warning',
+            'NginxMonitor {{ $labels.namespace }}/{{ $labels.name }} has no nginx to scrape.',
+            'NginxMonitor {{ $labels.namespace }}/{{ $labels.name }} has had no scrape target for %(monitorMatchesNothingFor)s: it selects no NginxOperator, or none of those it selects has metrics enabled and running replicas.' % cfg,
+          ),
+        ],
+      },
+      {
+        name: 'nginx-backups',
+        rules: [
+          alert(
+            'NginxBackupFailed',
+            'nginx_operator_backup_last_run_failed{%(nginxOperatorSelector)s} == 1' % cfg,
+            cfg.backupFailedFor,
+            'warning',
+            'NginxBackup {{ $labels.namespace }}/{{ $labels.name }} failed.',
+            'The last run of NginxBackup {{ $labels.namespace }}/{{ $labels.name }} failed.',
+          ),
+          alert(
+            'NginxBackupTooOld',
+            // Both gauges come from the same operator target, so they match
+            // one-to-one on all their labels; one-shot backups have no
+            // schedule interval and so never match.
+            |||
+              time() - nginx_operator_backup_last_success_timestamp_seconds{%(nginxOperatorSelector)s}
+                >
+              %(backupMaxAgeFactor)s * nginx_operator_backup_schedule_interval_seconds{%(nginxOperatorSelector)s}
+            ||| % cfg,
+            cfg.backupTooOldFor,
+            'warning',
+            'NginxBackup {{ $labels.namespace }}/{{ $labels.name }} has no recent successful backup.',
+            'The last successful run of scheduled NginxBackup {{ $labels.namespace }}/{{ $labels.name }} is older than %(backupMaxAgeFactor)s schedule intervals: it last succeeded {{ $value | humanizeDuration }} ago.' % cfg,
+          ),
+        ],
+      },
+    ],
+  },
+
+  prometheusRules+:: {
+    groups+: [
+      {
+        name: 'nginx-operator.rules',
+        rules: [
+          {
+            record: 'controller_result:nginx_operator_reconciles:rate%(rateInterval)s' % cfg,
+            expr: 'sum by (controller, result) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))' % cfg,
+          },
+          {
+            // A controller that has never failed has no result="error"
+            // series; the `or` records 0 for it instead of nothing.
+            record: 'controller:nginx_operator_reconcile_errors:ratio_rate%(rateInterval)s' % cfg,
+            expr: |||
+              sum by (controller) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s,result="error"}[%(rateInterval)s]))
+                /
+              sum by (controller) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))
+              or
+              0 * sum by (controller) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))
+            ||| % cfg,
+          },
+          {
+            record: 'controller:nginx_operator_reconcile_duration_seconds:p99_rate%(rateInterval)s' % cfg,
+            expr: 'histogram_quantile(0.99, sum by (controller, le) (rate(nginx_operator_reconcile_duration_seconds_bucket{%(nginxOperatorSelector)s}[%(rateInterval)s])))' % cfg,
+          },
+          {
+            record: 'namespace:nginx_operator_instances:count',
+            expr: 'count by (namespace) (nginx_operator_instance_available{%(nginxOperatorSelector)s})' % cfg,
+          },
+          {
+            // 1 - available counts unavailable instances and yields 0, not
+            // nothing, for a namespace whose instances are all available.
+            record: 'namespace:nginx_operator_instances_unavailable:sum',
+            expr: 'sum by (namespace) (1 - nginx_operator_instance_available{%(nginxOperatorSelector)s})' % cfg,
+          },
+        ],
+      },
+      {
+        name: 'nginx.rules',
+        rules: [
+          {
+            record: 'namespace_instance:nginx_http_requests:rate%(rateInterval)s' % cfg,
+            expr: 'sum by (namespace, instance) (rate(nginx_http_requests_total{%(nginxSelector)s}[%(rateInterval)s]))' % cfg,
+          },
+          {
+            record: 'namespace_instance:nginx_up:ratio',
+            expr: 'avg by (namespace, instance) (nginx_up{%(nginxSelector)s})' % cfg,
+          },
+        ],
+      },
+    ],
+  },
+
+  grafanaDashboards+:: {
+    'nginx-operator.json': (import 'dashboard.libsonnet')(cfg),
+  },
+}

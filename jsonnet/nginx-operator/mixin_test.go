@@ -1,0 +1,611 @@
+package jsonnet_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-jsonnet"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+// mixinExportedOperatorMetrics are the operator's own metric names the mixin
+// may use: what pkg/metrics exports (the histogram with its series suffixes).
+// A metric renamed in the mixin, or here, without the other fails
+// TestMixinExpressionsUseOnlyExportedOperatorMetrics.
+var mixinExportedOperatorMetrics = map[string]bool{
+	"nginx_operator_build_info":                            true,
+	"nginx_operator_reconciles_total":                      true,
+	"nginx_operator_reconcile_errors_total":                true,
+	"nginx_operator_reconcile_duration_seconds_bucket":     true,
+	"nginx_operator_reconcile_duration_seconds_sum":        true,
+	"nginx_operator_reconcile_duration_seconds_count":      true,
+	"nginx_operator_instance_available":                    true,
+	"nginx_operator_monitor_targets":                       true,
+	"nginx_operator_backup_last_success_timestamp_seconds": true,
+	"nginx_operator_backup_last_run_failed":                true,
+	"nginx_operator_backup_last_duration_seconds":          true,
+	"nginx_operator_backup_last_size_bytes":                true,
+	"nginx_operator_backup_failures_total":                 true,
+	"nginx_operator_backup_schedule_interval_seconds":      true,
+}
+
+const mixinRunbookBase = "https://github.com/nginx-operator/nginx-operator/blob/main/Documentation/monitoring.md#"
+
+type mixinRuleGroups struct {
+	Groups []struct {
+		Name  string `json:"name"`
+		Rules []struct {
+			Alert       string            `json:"alert"`
+			Record      string            `json:"record"`
+			Expr        string            `json:"expr"`
+			For         string            `json:"for"`
+			Labels      map[string]string `json:"labels"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"rules"`
+	} `json:"groups"`
+}
+
+// mixinVM evaluates jsonnet the way the documentation tells users to: with
+// the jsonnet/ directory on the library path.
+func mixinVM() *jsonnet.VM {
+	vm := jsonnet.MakeVM()
+	vm.Importer(&jsonnet.FileImporter{JPaths: []string{".."}})
+	return vm
+}
+
+// mixinEval evaluates a snippet (which may import the mixin) into v.
+func mixinEval(t *testing.T, snippet string, v any) {
+	t.Helper()
+	out, err := mixinVM().EvaluateAnonymousSnippet("mixin_test.jsonnet", snippet)
+	if err != nil {
+		t.Fatalf("evaluating %s: %v", snippet, err)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("decoding %s: %v", snippet, err)
+	}
+}
+
+// mixinRender renders one of the mixin's string-output entrypoints, as
+// `jsonnet -S` does.
+func mixinRender(t *testing.T, entrypoint string) string {
+	t.Helper()
+	vm := mixinVM()
+	vm.StringOutput = true
+	out, err := vm.EvaluateFile(filepath.Join("mixin", entrypoint))
+	if err != nil {
+		t.Fatalf("rendering %s: %v", entrypoint, err)
+	}
+	return out
+}
+
+func mixinAlertsAndRules(t *testing.T) (alerts, rules mixinRuleGroups) {
+	t.Helper()
+	mixinEval(t, "(import 'nginx-operator/mixin/mixin.libsonnet').prometheusAlerts", &alerts)
+	mixinEval(t, "(import 'nginx-operator/mixin/mixin.libsonnet').prometheusRules", &rules)
+	return alerts, rules
+}
+
+// mixinPromtool locates promtool the way pkg/monitor's tests do: the build
+// with Kubernetes discovery from hack/install-prometheus.sh; fatal when tools
+// are required (CI), skipped otherwise.
+func mixinPromtool(t *testing.T) string {
+	t.Helper()
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", filepath.Join(root, "hack", "install-prometheus.sh"), "--print-dir").Output()
+	if err != nil {
+		t.Fatalf("locating promtool: %v", err)
+	}
+	bin := filepath.Join(strings.TrimSpace(string(out)), "promtool")
+	if _, err := os.Stat(bin); err != nil {
+		msg := "promtool not found at " + bin + ": run `bash hack/install-prometheus.sh` (a few minutes)"
+		if framework.ToolsRequired() {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
+}
+
+// mixinWriteRuleFiles renders alerts.yaml and rules.yaml into dir, the names
+// the unit tests in mixin/tests list in rule_files.
+func mixinWriteRuleFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	for entry, file := range map[string]string{"alerts.jsonnet": "alerts.yaml", "rules.jsonnet": "rules.yaml"} {
+		path := filepath.Join(dir, file)
+		if err := os.WriteFile(path, []byte(mixinRender(t, entry)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+	}
+	sort.Strings(files)
+	return files
+}
+
+func TestMixinRenderedRuleFilesPassPromtoolCheckRules(t *testing.T) {
+	promtool := mixinPromtool(t)
+	files := mixinWriteRuleFiles(t, t.TempDir())
+	out, err := exec.Command(promtool, append([]string{"check", "rules"}, files...)...).CombinedOutput()
+	if err != nil || strings.Count(string(out), "SUCCESS") != len(files) {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+}
+
+func mixinUnitTestFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("mixin", "tests", "*_test.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no rule unit tests in mixin/tests")
+	}
+	return files
+}
+
+func TestMixinRuleUnitTestsPassPromtoolTestRules(t *testing.T) {
+	promtool := mixinPromtool(t)
+	dir := t.TempDir()
+	mixinWriteRuleFiles(t, dir)
+	for _, src := range mixinUnitTestFiles(t) {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			data, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The test file sits next to the rendered rule files so its
+			// relative rule_files resolve to them.
+			dst := filepath.Join(dir, filepath.Base(src))
+			if err := os.WriteFile(dst, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(promtool, "test", "rules", dst).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "SUCCESS") {
+				t.Fatalf("promtool test rules %s: %v\n%s", src, err, out)
+			}
+		})
+	}
+}
+
+type mixinUnitTestFile struct {
+	Tests []struct {
+		AlertRuleTest []struct {
+			AlertName string `json:"alertname"`
+			ExpAlerts []any  `json:"exp_alerts"`
+		} `json:"alert_rule_test"`
+		PromQLExprTest []struct {
+			Expr       string `json:"expr"`
+			ExpSamples []any  `json:"exp_samples"`
+		} `json:"promql_expr_test"`
+	} `json:"tests"`
+}
+
+// TestMixinEveryRuleHasUnitTests holds the unit tests to the mixin: each
+// alert has a case where it fires and one where it stays quiet, and each
+// recording rule has expected samples. Adding a rule without tests fails.
+func TestMixinEveryRuleHasUnitTests(t *testing.T) {
+	alerts, rules := mixinAlertsAndRules(t)
+	fires, quiet, recorded := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, file := range mixinUnitTestFiles(t) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f mixinUnitTestFile
+		if err := yaml.Unmarshal(data, &f); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, tc := range f.Tests {
+			for _, a := range tc.AlertRuleTest {
+				if len(a.ExpAlerts) > 0 {
+					fires[a.AlertName] = true
+				} else {
+					quiet[a.AlertName] = true
+				}
+			}
+			for _, e := range tc.PromQLExprTest {
+				if len(e.ExpSamples) > 0 {
+					recorded[e.Expr] = true
+				}
+			}
+		}
+	}
+	for _, g := range alerts.Groups {
+		for _, r := range g.Rules {
+			if !fires[r.Alert] {
+				t.Errorf("alert %s has no unit test where it fires", r.Alert)
+			}
+			if !quiet[r.Alert] {
+				t.Errorf("alert %s has no unit test where it does not fire", r.Alert)
+			}
+		}
+	}
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if !recorded[r.Record] {
+				t.Errorf("recording rule %s has no unit test with expected samples", r.Record)
+			}
+		}
+	}
+}
+
+// TestMixinAlertsCarrySeverityAnnotationsAndDocumentedRunbook checks what an
+// on-call engineer relies on: a severity to route by, a summary and a
+// description, and a runbook link to a section that exists.
+func TestMixinAlertsCarrySeverityAnnotationsAndDocumentedRunbook(t *testing.T) {
+	alerts, _ := mixinAlertsAndRules(t)
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "Documentation", "monitoring.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, g := range alerts.Groups {
+		for _, r := range g.Rules {
+			names = append(names, r.Alert)
+			if s := r.Labels["severity"]; s != "critical" && s != "warning" && s != "info" {
+				t.Errorf("%s: severity %q, want critical, warning or info", r.Alert, s)
+			}
+			for _, a := range []string{"summary", "description"} {
+				if r.Annotations[a] == "" {
+					t.Errorf("%s: no %s annotation", r.Alert, a)
+				}
+			}
+			if got, want := r.Annotations["runbook_url"], mixinRunbookBase+strings.ToLower(r.Alert); got != want {
+				t.Errorf("%s: runbook_url %q, want %q", r.Alert, got, want)
+			}
+			// GitHub's anchor for a heading that is only the alert name is
+			// the name lowercased.
+			if !regexp.MustCompile(`(?m)^#{2,4} ` + regexp.QuoteMeta(r.Alert) + `$`).Match(doc) {
+				t.Errorf("%s: Documentation/monitoring.md has no heading %q for its runbook link", r.Alert, r.Alert)
+			}
+		}
+	}
+	want := []string{
+		"NginxBackupFailed", "NginxBackupTooOld", "NginxDown", "NginxInstanceUnavailable",
+		"NginxMonitorMatchesNothing", "NginxOperatorDown", "NginxOperatorNoLeader", "NginxOperatorReconcileErrors",
+	}
+	sort.Strings(names)
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("alerts (-want +got):\n%s", diff)
+	}
+}
+
+type mixinDashboard struct {
+	UID        string `json:"uid"`
+	Templating struct {
+		List []struct {
+			Name       string          `json:"name"`
+			Type       string          `json:"type"`
+			Query      json.RawMessage `json:"query"`
+			Datasource *mixinDSRef     `json:"datasource"`
+		} `json:"list"`
+	} `json:"templating"`
+	Panels []struct {
+		ID         int         `json:"id"`
+		Type       string      `json:"type"`
+		Title      string      `json:"title"`
+		Datasource *mixinDSRef `json:"datasource"`
+		Targets    []struct {
+			Expr       string      `json:"expr"`
+			RefID      string      `json:"refId"`
+			Datasource *mixinDSRef `json:"datasource"`
+		} `json:"targets"`
+	} `json:"panels"`
+}
+
+type mixinDSRef struct {
+	Type string `json:"type"`
+	UID  string `json:"uid"`
+}
+
+// mixinDashboardJSON is the dashboard as the dashboards.jsonnet entrypoint
+// writes it (one JSON file per dashboard).
+func mixinDashboardJSON(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := mixinVM().EvaluateFileMulti(filepath.Join("mixin", "dashboards.jsonnet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestMixinDashboardIsGrafanaJSONOnTheTemplatedDatasource(t *testing.T) {
+	files := mixinDashboardJSON(t)
+	if diff := cmp.Diff([]string{"nginx-operator.json"}, mixinKeys(files)); diff != "" {
+		t.Fatalf("dashboard files (-want +got):\n%s", diff)
+	}
+	var d mixinDashboard
+	if err := json.Unmarshal([]byte(files["nginx-operator.json"]), &d); err != nil {
+		t.Fatalf("dashboard is not JSON: %v", err)
+	}
+	if d.UID == "" {
+		t.Error("dashboard has no uid: Grafana would duplicate it on every provisioning")
+	}
+	want := mixinDSRef{Type: "prometheus", UID: "${datasource}"}
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = v.Type
+		if v.Type == "query" && (v.Datasource == nil || *v.Datasource != want) {
+			t.Errorf("variable %s: datasource %+v, want %+v", v.Name, v.Datasource, want)
+		}
+	}
+	if vars["datasource"] != "datasource" {
+		t.Fatalf("no templated datasource variable: %v", vars)
+	}
+	ids := map[int]string{}
+	queries := 0
+	for _, p := range d.Panels {
+		if prev, dup := ids[p.ID]; dup || p.ID == 0 {
+			t.Errorf("panel %q: id %d missing or already used by %q", p.Title, p.ID, prev)
+		}
+		ids[p.ID] = p.Title
+		if p.Type == "row" {
+			continue // rows group panels and run no query
+		}
+		if p.Datasource == nil || *p.Datasource != want {
+			t.Errorf("panel %q: datasource %+v, want %+v", p.Title, p.Datasource, want)
+		}
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		refIDs := map[string]bool{}
+		for _, tg := range p.Targets {
+			queries++
+			if tg.Datasource == nil || *tg.Datasource != want {
+				t.Errorf("panel %q query %s: datasource %+v, want %+v", p.Title, tg.RefID, tg.Datasource, want)
+			}
+			if tg.Expr == "" || refIDs[tg.RefID] {
+				t.Errorf("panel %q: empty expression or duplicate refId %q", p.Title, tg.RefID)
+			}
+			refIDs[tg.RefID] = true
+		}
+	}
+	if queries == 0 {
+		t.Fatal("dashboard has no queries")
+	}
+}
+
+var (
+	mixinStringLiteral = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`")
+	mixinIdentifier    = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
+)
+
+// mixinOperatorMetrics lists the names in a PromQL expression that start
+// with nginx_operator_: string literals (label values, which may name
+// anything) are dropped first, and recorded series (level:metric:ops) start
+// with their level, so only raw operator metrics remain.
+func mixinOperatorMetrics(expr string) []string {
+	var names []string
+	for _, id := range mixinIdentifier.FindAllString(mixinStringLiteral.ReplaceAllString(expr, `""`), -1) {
+		if strings.HasPrefix(id, "nginx_operator_") {
+			names = append(names, id)
+		}
+	}
+	return names
+}
+
+func TestMixinOperatorMetricsFindsMetricNamesOnly(t *testing.T) {
+	tests := map[string]struct {
+		expr string
+		want []string
+	}{
+		"selector and histogram series": {
+			expr: `histogram_quantile(0.99, sum by (le) (rate(nginx_operator_reconcile_duration_seconds_bucket{job="x"}[5m]))) / nginx_operator_reconciles_total`,
+			want: []string{"nginx_operator_reconcile_duration_seconds_bucket", "nginx_operator_reconciles_total"},
+		},
+		"a renamed metric is reported as written": {
+			expr: `rate(nginx_operator_reconcile_total[5m])`,
+			want: []string{"nginx_operator_reconcile_total"},
+		},
+		"label values and recorded series are not metrics": {
+			expr: `controller:nginx_operator_reconcile_errors:ratio_rate5m{name="nginx_operator_lease",job='nginx_operator_x'}`,
+		},
+		"grafana label_values query": {
+			expr: `label_values(nginx_operator_instance_available{job="nginx-operator"}, namespace)`,
+			want: []string{"nginx_operator_instance_available"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, mixinOperatorMetrics(tc.expr)); diff != "" {
+				t.Errorf("mixinOperatorMetrics(%s) (-want +got):\n%s", tc.expr, diff)
+			}
+		})
+	}
+}
+
+// TestMixinExpressionsUseOnlyExportedOperatorMetrics catches an alert, rule
+// or panel querying an operator metric that does not exist (a typo or a
+// rename in pkg/metrics): such an expression would silently match nothing.
+func TestMixinExpressionsUseOnlyExportedOperatorMetrics(t *testing.T) {
+	alerts, rules := mixinAlertsAndRules(t)
+	exprs := map[string]string{}
+	for _, gs := range []mixinRuleGroups{alerts, rules} {
+		for _, g := range gs.Groups {
+			for _, r := range g.Rules {
+				exprs[g.Name+"/"+r.Alert+r.Record] = r.Expr
+			}
+		}
+	}
+	var d mixinDashboard
+	if err := json.Unmarshal([]byte(mixinDashboardJSON(t)["nginx-operator.json"]), &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range d.Panels {
+		for _, tg := range p.Targets {
+			exprs["dashboard/"+p.Title+"/"+tg.RefID] = tg.Expr
+		}
+	}
+	for _, v := range d.Templating.List {
+		exprs["dashboard/variable "+v.Name] = string(v.Query)
+	}
+	used := map[string]bool{}
+	for where, expr := range exprs {
+		for _, m := range mixinOperatorMetrics(expr) {
+			used[m] = true
+			if !mixinExportedOperatorMetrics[m] {
+				t.Errorf("%s uses %s, which the operator does not export: %s", where, m, expr)
+			}
+		}
+	}
+	// Every operator metric a user would look at appears somewhere, so the
+	// mixin keeps up when the operator adds one to the list above.
+	for m, exported := range mixinExportedOperatorMetrics {
+		if exported && !used[m] && !strings.HasSuffix(m, "_sum") && !strings.HasSuffix(m, "_count") {
+			t.Errorf("%s is exported but no alert, rule or panel uses it", m)
+		}
+	}
+}
+
+func mixinKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+type mixinObject struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string            `json:"name"`
+		Namespace string            `json:"namespace"`
+		Labels    map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec json.RawMessage   `json:"spec"`
+	Data map[string]string `json:"data"`
+}
+
+// TestMixinMonitoringStackExampleComposesOperatorAndMixin renders the
+// kube-prometheus style example with the jsonnet/ directory as library path
+// and checks it installs the operator and all of its monitoring.
+func TestMixinMonitoringStackExampleComposesOperatorAndMixin(t *testing.T) {
+	out, err := mixinVM().EvaluateFile(filepath.Join("..", "examples", "monitoring-stack.jsonnet"))
+	if err != nil {
+		t.Fatalf("rendering the example: %v", err)
+	}
+	var list struct {
+		APIVersion string        `json:"apiVersion"`
+		Kind       string        `json:"kind"`
+		Items      []mixinObject `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	if list.APIVersion != "v1" || list.Kind != "List" {
+		t.Fatalf("example renders %s %s, want a v1 List", list.APIVersion, list.Kind)
+	}
+	alerts, _ := mixinAlertsAndRules(t)
+	var wantAlerts []string
+	for _, g := range alerts.Groups {
+		for _, r := range g.Rules {
+			wantAlerts = append(wantAlerts, r.Alert)
+		}
+	}
+	sort.Strings(wantAlerts)
+	dashboards := mixinDashboardJSON(t)
+
+	kinds := map[string]int{}
+	for _, o := range list.Items {
+		kinds[o.APIVersion+" "+o.Kind]++
+		switch {
+		case o.Kind == "Deployment":
+			var spec struct {
+				Replicas int `json:"replicas"`
+			}
+			if err := json.Unmarshal(o.Spec, &spec); err != nil {
+				t.Fatal(err)
+			}
+			if o.Metadata.Namespace != "nginx-operator" || spec.Replicas != 2 {
+				t.Errorf("operator Deployment %s/%s with %d replicas, want namespace nginx-operator and the 2 replicas asked for", o.Metadata.Namespace, o.Metadata.Name, spec.Replicas)
+			}
+		case o.Kind == "PrometheusRule":
+			var spec mixinRuleGroups
+			if err := json.Unmarshal(o.Spec, &spec); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, g := range spec.Groups {
+				for _, r := range g.Rules {
+					if r.Alert != "" {
+						got = append(got, r.Alert)
+					}
+				}
+			}
+			sort.Strings(got)
+			if diff := cmp.Diff(wantAlerts, got); diff != "" {
+				t.Errorf("PrometheusRule alerts (-mixin +example):\n%s", diff)
+			}
+		case o.Kind == "ServiceMonitor":
+			var spec struct {
+				Endpoints []struct {
+					HonorLabels bool `json:"honorLabels"`
+					Relabelings []struct {
+						TargetLabel string `json:"targetLabel"`
+						Replacement string `json:"replacement"`
+					} `json:"relabelings"`
+				} `json:"endpoints"`
+			}
+			if err := json.Unmarshal(o.Spec, &spec); err != nil {
+				t.Fatal(err)
+			}
+			// The mixin's default selector is job="nginx-operator", and its
+			// alerts need the operator's own namespace label.
+			for _, e := range spec.Endpoints {
+				job := ""
+				for _, r := range e.Relabelings {
+					if r.TargetLabel == "job" {
+						job = r.Replacement
+					}
+				}
+				if !e.HonorLabels || job != "nginx-operator" {
+					t.Errorf("operator ServiceMonitor endpoint: honorLabels %v and job %q, want true and nginx-operator", e.HonorLabels, job)
+				}
+			}
+		case o.Kind == "ConfigMap" && o.Metadata.Labels["grafana_dashboard"] == "1":
+			kinds["grafana dashboard ConfigMap"]++
+			for name, want := range dashboards {
+				var w, g any
+				if err := json.Unmarshal([]byte(want), &w); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal([]byte(o.Data[name]), &g); err != nil {
+					t.Errorf("dashboard ConfigMap key %s: %v", name, err)
+					continue
+				}
+				if diff := cmp.Diff(w, g); diff != "" {
+					t.Errorf("dashboard ConfigMap key %s differs from the mixin (-mixin +example):\n%s", name, diff)
+				}
+			}
+		}
+	}
+	for _, k := range []string{
+		"apps/v1 Deployment",
+		"monitoring.coreos.com/v1 PrometheusRule",
+		"monitoring.coreos.com/v1 ServiceMonitor",
+		"grafana dashboard ConfigMap",
+		"nginx.operator.dev/v1beta1 NginxMonitor",
+	} {
+		if kinds[k] == 0 {
+			t.Errorf("example has no %s; it has %v", k, kinds)
+		}
+	}
+}

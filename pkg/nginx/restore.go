@@ -1,0 +1,162 @@
+package nginx
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+// Reasons of the Restored condition (and of Degraded, for a missing backup).
+const (
+	ReasonBackupNotFound     = "BackupNotFound"
+	ReasonRestoreUnsupported = "RestoreUnsupported"
+	ReasonRestoreInProgress  = "RestoreInProgress"
+	ReasonRestoreFailed      = "RestoreFailed"
+	ReasonRestoreSucceeded   = "RestoreSucceeded"
+)
+
+// restorePollInterval is how often an instance whose restore is under way
+// reads its pods for a failed restore init container.
+const restorePollInterval = 30 * time.Second
+
+// restoreUnderway: spec.restore is not done yet.
+func restoreUnderway(nginx *v1beta1.NginxOperator) bool {
+	c := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionRestored)
+	return c != nil && c.Status != metav1.ConditionTrue
+}
+
+// RestoreContainerName is the name the restore init container must have: the
+// status reads its outcome from pods by that name.
+const RestoreContainerName = "restore"
+
+// restoreInit builds the restore init container for spec.restore, or nil
+// without one. The NginxBackup is read from the cache (the operator watches
+// NginxBackups); a missing one degrades the instance until it appears.
+func (r *Reconciler) restoreInit(ctx context.Context, nginx *v1beta1.NginxOperator) (*RestoreInit, error) {
+	want := nginx.Spec.Restore
+	if want == nil {
+		return nil, nil
+	}
+	if r.Restore == nil {
+		return nil, &referenceError{reason: ReasonRestoreUnsupported, msg: "this operator was started without a backup agent image: spec.restore cannot be honoured"}
+	}
+	var backup v1beta1.NginxBackup
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: want.Backup}, &backup); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &referenceError{reason: ReasonBackupNotFound, msg: fmt.Sprintf("spec.restore.backup: NginxBackup %q not found in namespace %s", want.Backup, nginx.Namespace)}
+		}
+		return nil, err
+	}
+	container, volumes := r.Restore(&backup, want.ID, ContentMount())
+	return &RestoreInit{Container: container, Volumes: volumes}, nil
+}
+
+// observeRestore sets the Restored condition and status.restore. A ready pod
+// of the current revision has passed its restore init container (init
+// containers must succeed before nginx starts), so a completed rollout of a
+// StatefulSet carrying the requested id means every replica was seeded (or
+// already held that id). Until then the pods are read, only while a restore
+// is under way, to report an init container that failed.
+func (r *Reconciler) observeRestore(ctx context.Context, nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet) {
+	want := nginx.Spec.Restore
+	if want == nil {
+		meta.RemoveStatusCondition(&nginx.Status.Conditions, v1beta1.ConditionRestored)
+		return
+	}
+	done := fmt.Sprintf("every replica holds backup %s of NginxBackup %s", want.ID, want.Backup)
+	if got := nginx.Status.Restore; got != nil && *got == *want {
+		setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionTrue, ReasonRestoreSucceeded, done)
+		return
+	}
+	if sts != nil && carriesRestore(sts, want.ID) && restoreRolledOut(sts) {
+		nginx.Status.Restore = want.DeepCopy()
+		setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionTrue, ReasonRestoreSucceeded, done)
+		return
+	}
+	if msg := r.failedRestore(ctx, nginx, want.ID); msg != "" {
+		setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionFalse, ReasonRestoreFailed, msg)
+		return
+	}
+	setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionFalse, ReasonRestoreInProgress,
+		fmt.Sprintf("restoring backup %s of NginxBackup %s into the replicas", want.ID, want.Backup))
+}
+
+// carriesRestore reports whether the live StatefulSet's pods restore id: the
+// cached object may still be the one from before this reconcile's apply.
+func carriesRestore(sts *appsv1.StatefulSet, id string) bool {
+	for _, c := range sts.Spec.Template.Spec.InitContainers {
+		if c.Name == RestoreContainerName && slices.Contains(c.Args, "--id="+id) {
+			return true
+		}
+	}
+	return false
+}
+
+// restoreRolledOut: the StatefulSet controller saw the current template and
+// every desired replica runs it and is ready. Zero replicas restore nothing.
+func restoreRolledOut(sts *appsv1.StatefulSet) bool {
+	desired := int32(1)
+	if sts.Spec.Replicas != nil {
+		desired = *sts.Spec.Replicas
+	}
+	st := sts.Status
+	return desired > 0 && st.ObservedGeneration >= sts.Generation && st.UpdatedReplicas == desired &&
+		st.ReadyReplicas == desired && (st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision)
+}
+
+// failedRestore returns why a pod's restore init container of id failed, or
+// "" when none did. Pods are not cached: this is one list, made only while a
+// restore is under way.
+func (r *Reconciler) failedRestore(ctx context.Context, nginx *v1beta1.NginxOperator, id string) string {
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(nginx.Namespace), client.MatchingLabels(selector(nginx))); err != nil {
+		return ""
+	}
+	for _, pod := range pods.Items {
+		if msg := restoreFailure(&pod, id); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+// restoreFailure is the termination message of pod's restore init container
+// for id when its last run exited with an error.
+func restoreFailure(pod *corev1.Pod, id string) string {
+	restoresID := false
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == RestoreContainerName && slices.Contains(c.Args, "--id="+id) {
+			restoresID = true
+		}
+	}
+	if !restoresID {
+		return ""
+	}
+	for _, st := range pod.Status.InitContainerStatuses {
+		if st.Name != RestoreContainerName {
+			continue
+		}
+		for _, t := range []*corev1.ContainerStateTerminated{st.State.Terminated, st.LastTerminationState.Terminated} {
+			if t != nil && t.ExitCode != 0 {
+				msg := strings.TrimSpace(t.Message)
+				if msg == "" {
+					msg = t.Reason
+				}
+				return fmt.Sprintf("pod %s: restore exited with code %d: %s", pod.Name, t.ExitCode, msg)
+			}
+		}
+	}
+	return ""
+}
