@@ -48,6 +48,21 @@ curl -fsS "http://$health/readyz" >/dev/null || { echo "the operator did not bec
 echo "operator ready (pid $operator): http://$health/readyz"
 
 "$kubectl" apply --server-side -R -f example/
+# The examples' gateways want certificates of their own: self-signed ones here.
+if command -v openssl >/dev/null; then
+  tls_dir=$(mktemp -d)
+  for pair in team-a/gateway-tls team-b/shop-tls; do
+    ns=${pair%%/*} name=${pair##*/}
+    if ! "$kubectl" -n "$ns" get secret "$name" >/dev/null 2>&1; then
+      openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=$name.$ns.example" \
+        -keyout "$tls_dir/$name.key" -out "$tls_dir/$name.crt" 2>/dev/null
+      "$kubectl" -n "$ns" create secret tls "$name" --cert="$tls_dir/$name.crt" --key="$tls_dir/$name.key"
+    fi
+  done
+  rm -rf "$tls_dir"
+else
+  echo "openssl not found: create the TLS Secrets team-a/gateway-tls and team-b/shop-tls to make the gateways Available"
+fi
 cat <<MSG
 
 The operator runs against the cluster; try:

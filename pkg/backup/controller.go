@@ -44,9 +44,9 @@ const ControllerName = "nginxbackup"
 // credentials or claim looks again.
 const missingReferenceRetry = 15 * time.Second
 
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxbackups,verbs=get;list;watch
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxbackups/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxbackups,verbs=list;watch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxbackups/status,verbs=patch
+// +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 

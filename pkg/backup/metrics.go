@@ -38,7 +38,9 @@ var (
 
 // registerMetrics adds the controller's metrics to the shared registry once.
 func registerMetrics() {
-	registerOnce.Do(func() { metrics.Registry.MustRegister(lastSuccess, lastFailed, lastDuration, lastSize, failures, scheduleInterval) })
+	registerOnce.Do(func() {
+		metrics.Registry.MustRegister(lastSuccess, lastFailed, lastDuration, lastSize, failures, scheduleInterval)
+	})
 }
 
 func forgetMetrics(namespace, name string) {

@@ -68,6 +68,7 @@ func ensureSecret(ctx context.Context, c client.Client, key client.ObjectKey, pl
 		if data == nil && !labelsMissing {
 			return secret, nil
 		}
+		original := secret.DeepCopy()
 		if data != nil {
 			secret.Data = data
 		} else {
@@ -77,7 +78,9 @@ func ensureSecret(ctx context.Context, c client.Client, key client.ObjectKey, pl
 			secret.Labels = map[string]string{}
 		}
 		maps.Copy(secret.Labels, secretLabels())
-		if err := c.Update(ctx, secret); apierrors.IsConflict(err) {
+		// A patch that carries the resourceVersion read: a concurrent writer
+		// (another replica rotating) makes it fail with a conflict.
+		if err := c.Patch(ctx, secret, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})); apierrors.IsConflict(err) {
 			log.Info("webhook certificate Secret changed meanwhile; reading it again", "secret", key)
 			continue
 		} else if err != nil {

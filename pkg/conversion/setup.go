@@ -25,7 +25,7 @@ import (
 // a literal and a RoleBinding of its own. The NginxOperator controller already
 // holds cluster-wide Secret access, so this adds no privilege today.
 //
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;patch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;patch,resourceNames=nginxoperators.nginx.operator.dev
 
 // Defaults of Options.

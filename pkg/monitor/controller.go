@@ -46,12 +46,12 @@ const component = "scrape-config"
 // ServiceMonitorGVK is prometheus-operator's ServiceMonitor.
 var ServiceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
 
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors,verbs=get;list;watch
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors,verbs=list;watch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors/status,verbs=patch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconciler reconciles NginxMonitor objects.

@@ -384,24 +384,6 @@ func gauge(t *testing.T, name string, labels map[string]string) (float64, bool) 
 	return 0, false
 }
 
-// serviceMonitorCRD is a minimal stand-in for prometheus-operator's CRD: the
-// operator only needs the API to be served.
-const serviceMonitorCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: servicemonitors.monitoring.coreos.com}
-spec:
-  group: monitoring.coreos.com
-  scope: Namespaced
-  names: {kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
 // Not parallel: it serves the monitoring.coreos.com API for its duration,
 // which the parallel tests (that expect it absent) must not see. Go runs
 // every sequential test before the parallel ones.
@@ -409,7 +391,7 @@ func TestServiceMonitorIsCreatedWhenPrometheusOperatorAPIIsServed(t *testing.T) 
 	installCRDs(t)
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	objs, err := framework.DecodeYAML([]byte(serviceMonitorCRD))
+	objs, err := framework.DecodeYAML([]byte(framework.ServiceMonitorCRD))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,13 +32,14 @@ const ControllerName = "nginxoperator"
 // does not cache) every Secret of the cluster to be told.
 const missingReferenceRetry = 15 * time.Second
 
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=get;list;watch
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups="",resources=services;serviceaccounts,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=list;watch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators/status,verbs=patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 

@@ -29,7 +29,7 @@ import (
 )
 
 // Permissions of the manager itself; each controller declares its own.
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors,verbs=get;list;watch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors,verbs=list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create

@@ -28,17 +28,26 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
-// bookObject is exactly what a reader of The Kubernetes Operator Framework
-// Book writes.
-const bookObject = `
-apiVersion: nginx.operator.dev/v1alpha1
-kind: NginxOperator
-metadata:
-  name: book
-spec:
-  replicas: 1
-  port: 8080
-`
+// bookObject is example/book-v1alpha1.yaml, exactly what a reader of The
+// Kubernetes Operator Framework Book writes, without its namespace.
+func bookObject(t *testing.T) string {
+	t.Helper()
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "example", "book-v1alpha1.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "namespace:") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
 
 // The only test whose operator manages the CRD's conversion webhook: the CRD
 // is cluster-wide, so it must not run in parallel with another such test.
@@ -47,13 +56,14 @@ func TestBookUsersV1alpha1ObjectIsServedAndReadableAsV1beta1(t *testing.T) {
 	install(t)
 	ctx := context.Background()
 	ns, _ := newNamespace(t)
-	kc := operatorKubeconfig(ctx, t, ns)
+	kc := operatorKubeconfig(ctx, t)
 	framework.StartOperator(t, kc, "--metrics-bind-address=0", "--namespaces="+ns, "--conversion-webhook=true", "--namespace="+ns)
 
+	book := bookObject(t)
 	var out string
 	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
 		var err error
-		out, err = kubectlWithInput(ctx, bookObject, "apply", "-n", ns, "-f", "-")
+		out, err = kubectlWithInput(ctx, book, "apply", "-n", ns, "-f", "-")
 		return err == nil
 	}) {
 		t.Fatalf("creating the v1alpha1 object never succeeded: %s", out)
@@ -94,7 +104,7 @@ func TestConversionWebhookServesAnExternallyProvidedCertificate(t *testing.T) {
 	ns, _ := newNamespace(t)
 	certDir := t.TempDir()
 	caPool := writeServingCert(t, certDir)
-	op := framework.StartOperator(t, operatorKubeconfig(ctx, t, ns), "--metrics-bind-address=0", "--namespaces="+ns,
+	op := framework.StartOperator(t, operatorKubeconfig(ctx, t), "--metrics-bind-address=0", "--namespaces="+ns,
 		"--conversion-webhook=true", "--webhook-cert-management=external", "--webhook-cert-dir="+certDir)
 
 	review := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"1","desiredAPIVersion":"nginx.operator.dev/v1beta1",` +
@@ -130,6 +140,19 @@ func TestConversionWebhookServesAnExternallyProvidedCertificate(t *testing.T) {
 // CA, into dir, and returns a pool trusting that CA.
 func writeServingCert(t *testing.T, dir string) *x509.CertPool {
 	t.Helper()
+	pool, certPEM, keyPEM := newServingCert(t, "127.0.0.1")
+	for name, data := range map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pool
+}
+
+// newServingCert issues a serving certificate for host (a DNS name or an IP)
+// from a new CA: the pool trusting the CA, the certificate and its key in PEM.
+func newServingCert(t *testing.T, host string) (*x509.CertPool, []byte, []byte) {
+	t.Helper()
 	newKey := func() *ecdsa.PrivateKey {
 		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
@@ -145,9 +168,17 @@ func writeServingCert(t *testing.T, dir string) *x509.CertPool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, _ := x509.ParseCertificate(caDER)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"}, NotBefore: now.Add(-time.Minute), NotAfter: now.Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host}, NotBefore: now.Add(-time.Minute), NotAfter: now.Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	if ip := net.ParseIP(host); ip != nil {
+		tmpl.IPAddresses = []net.IP{ip}
+	} else {
+		tmpl.DNSNames = []string{host}
+	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
 		t.Fatal(err)
@@ -156,12 +187,7 @@ func writeServingCert(t *testing.T, dir string) *x509.CertPool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, block := range map[string]*pem.Block{"tls.crt": {Type: "CERTIFICATE", Bytes: der}, "tls.key": {Type: "EC PRIVATE KEY", Bytes: keyDER}} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
-	return pool
+	return pool, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }

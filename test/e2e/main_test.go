@@ -1,11 +1,15 @@
 // Package e2e runs the operator binary against the full local cluster of
 // test/framework: etcd, kube-apiserver with RBAC, controller-manager, scheduler
-// and kwok nodes. The operator authenticates as a ServiceAccount bound to the
-// shipped ClusterRole, so a missing permission fails these tests.
+// and kwok nodes. bundle.yaml is installed with `kubectl create` and the
+// operator authenticates as the bundle's ServiceAccount, so a missing
+// permission fails these tests; the apiserver's audit log of that account
+// then shows that every permission the bundle grants was used
+// (checkLeastPrivilege).
 package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +25,18 @@ import (
 
 var cluster *framework.Cluster
 
+// The bundle's ServiceAccount, which every operator of these tests runs as.
+const (
+	operatorNamespace      = "nginx-operator"
+	operatorServiceAccount = "nginx-operator"
+)
+
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{Nodes: 3}, &cluster))
+	os.Exit(framework.RunMain(m, framework.Options{
+		Nodes:      3,
+		AuditUsers: []string{framework.ServiceAccountUser(operatorNamespace, operatorServiceAccount)},
+		AfterTests: checkLeastPrivilege,
+	}, &cluster))
 }
 
 var (
@@ -30,29 +44,38 @@ var (
 	installErr  error
 )
 
-// install applies the CRDs and the shipped ClusterRoles, once per test binary;
-// every test that needs them calls it.
+// install creates bundle.yaml (CRDs, namespace, RBAC, the operator's
+// Deployment, which kwok "runs" without a process) exactly as a user would,
+// once per test binary; every test that needs it calls it.
 func install(t *testing.T) {
 	t.Helper()
-	installOnce.Do(func() { installErr = installManifests() })
+	installOnce.Do(func() { installErr = installBundle() })
 	if installErr != nil {
 		t.Fatal(installErr)
 	}
 }
 
-func installManifests() error {
+func installBundle() error {
 	root, err := framework.RepoRoot()
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := framework.InstallCRDs(ctx, cluster.Config); err != nil {
+	if out, err := kubectl(ctx, "create", "-f", filepath.Join(root, "bundle.yaml")); err != nil {
+		return fmt.Errorf("kubectl create -f bundle.yaml: %v\n%s", err, out)
+	}
+	// This cluster serves prometheus-operator's ServiceMonitor API, so
+	// NginxMonitor's serviceMonitor.enabled does something.
+	sm, err := framework.DecodeYAML([]byte(framework.ServiceMonitorCRD))
+	if err != nil {
 		return err
 	}
-	_, err = framework.ApplyFiles(ctx, cluster.Config, "",
-		filepath.Join(root, "config", "rbac", "role.yaml"), filepath.Join(root, "config", "rbac", "metrics_reader_role.yaml"))
-	return err
+	if err := framework.ApplyObjects(ctx, cluster.Config, "", sm...); err != nil {
+		return err
+	}
+	// Applying the same CRDs again changes nothing; it waits until they are served.
+	return framework.InstallCRDs(ctx, cluster.Config)
 }
 
 // kubectl runs the pinned kubectl as the admin and returns its combined output.
@@ -78,13 +101,10 @@ func newNamespace(t *testing.T) (string, kubernetes.Interface) {
 	return framework.Namespace(t, cs), cs
 }
 
-// operatorKubeconfig returns a kubeconfig for a fresh ServiceAccount in ns that
-// holds the shipped nginx-operator ClusterRole and nothing else.
-func operatorKubeconfig(ctx context.Context, t *testing.T, ns string) string {
+// operatorKubeconfig authenticates as the bundle's ServiceAccount.
+func operatorKubeconfig(ctx context.Context, t *testing.T) string {
 	t.Helper()
-	kc := cluster.ServiceAccountKubeconfig(ctx, t, ns, "nginx-operator")
-	cluster.BindClusterRole(ctx, t, "nginx-operator", ns, "nginx-operator")
-	return kc
+	return cluster.ServiceAccountKubeconfig(ctx, t, operatorNamespace, operatorServiceAccount)
 }
 
 func mustContain(t *testing.T, what, got string, wants ...string) {

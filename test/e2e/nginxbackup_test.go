@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -27,39 +28,13 @@ func TestOneShotBackupsSucceedOrFailWithTheirJobs(t *testing.T) {
 	install(t)
 	ctx := context.Background()
 	ns, cs := newNamespace(t)
-	framework.StartOperator(t, operatorKubeconfig(ctx, t, ns), "--namespaces="+ns, "--metrics-bind-address=0")
+	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
 	c := inprocess.Client(t, cluster.Config)
 
 	if err := c.Create(ctx, newInstance(ns, "web", 1)); err != nil {
 		t.Fatal(err)
 	}
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: ns},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-		},
-	}
-	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// No provisioner runs here: a volume reserved for the claim, which the
-	// controller-manager's binder binds, lets the scheduler place the pods.
-	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: ns + "-backups"},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
-			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/backups"}},
-			ClaimRef:               &corev1.ObjectReference{Namespace: ns, Name: "backups"},
-		},
-	}
-	if _, err := cs.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cs.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
-	})
+	createBackupClaim(ctx, t, cs, ns)
 	for name, labels := range map[string]map[string]string{"good": nil, "bad": {kwokFailLabel: "true"}} {
 		b := &v1beta1.NginxBackup{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
@@ -101,4 +76,97 @@ func TestOneShotBackupsSucceedOrFailWithTheirJobs(t *testing.T) {
 			t.Errorf("Failed condition %+v does not carry the agent's error", cond)
 		}
 	}
+}
+
+// createBackupClaim makes the claim "backups" that the backups of a test
+// write to; the local cluster's default StorageClass provisions it.
+func createBackupClaim(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A scheduled backup's CronJob honours suspend: no run starts while it is
+// suspended, even past a scheduled minute; resumed, the next minute's run
+// completes and the backup reports it (last success, next run, the record).
+func TestScheduledBackupHonoursSuspendThenRunsOnSchedule(t *testing.T) {
+	t.Parallel()
+	install(t)
+	ctx := context.Background()
+	ns, cs := newNamespace(t)
+	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
+	c := inprocess.Client(t, cluster.Config)
+	if err := c.Create(ctx, newInstance(ns, "web", 1)); err != nil {
+		t.Fatal(err)
+	}
+	createBackupClaim(ctx, t, cs, ns)
+	b := &v1beta1.NginxBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: "minutely", Namespace: ns},
+		Spec: v1beta1.NginxBackupSpec{Instance: "web", Schedule: "* * * * *", Suspend: true,
+			Destination: v1beta1.Destination{PVC: &v1beta1.PVCDestination{ClaimName: "backups"}}},
+	}
+	if err := c.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	readyReason := func(reason string) func(context.Context) bool {
+		return func(ctx context.Context) bool {
+			cond := condition(ctx, c, ns, b.Name, v1beta1.ConditionReady)
+			return cond != nil && cond.Reason == reason
+		}
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, readyReason(backup.ReasonSuspended)) {
+		t.Fatalf("Ready = %+v, want reason Suspended", condition(ctx, c, ns, b.Name, v1beta1.ConditionReady))
+	}
+	// Past the next scheduled minute, with margin for the CronJob controller.
+	next := time.Now().Truncate(time.Minute).Add(time.Minute)
+	time.Sleep(time.Until(next) + 15*time.Second)
+	jobs, err := cs.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 0 {
+		t.Fatalf("a suspended backup ran: %d Jobs", len(jobs.Items))
+	}
+
+	if err := c.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+		t.Fatal(err)
+	}
+	b.Spec.Suspend = false
+	if err := c.Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 100*time.Second, func(ctx context.Context) bool {
+		var got v1beta1.NginxBackup
+		return c.Get(ctx, client.ObjectKeyFromObject(b), &got) == nil && got.Status.LastSuccessfulTime != nil && len(got.Status.Backups) == 1
+	}) {
+		var got v1beta1.NginxBackup
+		_ = c.Get(ctx, client.ObjectKeyFromObject(b), &got)
+		t.Fatalf("the resumed backup did not run on schedule: status %+v", got.Status)
+	}
+	var got v1beta1.NginxBackup
+	if err := c.Get(ctx, client.ObjectKeyFromObject(b), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.NextScheduleTime == nil || !got.Status.NextScheduleTime.After(got.Status.LastSuccessfulTime.Time) {
+		t.Errorf("nextScheduleTime %v is not after the last success %v", got.Status.NextScheduleTime, got.Status.LastSuccessfulTime)
+	}
+	if cond := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ConditionReady); cond == nil || cond.Reason != backup.ReasonScheduled {
+		t.Errorf("Ready = %+v, want reason Scheduled", cond)
+	}
+}
+
+func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
+	var b v1beta1.NginxBackup
+	if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &b) != nil {
+		return nil
+	}
+	return meta.FindStatusCondition(b.Status.Conditions, typ)
 }

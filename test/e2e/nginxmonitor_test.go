@@ -71,7 +71,7 @@ func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testi
 	install(t)
 	ctx := context.Background()
 	ns, _ := newNamespace(t)
-	framework.StartOperator(t, operatorKubeconfig(ctx, t, ns), "--namespaces="+ns, "--metrics-bind-address=0")
+	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
 	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -265,5 +265,54 @@ func waitReady(t *testing.T, c client.Client, ns, name string, matched int32) {
 		return cond != nil && cond.Status == metav1.ConditionTrue && m.Status.MatchedInstances == matched
 	}) {
 		t.Fatalf("monitor %s/%s not Ready with %d instances: %+v", ns, name, matched, m.Status)
+	}
+}
+
+// On a cluster serving prometheus-operator's API, serviceMonitor.enabled
+// creates a ServiceMonitor owned by the monitor, and turning it off deletes it.
+func TestServiceMonitorFollowsTheMonitorsSwitch(t *testing.T) {
+	t.Parallel()
+	install(t)
+	ctx := context.Background()
+	ns, _ := newNamespace(t)
+	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
+	scheme := operator.NewScheme()
+	if err := monitor.AddServiceMonitorToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cluster.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := newInstance(ns, "web", 1)
+	web.Spec.Metrics.Enabled = true
+	m := &v1beta1.NginxMonitor{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec:       v1beta1.NginxMonitorSpec{Selector: metav1.LabelSelector{}, ServiceMonitor: v1beta1.ServiceMonitorSpec{Enabled: true}},
+	}
+	for _, obj := range []client.Object{web, m} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(ctx context.Context) bool {
+		var sm monitor.ServiceMonitor
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &sm) == nil && metav1.IsControlledBy(&sm, m)
+	}
+	if !framework.WaitFor(ctx, 60*time.Second, exists) {
+		t.Fatal("serviceMonitor.enabled did not create a ServiceMonitor owned by the monitor")
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
+		t.Fatal(err)
+	}
+	m.Spec.ServiceMonitor.Enabled = false
+	if err := c.Update(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
+		var sm monitor.ServiceMonitor
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &sm) != nil
+	}) {
+		t.Fatal("turning serviceMonitor.enabled off did not delete the ServiceMonitor")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,7 +65,7 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	install(t)
 	ctx := context.Background()
 	ns, cs := newNamespace(t)
-	framework.StartOperator(t, operatorKubeconfig(ctx, t, ns), "--namespaces="+ns, "--metrics-bind-address=0")
+	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
 	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -142,8 +143,33 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 		t.Fatal("forceRedeploy did not replace every pod")
 	}
 
-	// A deleted child is restored.
+	// A PodDisruptionBudget follows the spec: created when asked for,
+	// deleted when the field is removed.
 	names := nginx.NamesFor("web")
+	setPDB := func(pdb *v1beta1.PodDisruptionBudgetSpec) {
+		t.Helper()
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+			t.Fatal(err)
+		}
+		web.Spec.PodDisruptionBudget = pdb
+		if err := c.Update(ctx, web); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pdbExists := func(ctx context.Context) bool {
+		_, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, names.PodDisruptionBudget, metav1.GetOptions{})
+		return err == nil
+	}
+	setPDB(&v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))})
+	if !framework.WaitFor(ctx, 30*time.Second, pdbExists) {
+		t.Fatal("spec.podDisruptionBudget did not create a PodDisruptionBudget")
+	}
+	setPDB(nil)
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return !pdbExists(ctx) }) {
+		t.Fatal("removing spec.podDisruptionBudget did not delete the PodDisruptionBudget")
+	}
+
+	// A deleted child is restored.
 	if err := cs.CoreV1().Services(ns).Delete(ctx, names.Service, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

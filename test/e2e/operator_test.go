@@ -93,7 +93,7 @@ func TestMetricsEndpointRefusesUnauthenticatedAndUnauthorizedScrapes(t *testing.
 	install(t)
 	ctx := context.Background()
 	ns, _ := newNamespace(t)
-	op := framework.StartOperator(t, operatorKubeconfig(ctx, t, ns))
+	op := framework.StartOperator(t, operatorKubeconfig(ctx, t))
 	url := "https://" + op.MetricsAddr + "/metrics"
 
 	// A scraper allowed by the shipped metrics-reader role, and an account without it.
@@ -141,7 +141,7 @@ func TestLeaderElectionHandsOverWhenTheLeaderDiesOrStops(t *testing.T) {
 	install(t)
 	ctx := context.Background()
 	ns, _ := newNamespace(t)
-	kc := operatorKubeconfig(ctx, t, ns)
+	kc := operatorKubeconfig(ctx, t)
 	// Short lease timings keep the test quick; the failover time scales with them.
 	const lease = 4 * time.Second
 	args := []string{

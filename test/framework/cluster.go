@@ -37,6 +37,12 @@ type Options struct {
 	// Detached leaves the processes running after this process exits (for
 	// `make cluster-up`); Stop or StopDetached ends them.
 	Detached bool
+	// AuditUsers, when set, makes the apiserver write an audit log (AuditLog)
+	// of every request these users make, at the Metadata level.
+	AuditUsers []string
+	// AfterTests, when set, runs after every test of a package passed (see
+	// RunMain), on the still running cluster; an error fails the package.
+	AfterTests func(*Cluster) error
 }
 
 // Cluster is a running local control plane.
@@ -177,25 +183,29 @@ func (c *Cluster) startAPIServer(ctx context.Context, pki *pki, etcdURL string) 
 		return err
 	}
 	c.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
-	p, err := c.run(KubeAPIServer, []string{
-		"--etcd-servers=" + etcdURL,
-		"--cert-dir=" + filepath.Join(c.Dir, "apiserver"),
-		"--tls-cert-file=" + pki.ServingCert, "--tls-private-key-file=" + pki.Serving,
-		"--client-ca-file=" + pki.CACert,
-		"--secure-port=" + strconv.Itoa(port),
+	audit, err := c.auditArgs()
+	if err != nil {
+		return err
+	}
+	p, err := c.run(KubeAPIServer, append(audit,
+		"--etcd-servers="+etcdURL,
+		"--cert-dir="+filepath.Join(c.Dir, "apiserver"),
+		"--tls-cert-file="+pki.ServingCert, "--tls-private-key-file="+pki.Serving,
+		"--client-ca-file="+pki.CACert,
+		"--secure-port="+strconv.Itoa(port),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		// RBAC on, so the operator's own roles are what the tests exercise.
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file=" + pki.SAPub,
-		"--service-account-signing-key-file=" + pki.SAKey,
+		"--service-account-key-file="+pki.SAPub,
+		"--service-account-signing-key-file="+pki.SAKey,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--allow-privileged=true",
 		// Priority and fairness costs CPU and adds nothing on a one-user test cluster.
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
 		"--v=1",
-	})
+	))
 	if err != nil {
 		return err
 	}

@@ -127,3 +127,21 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 	}
 	return nil
 }
+
+// ServiceMonitorCRD is a minimal stand-in for prometheus-operator's
+// ServiceMonitor CRD: the operator only needs the API to be served.
+const ServiceMonitorCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: servicemonitors.monitoring.coreos.com}
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names: {kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`

@@ -55,6 +55,12 @@ func RunMain(m *testing.M, opts Options, cluster **Cluster) int {
 	}
 	*cluster = c
 	code := m.Run()
+	if code == 0 && opts.AfterTests != nil {
+		if err := opts.AfterTests(c); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: after the tests: %v\n", err)
+			code = 1
+		}
+	}
 	c.Stop()
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "cluster logs kept in %s\n", dir)

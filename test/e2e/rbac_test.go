@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+// checkLeastPrivilege runs after the whole suite passed: every permission the
+// bundle's ClusterRole grants must have been used by the operator (as the
+// apiserver's audit log of its ServiceAccount shows), so the role holds no
+// verb beyond those the controllers use. A filtered run (-run, -skip) does
+// not exercise everything and is not checked.
+func checkLeastPrivilege(c *framework.Cluster) error {
+	for _, name := range []string{"test.run", "test.skip"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
+			return nil
+		}
+	}
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	granted, err := grantedPermissions(filepath.Join(root, "config", "rbac", "role.yaml"))
+	if err != nil {
+		return err
+	}
+	used, err := framework.UsedPermissions(c.AuditLog(), framework.ServiceAccountUser(operatorNamespace, operatorServiceAccount))
+	if err != nil {
+		return err
+	}
+	var unused []string
+	for _, p := range granted {
+		if _, rare := rarelyUsed[p]; !used[p] && !rare {
+			unused = append(unused, p.String())
+		}
+	}
+	if len(unused) > 0 {
+		slices.Sort(unused)
+		return fmt.Errorf("config/rbac/role.yaml grants permissions the operator never used in the e2e suite "+
+			"(remove their +kubebuilder:rbac markers, or add the test that needs them):\n  %s", strings.Join(unused, "\n  "))
+	}
+	return nil
+}
+
+// rarelyUsed are permissions the operator needs in situations the suite
+// cannot provoke on purpose, each with the reason.
+var rarelyUsed = map[framework.Permission]string{
+	{Group: "", Resource: "events", Verb: "patch"}:              "the core/v1 event recorder of leader election patches an Event that repeats within its aggregation window",
+	{Group: "events.k8s.io", Resource: "events", Verb: "patch"}: "the events.k8s.io recorder patches an Event into a series when it repeats, which depends on timing",
+}
+
+// grantedPermissions expands the ClusterRole's rules into single permissions.
+func grantedPermissions(path string) ([]framework.Permission, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(data, &role); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []framework.Permission
+	for _, r := range role.Rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					out = append(out, framework.Permission{Group: g, Resource: res, Verb: v})
+				}
+			}
+		}
+	}
+	return out, nil
+}
