@@ -108,7 +108,8 @@ func (r *Reconciler) backupOfScheduledRun(ctx context.Context, obj client.Object
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: backup.Name}}}
 }
 
-// referenceError: something the backup names does not exist.
+// referenceError: the backup cannot run as specified; something it names is
+// missing or unusable. Accepted=False says what.
 type referenceError struct{ reason, msg string }
 
 func (e *referenceError) Error() string  { return e.msg }
@@ -359,6 +360,10 @@ func (r *Reconciler) checkReferences(ctx context.Context, b *v1beta1.NginxBackup
 		if err := check(&corev1.PersistentVolumeClaim{}, pvc.ClaimName, ReasonClaimNotFound, "PersistentVolumeClaim"); err != nil {
 			return nil, err
 		}
+	}
+	if jobs.IncludesContent(b, &instance) && !jobs.SharesContent(&instance) {
+		return nil, &referenceError{ReasonContentNotShareable, fmt.Sprintf("the content volumes of NginxOperator %q are ReadWriteOncePod: "+
+			"no backup pod can mount them while nginx runs; set spec.include.content to false, or give the instance ReadWriteOnce or ReadWriteMany content", instance.Name)}
 	}
 	return &instance, nil
 }

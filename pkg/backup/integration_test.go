@@ -170,3 +170,41 @@ func TestScheduledBackupCreatesASuspendableCronJob(t *testing.T) {
 		t.Fatal("resuming did not unsuspend the CronJob and report the next 03:00 run")
 	}
 }
+
+// A ReadWriteOncePod content volume cannot be mounted by a backup pod while
+// nginx runs: the backup says so instead of leaving a run Pending forever.
+func TestContentOnReadWriteOncePodVolumesIsRefusedWithAReason(t *testing.T) {
+	t.Parallel()
+	inprocess.InstallCRDs(t, cluster.Config)
+	ctx := context.Background()
+	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
+	c := inprocess.Client(t, cluster.Config)
+	inprocess.Start(t, cluster.Config, inprocess.Options(ns), nil)
+
+	web := &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: v1beta1.NginxOperatorSpec{Replicas: ptr.To[int32](1), Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+			Content: v1beta1.Content{VolumeClaimTemplate: &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("1Gi"),
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}}}},
+	}
+	b := &v1beta1.NginxBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns},
+		Spec:       v1beta1.NginxBackupSpec{Instance: "web", Destination: v1beta1.Destination{S3: &v1beta1.S3Destination{Endpoint: "s3:9000", Bucket: "backups", CredentialsSecret: "s3"}}},
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3", Namespace: ns}}
+	for _, obj := range []client.Object{web, secret, b} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		cond := condition(ctx, c, ns, "once", v1beta1.ConditionAccepted)
+		return cond != nil && cond.Reason == backup.ReasonContentNotShareable
+	}) {
+		t.Fatalf("Accepted = %+v, want reason %s", condition(ctx, c, ns, "once", v1beta1.ConditionAccepted), backup.ReasonContentNotShareable)
+	}
+	var jobs batchv1.JobList
+	if err := c.List(ctx, &jobs, client.InNamespace(ns)); err != nil || len(jobs.Items) != 0 {
+		t.Errorf("jobs %d (err %v): a run that could never start was created", len(jobs.Items), err)
+	}
+}

@@ -20,6 +20,7 @@ const (
 	ReasonCredentialsSecretNotFound = "CredentialsSecretNotFound"
 	ReasonClaimNotFound             = "PersistentVolumeClaimNotFound"
 	ReasonInvalidSchedule           = "InvalidSchedule"
+	ReasonContentNotShareable       = "ContentNotShareable"
 	ReasonApplyFailed               = "ApplyFailed"
 	ReasonJobPending                = "JobPending"
 	ReasonJobRunning                = "JobRunning"

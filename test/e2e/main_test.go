@@ -101,6 +101,18 @@ func newNamespace(t *testing.T) (string, kubernetes.Interface) {
 	return framework.Namespace(t, cs), cs
 }
 
+// withOperator is how most tests start: the bundle installed, a namespace of
+// the test's own, and an operator (as the bundle's ServiceAccount) watching
+// only that namespace.
+func withOperator(t *testing.T) (context.Context, string, kubernetes.Interface) {
+	t.Helper()
+	install(t)
+	ctx := context.Background()
+	ns, cs := newNamespace(t)
+	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
+	return ctx, ns, cs
+}
+
 // operatorKubeconfig authenticates as the bundle's ServiceAccount.
 func operatorKubeconfig(ctx context.Context, t *testing.T) string {
 	t.Helper()

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/backup"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -25,10 +27,7 @@ const kwokFailLabel = "nginx-operator.dev/kwok-fail"
 
 func TestOneShotBackupsSucceedOrFailWithTheirJobs(t *testing.T) {
 	t.Parallel()
-	install(t)
-	ctx := context.Background()
-	ns, cs := newNamespace(t)
-	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
+	ctx, ns, cs := withOperator(t)
 	c := inprocess.Client(t, cluster.Config)
 
 	if err := c.Create(ctx, newInstance(ns, "web", 1)); err != nil {
@@ -99,10 +98,7 @@ func createBackupClaim(ctx context.Context, t *testing.T, cs kubernetes.Interfac
 // completes and the backup reports it (last success, next run, the record).
 func TestScheduledBackupHonoursSuspendThenRunsOnSchedule(t *testing.T) {
 	t.Parallel()
-	install(t)
-	ctx := context.Background()
-	ns, cs := newNamespace(t)
-	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
+	ctx, ns, cs := withOperator(t)
 	c := inprocess.Client(t, cluster.Config)
 	if err := c.Create(ctx, newInstance(ns, "web", 1)); err != nil {
 		t.Fatal(err)
@@ -169,4 +165,55 @@ func condition(ctx context.Context, c client.Client, ns, name, typ string) *meta
 		return nil
 	}
 	return meta.FindStatusCondition(b.Status.Conditions, typ)
+}
+
+// spec.restore puts the restore init container on the StatefulSet; the
+// replicas (kwok's) pass it and become ready, and the instance reports the
+// restore as done.
+func TestRestoreInitContainerSeedsTheReplicasOnTheLocalCluster(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs := withOperator(t)
+	c := inprocess.Client(t, cluster.Config)
+	createBackupClaim(ctx, t, cs, ns)
+	const id = "20261122T030000.000000000Z-1a2b3c4d"
+	nightly := &v1beta1.NginxBackup{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: ns},
+		Spec: v1beta1.NginxBackupSpec{Instance: "docs", Schedule: "0 3 * * *",
+			Destination: v1beta1.Destination{PVC: &v1beta1.PVCDestination{ClaimName: "backups"}}},
+	}
+	docs := newInstance(ns, "docs", 2)
+	docs.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("1Gi")}
+	docs.Spec.Restore = &v1beta1.RestoreSpec{Backup: "nightly", ID: id}
+	for _, obj := range []client.Object{nightly, docs} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
+		var n v1beta1.NginxOperator
+		return c.Get(ctx, client.ObjectKeyFromObject(docs), &n) == nil &&
+			meta.IsStatusConditionTrue(n.Status.Conditions, v1beta1.ConditionRestored) &&
+			meta.IsStatusConditionTrue(n.Status.Conditions, v1beta1.ConditionAvailable)
+	}) {
+		var n v1beta1.NginxOperator
+		_ = c.Get(ctx, client.ObjectKeyFromObject(docs), &n)
+		t.Fatalf("the restoring instance is not Restored and Available: %+v", n.Status.Conditions)
+	}
+	sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, nginx.NamesFor("docs").StatefulSet, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inits := sts.Spec.Template.Spec.InitContainers
+	if len(inits) != 1 || inits[0].Name != nginx.RestoreContainerName || !slices.Contains(inits[0].Args, "--id="+id) {
+		t.Errorf("StatefulSet init containers = %+v, want the restore of %s", inits, id)
+	}
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=docs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if len(p.Spec.InitContainers) != 1 || p.Spec.InitContainers[0].Name != nginx.RestoreContainerName {
+			t.Errorf("pod %s runs without the restore init container", p.Name)
+		}
+	}
 }

@@ -68,10 +68,7 @@ func (d discoveredTarget) String() string {
 func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testing.T) {
 	t.Parallel()
 	promBin := prometheusWithKubernetesSD(t)
-	install(t)
-	ctx := context.Background()
-	ns, _ := newNamespace(t)
-	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
+	ctx, ns, _ := withOperator(t)
 	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -272,10 +269,7 @@ func waitReady(t *testing.T, c client.Client, ns, name string, matched int32) {
 // creates a ServiceMonitor owned by the monitor, and turning it off deletes it.
 func TestServiceMonitorFollowsTheMonitorsSwitch(t *testing.T) {
 	t.Parallel()
-	install(t)
-	ctx := context.Background()
-	ns, _ := newNamespace(t)
-	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
+	ctx, ns, _ := withOperator(t)
 	scheme := operator.NewScheme()
 	if err := monitor.AddServiceMonitorToScheme(scheme); err != nil {
 		t.Fatal(err)

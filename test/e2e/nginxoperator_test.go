@@ -62,10 +62,7 @@ func podsWithHash(ctx context.Context, cs kubernetes.Interface, ns, name, hash s
 
 func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	t.Parallel()
-	install(t)
-	ctx := context.Background()
-	ns, cs := newNamespace(t)
-	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
+	ctx, ns, cs := withOperator(t)
 	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
 	if err != nil {
 		t.Fatal(err)

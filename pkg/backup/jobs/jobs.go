@@ -253,7 +253,7 @@ func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec 
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ContentClaimName(instance), ReadOnly: true},
 		}})
 		mounts = append(mounts, corev1.VolumeMount{Name: contentVolume, MountPath: contentPath, ReadOnly: true})
-		if needsColocation(in.Instance.Spec.Content.VolumeClaimTemplate.AccessModes) {
+		if needsColocation(in.Instance.Spec.Content.VolumeClaimTemplate.AccessModes) && runsPodZero(in.Instance) {
 			affinity = podZeroAffinity(instance)
 			// Pod 0's node may be tainted for the instance: tolerate what it does.
 			tolerations = in.Instance.Spec.Pod.Tolerations
@@ -375,7 +375,7 @@ func secretEnv(key, secret string, optional bool) corev1.EnvVar {
 // needsColocation reports whether the content volume can only be mounted on
 // the node it is attached to: ReadWriteOnce (the default) or
 // ReadWriteOncePod. A ReadWriteOncePod volume cannot be mounted by a second
-// pod at all while pod 0 runs; the run stays Pending until it can.
+// pod at all while pod 0 runs (see SharesContent).
 func needsColocation(modes []corev1.PersistentVolumeAccessMode) bool {
 	if len(modes) == 0 {
 		return true
@@ -386,6 +386,28 @@ func needsColocation(modes []corev1.PersistentVolumeAccessMode) bool {
 		}
 	}
 	return false
+}
+
+// runsPodZero: the instance is not scaled to zero, so pod 0 holds the
+// content volume on its node. Scaled to zero, the volume is attached nowhere
+// and the run may go wherever the volume can be mounted.
+func runsPodZero(instance *v1beta1.NginxOperator) bool {
+	return instance.Spec.Replicas == nil || *instance.Spec.Replicas > 0
+}
+
+// SharesContent reports whether a backup pod can mount the instance's content
+// volume while nginx runs: not when every access mode is ReadWriteOncePod.
+func SharesContent(instance *v1beta1.NginxOperator) bool {
+	vct := instance.Spec.Content.VolumeClaimTemplate
+	if vct == nil || len(vct.AccessModes) == 0 {
+		return true
+	}
+	for _, m := range vct.AccessModes {
+		if m != corev1.ReadWriteOncePod {
+			return true
+		}
+	}
+	return !runsPodZero(instance)
 }
 
 // podZeroAffinity schedules the run on the node of the instance's pod 0,

@@ -165,6 +165,15 @@ func TestJobArgsAndVolumes(t *testing.T) {
 		wantArgs:    []string{"--content-dir=" + contentPath},
 		wantVolumes: []string{contentVolume},
 	}, {
+		name: "instance scaled to zero: the volume is attached nowhere",
+		instance: func() *v1beta1.NginxOperator {
+			n := testInstance(true)
+			n.Spec.Replicas = ptr.To[int32](0)
+			return n
+		}(),
+		wantArgs:    []string{"--content-dir=" + contentPath},
+		wantVolumes: []string{contentVolume},
+	}, {
 		name:       "unknown instance: no content",
 		instance:   nil,
 		notArgs:    []string{"--content-dir"},
@@ -371,5 +380,27 @@ func TestConfigIncludesTheContentConfigMapsUnderTheirNames(t *testing.T) {
 	}
 	if got := in.ConfigMapKeys["site"]; got[0] != "style.css" {
 		t.Errorf("the builder sorted the caller's slice: %v", got)
+	}
+}
+
+func TestReadWriteOncePodContentCannotBeSharedWhileNginxRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		modes    []corev1.PersistentVolumeAccessMode
+		replicas *int32
+		want     bool
+	}{
+		{"default modes", nil, nil, true},
+		{"ReadWriteOnce", []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, nil, true},
+		{"ReadWriteOncePod", []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}, nil, false},
+		{"ReadWriteOncePod scaled to zero", []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}, ptr.To[int32](0), true},
+		{"ReadWriteOncePod or ReadWriteMany", []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod, corev1.ReadWriteMany}, ptr.To[int32](2), true},
+	} {
+		n := testInstance(true)
+		n.Spec.Content.VolumeClaimTemplate.AccessModes = tc.modes
+		n.Spec.Replicas = tc.replicas
+		if got := SharesContent(n); got != tc.want {
+			t.Errorf("%s: SharesContent = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
