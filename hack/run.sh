@@ -37,7 +37,9 @@ mkdir -p bin
 go build -o bin/operator ./cmd/operator
 bin/operator run --health-probe-bind-address="$health" --metrics-bind-address="$metrics" "${conversion[@]}" "$@" &
 operator=$!
-trap 'kill -TERM $operator 2>/dev/null; wait $operator' INT TERM
+# Whatever ends this script (Ctrl-C, a failed step) also stops the operator.
+trap 'kill -TERM $operator 2>/dev/null; wait $operator' EXIT
+trap 'exit 130' INT TERM
 
 for _ in $(seq 1 120); do
   if curl -fsS "http://$health/readyz" >/dev/null 2>&1; then break; fi

@@ -28,7 +28,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
-// bookObject is example/book-v1alpha1.yaml, exactly what a reader of The
+// bookObject is example/v1alpha1-book.yaml, exactly what a reader of The
 // Kubernetes Operator Framework Book writes, without its namespace.
 func bookObject(t *testing.T) string {
 	t.Helper()
@@ -36,7 +36,7 @@ func bookObject(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(root, "example", "book-v1alpha1.yaml"))
+	data, err := os.ReadFile(filepath.Join(root, "example", "v1alpha1-book.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
