@@ -33,6 +33,10 @@ fi
 "$kubectl" wait --for condition=Established --timeout=60s \
   crd/nginxoperators.nginx.operator.dev crd/nginxmonitors.nginx.operator.dev crd/nginxbackups.nginx.operator.dev
 
+if curl -fsS "http://$health/readyz" >/dev/null 2>&1; then
+  echo "something already answers on $health (an operator of an earlier make run?): stop it or set HEALTH_ADDR" >&2
+  exit 1
+fi
 mkdir -p bin
 go build -o bin/operator ./cmd/operator
 bin/operator run --health-probe-bind-address="$health" --metrics-bind-address="$metrics" "${conversion[@]}" "$@" &
