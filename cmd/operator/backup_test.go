@@ -59,6 +59,18 @@ func TestAgentFlagValidation(t *testing.T) {
 			t.Errorf("code %d stderr %q", code, stderr.String())
 		}
 	})
+	// A failed run's last log lines become its pod's termination message,
+	// which the NginxBackup's BackupFailed condition quotes: unreachable
+	// storage must be named there.
+	t.Run("unreachable storage is named", func(t *testing.T) {
+		t.Setenv("AWS_ACCESS_KEY_ID", "id")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+		var stdout, stderr bytes.Buffer
+		code := dispatch(append([]string{"backup", "--s3-endpoint=127.0.0.1:1", "--s3-insecure", "--s3-bucket=backups", "--config-dir=" + dir}, common...), &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), "127.0.0.1:1") || !strings.Contains(stderr.String(), "connection refused") || stdout.Len() != 0 {
+			t.Errorf("code %d stdout %q stderr %q; want code 1 and an error naming the endpoint", code, stdout.String(), stderr.String())
+		}
+	})
 }
 
 func writeTree(t *testing.T, root string, files map[string]string) {

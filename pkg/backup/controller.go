@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -243,16 +242,11 @@ func (r *Reconciler) observeRuns(ctx context.Context, b *v1beta1.NginxBackup) er
 		return nil
 	}
 	msg := "Job " + last.job + " failed"
-	if last.failure != "" {
-		msg += ": " + last.failure
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1beta1.ConditionReady); b.Spec.Schedule == "" && c != nil {
+		msg = c.Message // observeJob's, with the Job's own reason
 	}
-	if b.Spec.Schedule == "" {
-		// observeJob said why the Job failed; add what the agent said.
-		if c := meta.FindStatusCondition(b.Status.Conditions, v1beta1.ConditionReady); c != nil && last.failure != "" && !strings.Contains(c.Message, last.failure) {
-			msg = c.Message + "; agent: " + last.failure
-		} else if c != nil {
-			msg = c.Message
-		}
+	if last.failure != "" {
+		msg += "; agent: " + last.failure
 	}
 	setCondition(b, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonBackupFailed, truncate(msg, 1024))
 	return nil

@@ -117,6 +117,9 @@ func Backup(ctx context.Context, st storage.Storage, req Request) (Record, error
 	}, nil
 }
 
+// errUploadStopped ends the archiver of a tree whose upload returned.
+var errUploadStopped = errors.New("the upload stopped reading the archive")
+
 // uploadTree streams a tar.gz of dir into key, hashing on the way, and
 // checks the storage stored exactly the bytes produced.
 func uploadTree(ctx context.Context, st storage.Storage, key, dir string) (FileEntry, error) {
@@ -130,13 +133,15 @@ func uploadTree(ctx context.Context, st storage.Storage, key, dir string) (FileE
 	h := sha256.New()
 	var counted countWriter
 	n, err := st.Put(ctx, key, io.TeeReader(pr, io.MultiWriter(h, &counted)))
-	pr.CloseWithError(errors.New("upload stopped")) // unblocks the archiver if Put returned early
+	pr.CloseWithError(errUploadStopped) // unblocks the archiver if Put returned early
 	archErr := <-done
 	switch {
+	case err != nil:
+		// The storage's error is the cause; the archiver's, if any, is
+		// then only that nobody reads any more.
+		return FileEntry{}, err
 	case archErr != nil:
 		return FileEntry{}, archErr
-	case err != nil:
-		return FileEntry{}, err
 	case n != int64(counted):
 		return FileEntry{}, fmt.Errorf("storage stored %d bytes, archive has %d", n, counted)
 	}
