@@ -3,6 +3,8 @@ package backup_test
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,4 +209,80 @@ func TestContentOnReadWriteOncePodVolumesIsRefusedWithAReason(t *testing.T) {
 	if err := c.List(ctx, &jobs, client.InNamespace(ns)); err != nil || len(jobs.Items) != 0 {
 		t.Errorf("jobs %d (err %v): a run that could never start was created", len(jobs.Items), err)
 	}
+}
+
+// Once backups are set up, a new operator process that resyncs them (and
+// their instance, with content ConfigMaps read by reference) writes nothing.
+func TestSteadyStateResyncOfBackupsMakesNoWrites(t *testing.T) {
+	t.Parallel()
+	inprocess.InstallCRDs(t, cluster.Config)
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	ns := framework.Namespace(t, cs)
+	c := inprocess.Client(t, cluster.Config)
+
+	site := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: ns}, Data: map[string]string{"index.html": "hi", "404.html": "no"}}
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "backups", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+	}
+	web := &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: v1beta1.NginxOperatorSpec{Replicas: ptr.To[int32](1), Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+			Content: v1beta1.Content{ConfigMaps: []v1beta1.ConfigMapContent{{Name: "site"}}}},
+	}
+	dest := v1beta1.Destination{PVC: &v1beta1.PVCDestination{ClaimName: "backups"}}
+	nightly := &v1beta1.NginxBackup{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: ns},
+		Spec: v1beta1.NginxBackupSpec{Instance: "web", Schedule: "0 3 * * *", Destination: dest}}
+	once := &v1beta1.NginxBackup{ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns},
+		Spec: v1beta1.NginxBackupSpec{Instance: "web", Destination: dest}}
+	for _, obj := range []client.Object{site, pvc, web, nightly, once} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settled := func(ctx context.Context) bool {
+		n := condition(ctx, c, ns, "nightly", v1beta1.ConditionReady)
+		o := condition(ctx, c, ns, "once", v1beta1.ConditionReady)
+		return n != nil && n.Reason == backup.ReasonScheduled && o != nil && o.Reason == backup.ReasonJobPending
+	}
+	stop := inprocess.Start(t, cluster.Config, inprocess.Options(ns), nil)
+	if !framework.WaitFor(ctx, 60*time.Second, settled) {
+		t.Fatalf("backups did not settle: nightly %+v, once %+v",
+			condition(ctx, c, ns, "nightly", v1beta1.ConditionReady), condition(ctx, c, ns, "once", v1beta1.ConditionReady))
+	}
+	var cj batchv1.CronJobList
+	if err := c.List(ctx, &cj, client.InNamespace(ns)); err != nil || len(cj.Items) != 1 {
+		t.Fatalf("CronJobs %d (err %v), want 1", len(cj.Items), err)
+	}
+	if !slices.ContainsFunc(cj.Items[0].Spec.JobTemplate.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
+		for _, src := range projectedSources(v) {
+			if src.ConfigMap != nil && src.ConfigMap.Name == "site" && len(src.ConfigMap.Items) == 2 {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Error("the backup pod does not project both keys of the content ConfigMap")
+	}
+	time.Sleep(2 * time.Second) // let the last status writes land
+	stop()
+
+	counter := &inprocess.RequestCounter{}
+	inprocess.Start(t, cluster.Config, inprocess.Options(ns), counter)
+	time.Sleep(5 * time.Second) // the new process lists and reconciles everything
+	if !settled(ctx) {
+		t.Fatal("the backups lost their state on resync")
+	}
+	if writes := counter.Writes(); len(writes) != 0 {
+		t.Errorf("steady-state resync made %d writes, want 0:\n%s", len(writes), strings.Join(writes, "\n"))
+	}
+}
+
+func projectedSources(v corev1.Volume) []corev1.VolumeProjection {
+	if v.Projected == nil {
+		return nil
+	}
+	return v.Projected.Sources
 }
