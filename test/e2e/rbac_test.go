@@ -17,13 +17,18 @@ import (
 // checkLeastPrivilege runs after the whole suite passed: every permission the
 // bundle's ClusterRole grants must have been used by the operator (as the
 // apiserver's audit log of its ServiceAccount shows), so the role holds no
-// verb beyond those the controllers use. A filtered run (-run, -skip) does
-// not exercise everything and is not checked.
+// verb beyond those the controllers use. A run that may not exercise
+// everything is not checked: a filtered one (-run, -skip), or one where tests
+// skip for a missing tool (make test sets NGINX_OPERATOR_REQUIRE_TOOLS).
 func checkLeastPrivilege(c *framework.Cluster) error {
 	for _, name := range []string{"test.run", "test.skip"} {
 		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
 			return nil
 		}
+	}
+	if !framework.ToolsRequired() {
+		fmt.Fprintln(os.Stderr, "least-privilege check skipped: tests may have skipped for a missing tool (set NGINX_OPERATOR_REQUIRE_TOOLS=1)")
+		return nil
 	}
 	root, err := framework.RepoRoot()
 	if err != nil {
