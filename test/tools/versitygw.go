@@ -17,7 +17,7 @@ const installVersitygw = "hack/install-versitygw.sh"
 // dir, a free loopback port) until the test ends, puts its credentials in the
 // environment as the backup Job does, and returns its host:port. Missing, the
 // test skips (fails when tools are required).
-func StartVersitygw(t *testing.T) string {
+func StartVersitygw(t testing.TB) string {
 	t.Helper()
 	bin := versitygwPath(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -57,7 +57,7 @@ func StartVersitygw(t *testing.T) string {
 
 // versitygwPath finds the pinned versitygw in the cache directory the
 // installer prints, or on PATH.
-func versitygwPath(t *testing.T) string {
+func versitygwPath(t testing.TB) string {
 	t.Helper()
 	if root, err := repoRoot(); err == nil {
 		if out, err := exec.Command(filepath.Join(root, installVersitygw), "--print-dir").Output(); err == nil {

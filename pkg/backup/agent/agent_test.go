@@ -20,7 +20,7 @@ import (
 var testLoc = Location{Prefix: "backups", Namespace: "team-a", Instance: "web"}
 
 // newRequest backs up a config dir and the given content dir.
-func newRequest(t *testing.T, content string) Request {
+func newRequest(t testing.TB, content string) Request {
 	t.Helper()
 	conf := t.TempDir()
 	if err := os.WriteFile(filepath.Join(conf, "nginx.conf"), []byte("events {}\nhttp {}\n"), 0o644); err != nil {
@@ -36,7 +36,7 @@ func newRequest(t *testing.T, content string) Request {
 	}
 }
 
-func mustBackup(t *testing.T, st storage.Storage, req Request) Record {
+func mustBackup(t testing.TB, st storage.Storage, req Request) Record {
 	t.Helper()
 	rec, err := Backup(context.Background(), st, req)
 	if err != nil {
@@ -309,4 +309,35 @@ func TestPruneKeepsExactlyTheNewestNComplete(t *testing.T) {
 			t.Errorf("keepLast 0 left %+v, want the newest complete %s kept", runs, ids[len(ids)-1])
 		}
 	})
+}
+
+// BenchmarkBackupAndRestore reports the agent's throughput per destination
+// on the tree of writeTree with a 20 MiB file (MB/s counts those 20 MiB):
+//
+//	go test ./pkg/backup/agent -run '^$' -bench . -benchtime 3x
+func BenchmarkBackupAndRestore(b *testing.B) {
+	const size = 20 << 20
+	for _, be := range backends {
+		b.Run(be.name, func(b *testing.B) {
+			st := be.new(b)
+			src := b.TempDir()
+			writeTree(b, src, size>>20)
+			req := newRequest(b, src)
+			b.Run("backup", func(b *testing.B) {
+				b.SetBytes(size)
+				for b.Loop() {
+					mustBackup(b, st, req)
+				}
+			})
+			rec := mustBackup(b, st, req)
+			b.Run("restore", func(b *testing.B) {
+				b.SetBytes(size)
+				for b.Loop() {
+					if err := Restore(context.Background(), st, testLoc, rec.ID, b.TempDir()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }

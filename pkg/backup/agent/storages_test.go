@@ -13,11 +13,11 @@ import (
 // backend is one destination every behaviour test runs against.
 type backend struct {
 	name string
-	new  func(t *testing.T) storage.Storage
+	new  func(t testing.TB) storage.Storage
 }
 
 var backends = []backend{
-	{"local", func(t *testing.T) storage.Storage {
+	{"local", func(t testing.TB) storage.Storage {
 		st, err := storage.NewLocal(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
@@ -29,7 +29,7 @@ var backends = []backend{
 
 // startVersitygw returns a storage on a fresh bucket of a real S3 server
 // started for the test.
-func startVersitygw(t *testing.T) storage.Storage {
+func startVersitygw(t testing.TB) storage.Storage {
 	t.Helper()
 	addr := tools.StartVersitygw(t)
 	st, err := storage.NewS3(storage.S3Config{Endpoint: addr, Bucket: "backups", Region: "us-east-1", Insecure: true})

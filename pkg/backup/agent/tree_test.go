@@ -57,7 +57,7 @@ func snapshot(t *testing.T, dir string) map[string]entry {
 // writeTree creates a content tree: nested directories, binary files with
 // every byte value, empty files and directories, various modes, a relative
 // symlink that stays inside, and (when bigMiB > 0) one large random file.
-func writeTree(t *testing.T, dir string, bigMiB int) {
+func writeTree(t testing.TB, dir string, bigMiB int) {
 	t.Helper()
 	rng := rand.New(rand.NewChaCha8([32]byte{1}))
 	random := func(n int) []byte {
