@@ -145,8 +145,11 @@ func restoreFailure(pod *corev1.Pod, id string) string {
 		return ""
 	}
 	for _, st := range pod.Status.InitContainerStatuses {
-		if st.Name != RestoreContainerName {
-			continue
+		if st.Name != RestoreContainerName || st.State.Running != nil {
+			continue // a retry under way: not failed (yet)
+		}
+		if t := st.State.Terminated; t != nil && t.ExitCode == 0 {
+			continue // restored, whatever earlier attempts did
 		}
 		for _, t := range []*corev1.ContainerStateTerminated{st.State.Terminated, st.LastTerminationState.Terminated} {
 			if t != nil && t.ExitCode != 0 {
