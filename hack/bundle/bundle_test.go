@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -416,7 +418,10 @@ func TestCRDsFitInOneRequest(t *testing.T) {
 
 // The ServiceMonitor component is optional; it is built here the way its
 // kustomization tells users to add it.
-func TestPrometheusComponentAddsServiceMonitorToDefault(t *testing.T) {
+// withComponent builds config/default with the kustomize component in the
+// repository directory component, as a user's overlay would.
+func withComponent(t *testing.T, component string) resmap.ResMap {
+	t.Helper()
 	dir := t.TempDir()
 	// kustomize refuses absolute paths: refer to the repository relatively.
 	rel := func(p string) string {
@@ -430,11 +435,15 @@ func TestPrometheusComponentAddsServiceMonitorToDefault(t *testing.T) {
 		}
 		return r
 	}
-	k := fmt.Sprintf("resources:\n- %s\ncomponents:\n- %s\n", rel("config/default"), rel("config/prometheus"))
+	k := fmt.Sprintf("resources:\n- %s\ncomponents:\n- %s\n", rel("config/default"), rel(component))
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := mustKustomize(t, dir)
+	return mustKustomize(t, dir)
+}
+
+func TestPrometheusComponentAddsServiceMonitorToDefault(t *testing.T) {
+	res := withComponent(t, "config/prometheus")
 	var sm struct {
 		Metadata struct {
 			Namespace string `json:"namespace"`
@@ -481,5 +490,68 @@ func TestPrometheusComponentAddsServiceMonitorToDefault(t *testing.T) {
 	}
 	if ep.Scheme != "https" || ep.BearerTokenFile == "" || !ep.TLSConfig.InsecureSkipVerify {
 		t.Errorf("endpoint %+v: want https with Prometheus' token and the self-signed certificate accepted", ep)
+	}
+}
+
+// The cert-manager component hands the webhook certificate to cert-manager:
+// the operator's flags parse and say external, the Certificate's Secret is
+// mounted where the operator reads it, its names are the webhook Service's as
+// the CRD calls it, and the CRD asks for that Certificate's CA.
+func TestCertManagerComponentWiresTheCertificateToTheWebhook(t *testing.T) {
+	res := withComponent(t, "config/cert-manager")
+
+	var dep appsv1.Deployment
+	decode(t, res, "Deployment", "nginx-operator", "nginx-operator", &dep)
+	c := dep.Spec.Template.Spec.Containers[0]
+	var opts operator.Options
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	opts.BindFlags(fs, "test")
+	if err := fs.Parse(c.Args[1:]); err != nil {
+		t.Fatalf("operator args %v: %v", c.Args, err)
+	}
+	if opts.WebhookCertManagement != operator.CertManagementExternal || opts.WebhookCertDir == "" {
+		t.Fatalf("args %v: want --webhook-cert-management=external and a --webhook-cert-dir", c.Args)
+	}
+	var secretName string
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == opts.WebhookCertDir {
+			for _, v := range dep.Spec.Template.Spec.Volumes {
+				if v.Name == m.Name && v.Secret != nil {
+					secretName = v.Secret.SecretName
+				}
+			}
+		}
+	}
+
+	var cert struct {
+		Metadata struct{ Name, Namespace string } `json:"metadata"`
+		Spec     struct {
+			SecretName string   `json:"secretName"`
+			DNSNames   []string `json:"dnsNames"`
+		} `json:"spec"`
+	}
+	for _, r := range res.Resources() {
+		if r.GetKind() == "Certificate" {
+			b, err := r.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := yaml.Unmarshal(b, &cert); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if secretName == "" || secretName != cert.Spec.SecretName {
+		t.Errorf("the cert dir %s mounts Secret %q, the Certificate writes %q", opts.WebhookCertDir, secretName, cert.Spec.SecretName)
+	}
+
+	var crd apiextensionsv1.CustomResourceDefinition
+	decode(t, res, "CustomResourceDefinition", "", "nginxoperators.nginx.operator.dev", &crd)
+	if got, want := crd.Annotations["cert-manager.io/inject-ca-from"], cert.Metadata.Namespace+"/"+cert.Metadata.Name; got != want {
+		t.Errorf("CRD inject-ca-from = %q, want %q", got, want)
+	}
+	svc := crd.Spec.Conversion.Webhook.ClientConfig.Service
+	if want := svc.Name + "." + svc.Namespace + ".svc"; !slices.Contains(cert.Spec.DNSNames, want) {
+		t.Errorf("Certificate dnsNames %v lack %s, the name the apiserver calls", cert.Spec.DNSNames, want)
 	}
 }
