@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // mixinExportedOperatorMetrics are the operator's own metric names the mixin
@@ -94,29 +95,6 @@ func mixinAlertsAndRules(t *testing.T) (alerts, rules mixinRuleGroups) {
 	return alerts, rules
 }
 
-// mixinPromtool locates promtool the way pkg/monitor's tests do: the build
-// with Kubernetes discovery from hack/install-prometheus.sh; fatal when tools
-// are required (CI), skipped otherwise.
-func mixinPromtool(t *testing.T) string {
-	t.Helper()
-	root, err := framework.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("bash", filepath.Join(root, "hack", "install-prometheus.sh"), "--print-dir").Output()
-	if err != nil {
-		t.Fatalf("locating promtool: %v", err)
-	}
-	bin := filepath.Join(strings.TrimSpace(string(out)), "promtool")
-	if _, err := os.Stat(bin); err != nil {
-		msg := "promtool not found at " + bin + ": run `bash hack/install-prometheus.sh` (a few minutes)"
-		if framework.ToolsRequired() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
-}
 
 // mixinWriteRuleFiles renders alerts.yaml and rules.yaml into dir, the names
 // the unit tests in mixin/tests list in rule_files.
@@ -135,7 +113,7 @@ func mixinWriteRuleFiles(t *testing.T, dir string) []string {
 }
 
 func TestMixinRenderedRuleFilesPassPromtoolCheckRules(t *testing.T) {
-	promtool := mixinPromtool(t)
+	promtool := tools.Installed(t, tools.InstallPrometheus, "promtool")
 	files := mixinWriteRuleFiles(t, t.TempDir())
 	out, err := exec.Command(promtool, append([]string{"check", "rules"}, files...)...).CombinedOutput()
 	if err != nil || strings.Count(string(out), "SUCCESS") != len(files) {
@@ -156,7 +134,7 @@ func mixinUnitTestFiles(t *testing.T) []string {
 }
 
 func TestMixinRuleUnitTestsPassPromtoolTestRules(t *testing.T) {
-	promtool := mixinPromtool(t)
+	promtool := tools.Installed(t, tools.InstallPrometheus, "promtool")
 	dir := t.TempDir()
 	mixinWriteRuleFiles(t, dir)
 	for _, src := range mixinUnitTestFiles(t) {

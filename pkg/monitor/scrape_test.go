@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -107,29 +107,6 @@ func TestBuildMatchesGoldenFiles(t *testing.T) {
 	}
 }
 
-// prometheusTool is the path of a Prometheus binary (prometheus, promtool)
-// built with Kubernetes discovery by hack/install-prometheus.sh: Debian's
-// prometheus package is built without it and refuses kubernetes_sd_configs.
-func prometheusTool(t *testing.T, name string) string {
-	t.Helper()
-	root, err := framework.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("bash", filepath.Join(root, "hack", "install-prometheus.sh"), "--print-dir").Output()
-	if err != nil {
-		t.Fatalf("locating Prometheus: %v", err)
-	}
-	bin := filepath.Join(strings.TrimSpace(string(out)), name)
-	if _, err := os.Stat(bin); err != nil {
-		msg := name + " with Kubernetes discovery not found at " + bin + ": run `bash hack/install-prometheus.sh` (a few minutes)"
-		if framework.ToolsRequired() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
-}
 
 // TestGoldenScrapeConfigsPassPromtool loads every golden file into a
 // prometheus.yml, as its scrape_configs (the file is a list of scrape_config
@@ -137,7 +114,7 @@ func prometheusTool(t *testing.T, name string) string {
 // its FileForm, through scrape_config_files, and
 // checks it with the real promtool (built with Kubernetes discovery).
 func TestGoldenScrapeConfigsPassPromtool(t *testing.T) {
-	promtool := prometheusTool(t, "promtool")
+	promtool := tools.Installed(t, tools.InstallPrometheus, "promtool")
 	dir := t.TempDir()
 	for name := range goldens {
 		t.Run(name, func(t *testing.T) {

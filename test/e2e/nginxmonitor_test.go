@@ -25,30 +25,9 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// prometheusWithKubernetesSD is the path of a Prometheus built with
-// Kubernetes discovery (hack/install-prometheus.sh); Debian's is built without.
-func prometheusWithKubernetesSD(t *testing.T) string {
-	t.Helper()
-	root, err := framework.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("bash", filepath.Join(root, "hack", "install-prometheus.sh"), "--print-dir").Output()
-	if err != nil {
-		t.Fatalf("locating Prometheus: %v", err)
-	}
-	bin := filepath.Join(strings.TrimSpace(string(out)), "prometheus")
-	if _, err := os.Stat(bin); err != nil {
-		msg := "Prometheus with Kubernetes discovery not found at " + bin + ": run `bash hack/install-prometheus.sh` (a few minutes)"
-		if framework.ToolsRequired() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
-}
 
 // discoveredTarget is one active target of Prometheus' /api/v1/targets.
 type discoveredTarget struct {
@@ -67,7 +46,7 @@ func (d discoveredTarget) String() string {
 // labels, and follow an instance added and an instance relabelled.
 func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testing.T) {
 	t.Parallel()
-	promBin := prometheusWithKubernetesSD(t)
+	promBin := tools.Installed(t, tools.InstallPrometheus, "prometheus")
 	ctx, ns, _ := withOperator(t)
 	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
 	if err != nil {

@@ -6,7 +6,6 @@
 package framework
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -65,21 +64,3 @@ func BinPath(name string) (string, error) {
 	return p, nil
 }
 
-// RepoRoot is the directory of the module's go.mod, found from the working
-// directory upwards (go test runs each package in its own directory).
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}

@@ -7,3 +7,6 @@ var RequireTool = tools.Require
 
 // ToolsRequired is tools.Required.
 var ToolsRequired = tools.Required
+
+// RepoRoot is tools.RepoRoot.
+var RepoRoot = tools.RepoRoot

@@ -1,11 +1,8 @@
 package tools
 
 import (
-	"errors"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,35 +52,12 @@ func StartVersitygw(t testing.TB) string {
 	return addr
 }
 
-// versitygwPath finds the pinned versitygw in the cache directory the
-// installer prints, or on PATH.
+// versitygwPath finds the pinned versitygw in the installer's cache
+// directory, or on PATH.
 func versitygwPath(t testing.TB) string {
 	t.Helper()
-	if root, err := repoRoot(); err == nil {
-		if out, err := exec.Command(filepath.Join(root, installVersitygw), "--print-dir").Output(); err == nil {
-			p := filepath.Join(strings.TrimSpace(string(out)), "versitygw")
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
-		}
+	if p, ok := installed(installVersitygw, "versitygw"); ok {
+		return p
 	}
-	return Require(t, "versitygw", installVersitygw)
-}
-
-// repoRoot is the directory of go.mod above the working directory.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found")
-		}
-		dir = parent
-	}
+	return Require(t, "versitygw", "bash "+installVersitygw)
 }

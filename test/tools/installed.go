@@ -1,0 +1,64 @@
+package tools
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// RepoRoot is the directory of the module's go.mod, found from the working
+// directory upwards (go test runs each package in its own directory).
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// InstallPrometheus builds Prometheus and promtool with Kubernetes discovery,
+// which Debian's prometheus package lacks.
+const InstallPrometheus = "hack/install-prometheus.sh"
+
+// Installed returns the path of binary in the cache directory that the
+// project's installer (a script under hack/ that builds it once) prints with
+// --print-dir. When it is missing the test fails if tools are required and is
+// skipped otherwise, saying which installer to run.
+func Installed(t testing.TB, installer, binary string) string {
+	t.Helper()
+	if p, ok := installed(installer, binary); ok {
+		return p
+	}
+	msg := binary + " not found: run `bash " + installer + "` (or `make test-deps`)"
+	if Required() {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+func installed(installer, binary string) (string, bool) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", false
+	}
+	out, err := exec.Command("bash", filepath.Join(root, installer), "--print-dir").Output()
+	if err != nil {
+		return "", false
+	}
+	p := filepath.Join(strings.TrimSpace(string(out)), binary)
+	_, err = os.Stat(p)
+	return p, err == nil
+}
