@@ -95,7 +95,6 @@ func mixinAlertsAndRules(t *testing.T) (alerts, rules mixinRuleGroups) {
 	return alerts, rules
 }
 
-
 // mixinWriteRuleFiles renders alerts.yaml and rules.yaml into dir, the names
 // the unit tests in mixin/tests list in rule_files.
 func mixinWriteRuleFiles(t *testing.T, dir string) []string {

@@ -107,7 +107,6 @@ func TestBuildMatchesGoldenFiles(t *testing.T) {
 	}
 }
 
-
 // TestGoldenScrapeConfigsPassPromtool loads every golden file into a
 // prometheus.yml, as its scrape_configs (the file is a list of scrape_config
 // entries, as prometheus-operator's additionalScrapeConfigs expects) and, in

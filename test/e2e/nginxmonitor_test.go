@@ -28,7 +28,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-
 // discoveredTarget is one active target of Prometheus' /api/v1/targets.
 type discoveredTarget struct {
 	Labels map[string]string `json:"labels"`

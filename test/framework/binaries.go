@@ -63,4 +63,3 @@ func BinPath(name string) (string, error) {
 	}
 	return p, nil
 }
-
