@@ -101,3 +101,11 @@ func Instrument(controller string, r reconcile.Reconciler) reconcile.Reconciler 
 		return res, err
 	})
 }
+
+// ObjectLabels label the metrics about one custom resource.
+var ObjectLabels = []string{"namespace", "name"}
+
+// ObjectGauge is a gauge with one series per custom resource (ObjectLabels).
+func ObjectGauge(name, help string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, ObjectLabels)
+}

@@ -3,18 +3,14 @@ package monitor
 import (
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
 )
 
 // monitorTargets is nginx_operator_monitor_targets: the pods a monitor's
 // scrape configuration makes Prometheus scrape (the replicas of its selected
 // instances that have metrics enabled).
-var monitorTargets = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-	Name: "nginx_operator_monitor_targets",
-	Help: "Scrape targets (pods of selected instances with metrics enabled) of each NginxMonitor.",
-}, []string{"namespace", "name"})
+var monitorTargets = metrics.ObjectGauge("nginx_operator_monitor_targets",
+	"Scrape targets (pods of selected instances with metrics enabled) of each NginxMonitor.")
 
 var registerOnce sync.Once
 

@@ -3,7 +3,6 @@ package nginx
 import (
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -11,10 +10,8 @@ import (
 )
 
 var (
-	instanceAvailable = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "nginx_operator_instance_available",
-		Help: "1 when an NginxOperator's Available condition is True, else 0.",
-	}, []string{"namespace", "name"})
+	instanceAvailable = metrics.ObjectGauge("nginx_operator_instance_available",
+		"1 when an NginxOperator's Available condition is True, else 0.")
 	registerOnce sync.Once
 )
 
