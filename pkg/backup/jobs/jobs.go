@@ -222,20 +222,9 @@ func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec 
 	mounts := []corev1.VolumeMount{{Name: tmpVolume, MountPath: tmpPath}}
 	meta := metav1.ObjectMeta{Labels: Labels(backup)}
 
-	switch dest := backup.Spec.Destination; {
-	case dest.PVC != nil:
-		args = append(args, "--pvc-path="+destinationPath)
-		if p := cleanPrefix(dest.PVC.Path); p != "" {
-			args = append(args, "--prefix="+p)
-		}
-		volumes = append(volumes, corev1.Volume{Name: destinationVolume, VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: dest.PVC.ClaimName},
-		}})
-		mounts = append(mounts, corev1.VolumeMount{Name: destinationVolume, MountPath: destinationPath})
-	case dest.S3 != nil:
-		args = append(args, s3Args(dest.S3)...)
-		env = append(env, s3Env(dest.S3)...)
-	}
+	dest := reachDestination(backup.Spec.Destination, destinationVolume, destinationPath, false)
+	args, env = append(args, dest.args...), append(env, dest.env...)
+	volumes, mounts = append(volumes, dest.volumes...), append(mounts, dest.mounts...)
 
 	if IncludesConfig(backup) {
 		args = append(args, "--config-dir="+configMountPath)
@@ -338,6 +327,35 @@ func configSources(instance string, in Inputs) []corev1.VolumeProjection {
 // trailing slash, no empty or "." segments ("" for the root).
 func cleanPrefix(p string) string {
 	return strings.Trim(path.Clean("/"+p), "/")
+}
+
+// destinationAccess is how the agent reaches a backup's destination: its
+// flags, the S3 credentials in its environment, and a pvc's volume and mount.
+type destinationAccess struct {
+	args    []string
+	env     []corev1.EnvVar
+	volumes []corev1.Volume
+	mounts  []corev1.VolumeMount
+}
+
+// reachDestination mounts a pvc destination as volume at path (read-only for
+// restores) or addresses an S3 one.
+func reachDestination(dest v1beta1.Destination, volume, path string, readOnly bool) destinationAccess {
+	var d destinationAccess
+	switch {
+	case dest.PVC != nil:
+		d.args = []string{"--pvc-path=" + path}
+		if p := cleanPrefix(dest.PVC.Path); p != "" {
+			d.args = append(d.args, "--prefix="+p)
+		}
+		d.volumes = []corev1.Volume{{Name: volume, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: dest.PVC.ClaimName, ReadOnly: readOnly},
+		}}}
+		d.mounts = []corev1.VolumeMount{{Name: volume, MountPath: path, ReadOnly: readOnly}}
+	case dest.S3 != nil:
+		d.args, d.env = s3Args(dest.S3), s3Env(dest.S3)
+	}
+	return d
 }
 
 // s3Args address an S3 destination (credentials travel in env, never args).

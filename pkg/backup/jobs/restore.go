@@ -53,20 +53,9 @@ func RestoreInitContainer(backup *v1beta1.NginxBackup, id string, content corev1
 	}}
 	mounts := []corev1.VolumeMount{content, {Name: restoreTmpVolume, MountPath: restoreTmpPath}}
 
-	switch dest := backup.Spec.Destination; {
-	case dest.PVC != nil:
-		args = append(args, "--pvc-path="+restoreDestinationPath)
-		if p := cleanPrefix(dest.PVC.Path); p != "" {
-			args = append(args, "--prefix="+p)
-		}
-		volumes = append(volumes, corev1.Volume{Name: restoreDestinationVolume, VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: dest.PVC.ClaimName, ReadOnly: true},
-		}})
-		mounts = append(mounts, corev1.VolumeMount{Name: restoreDestinationVolume, MountPath: restoreDestinationPath, ReadOnly: true})
-	case dest.S3 != nil:
-		args = append(args, s3Args(dest.S3)...)
-		env = append(env, s3Env(dest.S3)...)
-	}
+	dest := reachDestination(backup.Spec.Destination, restoreDestinationVolume, restoreDestinationPath, true)
+	args, env = append(args, dest.args...), append(env, dest.env...)
+	volumes, mounts = append(volumes, dest.volumes...), append(mounts, dest.mounts...)
 
 	return agentContainer(RestoreContainerName, in, args, env, mounts), volumes
 }
