@@ -29,6 +29,19 @@ func TestMain(m *testing.M) {
 	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
 }
 
+// setup installs the CRDs and gives the test a namespace of its own, the
+// admin's clients and, with operator, an in-process operator watching it.
+func setup(t *testing.T, operator bool) (context.Context, string, kubernetes.Interface, client.Client) {
+	t.Helper()
+	inprocess.InstallCRDs(t, cluster.Config)
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	ns := framework.Namespace(t, cs)
+	if operator {
+		inprocess.Start(t, cluster.Config, inprocess.Options(ns), nil)
+	}
+	return context.Background(), ns, cs, inprocess.Client(t, cluster.Config)
+}
+
 func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
 	var b v1beta1.NginxBackup
 	if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &b) != nil {
@@ -39,12 +52,7 @@ func condition(ctx context.Context, c client.Client, ns, name, typ string) *meta
 
 func TestOneShotBackupWaitsForItsReferencesThenCreatesItsJob(t *testing.T) {
 	t.Parallel()
-	inprocess.InstallCRDs(t, cluster.Config)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	c := inprocess.Client(t, cluster.Config)
-	inprocess.Start(t, cluster.Config, inprocess.Options(ns), nil)
+	ctx, ns, cs, c := setup(t, true)
 
 	b := &v1beta1.NginxBackup{
 		ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns},
@@ -108,12 +116,7 @@ func TestOneShotBackupWaitsForItsReferencesThenCreatesItsJob(t *testing.T) {
 
 func TestScheduledBackupCreatesASuspendableCronJob(t *testing.T) {
 	t.Parallel()
-	inprocess.InstallCRDs(t, cluster.Config)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	c := inprocess.Client(t, cluster.Config)
-	inprocess.Start(t, cluster.Config, inprocess.Options(ns), nil)
+	ctx, ns, cs, c := setup(t, true)
 
 	web := &v1beta1.NginxOperator{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
@@ -177,11 +180,7 @@ func TestScheduledBackupCreatesASuspendableCronJob(t *testing.T) {
 // nginx runs: the backup says so instead of leaving a run Pending forever.
 func TestContentOnReadWriteOncePodVolumesIsRefusedWithAReason(t *testing.T) {
 	t.Parallel()
-	inprocess.InstallCRDs(t, cluster.Config)
-	ctx := context.Background()
-	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
-	c := inprocess.Client(t, cluster.Config)
-	inprocess.Start(t, cluster.Config, inprocess.Options(ns), nil)
+	ctx, ns, _, c := setup(t, true)
 
 	web := &v1beta1.NginxOperator{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
@@ -215,11 +214,7 @@ func TestContentOnReadWriteOncePodVolumesIsRefusedWithAReason(t *testing.T) {
 // their instance, with content ConfigMaps read by reference) writes nothing.
 func TestSteadyStateResyncOfBackupsMakesNoWrites(t *testing.T) {
 	t.Parallel()
-	inprocess.InstallCRDs(t, cluster.Config)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	c := inprocess.Client(t, cluster.Config)
+	ctx, ns, _, c := setup(t, false)
 
 	site := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: ns}, Data: map[string]string{"index.html": "hi", "404.html": "no"}}
 	pvc := &corev1.PersistentVolumeClaim{
