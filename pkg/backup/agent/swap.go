@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+
+	"github.com/nginx-operator/nginx-operator/pkg/backup/storage"
 )
 
 // swapChildren replaces the children of target with those of state/new.
@@ -62,17 +64,8 @@ func swapChildren(target, state string) error {
 		}
 		movedIn = append(movedIn, e.Name())
 	}
-	if err := syncDir(target); err != nil {
+	if err := storage.SyncDir(target); err != nil {
 		return err
 	}
 	return os.RemoveAll(state)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -77,11 +77,11 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error)
 		return n, err
 	}
 	done = true
-	return n, syncDir(dir)
+	return n, SyncDir(dir)
 }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
+// SyncDir makes a rename in dir durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
