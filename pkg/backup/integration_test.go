@@ -10,7 +10,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -43,11 +42,7 @@ func setup(t *testing.T, operator bool) (context.Context, string, kubernetes.Int
 }
 
 func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
-	var b v1beta1.NginxBackup
-	if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &b) != nil {
-		return nil
-	}
-	return meta.FindStatusCondition(b.Status.Conditions, typ)
+	return framework.Condition(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, &v1beta1.NginxBackup{}, typ)
 }
 
 func TestOneShotBackupWaitsForItsReferencesThenCreatesItsJob(t *testing.T) {

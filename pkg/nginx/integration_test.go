@@ -259,11 +259,7 @@ func TestSteadyStateResyncOfFiftyInstancesMakesNoWrites(t *testing.T) {
 
 // condition returns the instance's condition of type typ, or nil.
 func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
-	var n v1beta1.NginxOperator
-	if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &n) != nil {
-		return nil
-	}
-	return meta.FindStatusCondition(n.Status.Conditions, typ)
+	return framework.Condition(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, &v1beta1.NginxOperator{}, typ)
 }
 
 func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {

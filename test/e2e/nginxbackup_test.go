@@ -160,11 +160,7 @@ func TestScheduledBackupHonoursSuspendThenRunsOnSchedule(t *testing.T) {
 }
 
 func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
-	var b v1beta1.NginxBackup
-	if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &b) != nil {
-		return nil
-	}
-	return meta.FindStatusCondition(b.Status.Conditions, typ)
+	return framework.Condition(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, &v1beta1.NginxBackup{}, typ)
 }
 
 // spec.restore puts the restore init container on the StatefulSet; the

@@ -41,11 +41,7 @@ func Installed(t testing.TB, installer, binary string) string {
 	if p, ok := installed(installer, binary); ok {
 		return p
 	}
-	msg := binary + " not found: run `bash " + installer + "` (or `make test-deps`)"
-	if Required() {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	missing(t, binary+" not found: run `bash "+installer+"` (or `make test-deps`)")
 	return ""
 }
 

@@ -24,10 +24,15 @@ func Require(t testing.TB, name, install string) string {
 	if err == nil {
 		return path
 	}
-	msg := name + " not found: install it with `" + install + "` (or run `make test-deps`)"
+	missing(t, name+" not found: install it with `"+install+"` (or run `make test-deps`)")
+	return ""
+}
+
+// missing fails the test when tools are required and skips it otherwise.
+func missing(t testing.TB, msg string) {
+	t.Helper()
 	if Required() {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)
-	return ""
 }
