@@ -15,7 +15,9 @@ import (
 // express. Each holds a JSON object: the v1beta1 spec (or status) without the
 // fields v1alpha1 has itself, that is without replicas, forceRedeploy and
 // ports[0].containerPort (or without conditions). They are absent when there
-// is nothing beyond what the v1alpha1 fields imply.
+// is nothing beyond what the v1alpha1 fields imply. The spec comes back on
+// up-conversion, where the webhook validates it as v1beta1 admission would;
+// the status never does (see ToV1beta1).
 //
 // The keys are reserved: up-conversion removes them, and down-conversion
 // overwrites or removes whatever a v1beta1 object held under them.
@@ -37,8 +39,8 @@ const (
 	fieldConditions    = "conditions"
 )
 
-// ToV1beta1 converts a v1alpha1 NginxOperator to v1beta1. The spec and status
-// preserved in the annotations are restored, then port, replicas,
+// ToV1beta1 converts a v1alpha1 NginxOperator to v1beta1. The spec
+// preserved in its annotation is restored, then port, replicas,
 // forceRedeploy and conditions are taken from the v1alpha1 fields, so a
 // v1alpha1 client's edits of those fields win:
 //
@@ -49,6 +51,13 @@ const (
 //     schema default [{name: http, containerPort: 8080}] when it reads the
 //     object, so a v1alpha1 client writing no port reads back port 8080 — the
 //     port nginx then really listens on.
+//
+// The status annotation is never restored: the status is the operator's to
+// write, and a client could put anything in an annotation. Only the
+// conditions, a v1alpha1 field, are converted; the rest of the status is
+// empty, which only matters to a v1alpha1 client writing the status
+// subresource, and the operator rewrites it on its next reconcile. The
+// annotation is removed like the spec's.
 //
 // ToV1alpha1(ToV1beta1(a)) equals a for every v1alpha1 object a client can
 // hold: one written without the annotations, or one read from the apiserver
@@ -65,7 +74,6 @@ func ToV1beta1(in *v1alpha1.NginxOperator) (*v1beta1.NginxOperator, error) {
 	out := &v1beta1.NginxOperator{TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator"}}
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	specJSON, hasSpec := out.Annotations[AnnotationSpec]
-	statusJSON, hasStatus := out.Annotations[AnnotationStatus]
 	out.Annotations = withoutReserved(out.Annotations)
 
 	spec := map[string]any{}
@@ -82,26 +90,16 @@ func ToV1beta1(in *v1alpha1.NginxOperator) (*v1beta1.NginxOperator, error) {
 		return nil, annotationError(in, AnnotationSpec, err)
 	}
 
-	status := map[string]any{}
-	if hasStatus {
-		var err error
-		if status, err = parsePreserved(statusJSON); err != nil {
-			return nil, annotationError(in, AnnotationStatus, err)
-		}
-	}
-	delete(status, fieldConditions) // v1alpha1's own conditions win
-	if err := fromMap(status, &out.Status); err != nil {
-		return nil, annotationError(in, AnnotationStatus, err)
-	}
 	out.Status.Conditions = copyConditions(in.Status.Conditions)
 	return out, nil
 }
 
 // ToV1alpha1 converts a v1beta1 NginxOperator to v1alpha1: port is
 // ports[0].containerPort, replicas, forceRedeploy and conditions are copied,
-// and the rest of the spec and status goes into the annotations, which
-// ToV1beta1 restores. ToV1beta1(ToV1alpha1(x)) equals x for every x that
-// does not itself carry the reserved annotation keys.
+// and the rest of the spec and status goes into the annotations. ToV1beta1
+// restores the spec's: ToV1beta1(ToV1alpha1(x)) equals x, but for the status
+// beyond its conditions, for every x that does not itself carry the reserved
+// annotation keys. The status annotation is for v1alpha1 readers only.
 func ToV1alpha1(in *v1beta1.NginxOperator) (*v1alpha1.NginxOperator, error) {
 	if in == nil {
 		return nil, errors.New("nil v1beta1 NginxOperator")

@@ -16,6 +16,15 @@
 // forceRedeploy, a v1alpha1 client that edits those fields is never
 // contradicted by a stale copy: its values are the only ones there are.
 // The annotations exist only on v1alpha1 objects; up-conversion removes them.
+//
+// # Validation on the way up
+//
+// A v1alpha1 write is checked by the apiserver against the v1alpha1 schema
+// only, and what the webhook returns is stored without any v1beta1 check. So
+// the webhook refuses a converted object that v1beta1 admission would refuse
+// (pkg/validation, which evaluates the shipped CRD's schema and CEL rules),
+// and never restores the status from an annotation a client could have
+// written: only the spec annotation comes back.
 // When plain JSON would exceed the apiserver's 256 KiB limit on annotations,
 // the values are gzip-compressed (see compressedPrefix); an object too large
 // even so is refused with an error rather than converted with a loss.

@@ -1,6 +1,7 @@
 package conversion
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1alpha1"
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
 // Path is where the conversion webhook is served.
@@ -70,7 +72,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	resp := &apiextensionsv1.ConversionResponse{UID: review.Request.UID}
-	converted, err := convertAll(review.Request.Objects, review.Request.DesiredAPIVersion)
+	converted, err := convertAll(r.Context(), review.Request.Objects, review.Request.DesiredAPIVersion)
 	if err != nil {
 		log.Error(err, "conversion failed", "uid", review.Request.UID, "desiredAPIVersion", review.Request.DesiredAPIVersion)
 		resp.Result = metav1.Status{Status: metav1.StatusFailure, Message: err.Error(), Reason: metav1.StatusReasonBadRequest}
@@ -88,7 +90,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // convertAll converts every object or fails as a whole: the apiserver
 // accepts no partial answer.
-func convertAll(objects []runtime.RawExtension, desired string) ([]runtime.RawExtension, error) {
+func convertAll(ctx context.Context, objects []runtime.RawExtension, desired string) ([]runtime.RawExtension, error) {
 	to, err := schema.ParseGroupVersion(desired)
 	if err != nil {
 		return nil, fmt.Errorf("desiredAPIVersion %q: %w", desired, err)
@@ -98,7 +100,7 @@ func convertAll(objects []runtime.RawExtension, desired string) ([]runtime.RawEx
 	}
 	out := make([]runtime.RawExtension, 0, len(objects))
 	for i, obj := range objects {
-		b, err := convertOne(obj.Raw, to)
+		b, err := convertOne(ctx, obj.Raw, to)
 		if err != nil {
 			return nil, fmt.Errorf("object %d: %w", i, err)
 		}
@@ -107,7 +109,7 @@ func convertAll(objects []runtime.RawExtension, desired string) ([]runtime.RawEx
 	return out, nil
 }
 
-func convertOne(raw []byte, to schema.GroupVersion) ([]byte, error) {
+func convertOne(ctx context.Context, raw []byte, to schema.GroupVersion) ([]byte, error) {
 	var meta metav1.TypeMeta
 	if err := json.Unmarshal(raw, &meta); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)
@@ -130,6 +132,9 @@ func convertOne(raw []byte, to schema.GroupVersion) ([]byte, error) {
 		converted, err := ToV1beta1(&in)
 		if err != nil {
 			return nil, err
+		}
+		if errs := validation.NginxOperatorSchema(ctx, converted); len(errs) > 0 {
+			return nil, fmt.Errorf("NginxOperator %s is not a valid %s NginxOperator: %w", objectName(converted), to, errs.ToAggregate())
 		}
 		return json.Marshal(converted)
 	case from == v1beta1.GroupVersion && to == v1alpha1.GroupVersion:

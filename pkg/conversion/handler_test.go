@@ -94,7 +94,7 @@ func TestHandlerConvertsEveryObjectOfAReview(t *testing.T) {
 		if err := decodeStrict(review.Response.ConvertedObjects[1].Raw, &back); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(richBeta(), &back, cmpOpts...); diff != "" {
+		if diff := cmp.Diff(withStatusConditionsOnly(richBeta()), &back, cmpOpts...); diff != "" {
 			t.Errorf("rich object did not come back (-want +got):\n%s", diff)
 		}
 	})
@@ -128,6 +128,21 @@ func TestHandlerConvertsEveryObjectOfAReview(t *testing.T) {
 	})
 }
 
+// withPreservedSpec is the book's object carrying spec, a v1beta1 spec as
+// JSON, in the preservation annotation, as a hostile client could write it.
+func withPreservedSpec(spec string) string {
+	obj := map[string]any{
+		"apiVersion": "nginx.operator.dev/v1alpha1", "kind": "NginxOperator",
+		"metadata": map[string]any{"name": "web", "namespace": "ns", "annotations": map[string]string{AnnotationSpec: spec}},
+		"spec":     map[string]any{"port": 8080},
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
 func TestHandlerFailsAReviewWithAnObjectItCannotConvert(t *testing.T) {
 	srv := httptest.NewTLSServer(NewHandler())
 	defer srv.Close()
@@ -144,6 +159,17 @@ func TestHandlerFailsAReviewWithAnObjectItCannotConvert(t *testing.T) {
 		{"a bad preservation annotation, named with its object", "nginx.operator.dev/v1beta1", []string{bookObject, badAnnotation}, "object 1: NginxOperator ns/bad: annotation nginx.operator.dev/v1beta1-spec"},
 		{"a field the version does not have", "nginx.operator.dev/v1beta1", []string{`{"apiVersion":"nginx.operator.dev/v1alpha1","kind":"NginxOperator","spec":{"ports":[]}}`}, `unknown field "spec.ports"`},
 		{"an object that is not JSON", "nginx.operator.dev/v1beta1", []string{`"just a string"`}, "not a JSON object"},
+		// What v1beta1 admission refuses cannot be stored through v1alpha1.
+		{"a preserved spec with a regex location", "nginx.operator.dev/v1beta1", []string{withPreservedSpec(`{"config":{"servers":[{"port":"http","locations":[{"path":"~^/(?<x>.*)$","static":{}}]}]}}`)},
+			"NginxOperator ns/web is not a valid nginx.operator.dev/v1beta1 NginxOperator: spec.config.servers[0].locations[0].path"},
+		{"a preserved spec with a header that splits lines", "nginx.operator.dev/v1beta1", []string{withPreservedSpec(`{"config":{"servers":[{"port":"http","locations":[{"path":"/","static":{},"headers":[{"name":"X","value":"a\r\nb"}]}]}]}}`)},
+			"spec.config.servers[0].locations[0].headers[0].value"},
+		{"a preserved spec listening on the health port", "nginx.operator.dev/v1beta1", []string{withPreservedSpec(`{"ports":[{"name":"http"},{"name":"h","containerPort":18080}]}`)},
+			"containerPort 18080, 18081 and 9113 are reserved"},
+		{"a preserved spec whose server names an undeclared port", "nginx.operator.dev/v1beta1", []string{withPreservedSpec(`{"config":{"servers":[{"port":"other"}]}}`)},
+			"every config.servers[].port must be the name of one of spec.ports"},
+		{"a preserved pod annotation overriding the config hash", "nginx.operator.dev/v1beta1", []string{withPreservedSpec(`{"pod":{"annotations":{"nginx.operator.dev/config-hash":"x"}}}`)},
+			"reserved for the operator"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body, review := post(t, srv, "application/json", reviewBody(t, tc.desired, tc.objects...))

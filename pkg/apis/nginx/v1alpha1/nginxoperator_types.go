@@ -6,14 +6,21 @@ import (
 
 // NginxOperatorSpec is the book's spec: one port, a replica count and a redeploy trigger.
 type NginxOperatorSpec struct {
-	// Port is the port number nginx listens on.
+	// Port is the port number nginx listens on: 1024 or higher (nginx runs as a
+	// non-root user), and not 9113, 18080 or 18081 (the operator's).
 	// +optional
+	// +kubebuilder:validation:Minimum=1024
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:validation:XValidation:rule="!(self in [18080, 18081, 9113])",message="port 18080, 18081 and 9113 are reserved by the operator (health, stub_status, exporter)"
 	Port *int32 `json:"port,omitempty"`
 	// Replicas is the number of nginx pods.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
 	Replicas *int32 `json:"replicas,omitempty"`
 	// ForceRedeploy rolls every pod whenever its value changes.
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
 	ForceRedeploy string `json:"forceRedeploy,omitempty"`
 }
 
@@ -30,6 +37,7 @@ type NginxOperatorStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || (size(self.metadata.name) <= 47 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && !self.metadata.name.endsWith('-pods'))",message="metadata.name must be at most 47 characters of lowercase letters, digits and '-', start with a letter and not end with '-pods': it names the instance's Service, StatefulSet and pods, and <name>-pods is its headless Service",optionalOldSelf=true
 // +kubebuilder:deprecatedversion:warning="nginx.operator.dev/v1alpha1 NginxOperator is deprecated; use nginx.operator.dev/v1beta1"
 // +kubebuilder:resource:shortName=ngx,categories=nginx
 type NginxOperator struct {

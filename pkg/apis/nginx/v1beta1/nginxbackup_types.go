@@ -171,6 +171,7 @@ type NginxBackupStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || (size(self.metadata.name) <= 45 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="metadata.name must be at most 45 characters of lowercase letters, digits and '-': it names the backup's Job or CronJob <name>-backup, whose Jobs add 11 characters",optionalOldSelf=true
 // +kubebuilder:resource:shortName=ngxbk,categories=nginx
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Instance",type=string,JSONPath=`.spec.instance`

@@ -221,6 +221,7 @@ type NginxMonitorStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || (size(self.metadata.name) <= 49 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="metadata.name must be at most 49 characters of lowercase letters, digits and '-': it names the monitor's ServiceMonitor and its Secret <name>-scrape-config",optionalOldSelf=true
 // +kubebuilder:resource:shortName=ngxmon,categories=nginx
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Instances",type=integer,JSONPath=`.status.matchedInstances`

@@ -350,8 +350,11 @@ type ServiceSpec struct {
 	// +kubebuilder:default=ClusterIP
 	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
 	Type corev1.ServiceType `json:"type,omitempty"`
-	// Annotations of the Service, for example for a cloud load balancer.
+	// Annotations of the Service, for example for a cloud load balancer. Keys
+	// under nginx.operator.dev/ are the operator's.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('nginx.operator.dev/'))",message="annotation keys under nginx.operator.dev/ are reserved for the operator"
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
@@ -372,9 +375,12 @@ type PodDisruptionBudgetSpec struct {
 type PodSettings struct {
 	// Labels added to the pods (the operator's own labels win on conflict).
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
 	Labels map[string]string `json:"labels,omitempty"`
-	// Annotations added to the pods.
+	// Annotations added to the pods. Keys under nginx.operator.dev/ are the operator's.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('nginx.operator.dev/'))",message="annotation keys under nginx.operator.dev/ are reserved for the operator"
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// NodeSelector of the pods.
 	// +optional
@@ -433,6 +439,7 @@ type NginxOperatorStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || (size(self.metadata.name) <= 47 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && !self.metadata.name.endsWith('-pods'))",message="metadata.name must be at most 47 characters of lowercase letters, digits and '-', start with a letter and not end with '-pods': it names the instance's Service, StatefulSet and pods, and <name>-pods is its headless Service",optionalOldSelf=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=ngx,categories=nginx

@@ -1,0 +1,116 @@
+package validation_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
+)
+
+func valid() *v1beta1.NginxOperator {
+	return &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"},
+		Spec: v1beta1.NginxOperatorSpec{
+			Replicas: ptr.To[int32](2),
+			Ports:    []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+			Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{
+				Port: "http",
+				Locations: []v1beta1.Location{
+					{Path: "/", Static: &v1beta1.StaticLocation{}},
+					{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}},
+				},
+			}}},
+		},
+	}
+}
+
+// Each case breaks one rule that lives in the CRD (schema or CEL) or only in
+// Go; the validator must refuse it and name the field.
+func TestNginxOperatorRefusesWhatAdmissionOrTheChildrenWould(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*v1beta1.NginxOperator)
+		field  string
+	}{
+		{"schema pattern: regex location", func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].Locations[0].Path = "~^/(?<x>.*)$" }, "spec.config.servers[0].locations[0].path"},
+		{"schema pattern: named location", func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].Locations[0].Path = "@internal" }, "spec.config.servers[0].locations[0].path"},
+		{"schema pattern: CR/LF in a header", func(o *v1beta1.NginxOperator) {
+			o.Spec.Config.Servers[0].Locations[0].Headers = []v1beta1.Header{{Name: "X", Value: "a\r\nb"}}
+		}, "spec.config.servers[0].locations[0].headers[0].value"},
+		{"schema pattern: variable in a header", func(o *v1beta1.NginxOperator) {
+			o.Spec.Config.Servers[0].Locations[0].Headers = []v1beta1.Header{{Name: "X", Value: "$http_cookie"}}
+		}, "spec.config.servers[0].locations[0].headers[0].value"},
+		{"schema minimum: privileged port", func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ContainerPort = 80 }, "spec.ports[0].containerPort"},
+		{"CEL: reserved health port", func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ContainerPort = 18080 }, "spec.ports[0]"},
+		{"schema bound: replicas", func(o *v1beta1.NginxOperator) { o.Spec.Replicas = ptr.To[int32](-1) }, "spec.replicas"},
+		{"schema bound: worker connections", func(o *v1beta1.NginxOperator) { o.Spec.Config.WorkerConnections = 1 }, "spec.config.workerConnections"},
+		{"schema pattern: body size 1t", func(o *v1beta1.NginxOperator) { o.Spec.Config.ClientMaxBodySize = "1t" }, "spec.config.clientMaxBodySize"},
+		{"schema bound: proxy port 0", func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].Locations[1].Proxy.Port = 65536 }, "spec.config.servers[0].locations[1].proxy.port"},
+		{"schema enum: redirect code", func(o *v1beta1.NginxOperator) {
+			o.Spec.Config.Servers[0].Locations[0] = v1beta1.Location{Path: "/", Redirect: &v1beta1.RedirectLocation{URL: "https://x.example/", Code: 1000}}
+		}, "spec.config.servers[0].locations[0].redirect.code"},
+		{"schema pattern: server name *", func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].ServerNames = []string{"*"} }, "spec.config.servers[0].serverNames[0]"},
+		{"CEL: server on an undeclared port", func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].Port = "https" }, "spec"},
+		{"CEL: reserved pod annotation", func(o *v1beta1.NginxOperator) {
+			o.Spec.Pod.Annotations = map[string]string{"nginx.operator.dev/config-hash": "x"}
+		}, "spec.pod.annotations"},
+		{"Go: invalid pod label value", func(o *v1beta1.NginxOperator) { o.Spec.Pod.Labels = map[string]string{"team": "a b"} }, "spec.pod.labels"},
+		{"Go: invalid toleration operator", func(o *v1beta1.NginxOperator) {
+			o.Spec.Pod.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Sometimes"}}
+		}, "spec.pod.tolerations[0].operator"},
+		{"Go: request above limit", func(o *v1beta1.NginxOperator) {
+			o.Spec.Resources = corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+			}
+		}, "spec.resources.requests[cpu]"},
+	}
+	ctx := context.Background()
+	if errs := validation.NginxOperator(ctx, valid()); len(errs) != 0 {
+		t.Fatalf("the valid object is refused: %v", errs)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := valid()
+			tc.mutate(obj)
+			errs := validation.NginxOperator(ctx, obj)
+			if len(errs) == 0 {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(errs.ToAggregate().Error(), tc.field) {
+				t.Errorf("errors do not name %s: %v", tc.field, errs)
+			}
+		})
+	}
+}
+
+// The defaults of the schema are applied before validation, as the apiserver
+// does when it reads an object written through v1alpha1: an object without
+// ports gets the default port and its server refers to it.
+func TestNginxOperatorSchemaAppliesDefaultsFirst(t *testing.T) {
+	obj := valid()
+	obj.Spec.Ports = nil
+	if errs := validation.NginxOperatorSchema(context.Background(), obj); len(errs) != 0 {
+		t.Fatalf("refused: %v", errs)
+	}
+	if obj.Spec.Ports != nil {
+		t.Error("the caller's object was defaulted in place")
+	}
+}
+
+// Create-only rules (the name) run at admission; the validator treats every
+// object as existing, so an instance created before the rule keeps working.
+func TestNginxOperatorSchemaLeavesCreateOnlyNameRuleToAdmission(t *testing.T) {
+	obj := valid()
+	obj.Name = strings.Repeat("a", 60) + "-pods"
+	if errs := validation.NginxOperatorSchema(context.Background(), obj); len(errs) != 0 {
+		t.Fatalf("refused: %v", errs)
+	}
+}
