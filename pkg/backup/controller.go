@@ -85,7 +85,26 @@ func SetupWithManager(mgr ctrl.Manager, agentImage, nginxImage string) error {
 		Owns(&batchv1.CronJob{}).
 		// The runs of a scheduled backup are owned by its CronJob.
 		Watches(&batchv1.Job{}, handler.EnqueueRequestsFromMapFunc(r.backupOfScheduledRun)).
+		// The Jobs project the instance's current config Secret, named by
+		// its status.configHash.
+		Watches(&v1beta1.NginxOperator{}, handler.EnqueueRequestsFromMapFunc(r.backupsOfInstance)).
 		Complete(metrics.Instrument(ControllerName, r))
+}
+
+// backupsOfInstance maps an NginxOperator to the backups of it in its
+// namespace, from the cache.
+func (r *Reconciler) backupsOfInstance(ctx context.Context, obj client.Object) []reconcile.Request {
+	var backups v1beta1.NginxBackupList
+	if err := r.Client.List(ctx, &backups, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, b := range backups.Items {
+		if b.Spec.Instance == obj.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: b.Namespace, Name: b.Name}})
+		}
+	}
+	return out
 }
 
 // backupOfScheduledRun maps a Job the CronJob of a backup created to that
@@ -335,6 +354,11 @@ func (r *Reconciler) checkReferences(ctx context.Context, b *v1beta1.NginxBackup
 			return nil, &referenceError{ReasonInstanceNotFound, fmt.Sprintf("NginxOperator %q not found in namespace %s", b.Spec.Instance, b.Namespace)}
 		}
 		return nil, err
+	}
+	if jobs.IncludesConfig(b) && instance.Status.ConfigHash == "" {
+		// The configuration Secret is named by the hash the instance's
+		// status reports once the operator has rendered it.
+		return nil, &referenceError{ReasonInstanceNotReady, fmt.Sprintf("NginxOperator %q has no rendered configuration yet (status.configHash is empty)", b.Spec.Instance)}
 	}
 	check := func(obj client.Object, name, reason, what string) error {
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, obj); err != nil {

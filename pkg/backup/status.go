@@ -17,6 +17,7 @@ import (
 const (
 	ReasonReferencesResolved        = "ReferencesResolved"
 	ReasonInstanceNotFound          = "InstanceNotFound"
+	ReasonInstanceNotReady          = "InstanceNotReady"
 	ReasonCredentialsSecretNotFound = "CredentialsSecretNotFound"
 	ReasonClaimNotFound             = "PersistentVolumeClaimNotFound"
 	ReasonInvalidSchedule           = "InvalidSchedule"

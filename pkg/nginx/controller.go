@@ -4,24 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
 // ControllerName labels the controller's metrics and logs.
@@ -32,14 +38,22 @@ const ControllerName = "nginxoperator"
 // does not cache) every Secret of the cluster to be told.
 const missingReferenceRetry = 15 * time.Second
 
+// tlsRecheckInterval is how often an instance with TLS re-reads its TLS
+// Secrets, so a rotated certificate rolls the pods (see TLSHashAnnotation).
+const tlsRecheckInterval = time.Minute
+
+// recreateRetry is how soon an instance whose StatefulSet is being replaced
+// looks again.
+const recreateRetry = 2 * time.Second
+
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=list;watch
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators/status,verbs=patch
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=list;watch;create;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
-// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 
@@ -138,8 +152,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		logger.Info("waiting for a referenced object", "reason", userErr.reason, "detail", userErr.Error())
 		return ctrl.Result{RequeueAfter: missingReferenceRetry}, nil
 	case errors.As(err, &cfgErr):
-		// Retrying cannot help until the spec changes, which triggers a reconcile.
-		return ctrl.Result{}, nil
+		// Retrying cannot help until the spec changes, which triggers a
+		// reconcile; terminal, yet counted with its reason.
+		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	if err == nil && restoreUnderway(&nginx) {
 		// A restore init container failing does not change the StatefulSet,
@@ -149,54 +164,208 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return result, err
 }
 
-// apply builds and applies every child. It returns the live StatefulSet for
-// the status, when there is one.
+// apply validates the spec, then builds and applies every child. Nothing is
+// applied unless the whole spec is valid, every reference resolves and no
+// child name is taken by an object this instance does not control. It returns
+// the live StatefulSet for the status, when there is one.
 func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*appsv1.StatefulSet, ctrl.Result, error) {
-	if err := r.checkReferences(ctx, nginx); err != nil {
-		return r.liveStatefulSet(ctx, nginx), ctrl.Result{}, err
+	live, err := r.liveStatefulSet(ctx, nginx)
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	if errs := validation.NginxOperator(ctx, nginx); len(errs) > 0 {
+		err := &ConfigError{msg: errs.ToAggregate().Error()}
+		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Validate", "%v", err)
+		return live, ctrl.Result{}, err
+	}
+	tlsHash, err := r.checkReferences(ctx, nginx)
+	if err != nil {
+		return live, ctrl.Result{}, err
 	}
 	config, err := Render(&nginx.Spec, RenderOptions{Paths: PodPaths(), Namespace: nginx.Namespace})
 	if err != nil {
 		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Render", "%v", err)
-		return r.liveStatefulSet(ctx, nginx), ctrl.Result{}, err
+		return live, ctrl.Result{}, err
 	}
 	image := nginx.Spec.Image
 	if image == "" {
 		image = r.Images.Nginx
 	}
-	in := Inputs{Config: config, ConfigHash: k8sutil.Hash(string(config))[:16], Image: image, ExporterImage: r.Images.Exporter}
+	in := Inputs{Config: config, ConfigHash: k8sutil.Hash(string(config))[:16], Image: image, ExporterImage: r.Images.Exporter, TLSHash: tlsHash}
 	if in.Restore, err = r.restoreInit(ctx, nginx); err != nil {
-		return r.liveStatefulSet(ctx, nginx), ctrl.Result{}, err
+		return live, ctrl.Result{}, err
 	}
 	nginx.Status.ConfigHash = in.ConfigHash
 
+	sts := StatefulSet(nginx, in)
 	children := []client.Object{
 		ServiceAccount(nginx),
 		ConfigSecret(nginx, in),
 		HeadlessService(nginx),
 		Service(nginx),
-		StatefulSet(nginx, in),
+		sts,
 	}
-	if pdb := PodDisruptionBudget(nginx); pdb != nil {
+	pdb := PodDisruptionBudget(nginx)
+	if pdb != nil {
 		children = append(children, pdb)
-	} else if err := r.deletePDB(ctx, nginx); err != nil {
-		return nil, ctrl.Result{}, err
+	}
+	if err := r.checkNamesAreFree(ctx, nginx, children); err != nil {
+		return live, ctrl.Result{}, err
+	}
+	if live != nil && (!live.DeletionTimestamp.IsZero() || claimTemplatesDiffer(sts, live)) {
+		return live, ctrl.Result{RequeueAfter: recreateRetry}, r.recreateStatefulSet(ctx, nginx, live)
+	}
+	if pdb == nil {
+		if err := r.deletePDB(ctx, nginx); err != nil {
+			return live, ctrl.Result{}, err
+		}
 	}
 	for _, child := range children {
-		if err := k8sutil.SetOwner(nginx, child, r.Scheme); err != nil {
-			return nil, ctrl.Result{}, &applyError{err: err}
-		}
-		outcome, err := r.Applier.Apply(ctx, child)
-		if err != nil {
-			r.Recorder.Eventf(nginx, child, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
-			return r.liveStatefulSet(ctx, nginx), ctrl.Result{}, &applyError{err: err}
-		}
-		if outcome != k8sutil.Unchanged {
-			gvk, _ := apiutil.GVKForObject(child, r.Scheme)
-			r.Recorder.Eventf(nginx, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
+		if err := r.applyChild(ctx, nginx, child); err != nil {
+			return live, ctrl.Result{}, err
 		}
 	}
-	return r.liveStatefulSet(ctx, nginx), ctrl.Result{}, nil
+	live, err = r.liveStatefulSet(ctx, nginx)
+	if err != nil {
+		return nil, ctrl.Result{}, err
+	}
+	if rolledOut(live) {
+		if err := r.deleteOldConfigs(ctx, nginx, in.ConfigHash); err != nil {
+			return live, ctrl.Result{}, err
+		}
+	}
+	result := ctrl.Result{}
+	if tlsHash != "" {
+		// A rotated certificate changes no object the operator watches.
+		result.RequeueAfter = tlsRecheckInterval
+	}
+	return live, result, nil
+}
+
+// applyChild sets the owner of child and applies it, with an Event when it changed.
+func (r *Reconciler) applyChild(ctx context.Context, nginx *v1beta1.NginxOperator, child client.Object) error {
+	if err := k8sutil.SetOwner(nginx, child, r.Scheme); err != nil {
+		return &applyError{err: err}
+	}
+	outcome, err := r.Applier.Apply(ctx, child)
+	if err != nil {
+		r.Recorder.Eventf(nginx, child, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
+		if apierrors.IsInvalid(err) {
+			// The apiserver refused what the spec asked for: a spec error
+			// the validation did not foresee, not worth retrying.
+			return &ConfigError{msg: err.Error()}
+		}
+		return &applyError{err: err}
+	}
+	if outcome != k8sutil.Unchanged {
+		gvk, _ := apiutil.GVKForObject(child, r.Scheme)
+		r.Recorder.Eventf(nginx, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
+	}
+	return nil
+}
+
+// checkNamesAreFree refuses to take over an object the instance does not
+// control: a name may be taken by the user's own Service, say, which server-
+// side apply would otherwise silently rewrite. Children missing from the
+// cache (which holds only the operator's labelled objects) are looked up in
+// the API once, before they are created.
+func (r *Reconciler) checkNamesAreFree(ctx context.Context, nginx *v1beta1.NginxOperator, children []client.Object) error {
+	for _, child := range children {
+		key := client.ObjectKeyFromObject(child)
+		gvk, err := apiutil.GVKForObject(child, r.Scheme)
+		if err != nil {
+			return &applyError{err: err}
+		}
+		existing, err := r.Scheme.New(gvk)
+		if err != nil {
+			return &applyError{err: err}
+		}
+		obj := existing.(client.Object)
+		err = r.Client.Get(ctx, key, obj)
+		if apierrors.IsNotFound(err) {
+			err = r.APIReader.Get(ctx, key, obj)
+		}
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return err
+		case !metav1.IsControlledBy(obj, nginx):
+			return &referenceError{reason: ReasonNameConflict, msg: fmt.Sprintf(
+				"%s %q already exists and is not controlled by this NginxOperator: delete or rename it, or rename the instance", gvk.Kind, key.Name)}
+		}
+	}
+	return nil
+}
+
+// claimTemplatesDiffer tells whether the StatefulSet's volumeClaimTemplates,
+// which the apiserver refuses to change, differ from the desired ones.
+func claimTemplatesDiffer(desired, live *appsv1.StatefulSet) bool {
+	d, l := desired.Spec.VolumeClaimTemplates, live.Spec.VolumeClaimTemplates
+	if len(d) != len(l) {
+		return true
+	}
+	for i := range d {
+		ds, ls := d[i].Spec, l[i].Spec
+		if d[i].Name != l[i].Name || !slices.Equal(ds.AccessModes, ls.AccessModes) ||
+			ptr.Deref(ds.StorageClassName, "") != ptr.Deref(ls.StorageClassName, "") && ds.StorageClassName != nil ||
+			ds.Resources.Requests.Storage().Cmp(*ls.Resources.Requests.Storage()) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// recreateStatefulSet deletes the StatefulSet but not its pods or claims, so
+// the next reconcile creates it with the new volumeClaimTemplates and adopts
+// the running pods: they keep serving throughout. Existing claims keep their
+// size and class; replicas created from then on get the new template.
+func (r *Reconciler) recreateStatefulSet(ctx context.Context, nginx *v1beta1.NginxOperator, live *appsv1.StatefulSet) error {
+	if !live.DeletionTimestamp.IsZero() {
+		return nil // being deleted: wait for it to go
+	}
+	err := r.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationOrphan), client.Preconditions{UID: &live.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return &applyError{err: err}
+	}
+	r.Recorder.Eventf(nginx, live, corev1.EventTypeNormal, ReasonRecreating, "Recreate",
+		"content.volumeClaimTemplate changed, which a StatefulSet cannot: recreating StatefulSet %s; its pods keep running and existing claims keep their size and class", live.Name)
+	return nil
+}
+
+// rolledOut is true when every replica of sts runs its current template.
+func rolledOut(sts *appsv1.StatefulSet) bool {
+	if sts == nil {
+		return false
+	}
+	st := sts.Status
+	desired := ptr.Deref(sts.Spec.Replicas, 1)
+	return st.ObservedGeneration >= sts.Generation && st.UpdatedReplicas == st.Replicas && st.Replicas == desired &&
+		(st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision)
+}
+
+// deleteOldConfigs deletes the instance's config Secrets of earlier
+// configurations once no pod runs them any more, including the single
+// mutable Secret <name>-config that operators before versioned configs wrote.
+// The Secrets are read from the cache, selected by the instance's labels.
+func (r *Reconciler) deleteOldConfigs(ctx context.Context, nginx *v1beta1.NginxOperator, current string) error {
+	var secrets corev1.SecretList
+	if err := r.Client.List(ctx, &secrets, client.InNamespace(nginx.Namespace), client.MatchingLabels(selector(nginx))); err != nil {
+		return err
+	}
+	names := NamesFor(nginx.Name)
+	legacy := strings.TrimSuffix(names.ConfigSecretPrefix, "-")
+	for i := range secrets.Items {
+		s := &secrets.Items[i]
+		old := s.Name == legacy || (strings.HasPrefix(s.Name, names.ConfigSecretPrefix) && s.Name != names.ConfigSecretName(current))
+		if !old || !metav1.IsControlledBy(s, nginx) {
+			continue
+		}
+		if err := r.Client.Delete(ctx, s, client.Preconditions{UID: &s.UID}); err != nil && !apierrors.IsNotFound(err) {
+			return &applyError{err: err}
+		}
+	}
+	return nil
 }
 
 // deletePDB removes a PodDisruptionBudget the spec no longer asks for.
@@ -206,7 +375,7 @@ func (r *Reconciler) deletePDB(ctx context.Context, nginx *v1beta1.NginxOperator
 	if err := r.Client.Get(ctx, key, &pdb); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !isOwnedBy(&pdb, nginx) {
+	if !metav1.IsControlledBy(&pdb, nginx) {
 		return nil
 	}
 	if err := r.Client.Delete(ctx, &pdb); err != nil && !apierrors.IsNotFound(err) {
@@ -215,55 +384,55 @@ func (r *Reconciler) deletePDB(ctx context.Context, nginx *v1beta1.NginxOperator
 	return nil
 }
 
-func isOwnedBy(obj client.Object, owner client.Object) bool {
-	for _, ref := range obj.GetOwnerReferences() {
-		if ref.UID == owner.GetUID() {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *Reconciler) liveStatefulSet(ctx context.Context, nginx *v1beta1.NginxOperator) *appsv1.StatefulSet {
+// liveStatefulSet is the instance's StatefulSet from the cache, nil when it
+// does not exist (yet).
+func (r *Reconciler) liveStatefulSet(ctx context.Context, nginx *v1beta1.NginxOperator) (*appsv1.StatefulSet, error) {
 	var sts appsv1.StatefulSet
 	key := types.NamespacedName{Namespace: nginx.Namespace, Name: NamesFor(nginx.Name).StatefulSet}
 	if err := r.Client.Get(ctx, key, &sts); err != nil {
-		return nil
+		return nil, client.IgnoreNotFound(err)
 	}
-	return &sts
+	return &sts, nil
 }
 
 // checkReferences makes sure every Secret and ConfigMap the spec names exists,
 // so a missing one is reported by name rather than as pods stuck in
-// ContainerCreating.
-func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOperator) error {
+// ContainerCreating. It returns a digest of the TLS Secrets' content, empty
+// when no server uses TLS.
+func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOperator) (string, error) {
+	var tls []map[string][]byte
 	for _, name := range TLSSecrets(&nginx.Spec) {
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: name}, &corev1.Secret{}); err != nil {
+		var secret corev1.Secret
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: name}, &secret); err != nil {
 			if apierrors.IsNotFound(err) {
-				return &referenceError{reason: ReasonSecretNotFound, msg: fmt.Sprintf("TLS Secret %q not found in namespace %s", name, nginx.Namespace)}
+				return "", &referenceError{reason: ReasonSecretNotFound, msg: fmt.Sprintf("TLS Secret %q not found in namespace %s", name, nginx.Namespace)}
 			}
-			return err
+			return "", err
 		}
+		tls = append(tls, map[string][]byte{corev1.TLSCertKey: secret.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: secret.Data[corev1.TLSPrivateKeyKey]})
 	}
 	// nginx resolves proxied Services when it starts and refuses to start
 	// when one does not resolve: wait for them rather than crash-loop the pods.
 	for _, svc := range proxiedServices(&nginx.Spec) {
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: svc}, &corev1.Service{}); err != nil {
 			if apierrors.IsNotFound(err) {
-				return &referenceError{reason: ReasonServiceNotFound, msg: fmt.Sprintf("proxied Service %q not found in namespace %s", svc, nginx.Namespace)}
+				return "", &referenceError{reason: ReasonServiceNotFound, msg: fmt.Sprintf("proxied Service %q not found in namespace %s", svc, nginx.Namespace)}
 			}
-			return err
+			return "", err
 		}
 	}
 	for _, cm := range nginx.Spec.Content.ConfigMaps {
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: cm.Name}, &corev1.ConfigMap{}); err != nil {
 			if apierrors.IsNotFound(err) {
-				return &referenceError{reason: ReasonConfigMapNotFound, msg: fmt.Sprintf("content ConfigMap %q not found in namespace %s", cm.Name, nginx.Namespace)}
+				return "", &referenceError{reason: ReasonConfigMapNotFound, msg: fmt.Sprintf("content ConfigMap %q not found in namespace %s", cm.Name, nginx.Namespace)}
 			}
-			return err
+			return "", err
 		}
 	}
-	return nil
+	if len(tls) == 0 {
+		return "", nil
+	}
+	return k8sutil.Hash(tls)[:16], nil
 }
 
 // proxiedServices are the distinct Services the locations proxy to.

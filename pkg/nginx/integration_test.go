@@ -206,7 +206,11 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 			t.Errorf("Service %s: %v", name, err)
 		}
 	}
-	if _, err := cs.CoreV1().Secrets(ns).Get(ctx, names.ConfigSecret, metav1.GetOptions{}); err != nil {
+	var got v1beta1.NginxOperator
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Secrets(ns).Get(ctx, names.ConfigSecretName(got.Status.ConfigHash), metav1.GetOptions{}); err != nil {
 		t.Errorf("config Secret: %v", err)
 	}
 }

@@ -29,18 +29,34 @@ const (
 	nginxUID = 101
 )
 
-// Pod template annotations that roll the pods when they change.
+// Pod template annotations that roll the pods when they change. The
+// nginx.operator.dev/ prefix is reserved: admission refuses user annotations
+// under it, and the operator's values win over spec.pod.annotations anyway.
 const (
 	ConfigHashAnnotation    = "nginx.operator.dev/config-hash"
 	ForceRedeployAnnotation = "nginx.operator.dev/force-redeploy"
+	// TLSHashAnnotation is a digest of the TLS Secrets' certificates and
+	// keys: nginx reads them only when it starts, so a rotated certificate
+	// reaches clients by rolling the pods.
+	TLSHashAnnotation = "nginx.operator.dev/tls-hash"
 )
 
 // Names are the names of one instance's children. They are derived from the
 // instance's name only, so several instances in one namespace never collide
-// unless their names do.
+// unless their names do. Admission keeps instance names from ending in
+// "-pods" (the headless Service's suffix), and no other kind's children end in
+// "-pods" or in "-config-" and a hex hash, so no two objects of the three kinds
+// in a namespace derive the same child name (see the property test).
 type Names struct {
-	StatefulSet, Service, HeadlessService, ConfigSecret, ServiceAccount, PodDisruptionBudget string
+	StatefulSet, Service, HeadlessService, ServiceAccount, PodDisruptionBudget string
+	// ConfigSecretPrefix starts the name of every config Secret: one per
+	// rendered configuration, named by its hash (ConfigSecretName).
+	ConfigSecretPrefix string
 }
+
+// ConfigSecretName is the name of the Secret holding the configuration whose
+// hash (Inputs.ConfigHash, status.configHash) is hash.
+func (n Names) ConfigSecretName(hash string) string { return n.ConfigSecretPrefix + hash }
 
 // NamesFor derives the children's names. 47 characters leave room for the
 // "-<ordinal>" of pod names and the controller-revision-hash label value.
@@ -54,7 +70,7 @@ func NamesFor(instance string) Names {
 		StatefulSet:         base,
 		Service:             base,
 		HeadlessService:     base + "-pods",
-		ConfigSecret:        base + "-config",
+		ConfigSecretPrefix:  base + "-config-",
 		ServiceAccount:      base,
 		PodDisruptionBudget: base,
 	}
@@ -71,6 +87,8 @@ type Inputs struct {
 	// Restore, when set, is the init container that seeds the content volume
 	// (spec.restore) and the volumes it needs besides that one.
 	Restore *RestoreInit
+	// TLSHash digests the TLS Secrets' content; empty without TLS.
+	TLSHash string
 }
 
 // RestoreInit is an init container plus the extra volumes it mounts.
@@ -101,11 +119,16 @@ func selector(nginx *v1beta1.NginxOperator) map[string]string {
 }
 
 // ConfigSecret holds nginx.conf. A Secret rather than a ConfigMap because
-// configurations may name internal hosts and paths.
+// configurations may name internal hosts and paths. Each rendered
+// configuration gets its own immutable Secret, named by its hash: a pod of the
+// previous version that restarts during a rollout still finds its own
+// configuration, so a configuration that fails on new pods never takes the
+// old ones down. Old versions are deleted once every pod runs the new one.
 func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
 	return &corev1.Secret{
-		ObjectMeta: objectMeta(nginx, NamesFor(nginx.Name).ConfigSecret),
+		ObjectMeta: objectMeta(nginx, NamesFor(nginx.Name).ConfigSecretName(in.ConfigHash)),
 		Type:       corev1.SecretTypeOpaque,
+		Immutable:  ptr.To(true),
 		Data:       map[string][]byte{configFile: in.Config},
 	}
 }
@@ -191,12 +214,18 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 	for k, v := range k8sutil.Labels(appName, nginx.Name, component) {
 		labels[k] = v
 	}
-	annotations := map[string]string{ConfigHashAnnotation: in.ConfigHash}
+	// The user's annotations first: the operator's, which roll the pods,
+	// must win (admission refuses user keys under nginx.operator.dev/).
+	annotations := map[string]string{}
 	for k, v := range spec.Pod.Annotations {
 		annotations[k] = v
 	}
+	annotations[ConfigHashAnnotation] = in.ConfigHash
 	if spec.ForceRedeploy != "" {
 		annotations[ForceRedeployAnnotation] = spec.ForceRedeploy
+	}
+	if in.TLSHash != "" {
+		annotations[TLSHashAnnotation] = in.TLSHash
 	}
 
 	containerPorts := []corev1.ContainerPort{{Name: "health", ContainerPort: v1beta1.HealthPort, Protocol: corev1.ProtocolTCP}}
@@ -210,7 +239,7 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 		}
 	}
 
-	volumes, mounts := podVolumes(nginx, names)
+	volumes, mounts := podVolumes(nginx, names.ConfigSecretName(in.ConfigHash))
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: objectMeta(nginx, names.StatefulSet),
 		Spec: appsv1.StatefulSetSpec{
@@ -324,9 +353,9 @@ func restrictedContainer() *corev1.SecurityContext {
 
 // podVolumes: the config Secret, writable emptyDirs for the read-only root
 // filesystem, the content and one volume per TLS Secret.
-func podVolumes(nginx *v1beta1.NginxOperator, names Names) ([]corev1.Volume, []corev1.VolumeMount) {
+func podVolumes(nginx *v1beta1.NginxOperator, configSecret string) ([]corev1.Volume, []corev1.VolumeMount) {
 	volumes := []corev1.Volume{
-		{Name: "config", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: names.ConfigSecret}}},
+		{Name: "config", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: configSecret}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
 		{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}}},
 	}

@@ -59,10 +59,13 @@ func equalTemplates(a, b corev1.PodTemplateSpec) bool {
 func TestNamesAreValidAndDistinctPerInstance(t *testing.T) {
 	for _, name := range []string{"web", "1st-site", strings.Repeat("a", 253), "www.example.com"} {
 		names := NamesFor(name)
-		for _, n := range []string{names.StatefulSet, names.Service, names.HeadlessService, names.ConfigSecret} {
+		for _, n := range []string{names.StatefulSet, names.Service, names.HeadlessService} {
 			if errs := validation.IsDNS1035Label(n); len(errs) > 0 {
 				t.Errorf("%q: child name %q invalid: %v", name, n, errs)
 			}
+		}
+		if secret := names.ConfigSecretName("0123456789abcdef"); len(validation.IsDNS1123Subdomain(secret)) > 0 {
+			t.Errorf("%q: config Secret name %q invalid", name, secret)
 		}
 		if len(names.StatefulSet) > 47 {
 			t.Errorf("%q: StatefulSet name %q longer than 47", name, names.StatefulSet)

@@ -59,7 +59,13 @@ func Render(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	return conf.Render(dirs)
+	out, err := conf.Render(dirs)
+	if err != nil {
+		// The emitter refuses an argument it cannot quote safely: the spec is
+		// at fault, and retrying cannot help.
+		return nil, &ConfigError{msg: err.Error()}
+	}
+	return out, nil
 }
 
 // Directives is Render before text: the whole configuration as a tree.
@@ -74,6 +80,9 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 		opts.StubStatusPort = v1beta1.StubStatusPort
 	}
 	cfg := withConfigDefaults(spec.Config)
+	if err := checkValues(spec, cfg); err != nil {
+		return nil, err
+	}
 	p := opts.Paths
 	temp := func(name string) string { return p.Temp + "/" + name }
 

@@ -113,6 +113,25 @@ func TestRenderRefusesWhatNginxWouldReject(t *testing.T) {
 		{"TLS and plain on one port", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "x"}}, {Port: "http", ServerNames: []string{"b"}}}}}},
 		{"location without a handler", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/"}}}}}}},
 		{"no ports", v1beta1.NginxOperatorSpec{}},
+		// Values that only a path around admission can bring (the defects the
+		// hostile review found): the renderer refuses them itself.
+		{"client_max_body_size 1t", withConfig(http, v1beta1.NginxConfig{ClientMaxBodySize: "1t"})},
+		{"client_max_body_size -1", withConfig(http, v1beta1.NginxConfig{ClientMaxBodySize: "-1"})},
+		{"worker_connections 1", withConfig(http, v1beta1.NginxConfig{WorkerConnections: 1})},
+		{"negative keepalive", withConfig(http, v1beta1.NginxConfig{KeepaliveTimeoutSeconds: -5})},
+		{"listen 80", v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: 80}}}},
+		{"a server on the health port", v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: v1beta1.HealthPort}}}},
+		{"proxy port 0", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 0}})},
+		{"proxy port 65536", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 65536}})},
+		{"negative proxy timeout", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, ReadTimeoutSeconds: -1}})},
+		{"redirect code 1000", withLocation(http, v1beta1.Location{Path: "/", Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/", Code: 1000}})},
+		{"redirect to a variable", withLocation(http, v1beta1.Location{Path: "/", Redirect: &v1beta1.RedirectLocation{URL: "https://$http_cookie"}})},
+		{"regex location", withLocation(http, v1beta1.Location{Path: "~^/(?<x>.*)$", Static: static})},
+		{"named location", withLocation(http, v1beta1.Location{Path: "@internal", Static: static})},
+		{"CR/LF in a header", withLocation(http, v1beta1.Location{Path: "/", Static: static, Headers: []v1beta1.Header{{Name: "X", Value: "a\r\nSet-Cookie: x"}}})},
+		{"cookie variable in a header", withLocation(http, v1beta1.Location{Path: "/", Static: static, Headers: []v1beta1.Header{{Name: "X", Value: "$http_authorization"}}})},
+		{"server name *", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", ServerNames: []string{"*"}}}}}},
+		{"TLS Secret name with a path", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "../../etc"}}}}}},
 	} {
 		_, err := Render(&tc.spec, RenderOptions{Paths: PodPaths()})
 		var cfgErr *ConfigError
@@ -120,6 +139,14 @@ func TestRenderRefusesWhatNginxWouldReject(t *testing.T) {
 			t.Errorf("%s: Render error = %v, want a ConfigError", tc.name, err)
 		}
 	}
+}
+
+func withConfig(ports []v1beta1.Port, cfg v1beta1.NginxConfig) v1beta1.NginxOperatorSpec {
+	return v1beta1.NginxOperatorSpec{Ports: ports, Config: cfg}
+}
+
+func withLocation(ports []v1beta1.Port, l v1beta1.Location) v1beta1.NginxOperatorSpec {
+	return withConfig(ports, v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: ports[0].Name, Locations: []v1beta1.Location{l}}}})
 }
 
 func asConfigError(err error, target **ConfigError) bool {

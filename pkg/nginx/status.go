@@ -26,6 +26,12 @@ const (
 	ReasonRollingUpdate      = "RollingUpdate"
 	ReasonRolloutComplete    = "RolloutComplete"
 	ReasonStatefulSetMissing = "StatefulSetNotFound"
+	// ReasonNameConflict: a child's name is taken by an object this instance
+	// does not control.
+	ReasonNameConflict = "NameConflict"
+	// ReasonRecreating: the StatefulSet is replaced (orphaning its pods)
+	// because its volumeClaimTemplates changed.
+	ReasonRecreating = "RecreatingStatefulSet"
 )
 
 // referenceError: the spec names a Secret or ConfigMap that does not exist.

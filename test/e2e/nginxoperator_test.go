@@ -199,7 +199,7 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
 		_, errSts := cs.AppsV1().StatefulSets(ns).Get(ctx, names.StatefulSet, metav1.GetOptions{})
 		_, errSvc := cs.CoreV1().Services(ns).Get(ctx, names.Service, metav1.GetOptions{})
-		_, errSec := cs.CoreV1().Secrets(ns).Get(ctx, names.ConfigSecret, metav1.GetOptions{})
+		_, errSec := cs.CoreV1().Secrets(ns).Get(ctx, names.ConfigSecretName(hash), metav1.GetOptions{})
 		return errSts != nil && errSvc != nil && errSec != nil && podsWithHash(ctx, cs, ns, "web", hash) == 0
 	}) {
 		t.Fatal("the deleted instance's children were not garbage-collected")

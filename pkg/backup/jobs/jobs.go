@@ -301,12 +301,12 @@ func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec 
 // key removed since the controller listed it cannot keep the pod from
 // starting.
 func configSources(instance string, in Inputs) []corev1.VolumeProjection {
-	sources := []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
-		LocalObjectReference: corev1.LocalObjectReference{Name: nginx.NamesFor(instance).ConfigSecret},
-	}}}
 	if in.Instance == nil {
-		return sources
+		return nil
 	}
+	sources := []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
+		LocalObjectReference: corev1.LocalObjectReference{Name: nginx.NamesFor(instance).ConfigSecretName(in.Instance.Status.ConfigHash)},
+	}}}
 	for _, cm := range in.Instance.Spec.Content.ConfigMaps {
 		keys := in.ConfigMapKeys[cm.Name]
 		if len(keys) == 0 {

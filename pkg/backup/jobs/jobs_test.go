@@ -31,6 +31,7 @@ func testBackup(name string) *v1beta1.NginxBackup {
 
 func testInstance(pvc bool) *v1beta1.NginxOperator {
 	n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"}}
+	n.Status.ConfigHash = "0123456789abcdef"
 	if pvc {
 		n.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("1Gi")}
 		n.Spec.Pod.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
@@ -241,8 +242,8 @@ func TestContentIsPodZerosClaimReadOnlyOnItsNode(t *testing.T) {
 	}
 	cfg := volume(p, configVolume)
 	if cfg == nil || cfg.Projected == nil || len(cfg.Projected.Sources) != 1 || cfg.Projected.Sources[0].Secret == nil ||
-		cfg.Projected.Sources[0].Secret.Name != "web-config" || ptr.Deref(cfg.Projected.Sources[0].Secret.Optional, false) {
-		t.Errorf("config volume %+v, want the required Secret web-config", cfg)
+		cfg.Projected.Sources[0].Secret.Name != "web-config-0123456789abcdef" || ptr.Deref(cfg.Projected.Sources[0].Secret.Optional, false) {
+		t.Errorf("config volume %+v, want the required Secret of the instance's current configuration, web-config-0123456789abcdef", cfg)
 	}
 	if m := mount(p.Containers[0], configVolume); m == nil || !m.ReadOnly || m.MountPath != configMountPath {
 		t.Errorf("config mount %+v, want read-only at %s", m, configMountPath)
