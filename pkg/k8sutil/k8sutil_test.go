@@ -77,35 +77,3 @@ type labelsSet map[string]string
 func (l labelsSet) Has(k string) bool              { _, ok := l[k]; return ok }
 func (l labelsSet) Get(k string) string            { return l[k] }
 func (l labelsSet) Lookup(k string) (string, bool) { v, ok := l[k]; return v, ok }
-
-func TestIsSubset(t *testing.T) {
-	live := map[string]any{
-		"metadata": map[string]any{"name": "web", "labels": map[string]any{"a": "1", "b": "2"}},
-		"spec": map[string]any{
-			"replicas": int64(2),
-			"containers": []any{
-				map[string]any{"name": "nginx", "image": "nginx:1.27", "imagePullPolicy": "IfNotPresent"},
-				map[string]any{"name": "injected-sidecar"},
-			},
-		},
-	}
-	for _, tc := range []struct {
-		name string
-		want map[string]any
-		ok   bool
-	}{
-		{"fields defaulted by the server are ignored", map[string]any{"spec": map[string]any{"replicas": int64(2)}}, true},
-		{"numbers compare by value", map[string]any{"spec": map[string]any{"replicas": float64(2)}}, true},
-		{"edited value is drift", map[string]any{"spec": map[string]any{"replicas": int64(3)}}, false},
-		{"missing label is drift", map[string]any{"metadata": map[string]any{"labels": map[string]any{"c": "3"}}}, false},
-		{"list elements added by others are tolerated", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "nginx", "image": "nginx:1.27"}}}}, true},
-		{"edited list element is drift", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "nginx", "image": "nginx:1.28"}}}}, false},
-		{"empty values absent in live are no drift", map[string]any{"spec": map[string]any{"paused": false, "tolerations": []any{}}}, true},
-		{"true absent in live is drift", map[string]any{"spec": map[string]any{"paused": true}}, false},
-		{"zero scalars match server defaults", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "nginx", "imagePullPolicy": ""}}}}, true},
-	} {
-		if got := IsSubset(tc.want, live); got != tc.ok {
-			t.Errorf("%s: IsSubset = %v, want %v", tc.name, got, tc.ok)
-		}
-	}
-}

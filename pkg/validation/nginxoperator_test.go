@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -112,5 +113,33 @@ func TestNginxOperatorSchemaLeavesCreateOnlyNameRuleToAdmission(t *testing.T) {
 	obj.Name = strings.Repeat("a", 60) + "-pods"
 	if errs := validation.NginxOperatorSchema(context.Background(), obj); len(errs) != 0 {
 		t.Fatalf("refused: %v", errs)
+	}
+}
+
+// Uniqueness in set and map lists is the apiserver's own check, apart from
+// the OpenAPI schema; the validator makes it too.
+func TestNginxOperatorSchemaRefusesDuplicatesInSetsAndMaps(t *testing.T) {
+	obj := valid()
+	obj.Spec.Config.Servers[0].ServerNames = []string{"example.com", "example.com"}
+	errs := validation.NginxOperatorSchema(context.Background(), obj)
+	if !strings.Contains(errs.ToAggregate().Error(), `spec.config.servers[0].serverNames[1]: Duplicate value`) {
+		t.Errorf("errors %v, want the duplicate server name", errs)
+	}
+}
+
+// A PodDisruptionBudget bound beyond int32 would be stored and then be
+// undecodable for the operator; the schema bounds it.
+func TestNginxOperatorSchemaBoundsDisruptionBudgets(t *testing.T) {
+	for _, v := range []intstr.IntOrString{intstr.FromInt32(-1), intstr.FromString("150%"), intstr.FromString("two")} {
+		obj := valid()
+		obj.Spec.PodDisruptionBudget = &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: &v}
+		if errs := validation.NginxOperatorSchema(context.Background(), obj); len(errs) == 0 {
+			t.Errorf("maxUnavailable %s accepted", v.String())
+		}
+	}
+	obj := valid()
+	obj.Spec.PodDisruptionBudget = &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromString("25%"))}
+	if errs := validation.NginxOperatorSchema(context.Background(), obj); len(errs) != 0 {
+		t.Errorf("maxUnavailable 25%% refused: %v", errs)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -46,6 +47,9 @@ func (s *Schema) Validate(ctx context.Context, obj map[string]any) field.ErrorLi
 	obj = runtime.DeepCopyJSON(obj)
 	defaulting.Default(obj, s.structural)
 	errs := apiservervalidation.ValidateCustomResource(nil, obj, s.openAPI)
+	// Uniqueness in listType=set and listType=map lists is checked apart
+	// from the OpenAPI schema, as the apiserver does.
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj)...)
 	celErrs, _ := s.cel.Validate(ctx, nil, s.structural, obj, obj, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
 }

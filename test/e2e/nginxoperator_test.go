@@ -2,12 +2,15 @@ package e2e
 
 import (
 	"context"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -116,6 +119,14 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	}) {
 		t.Fatalf("the config change was not rolled out: %d pods with hash %q", podsWithHash(ctx, cs, ns, "web", hash), hash)
 	}
+	// Each configuration has its own Secret; once every pod runs the new one,
+	// the old one is deleted and only the current one is left.
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		got := configSecrets(ctx, cs, ns, "web")
+		return len(got) == 1 && got[0] == nginx.NamesFor("web").ConfigSecretName(hash)
+	}) {
+		t.Fatalf("config Secrets after the rollout: %v, want only the current one", configSecrets(ctx, cs, ns, "web"))
+	}
 	// forceRedeploy rolls the pods too: every pod is replaced.
 	before := podUIDs(ctx, t, cs, ns, "web")
 	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
@@ -210,6 +221,68 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	var apiSts appsv1.StatefulSet
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("api").StatefulSet}, &apiSts); err != nil {
 		t.Errorf("api's StatefulSet: %v", err)
+	}
+}
+
+// configSecrets lists the names of the instance's config Secrets.
+func configSecrets(ctx context.Context, cs kubernetes.Interface, ns, instance string) []string {
+	secrets, err := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + instance})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range secrets.Items {
+		if strings.HasPrefix(s.Name, nginx.NamesFor(instance).ConfigSecretPrefix) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// A StatefulSet's volumeClaimTemplates cannot change; the operator replaces
+// the StatefulSet without deleting its pods, which the new one adopts, so the
+// instance keeps serving and is never stuck.
+func TestChangedVolumeClaimTemplateRecreatesTheStatefulSetWithoutDowntime(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs := withOperator(t)
+	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := newInstance(ns, "site", 2)
+	site.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("1Gi")}
+	if err := c.Create(ctx, site); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "site", 2)) {
+		t.Fatal("site did not become Available")
+	}
+	name := nginx.NamesFor("site").StatefulSet
+	before, err := cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := podUIDs(ctx, t, cs, ns, "site")
+
+	if err := c.Get(ctx, client.ObjectKeyFromObject(site), site); err != nil {
+		t.Fatal(err)
+	}
+	site.Spec.Content.VolumeClaimTemplate.Size = resource.MustParse("2Gi")
+	if err := c.Update(ctx, site); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
+		sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && sts.UID != before.UID && len(sts.Spec.VolumeClaimTemplates) == 1 &&
+			sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().Cmp(resource.MustParse("2Gi")) == 0 &&
+			availableWith(c, ns, "site", 2)(ctx)
+	}) {
+		var n v1beta1.NginxOperator
+		_ = c.Get(ctx, client.ObjectKeyFromObject(site), &n)
+		t.Fatalf("the StatefulSet was not recreated with the new claim template; conditions %+v", n.Status.Conditions)
+	}
+	if after := podUIDs(ctx, t, cs, ns, "site"); !maps.Equal(pods, after) {
+		t.Errorf("pods were replaced: before %v, after %v; the new StatefulSet should adopt them", pods, after)
 	}
 }
 

@@ -364,10 +364,12 @@ type PodDisruptionBudgetSpec struct {
 	// MinAvailable pods during a voluntary disruption (number or percentage).
 	// +optional
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 1000000 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be a number from 0 to 1000000 or a percentage from 0% to 100%"
 	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
 	// MaxUnavailable pods during a voluntary disruption (number or percentage).
 	// +optional
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 1000000 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be a number from 0 to 1000000 or a percentage from 0% to 100%"
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
 
