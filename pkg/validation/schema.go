@@ -44,13 +44,30 @@ type Schema struct {
 // apiserver sees itself; a converted or reconciled object has no meaningful
 // "before".
 func (s *Schema) Validate(ctx context.Context, obj map[string]any) field.ErrorList {
+	return s.validate(ctx, obj, obj)
+}
+
+// ValidateCreate is Validate as for a create: rules with optionalOldSelf,
+// which only a new object meets (such as the name rules), run too.
+func (s *Schema) ValidateCreate(ctx context.Context, obj map[string]any) field.ErrorList {
+	return s.validate(ctx, obj, nil)
+}
+
+func (s *Schema) validate(ctx context.Context, obj, old map[string]any) field.ErrorList {
 	obj = runtime.DeepCopyJSON(obj)
 	defaulting.Default(obj, s.structural)
+	if old != nil {
+		old = obj
+	}
 	errs := apiservervalidation.ValidateCustomResource(nil, obj, s.openAPI)
 	// Uniqueness in listType=set and listType=map lists is checked apart
 	// from the OpenAPI schema, as the apiserver does.
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj)...)
-	celErrs, _ := s.cel.Validate(ctx, nil, s.structural, obj, obj, celconfig.RuntimeCELCostBudget)
+	var oldObj any
+	if old != nil {
+		oldObj = old
+	}
+	celErrs, _ := s.cel.Validate(ctx, nil, s.structural, obj, oldObj, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
 }
 
@@ -103,3 +120,22 @@ func compile(v1Props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 func lazy(kind, version string) func() (*Schema, error) {
 	return sync.OnceValues(func() (*Schema, error) { return Load(kind, version) })
 }
+
+// V1beta1 is the compiled v1beta1 schema of kind (NginxOperator,
+// NginxMonitor or NginxBackup).
+func V1beta1(kind string) (*Schema, error) {
+	switch kind {
+	case "NginxOperator":
+		return nginxOperatorV1beta1()
+	case "NginxMonitor":
+		return nginxMonitorV1beta1()
+	case "NginxBackup":
+		return nginxBackupV1beta1()
+	}
+	return nil, fmt.Errorf("no schema for kind %s", kind)
+}
+
+var (
+	nginxMonitorV1beta1 = lazy("NginxMonitor", "v1beta1")
+	nginxBackupV1beta1  = lazy("NginxBackup", "v1beta1")
+)

@@ -1,0 +1,234 @@
+package nginx_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+// errorCount is nginx_operator_reconcile_errors_total of this controller for reason.
+func errorCount(t *testing.T, reason string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "nginx_operator_reconcile_errors_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["controller"] == nginx.ControllerName && labels["reason"] == reason {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// childNames lists the names of the objects of the namespace that carry the
+// instance's label, by kind.
+func childNames(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, instance string) []string {
+	t.Helper()
+	sel := metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + instance}
+	var out []string
+	secrets, err := cs.CoreV1().Secrets(ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets.Items {
+		out = append(out, "Secret/"+s.Name)
+	}
+	svcs, err := cs.CoreV1().Services(ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range svcs.Items {
+		out = append(out, "Service/"+s.Name)
+	}
+	sas, err := cs.CoreV1().ServiceAccounts(ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sas.Items {
+		out = append(out, "ServiceAccount/"+s.Name)
+	}
+	sts, err := cs.AppsV1().StatefulSets(ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sts.Items {
+		out = append(out, "StatefulSet/"+s.Name)
+	}
+	return out
+}
+
+func degradedWith(c client.Client, ns, name, reason, msg string) func(context.Context) bool {
+	return func(ctx context.Context) bool {
+		cond := condition(ctx, c, ns, name, v1beta1.ConditionDegraded)
+		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == reason && strings.Contains(cond.Message, msg)
+	}
+}
+
+// An invalid spec is refused before any child is applied, terminally (not
+// retried with backoff), and counted by its reason; a child name taken by the
+// user's own object is refused likewise, and that object is left alone.
+func TestInvalidSpecsAndTakenNamesApplyNothing(t *testing.T) {
+	t.Parallel()
+	installCRDs(t)
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	ns := framework.Namespace(t, cs)
+	c := adminClient(t)
+	startOperator(t, ns, nil)
+	invalidBefore := errorCount(t, nginx.ReasonInvalidConfig)
+
+	// The schema accepts duplicate location paths (a pairwise CEL rule
+	// would exceed the budget); the controller refuses them.
+	dup := instance(ns, "dup")
+	static := &v1beta1.StaticLocation{}
+	dup.Spec.Config.Servers = []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/a", Static: static}, {Path: "/a", Static: static}}}}
+	// A pod label value the apiserver would refuse in the StatefulSet,
+	// the last child: before, everything else was applied first.
+	badLabel := instance(ns, "badlabel")
+	badLabel.Spec.Pod.Labels = map[string]string{"team": "a b"}
+
+	// The user's own Service already has the name the instance's client
+	// Service would get.
+	userSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: ns},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "mine"}, Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, userSvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	taken := instance(ns, "taken")
+	for _, n := range []*v1beta1.NginxOperator{dup, badLabel, taken} {
+		if err := c.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ name, reason, msg string }{
+		{"dup", nginx.ReasonInvalidConfig, "appears twice"},
+		{"badlabel", nginx.ReasonInvalidConfig, "spec.pod.labels"},
+		{"taken", nginx.ReasonNameConflict, `Service "taken" already exists and is not controlled by this NginxOperator`},
+	} {
+		if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, tc.name, tc.reason, tc.msg)) {
+			t.Errorf("%s: Degraded %+v, want %s mentioning %q", tc.name, condition(ctx, c, ns, tc.name, v1beta1.ConditionDegraded), tc.reason, tc.msg)
+		}
+		if got := childNames(ctx, t, cs, ns, tc.name); len(got) != 0 {
+			t.Errorf("%s: children %v were applied for a spec that cannot be applied whole", tc.name, got)
+		}
+	}
+	if got := errorCount(t, nginx.ReasonInvalidConfig) - invalidBefore; got < 2 {
+		t.Errorf("reconcile_errors_total{reason=InvalidConfig} grew by %v, want at least 2", got)
+	}
+	mine, err := cs.CoreV1().Services(ns).Get(ctx, "taken", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.Spec.Selector["app"] != "mine" || len(mine.OwnerReferences) != 0 || len(mine.Labels) != 0 {
+		t.Errorf("the user's Service was taken over: selector %v, owners %v, labels %v", mine.Spec.Selector, mine.OwnerReferences, mine.Labels)
+	}
+
+	// Terminal: with nothing changed, the invalid instance is not retried.
+	settled := errorCount(t, nginx.ReasonInvalidConfig)
+	time.Sleep(3 * time.Second)
+	if got := errorCount(t, nginx.ReasonInvalidConfig); got != settled {
+		t.Errorf("an invalid spec was retried: errors went from %v to %v with nothing changed", settled, got)
+	}
+}
+
+// Admission refuses user keys under the operator's annotation prefix and
+// instance names whose children would collide or be cut.
+func TestAdmissionRefusesReservedKeysAndCollidingNames(t *testing.T) {
+	t.Parallel()
+	installCRDs(t)
+	ctx := context.Background()
+	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
+	c := adminClient(t)
+	hash := instance(ns, "hash")
+	hash.Spec.Pod.Annotations = map[string]string{nginx.ConfigHashAnnotation: "pinned"}
+	svcAnn := instance(ns, "svc")
+	svcAnn.Spec.Service.Annotations = map[string]string{"nginx.operator.dev/applied-hash": "x"}
+	for _, tc := range []struct {
+		obj  *v1beta1.NginxOperator
+		want string
+	}{
+		{hash, "reserved for the operator"},
+		{svcAnn, "reserved for the operator"},
+		{instance(ns, "web-pods"), "not end with '-pods'"},
+		{instance(ns, strings.Repeat("a", 48)), "at most 47 characters"},
+		{instance(ns, "1st"), "start with a letter"},
+	} {
+		err := c.Create(ctx, tc.obj)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.obj.Name, err, tc.want)
+		}
+	}
+}
+
+// A rotated TLS certificate changes the pod template, so the pods restart
+// with it: nginx reads certificates only at start.
+func TestRotatedTLSSecretRollsThePods(t *testing.T) {
+	t.Parallel()
+	installCRDs(t)
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	ns := framework.Namespace(t, cs)
+	c := adminClient(t)
+	startOperator(t, ns, nil)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": []byte("cert-1"), "tls.key": []byte("key-1")}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	web := instance(ns, "web")
+	web.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	stsKey := client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("web").StatefulSet}
+	tlsHash := func(ctx context.Context) string {
+		var sts appsv1.StatefulSet
+		if c.Get(ctx, stsKey, &sts) != nil {
+			return ""
+		}
+		return sts.Spec.Template.Annotations[nginx.TLSHashAnnotation]
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return tlsHash(ctx) != "" }) {
+		t.Fatal("the pod template carries no TLS hash")
+	}
+	first := tlsHash(ctx)
+
+	secret.Data["tls.crt"] = []byte("cert-2")
+	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The operator re-reads TLS Secrets every minute; any change of the
+	// instance makes it look at once.
+	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
+		t.Fatal(err)
+	}
+	web.Annotations = map[string]string{"touched": "now"}
+	if err := c.Update(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { h := tlsHash(ctx); return h != "" && h != first }) {
+		t.Fatal("a rotated certificate did not change the pod template")
+	}
+}
