@@ -94,6 +94,11 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 		conf.D("sendfile", "on"),
 		conf.D("keepalive_timeout", itoa(cfg.KeepaliveTimeoutSeconds)),
 		conf.D("client_max_body_size", cfg.ClientMaxBodySize),
+		// Room for the longest server name the schema allows (253
+		// characters) and for 32 servers of 32 names each: nginx's defaults
+		// (buckets of one cache line, 512 entries) refuse such configs.
+		conf.D("server_names_hash_bucket_size", "512"),
+		conf.D("server_names_hash_max_size", "4096"),
 		// The root filesystem is read-only: every temp path lives on the writable emptyDir.
 		conf.D("client_body_temp_path", temp("client_body")),
 		conf.D("proxy_temp_path", temp("proxy")),

@@ -1,0 +1,515 @@
+package nginx_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/randfill"
+	"sigs.k8s.io/yaml"
+
+	crds "github.com/nginx-operator/nginx-operator/config/crd"
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+// FuzzValidatedSpecRendersAConfigNginxAccepts is a differential test of
+// admission against the real nginx: every spec that validation.NginxOperator
+// accepts (the CRD's schema and CEL rules, exactly as admission applies them,
+// plus the Go rules) and that Render does not refuse must give a
+// configuration that `nginx -t` accepts, and whose text parses back to the
+// very directive tree Directives built. A spec that passes admission but that
+// nginx refuses would leave a rolled pod crash-looping.
+//
+// The fuzz input does not fill a spec at random (nearly every such spec is
+// refused, and the property would be checked on almost nothing): it starts
+// from a valid spec and picks edits (a port, a server, a server name, a
+// location, a header, a global setting) and their values from tables of
+// realistic and hostile strings and numbers. About two inputs in five pass
+// admission (TestValidatedSpecFuzzInputsAreNotVacuous holds that up).
+//
+// Run it with -run '^$': the package's TestMain would otherwise start a
+// cluster (it does not when fuzzing).
+func FuzzValidatedSpecRendersAConfigNginxAccepts(f *testing.F) {
+	nginxBin := framework.RequireTool(f, "nginx", "apt-get install -y nginx")
+	dir := f.TempDir()
+	check := &nginxChecker{bin: nginxBin, dir: dir, results: map[[sha256.Size]byte]string{}}
+
+	seeds := [][]byte{
+		nil, // the base spec as it is
+		[]byte("base spec, a few edits"),
+		[]byte("\x00\x00\x00\x00\x00\x00\x00\x01\x05\x00\x00\x00\x00\x00\x00\x00"),
+		[]byte("\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7\xf6\xf5\xf4\xf3\xf2\xf1\xf0"),
+		[]byte("server { listen 80; } location ~ ^/(?<x>.*)$ { return 200 $x; }\r\n"),
+		[]byte(strings.Repeat("0123456789abcdef", 16)),
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	var mu sync.Mutex
+	outcomes := map[outcome]int{}
+	f.Cleanup(func() {
+		if fuzzing() {
+			return
+		}
+		// The seeds must reach both ends: admission refusing, and a config
+		// going through nginx -t. Counted only when every seed ran.
+		mu.Lock()
+		defer mu.Unlock()
+		total := 0
+		for _, n := range outcomes {
+			total += n
+		}
+		f.Logf("seed outcomes: %v", outcomes)
+		if total >= len(seeds) && (outcomes[refusedByValidation] == 0 || outcomes[checkedByNginx] == 0) {
+			f.Errorf("the seeds must include specs refused by validation and specs checked by nginx -t; got %v", outcomes)
+		}
+	})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		obj := specFromFuzz(randfill.NewFromGoFuzz(data))
+		o := validatedRendersAcceptedConfig(t, obj, check)
+		mu.Lock()
+		outcomes[o]++
+		mu.Unlock()
+	})
+}
+
+type outcome string
+
+const (
+	refusedByValidation outcome = "refused by validation"
+	refusedByRender     outcome = "refused by Render"
+	checkedByNginx      outcome = "accepted by nginx -t"
+)
+
+// validatedRendersAcceptedConfig is the property, for one object.
+func validatedRendersAcceptedConfig(t *testing.T, obj *v1beta1.NginxOperator, check *nginxChecker) outcome {
+	t.Helper()
+	if errs := validation.NginxOperator(context.Background(), obj); len(errs) > 0 {
+		return refusedByValidation
+	}
+	// What the controller renders is the object as the apiserver stores it:
+	// with the CRD's defaults.
+	spec := withCRDDefaults(t, obj).Spec
+	opts := nginx.RenderOptions{
+		Paths:        nginx.TestPaths(t, check.dir, nginx.TLSSecrets(&spec)),
+		Namespace:    obj.Namespace,
+		UpstreamHost: func(string, string) string { return "127.0.0.1" },
+	}
+	text, err := nginx.Render(&spec, opts)
+	if err != nil {
+		// A refusal must be a ConfigError (condition Degraded, InvalidConfig,
+		// no retry): anything else would be retried forever.
+		var cfgErr *nginx.ConfigError
+		if !errors.As(err, &cfgErr) {
+			t.Fatalf("Render refused a validated spec with %T (%v), want a *nginx.ConfigError\nspec: %s", err, err, specYAML(spec))
+		}
+		return refusedByRender
+	}
+	want, err := nginx.Directives(&spec, opts)
+	if err != nil {
+		t.Fatalf("Render succeeded but Directives failed: %v", err)
+	}
+	got, err := conf.Parse(text)
+	if err != nil {
+		t.Fatalf("the rendered config does not parse: %v\nspec: %s\nconfig:\n%s", err, specYAML(spec), text)
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Fatalf("the rendered config parses to other directives than Directives built (-want +got):\n%s\nspec: %s\nconfig:\n%s", diff, specYAML(spec), text)
+	}
+	if msg := check.run(t, text); msg != "" {
+		t.Fatalf("validation and Render accepted a spec that nginx -t refuses:\n%s\nspec: %s\nconfig:\n%s", msg, specYAML(spec), text)
+	}
+	return checkedByNginx
+}
+
+// nginxChecker runs nginx -t on configs under one directory, remembering the
+// verdict on each distinct config (the fuzzer repeats itself a lot).
+type nginxChecker struct {
+	bin, dir string
+	mu       sync.Mutex
+	results  map[[sha256.Size]byte]string
+}
+
+// run returns "" if nginx -t accepts text, or nginx's output.
+func (c *nginxChecker) run(t *testing.T, text []byte) string {
+	t.Helper()
+	key := sha256.Sum256(text)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if msg, ok := c.results[key]; ok {
+		return msg
+	}
+	file := filepath.Join(c.dir, "nginx.conf")
+	if err := os.WriteFile(file, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	out, err := exec.Command(c.bin, "-t", "-q", "-p", c.dir, "-c", file, "-e", "stderr").CombinedOutput()
+	if err != nil {
+		msg = fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out))
+	}
+	if len(c.results) < 100000 {
+		c.results[key] = msg
+	}
+	return msg
+}
+
+func specYAML(spec v1beta1.NginxOperatorSpec) string {
+	b, err := yaml.Marshal(spec) // YAML: readable, and pastes into a CR
+	if err != nil {
+		return err.Error()
+	}
+	return "\n" + string(b)
+}
+
+// fuzzing is true in a `go test -fuzz` run and in its workers.
+func fuzzing() bool {
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if fl := flag.Lookup(name); fl != nil && fl.Value.String() != "" && fl.Value.String() != "false" {
+			return true
+		}
+	}
+	return false
+}
+
+// TestValidatedSpecFuzzInputsAreNotVacuous keeps the fuzz target honest: of
+// many random inputs, a good share must pass admission (so nginx -t checks
+// something) and a good share must be refused (so the tables stay hostile).
+func TestValidatedSpecFuzzInputsAreNotVacuous(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	const n = 300
+	accepted := 0
+	for range n {
+		data := make([]byte, 8+rng.Intn(256))
+		rng.Read(data)
+		if len(validation.NginxOperator(context.Background(), specFromFuzz(randfill.NewFromGoFuzz(data)))) == 0 {
+			accepted++
+		}
+	}
+	t.Logf("%d of %d random fuzz inputs pass validation", accepted, n)
+	if accepted < n/5 || accepted > n*9/10 {
+		t.Errorf("%d of %d random fuzz inputs pass validation, want between 20%% and 90%%: retune specFromFuzz", accepted, n)
+	}
+}
+
+var (
+	nginxOperatorStructural = sync.OnceValues(func() (*structuralschema.Structural, error) {
+		files, err := crds.Files()
+		if err != nil {
+			return nil, err
+		}
+		for _, file := range files {
+			var crd apiextensionsv1.CustomResourceDefinition
+			if err := yaml.Unmarshal(file, &crd); err != nil {
+				return nil, err
+			}
+			if crd.Spec.Names.Kind != "NginxOperator" {
+				continue
+			}
+			for _, v := range crd.Spec.Versions {
+				if v.Name != v1beta1.GroupVersion.Version {
+					continue
+				}
+				var internal apiextensions.JSONSchemaProps
+				if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, &internal, nil); err != nil {
+					return nil, err
+				}
+				return structuralschema.NewStructural(&internal)
+			}
+		}
+		return nil, errors.New("no v1beta1 NginxOperator schema in the shipped CRDs")
+	})
+)
+
+// withCRDDefaults is obj with the shipped CRD's defaults applied, as the
+// apiserver stores it and the controller reads it.
+func withCRDDefaults(t *testing.T, obj *v1beta1.NginxOperator) *v1beta1.NginxOperator {
+	t.Helper()
+	s, err := nginxOperatorStructural()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaulting.Default(m, s)
+	var out v1beta1.NginxOperator
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &out); err != nil {
+		t.Fatal(err)
+	}
+	return &out
+}
+
+// The tables the fuzz input picks values from. Each field has values the
+// schema should accept, boundaries included (good), and values it should
+// refuse (bad); on top come strings that attack nginx's syntax (quotes,
+// ; { } #, CR/LF, $variables, NUL, non-ASCII), for any string field.
+type values struct{ good, bad []string }
+
+var (
+	hostile = []string{
+		"", " ", ";", "{", "}", "#", "'", `"`, `\`, "$host", "${host}", "$", "$1",
+		"a;b", "a b", "a\tb", "a\nb", "a\r\nb", "a\x00b", "a\x7fb", "é", "∑ü",
+		`a"b`, `a\"b`, `a\\`, "x; } server { listen 80", "include /etc/passwd;", "~", "=", "@x", "^~",
+		"'a'", "a{b}", "a#b", "\u2028", "\xff\xfe",
+	}
+	hostNames = values{
+		good: []string{
+			"example.com", "_", "*.example.com", "a", "localhost", "xn--bcher-kva.example", "a-b.c-d", "1.2.3.4",
+			"www.example.com", "*.a", "0", hostOfLength(30), hostOfLength(40), hostOfLength(47), hostOfLength(48),
+			hostOfLength(55), hostOfLength(63), hostOfLength(64), hostOfLength(100), hostOfLength(253),
+			"*." + hostOfLength(60), strings.Repeat("a", 63) + ".com", strings.Repeat("a", 64) + ".com",
+		},
+		bad: []string{"example.com.", "*", "a.*", "-a.com", "a_b.com", "A.com", "a..b", "a.b-", hostOfLength(254), "*.*.a"},
+	}
+	paths = values{
+		good: []string{
+			"/", "/a", "/api/", "/old", "/a'b", "/a(b)", "/%20", "/~user", "/a:b@c", "/*", "/a+b", "/a,b", "/=",
+			"/a//b", "/..", "/a!b", "/&", "/a=b", "/%", "/%zz", "/static/", "/a/b/c/", "//", "/'", "/a)",
+			"/" + strings.Repeat("p", 511),
+		},
+		bad: []string{"/a{", "/a b", "/a;b", "/$uri", "a", "~ ^/x", "@named", "= /x", "/\\", "/a#", "/" + strings.Repeat("p", 512)},
+	}
+	urls = values{
+		good: []string{
+			"https://example.com/", "http://a", "https://example.com/a?b=c&d=e#f", "https://[::1]:8443/",
+			"https://a/;b", "https://a/'(x)'", "https://a/%00", "https://a/#", "https://a:99999/",
+			"https://a/[x]!*+,=@~", "https://user:pw@a/", "https://a/" + strings.Repeat("u", 2037), "http://;",
+		},
+		bad: []string{"https://a/$host", "javascript:alert(1)", "https://a/\r\nX: y", "https://a/{x}", "https://a/ b",
+			"http://", "https://a/" + strings.Repeat("u", 2038), "https://a/\"x"},
+	}
+	headerNames = values{
+		good: []string{"X-A", "X-Frame-Options", "Set-Cookie", "Cache-Control", "!", "a.b", "X_Under", "~", "'", "#", strings.Repeat("h", 128)},
+		bad:  []string{"X A", "X:A", "", "X{", strings.Repeat("h", 129)},
+	}
+	headerValues = values{
+		good: []string{
+			"", "v", "max-age=60; includeSubDomains", "a{b}c", `"quoted"`, `a\b`, "'", "#", "é", " leading", "trailing ",
+			"; add_header X 1", "{", "}", "nginx-operator; {not a directive}", strings.Repeat("v", 1024),
+			`\"`, `\\"`, "a\\", "%s%n", "\xff",
+		},
+		bad: []string{"$host", "a\r\nb", "\t", "a\x00", strings.Repeat("v", 1025)},
+	}
+	serviceNames = values{
+		good: []string{"api", "a", "my-svc", strings.Repeat("s", 63)},
+		bad:  []string{"API", "a.b", "1a", "a-", strings.Repeat("s", 64)},
+	}
+	secretNames = values{
+		good: []string{"web-tls", "a.b", "x", "tls.crt", "0", strings.Repeat("s", 253)},
+		bad:  []string{"../x", "a/b", "A", ".", strings.Repeat("s", 254)},
+	}
+	portNames = values{
+		good: []string{"http", "https", "metrics", "a", "web-1", "alt", strings.Repeat("p", 15)},
+		bad:  []string{"HTTP", "a-", "1a", strings.Repeat("p", 16)},
+	}
+	bodySizes = values{
+		good: []string{"0", "1", "1m", "512k", "1g", "1G", "10M", "999999999", "999999999k", "999999999m", "999999999g", "08", "000000000"},
+		bad:  []string{"1000000000", "1t", "-1", "1 m", "1mm", "0x10", "1.5m"},
+	}
+	numbers = []int32{
+		0, 1, 2, 15, 16, 17, 59, 60, 80, 200, 301, 302, 303, 307, 308, 404, 999, 1000, 1023, 1024, 3600, 3601,
+		8080, 8443, 9113, 18080, 18081, 65535, 65536, -1, 1<<31 - 1, -1 << 31,
+	}
+	goodPorts         = []int32{1024, 8000, 8080, 8081, 8443, 9000, 9112, 9114, 18079, 18082, 65535}
+	goodUpstreamPorts = []int32{1, 80, 443, 8080, 65535}
+)
+
+// hostOfLength is a valid DNS name of exactly n characters (labels of at
+// most 63).
+func hostOfLength(n int) string {
+	s := ""
+	for len(s) < n {
+		if s != "" {
+			s += "."
+		}
+		label := min(n-len(s), 63)
+		if n-len(s)-label == 1 {
+			label-- // leave room for "." and a label of one character
+		}
+		s += strings.Repeat("a", label)
+	}
+	return s
+}
+
+// picker draws choices from a randfill.Filler fed by the fuzz input.
+type picker struct{ f *randfill.Filler }
+
+func (p picker) intn(n int) int {
+	var u uint16
+	p.f.Fill(&u)
+	return int(u) % n
+}
+
+func (p picker) chance(percent int) bool { return p.intn(100) < percent }
+
+// str is usually a good value of v, otherwise a bad one, a hostile string or
+// (rarely) any string.
+func (p picker) str(v values) string {
+	switch {
+	case p.chance(75):
+		return v.good[p.intn(len(v.good))]
+	case p.chance(60):
+		return v.bad[p.intn(len(v.bad))]
+	case p.chance(80):
+		return hostile[p.intn(len(hostile))]
+	default:
+		var s string
+		p.f.Fill(&s)
+		return s
+	}
+}
+
+// num is usually one of good (the valid values and their boundaries for the
+// field at hand), otherwise any interesting number, or (rarely) any int32.
+func (p picker) num(good ...int32) int32 {
+	switch {
+	case p.chance(70):
+		return good[p.intn(len(good))]
+	case p.chance(90):
+		return numbers[p.intn(len(numbers))]
+	default:
+		var n int32
+		p.f.Fill(&n)
+		return n
+	}
+}
+
+// specFromFuzz is a valid base instance edited as the fuzz input says.
+func specFromFuzz(f *randfill.Filler) *v1beta1.NginxOperator {
+	p := picker{f}
+	spec := v1beta1.NginxOperatorSpec{
+		Replicas: ptr.To[int32](2),
+		Ports:    []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
+			{Port: "http", ServerNames: []string{"example.com"}, Locations: []v1beta1.Location{
+				{Path: "/", Static: &v1beta1.StaticLocation{}},
+				{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}},
+			}},
+			{Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls"}, Locations: []v1beta1.Location{
+				{Path: "/old", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/new", Code: 301}},
+			}},
+		}},
+	}
+	servers := func() []v1beta1.Server { return spec.Config.Servers }
+	anyServer := func() *v1beta1.Server {
+		if len(servers()) == 0 {
+			spec.Config.Servers = append(spec.Config.Servers, v1beta1.Server{Port: spec.Ports[0].Name})
+		}
+		return &spec.Config.Servers[p.intn(len(servers()))]
+	}
+	anyLocation := func() *v1beta1.Location {
+		s := anyServer()
+		if len(s.Locations) == 0 {
+			s.Locations = append(s.Locations, v1beta1.Location{Path: "/", Static: &v1beta1.StaticLocation{}})
+		}
+		return &s.Locations[p.intn(len(s.Locations))]
+	}
+	handler := func(l *v1beta1.Location) {
+		l.Static, l.Proxy, l.Redirect = nil, nil, nil
+		switch p.intn(7) {
+		case 0, 1:
+			l.Static = &v1beta1.StaticLocation{Autoindex: p.chance(50)}
+		case 2, 3:
+			l.Proxy = &v1beta1.ProxyLocation{Service: p.str(serviceNames), Port: p.num(goodUpstreamPorts...)}
+			if p.chance(50) {
+				l.Proxy.ReadTimeoutSeconds = p.num(1, 60, 3600)
+			}
+		case 4, 5:
+			l.Redirect = &v1beta1.RedirectLocation{URL: p.str(urls)}
+			if p.chance(70) {
+				l.Redirect.Code = p.num(301, 302, 303, 307, 308)
+			}
+		default: // none or two handlers: refused by CEL
+			if p.chance(50) {
+				l.Static, l.Redirect = &v1beta1.StaticLocation{}, &v1beta1.RedirectLocation{URL: "https://a/"}
+			}
+		}
+	}
+
+	for edits := p.intn(10); edits > 0; edits-- {
+		switch p.intn(16) {
+		case 0:
+			spec.Ports = append(spec.Ports, v1beta1.Port{Name: p.str(portNames), ContainerPort: p.num(goodPorts...)})
+		case 1:
+			spec.Ports[p.intn(len(spec.Ports))].ContainerPort = p.num(goodPorts...)
+		case 2:
+			spec.Config.WorkerConnections = p.num(16, 512, 1024, 65535)
+		case 3:
+			spec.Config.ClientMaxBodySize = p.str(bodySizes)
+		case 4:
+			spec.Config.KeepaliveTimeoutSeconds = p.num(0, 1, 65, 3600)
+		case 5:
+			s := v1beta1.Server{Port: spec.Ports[p.intn(len(spec.Ports))].Name, DefaultServer: p.chance(30)}
+			if p.chance(10) {
+				s.Port = p.str(portNames)
+			}
+			if p.chance(30) {
+				s.TLS = &v1beta1.TLS{SecretName: p.str(secretNames)}
+			}
+			spec.Config.Servers = append(spec.Config.Servers, s)
+		case 6, 7:
+			s := anyServer()
+			s.ServerNames = append(s.ServerNames, p.str(hostNames))
+		case 8, 9:
+			s := anyServer()
+			l := v1beta1.Location{Path: p.str(paths), Exact: p.chance(30)}
+			handler(&l)
+			s.Locations = append(s.Locations, l)
+		case 10:
+			handler(anyLocation())
+		case 11, 12:
+			l := anyLocation()
+			l.Headers = append(l.Headers, v1beta1.Header{Name: p.str(headerNames), Value: p.str(headerValues)})
+		case 13:
+			s := anyServer()
+			switch {
+			case p.chance(40):
+				s.DefaultServer = !s.DefaultServer
+			case p.chance(50):
+				s.TLS = &v1beta1.TLS{SecretName: p.str(secretNames)}
+			default:
+				s.TLS = nil
+			}
+		case 14:
+			spec.Metrics.Enabled = !spec.Metrics.Enabled
+		case 15: // remove a server or a location
+			if s := anyServer(); p.chance(50) && len(s.Locations) > 0 {
+				i := p.intn(len(s.Locations))
+				s.Locations = append(s.Locations[:i], s.Locations[i+1:]...)
+			} else {
+				i := p.intn(len(servers()))
+				spec.Config.Servers = append(spec.Config.Servers[:i], spec.Config.Servers[i+1:]...)
+			}
+		}
+	}
+	return &v1beta1.NginxOperator{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"},
+		Spec:       spec,
+	}
+}
