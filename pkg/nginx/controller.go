@@ -2,8 +2,6 @@ package nginx
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -20,8 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -32,11 +28,6 @@ import (
 
 // ControllerName labels the controller's metrics and logs.
 const ControllerName = "nginxoperator"
-
-// missingReferenceRetry is how often an instance waiting for a Secret or
-// ConfigMap it references looks again. The operator does not watch (and so
-// does not cache) every Secret of the cluster to be told.
-const missingReferenceRetry = 15 * time.Second
 
 // tlsRecheckInterval is how often an instance with TLS re-reads its TLS
 // Secrets, so a rotated certificate rolls the pods (see TLSHashAnnotation).
@@ -109,59 +100,35 @@ func SetupWithManager(mgr ctrl.Manager, images Images, restore RestoreBuilder) e
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
-		Complete(metrics.Instrument(ControllerName, r))
+		Complete(metrics.Instrument(ControllerName, &k8sutil.StatusReconciler[*v1beta1.NginxOperator]{
+			Client: r.Client,
+			New:    func() *v1beta1.NginxOperator { return &v1beta1.NginxOperator{} },
+			Forget: func(key types.NamespacedName) { forgetMetrics(key.Namespace, key.Name) },
+			Sync:   r.sync,
+		}))
 }
 
-// Reconcile brings one instance's children in line with its spec and reports
-// what it observed in the status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	logger := log.FromContext(ctx)
-	var nginx v1beta1.NginxOperator
-	if err := r.Client.Get(ctx, req.NamespacedName, &nginx); err != nil {
-		// Deleted: the children go with it through their owner references.
-		if apierrors.IsNotFound(err) {
-			forgetMetrics(req.Namespace, req.Name)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !nginx.DeletionTimestamp.IsZero() {
+// sync brings one instance's children in line with its spec and sets the
+// status to what it observed; the shared loop (k8sutil.StatusReconciler)
+// writes the status and classifies the error.
+func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ctrl.Result, error) {
+	defer updateMetrics(nginx)
+	if nginx.Spec.Paused {
+		setPaused(nginx)
 		return ctrl.Result{}, nil
 	}
-	before := nginx.Status.DeepCopy()
-	defer func() { updateMetrics(&nginx) }()
-
-	if nginx.Spec.Paused {
-		setPaused(&nginx)
-		return ctrl.Result{}, r.writeStatus(ctx, &nginx, before)
+	sts, result, err := r.apply(ctx, nginx)
+	observe(nginx, sts, err)
+	if err != nil {
+		return result, err
 	}
-
-	sts, result, err := r.apply(ctx, &nginx)
-	observe(&nginx, sts, err)
-	if err == nil {
-		r.observeRestore(ctx, &nginx, sts)
-	}
-	if statusErr := r.writeStatus(ctx, &nginx, before); statusErr != nil {
-		return ctrl.Result{}, errors.Join(err, statusErr)
-	}
-	var userErr *referenceError
-	var cfgErr *ConfigError
-	switch {
-	case errors.As(err, &userErr):
-		// The user must create the object; look again later without an error
-		// backoff storm. Degraded says what is missing.
-		logger.Info("waiting for a referenced object", "reason", userErr.reason, "detail", userErr.Error())
-		return ctrl.Result{RequeueAfter: missingReferenceRetry}, nil
-	case errors.As(err, &cfgErr):
-		// Retrying cannot help until the spec changes, which triggers a
-		// reconcile; terminal, yet counted with its reason.
-		return ctrl.Result{}, reconcile.TerminalError(err)
-	}
-	if err == nil && restoreUnderway(&nginx) {
+	r.observeRestore(ctx, nginx, sts)
+	if restoreUnderway(nginx) {
 		// A restore init container failing does not change the StatefulSet,
 		// so nothing would wake the controller to report it: look again.
 		result.RequeueAfter = restorePollInterval
 	}
-	return result, err
+	return result, nil
 }
 
 // apply validates the spec, then builds and applies every child. Nothing is
@@ -174,7 +141,7 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 		return nil, ctrl.Result{}, err
 	}
 	if errs := validation.NginxOperator(ctx, nginx); len(errs) > 0 {
-		err := &ConfigError{msg: errs.ToAggregate().Error()}
+		err := configErrorf("%v", errs.ToAggregate())
 		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Validate", "%v", err)
 		return live, ctrl.Result{}, err
 	}
@@ -242,26 +209,15 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	return live, result, nil
 }
 
-// applyChild sets the owner of child and applies it, with an Event when it changed.
+// applyChild applies child as the instance's. A child the apiserver refuses
+// as invalid is a spec error the validation did not foresee, not worth
+// retrying.
 func (r *Reconciler) applyChild(ctx context.Context, nginx *v1beta1.NginxOperator, child client.Object) error {
-	if err := k8sutil.SetOwner(nginx, child, r.Scheme); err != nil {
-		return &applyError{err: err}
+	_, err := r.Applier.ApplyOwned(ctx, r.Recorder, nginx, child)
+	if apierrors.IsInvalid(err) {
+		return configErrorf("%v", err)
 	}
-	outcome, err := r.Applier.Apply(ctx, child)
-	if err != nil {
-		r.Recorder.Eventf(nginx, child, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
-		if apierrors.IsInvalid(err) {
-			// The apiserver refused what the spec asked for: a spec error
-			// the validation did not foresee, not worth retrying.
-			return &ConfigError{msg: err.Error()}
-		}
-		return &applyError{err: err}
-	}
-	if outcome != k8sutil.Unchanged {
-		gvk, _ := apiutil.GVKForObject(child, r.Scheme)
-		r.Recorder.Eventf(nginx, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
-	}
-	return nil
+	return err
 }
 
 // checkNamesAreFree refuses to take over an object the instance does not
@@ -274,11 +230,11 @@ func (r *Reconciler) checkNamesAreFree(ctx context.Context, nginx *v1beta1.Nginx
 		key := client.ObjectKeyFromObject(child)
 		gvk, err := apiutil.GVKForObject(child, r.Scheme)
 		if err != nil {
-			return &applyError{err: err}
+			return &k8sutil.ApplyError{Err: err}
 		}
 		existing, err := r.Scheme.New(gvk)
 		if err != nil {
-			return &applyError{err: err}
+			return &k8sutil.ApplyError{Err: err}
 		}
 		obj := existing.(client.Object)
 		err = r.Client.Get(ctx, key, obj)
@@ -291,8 +247,7 @@ func (r *Reconciler) checkNamesAreFree(ctx context.Context, nginx *v1beta1.Nginx
 		case err != nil:
 			return err
 		case !metav1.IsControlledBy(obj, nginx):
-			return &referenceError{reason: ReasonNameConflict, msg: fmt.Sprintf(
-				"%s %q already exists and is not controlled by this NginxOperator: delete or rename it, or rename the instance", gvk.Kind, key.Name)}
+			return k8sutil.MissingReference(ReasonNameConflict, "%s %q already exists and is not controlled by this NginxOperator: delete or rename it, or rename the instance", gvk.Kind, key.Name)
 		}
 	}
 	return nil
@@ -326,7 +281,7 @@ func (r *Reconciler) recreateStatefulSet(ctx context.Context, nginx *v1beta1.Ngi
 	}
 	err := r.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationOrphan), client.Preconditions{UID: &live.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return &applyError{err: err}
+		return &k8sutil.ApplyError{Err: err}
 	}
 	r.Recorder.Eventf(nginx, live, corev1.EventTypeNormal, ReasonRecreating, "Recreate",
 		"content.volumeClaimTemplate changed, which a StatefulSet cannot: recreating StatefulSet %s; its pods keep running and existing claims keep their size and class", live.Name)
@@ -362,7 +317,7 @@ func (r *Reconciler) deleteOldConfigs(ctx context.Context, nginx *v1beta1.NginxO
 			continue
 		}
 		if err := r.Client.Delete(ctx, s, client.Preconditions{UID: &s.UID}); err != nil && !apierrors.IsNotFound(err) {
-			return &applyError{err: err}
+			return &k8sutil.ApplyError{Err: err}
 		}
 	}
 	return nil
@@ -379,7 +334,7 @@ func (r *Reconciler) deletePDB(ctx context.Context, nginx *v1beta1.NginxOperator
 		return nil
 	}
 	if err := r.Client.Delete(ctx, &pdb); err != nil && !apierrors.IsNotFound(err) {
-		return &applyError{err: err}
+		return &k8sutil.ApplyError{Err: err}
 	}
 	return nil
 }
@@ -405,7 +360,7 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 		var secret corev1.Secret
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: name}, &secret); err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", &referenceError{reason: ReasonSecretNotFound, msg: fmt.Sprintf("TLS Secret %q not found in namespace %s", name, nginx.Namespace)}
+				return "", k8sutil.MissingReference(ReasonSecretNotFound, "TLS Secret %q not found in namespace %s", name, nginx.Namespace)
 			}
 			return "", err
 		}
@@ -416,7 +371,7 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 	for _, svc := range proxiedServices(&nginx.Spec) {
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: svc}, &corev1.Service{}); err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", &referenceError{reason: ReasonServiceNotFound, msg: fmt.Sprintf("proxied Service %q not found in namespace %s", svc, nginx.Namespace)}
+				return "", k8sutil.MissingReference(ReasonServiceNotFound, "proxied Service %q not found in namespace %s", svc, nginx.Namespace)
 			}
 			return "", err
 		}
@@ -424,7 +379,7 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 	for _, cm := range nginx.Spec.Content.ConfigMaps {
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: cm.Name}, &corev1.ConfigMap{}); err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", &referenceError{reason: ReasonConfigMapNotFound, msg: fmt.Sprintf("content ConfigMap %q not found in namespace %s", cm.Name, nginx.Namespace)}
+				return "", k8sutil.MissingReference(ReasonConfigMapNotFound, "content ConfigMap %q not found in namespace %s", cm.Name, nginx.Namespace)
 			}
 			return "", err
 		}
@@ -448,9 +403,4 @@ func proxiedServices(spec *v1beta1.NginxOperatorSpec) []string {
 		}
 	}
 	return out
-}
-
-// writeStatus patches the status subresource only when it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, nginx *v1beta1.NginxOperator, before *v1beta1.NginxOperatorStatus) error {
-	return k8sutil.PatchStatus(ctx, r.Client, nginx, &v1beta1.NginxOperator{ObjectMeta: nginx.ObjectMeta, Status: *before})
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
 
@@ -41,15 +42,13 @@ type RenderOptions struct {
 	HealthPort, StubStatusPort int
 }
 
-// ConfigError is a spec the schema accepted but nginx would refuse, reported
-// as condition Degraded with reason InvalidConfig.
-type ConfigError struct{ msg string }
-
-func (e *ConfigError) Error() string  { return e.msg }
-func (e *ConfigError) Reason() string { return ReasonInvalidConfig }
+// ConfigError is a spec that cannot be applied (nginx or the apiserver would
+// refuse it), reported as condition Degraded with reason InvalidConfig; the
+// controller does not retry it until the spec changes.
+type ConfigError = k8sutil.SpecError
 
 func configErrorf(format string, args ...any) error {
-	return &ConfigError{msg: fmt.Sprintf(format, args...)}
+	return k8sutil.InvalidSpec(ReasonInvalidConfig, format, args...)
 }
 
 // Render builds nginx.conf for spec. Every user value becomes a quoted
@@ -63,7 +62,7 @@ func Render(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]byte, error)
 	if err != nil {
 		// The emitter refuses an argument it cannot quote safely: the spec is
 		// at fault, and retrying cannot help.
-		return nil, &ConfigError{msg: err.Error()}
+		return nil, configErrorf("%v", err)
 	}
 	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 )
 
 // Reasons of the Restored condition (and of Degraded, for a missing backup).
@@ -50,12 +51,12 @@ func (r *Reconciler) restoreInit(ctx context.Context, nginx *v1beta1.NginxOperat
 		return nil, nil
 	}
 	if r.Restore == nil {
-		return nil, &referenceError{reason: ReasonRestoreUnsupported, msg: "this operator was started without a backup agent image: spec.restore cannot be honoured"}
+		return nil, k8sutil.MissingReference(ReasonRestoreUnsupported, "this operator was started without a backup agent image: spec.restore cannot be honoured")
 	}
 	var backup v1beta1.NginxBackup
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: want.Backup}, &backup); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, &referenceError{reason: ReasonBackupNotFound, msg: fmt.Sprintf("spec.restore.backup: NginxBackup %q not found in namespace %s", want.Backup, nginx.Namespace)}
+			return nil, k8sutil.MissingReference(ReasonBackupNotFound, "spec.restore.backup: NginxBackup %q not found in namespace %s", want.Backup, nginx.Namespace)
 		}
 		return nil, err
 	}

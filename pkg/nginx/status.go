@@ -4,10 +4,10 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 )
 
 // Condition reasons, CamelCase, as the troubleshooting guide lists them.
@@ -34,30 +34,8 @@ const (
 	ReasonRecreating = "RecreatingStatefulSet"
 )
 
-// referenceError: the spec names a Secret or ConfigMap that does not exist.
-type referenceError struct{ reason, msg string }
-
-func (e *referenceError) Error() string  { return e.msg }
-func (e *referenceError) Reason() string { return e.reason }
-
-// applyError: the API refused a child.
-type applyError struct{ err error }
-
-func (e *applyError) Error() string  { return e.err.Error() }
-func (e *applyError) Unwrap() error  { return e.err }
-func (e *applyError) Reason() string { return ReasonApplyFailed }
-
-func reasonOf(err error) string {
-	if r, ok := err.(interface{ Reason() string }); ok {
-		return r.Reason()
-	}
-	return ReasonApplyFailed
-}
-
 func setCondition(nginx *v1beta1.NginxOperator, typ string, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&nginx.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: nginx.Generation,
-	})
+	k8sutil.SetCondition(&nginx.Status.Conditions, nginx.Generation, typ, status, reason, msg)
 }
 
 func setPaused(nginx *v1beta1.NginxOperator) {
@@ -72,7 +50,7 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, err error) {
 	nginx.Status.Selector = metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: selector(nginx)})
 
 	if err != nil {
-		reason := reasonOf(err)
+		reason := k8sutil.ReasonOf(err, ReasonApplyFailed)
 		setCondition(nginx, v1beta1.ConditionReconciled, metav1.ConditionFalse, reason, err.Error())
 		setCondition(nginx, v1beta1.ConditionDegraded, metav1.ConditionTrue, reason, err.Error())
 	} else {

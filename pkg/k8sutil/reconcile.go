@@ -1,0 +1,164 @@
+package k8sutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+)
+
+// The three controllers share one reconcile skeleton (StatusReconciler) and
+// one classification of what goes wrong:
+//
+//   - a SpecError is a spec that cannot be applied as it is: terminal, it
+//     is not retried until the spec changes (which triggers a reconcile);
+//   - a ReferenceError names an object the user must create or fix (a
+//     Secret, a Service, a name taken by someone else's object): looked at
+//     again every ReferenceRetry, without an error backoff storm, because
+//     the operator does not watch users' objects;
+//   - anything else is transient and retried with backoff.
+//
+// Both carry the CamelCase reason their condition and Event report, which
+// the errors metric is labelled with.
+
+// ReferenceRetry is how often an object waiting for something the user must
+// create looks again.
+const ReferenceRetry = 15 * time.Second
+
+// SpecError is a spec that cannot be applied as it is.
+type SpecError struct{ reason, msg string }
+
+func (e *SpecError) Error() string  { return e.msg }
+func (e *SpecError) Reason() string { return e.reason }
+
+// InvalidSpec returns a SpecError with reason and a formatted message.
+func InvalidSpec(reason, format string, args ...any) error {
+	return &SpecError{reason: reason, msg: fmt.Sprintf(format, args...)}
+}
+
+// ReferenceError names an object the user must create or fix.
+type ReferenceError struct{ reason, msg string }
+
+func (e *ReferenceError) Error() string  { return e.msg }
+func (e *ReferenceError) Reason() string { return e.reason }
+
+// MissingReference returns a ReferenceError with reason and a formatted message.
+func MissingReference(reason, format string, args ...any) error {
+	return &ReferenceError{reason: reason, msg: fmt.Sprintf(format, args...)}
+}
+
+// ReasonOf is the reason err reports (SpecError, ReferenceError or any error
+// with a Reason method in its chain), or fallback.
+func ReasonOf(err error, fallback string) string {
+	var r interface{ Reason() string }
+	if errors.As(err, &r) && r.Reason() != "" {
+		return r.Reason()
+	}
+	return fallback
+}
+
+// SetCondition sets condition typ on conds for an object at generation,
+// keeping lastTransitionTime while the status holds, so that setting the same
+// condition again leaves the status equal and costs no write.
+func SetCondition(conds *[]metav1.Condition, generation int64, typ string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(conds, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: generation,
+	})
+}
+
+// HadReason is true when conds holds condition typ with reason: Events are
+// sent on transitions only, and this says whether one happened.
+func HadReason(conds []metav1.Condition, typ, reason string) bool {
+	c := meta.FindStatusCondition(conds, typ)
+	return c != nil && c.Reason == reason
+}
+
+// StatusReconciler is the reconcile loop of a custom resource of type T (a
+// pointer type): read it from the cache, forget a deleted one, leave one being
+// deleted to the garbage collector, let Sync apply its children and compute
+// its status in place, patch the status when it changed, and classify the
+// error Sync returned (see SpecError and ReferenceError).
+type StatusReconciler[T client.Object] struct {
+	Client client.Client
+	// New returns an empty object to read into.
+	New func() T
+	// Forget drops what the controller keeps about a deleted object, such as
+	// its metrics series; optional.
+	Forget func(types.NamespacedName)
+	// Sync applies what obj asks for and sets obj's status. It runs on a copy
+	// of the cached object; the skeleton writes the status that results.
+	Sync func(ctx context.Context, obj T) (reconcile.Result, error)
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *StatusReconciler[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	obj := r.New()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if client.IgnoreNotFound(err) == nil && r.Forget != nil {
+			r.Forget(req.NamespacedName)
+		}
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		// The children go with it through their owner references.
+		return reconcile.Result{}, nil
+	}
+	original := obj.DeepCopyObject().(client.Object)
+	result, err := r.Sync(ctx, obj)
+	if statusErr := PatchStatus(ctx, r.Client, obj, original); statusErr != nil {
+		return reconcile.Result{}, errors.Join(err, statusErr)
+	}
+	return Classify(result, err)
+}
+
+// Classify turns Sync's error into what the controller should do next.
+func Classify(result reconcile.Result, err error) (reconcile.Result, error) {
+	var specErr *SpecError
+	var refErr *ReferenceError
+	switch {
+	case errors.As(err, &specErr):
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	case errors.As(err, &refErr):
+		return reconcile.Result{RequeueAfter: ReferenceRetry}, nil
+	}
+	return result, err
+}
+
+// ReasonApplyFailed is the reason of an error applying a child.
+const ReasonApplyFailed = "ApplyFailed"
+
+// ApplyError is a child the API refused. It unwraps to the API's error, so
+// apierrors.IsInvalid and the like still tell what kind of refusal it was.
+type ApplyError struct{ Err error }
+
+func (e *ApplyError) Error() string  { return e.Err.Error() }
+func (e *ApplyError) Unwrap() error  { return e.Err }
+func (e *ApplyError) Reason() string { return ReasonApplyFailed }
+
+// ApplyOwned makes owner the controller of child, applies child, and records
+// an Event on owner when the child was created or changed (reason Created or
+// Updated) or could not be applied (ApplyFailed).
+func (a *Applier) ApplyOwned(ctx context.Context, rec recorder.EventRecorder, owner, child client.Object) (Outcome, error) {
+	if err := SetOwner(owner, child, a.Scheme); err != nil {
+		return "", &ApplyError{Err: err}
+	}
+	outcome, err := a.Apply(ctx, child)
+	if err != nil {
+		rec.Eventf(owner, child, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
+		return "", &ApplyError{Err: err}
+	}
+	if outcome != Unchanged {
+		gvk, _ := apiutil.GVKForObject(child, a.Scheme)
+		rec.Eventf(owner, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
+	}
+	return outcome, nil
+}
