@@ -39,10 +39,6 @@ import (
 // ControllerName labels the controller's metrics and logs.
 const ControllerName = "nginxbackup"
 
-// missingReferenceRetry is how often a backup waiting for its instance,
-// credentials or claim looks again.
-const missingReferenceRetry = 15 * time.Second
-
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxbackups,verbs=list;watch
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxbackups/status,verbs=patch
 // +kubebuilder:rbac:groups=batch,resources=jobs;cronjobs,verbs=list;watch;create;patch
@@ -88,7 +84,12 @@ func SetupWithManager(mgr ctrl.Manager, agentImage, nginxImage string) error {
 		// The Jobs project the instance's current config Secret, named by
 		// its status.configHash.
 		Watches(&v1beta1.NginxOperator{}, handler.EnqueueRequestsFromMapFunc(r.backupsOfInstance)).
-		Complete(metrics.Instrument(ControllerName, r))
+		Complete(metrics.Instrument(ControllerName, &k8sutil.StatusReconciler[*v1beta1.NginxBackup]{
+			Client: r.Client,
+			New:    func() *v1beta1.NginxBackup { return &v1beta1.NginxBackup{} },
+			Forget: func(key types.NamespacedName) { forgetMetrics(key.Namespace, key.Name); r.memory.forget(key) },
+			Sync:   r.sync,
+		}))
 }
 
 // backupsOfInstance maps an NginxOperator to the backups of it in its
@@ -126,126 +127,89 @@ func (r *Reconciler) backupOfScheduledRun(ctx context.Context, obj client.Object
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: backup.Name}}}
 }
 
-// referenceError: the backup cannot run as specified; something it names is
-// missing or unusable. Accepted=False says what.
-type referenceError struct{ reason, msg string }
-
-func (e *referenceError) Error() string  { return e.msg }
-func (e *referenceError) Reason() string { return e.reason }
-
-// Reconcile makes the backup's Job or CronJob exist and reports its runs.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var b v1beta1.NginxBackup
-	if err := r.Client.Get(ctx, req.NamespacedName, &b); err != nil {
-		if apierrors.IsNotFound(err) {
-			forgetMetrics(req.Namespace, req.Name)
-			r.memory.forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !b.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
+// sync makes the backup's Job or CronJob exist, observes its runs and sets
+// the status from what it saw (statusFor); the shared loop
+// (k8sutil.StatusReconciler) writes the status and classifies the error.
+func (r *Reconciler) sync(ctx context.Context, b *v1beta1.NginxBackup) (ctrl.Result, error) {
 	before := b.Status.DeepCopy()
-	b.Status.ObservedGeneration = b.Generation
-
-	result, err := r.reconcile(ctx, &b)
-	var refErr *referenceError
-	if errors.As(err, &refErr) {
-		setCondition(&b, v1beta1.ConditionAccepted, metav1.ConditionFalse, refErr.reason, refErr.msg)
-		if c := meta.FindStatusCondition(before.Conditions, v1beta1.ConditionAccepted); c == nil || c.Reason != refErr.reason {
-			r.Recorder.Eventf(&b, nil, corev1.EventTypeWarning, refErr.reason, "Validate", "%s", refErr.msg)
-		}
-		result, err = ctrl.Result{RequeueAfter: missingReferenceRetry}, nil
-	} else if err == nil {
-		setCondition(&b, v1beta1.ConditionAccepted, metav1.ConditionTrue, ReasonReferencesResolved, "")
-	}
-	r.updateMetrics(&b)
-	if statusErr := k8sutil.PatchStatus(ctx, r.Client, &b, &v1beta1.NginxBackup{ObjectMeta: b.ObjectMeta, Status: *before}); statusErr != nil {
-		return ctrl.Result{}, errors.Join(err, statusErr)
-	}
-	return result, err
+	o, err := r.observe(ctx, b)
+	o.err = err
+	statusFor(b, o)
+	r.recordTransitions(b, before, o)
+	r.updateMetrics(b)
+	return ctrl.Result{}, err
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, b *v1beta1.NginxBackup) (ctrl.Result, error) {
+// observe applies the backup's Job (created once: its pod template is
+// immutable) or CronJob and gathers what the status is computed from.
+func (r *Reconciler) observe(ctx context.Context, b *v1beta1.NginxBackup) (observation, error) {
+	o := observation{now: r.Now()}
 	instance, err := r.checkReferences(ctx, b)
 	if err != nil {
-		return ctrl.Result{}, err
+		return o, err
 	}
-	var schedule cron.Schedule
 	if b.Spec.Schedule != "" {
-		if schedule, err = cron.ParseStandard(b.Spec.Schedule); err != nil {
-			return ctrl.Result{}, &referenceError{reason: ReasonInvalidSchedule, msg: fmt.Sprintf("spec.schedule %q: %v", b.Spec.Schedule, err)}
+		if o.schedule, err = cron.ParseStandard(b.Spec.Schedule); err != nil {
+			return o, k8sutil.MissingReference(ReasonInvalidSchedule, "spec.schedule %q: %v", b.Spec.Schedule, err)
 		}
 	}
 	desired, err := r.build(ctx, b, instance)
 	if err != nil {
-		return ctrl.Result{}, err
+		return o, err
 	}
-	if err := k8sutil.SetOwner(b, desired, r.Scheme); err != nil {
-		return ctrl.Result{}, err
-	}
-
 	switch want := desired.(type) {
 	case *batchv1.Job:
-		// A Job is the record of one run and its pod template is immutable:
-		// create it once, then only read it.
 		var live batchv1.Job
 		err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &live)
-		if apierrors.IsNotFound(err) {
-			if _, err := r.Applier.Apply(ctx, want); err != nil {
-				r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
-				return ctrl.Result{}, err
+		switch {
+		case apierrors.IsNotFound(err):
+			if _, err := r.Applier.ApplyOwned(ctx, r.Recorder, b, want); err != nil {
+				return o, err
 			}
-			r.Recorder.Eventf(b, want, corev1.EventTypeNormal, "Created", "Apply", "Created Job %s", want.Name)
 			live = *want
-		} else if err != nil {
-			return ctrl.Result{}, err
+		case err != nil:
+			return o, err
 		}
-		wasPhase := b.Status.Phase
-		observeJob(b, &live)
-		if b.Status.Phase != wasPhase {
-			switch b.Status.Phase {
-			case v1beta1.BackupSucceeded:
-				r.Recorder.Eventf(b, &live, corev1.EventTypeNormal, ReasonBackupSucceeded, "Backup", "Job %s completed", live.Name)
-			case v1beta1.BackupFailed:
-				r.Recorder.Eventf(b, &live, corev1.EventTypeWarning, ReasonBackupFailed, "Backup", "Job %s failed", live.Name)
-			}
-		}
+		o.job = &live
 	case *batchv1.CronJob:
-		outcome, err := r.Applier.Apply(ctx, want)
-		if err != nil {
-			r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
-			return ctrl.Result{}, err
-		}
-		if outcome != k8sutil.Unchanged {
-			r.Recorder.Eventf(b, want, corev1.EventTypeNormal, string(outcome), "Apply", "%s CronJob %s", outcome, want.Name)
+		if _, err := r.Applier.ApplyOwned(ctx, r.Recorder, b, want); err != nil {
+			return o, err
 		}
 		var live batchv1.CronJob
 		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), &live); err != nil {
-			live = *want
+			if !apierrors.IsNotFound(err) {
+				return o, err
+			}
+			live = *want // just created; the cache has not seen it yet
 		}
-		observeCronJob(b, &live, schedule, r.Now())
+		o.cronJob = &live
 	default:
-		return ctrl.Result{}, fmt.Errorf("backup builder returned %T, want a Job or a CronJob", desired)
+		return o, fmt.Errorf("backup builder returned %T, want a Job or a CronJob", desired)
 	}
-	return ctrl.Result{}, r.observeRuns(ctx, b)
+	o.runs, err = r.finishedRuns(ctx, b)
+	return o, err
 }
 
-// observeRuns records the finished runs' results in status.backups, reports
-// why the latest run failed, and sends an Event for each run seen finishing
-// (after an operator restart, those still in the Jobs' history once more).
-func (r *Reconciler) observeRuns(ctx context.Context, b *v1beta1.NginxBackup) error {
+// recordTransitions sends the Events of what changed between before and the
+// new status: a refused spec, a one-shot backup finishing, each run stored.
+func (r *Reconciler) recordTransitions(b *v1beta1.NginxBackup, before *v1beta1.NginxBackupStatus, o observation) {
+	var refErr *k8sutil.ReferenceError
+	if errors.As(o.err, &refErr) && !k8sutil.HadReason(before.Conditions, v1beta1.ConditionAccepted, refErr.Reason()) {
+		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, refErr.Reason(), "Validate", "%s", refErr.Error())
+	}
+	if o.job != nil && b.Status.Phase != before.Phase {
+		switch b.Status.Phase {
+		case v1beta1.BackupSucceeded:
+			r.Recorder.Eventf(b, o.job, corev1.EventTypeNormal, ReasonBackupSucceeded, "Backup", "Job %s completed", o.job.Name)
+		case v1beta1.BackupFailed:
+			r.Recorder.Eventf(b, o.job, corev1.EventTypeWarning, ReasonBackupFailed, "Backup", "Job %s failed", o.job.Name)
+		}
+	}
 	known := map[string]bool{}
-	for _, rec := range b.Status.Backups {
+	for _, rec := range before.Backups {
 		known[rec.ID] = true
 	}
-	runs, err := r.finishedRuns(ctx, b)
-	if err != nil {
-		return err
-	}
-	b.Status.Backups = mergeRecords(b.Status.Backups, runs, b.Spec.Destination)
-	for _, rn := range runs {
+	for _, rn := range o.runs {
 		if res := rn.result; res != nil && !known[res.ID] {
 			r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, ReasonBackupStored, "Backup", "Backup %s stored at %s (%d bytes)", res.ID, locationURL(b.Spec.Destination, res.Location), res.SizeBytes)
 			if res.PruneError != "" {
@@ -253,22 +217,6 @@ func (r *Reconciler) observeRuns(ctx context.Context, b *v1beta1.NginxBackup) er
 			}
 		}
 	}
-	if len(runs) == 0 {
-		return nil
-	}
-	last := runs[len(runs)-1]
-	if !last.failed {
-		return nil
-	}
-	msg := "Job " + last.job + " failed"
-	if c := meta.FindStatusCondition(b.Status.Conditions, v1beta1.ConditionReady); b.Spec.Schedule == "" && c != nil {
-		msg = c.Message // observeJob's, with the Job's own reason
-	}
-	if last.failure != "" {
-		msg += "; agent: " + last.failure
-	}
-	setCondition(b, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonBackupFailed, truncate(msg, 1024))
-	return nil
 }
 
 // truncate keeps a condition message readable and within the API's limit.
@@ -351,19 +299,19 @@ func (r *Reconciler) checkReferences(ctx context.Context, b *v1beta1.NginxBackup
 	var instance v1beta1.NginxOperator
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.Instance}, &instance); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, &referenceError{ReasonInstanceNotFound, fmt.Sprintf("NginxOperator %q not found in namespace %s", b.Spec.Instance, b.Namespace)}
+			return nil, k8sutil.MissingReference(ReasonInstanceNotFound, "NginxOperator %q not found in namespace %s", b.Spec.Instance, b.Namespace)
 		}
 		return nil, err
 	}
 	if jobs.IncludesConfig(b) && instance.Status.ConfigHash == "" {
 		// The configuration Secret is named by the hash the instance's
 		// status reports once the operator has rendered it.
-		return nil, &referenceError{ReasonInstanceNotReady, fmt.Sprintf("NginxOperator %q has no rendered configuration yet (status.configHash is empty)", b.Spec.Instance)}
+		return nil, k8sutil.MissingReference(ReasonInstanceNotReady, "NginxOperator %q has no rendered configuration yet (status.configHash is empty)", b.Spec.Instance)
 	}
 	check := func(obj client.Object, name, reason, what string) error {
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: name}, obj); err != nil {
 			if apierrors.IsNotFound(err) {
-				return &referenceError{reason, fmt.Sprintf("%s %q not found in namespace %s", what, name, b.Namespace)}
+				return k8sutil.MissingReference(reason, "%s %q not found in namespace %s", what, name, b.Namespace)
 			}
 			return err
 		}
@@ -380,8 +328,8 @@ func (r *Reconciler) checkReferences(ctx context.Context, b *v1beta1.NginxBackup
 		}
 	}
 	if jobs.IncludesContent(b, &instance) && !jobs.SharesContent(&instance) {
-		return nil, &referenceError{ReasonContentNotShareable, fmt.Sprintf("the content volumes of NginxOperator %q are ReadWriteOncePod: "+
-			"no backup pod can mount them while nginx runs; set spec.include.content to false, or give the instance ReadWriteOnce or ReadWriteMany content", instance.Name)}
+		return nil, k8sutil.MissingReference(ReasonContentNotShareable, "the content volumes of NginxOperator %q are ReadWriteOncePod: "+
+			"no backup pod can mount them while nginx runs; set spec.include.content to false, or give the instance ReadWriteOnce or ReadWriteMany content", instance.Name)
 	}
 	return &instance, nil
 }

@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"errors"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -11,6 +12,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 )
 
 // Condition reasons of NginxBackup.
@@ -35,9 +37,7 @@ const (
 )
 
 func setCondition(b *v1beta1.NginxBackup, typ string, status metav1.ConditionStatus, reason, msg string) {
-	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: b.Generation,
-	})
+	k8sutil.SetCondition(&b.Status.Conditions, b.Generation, typ, status, reason, msg)
 }
 
 // observeJob fills a one-shot backup's status from its Job.
@@ -88,4 +88,51 @@ func observeCronJob(b *v1beta1.NginxBackup, cj *batchv1.CronJob, schedule cron.S
 	next := metav1.NewTime(schedule.Next(now).UTC().Truncate(time.Second))
 	b.Status.NextScheduleTime = &next
 	setCondition(b, v1beta1.ConditionReady, metav1.ConditionTrue, ReasonScheduled, "CronJob "+cj.Name+" runs on schedule "+b.Spec.Schedule)
+}
+
+// observation is what one reconcile saw of a backup's world: the refusal of
+// its spec, or its Job (one-shot) or CronJob (scheduled) and finished runs.
+type observation struct {
+	err      error
+	job      *batchv1.Job
+	cronJob  *batchv1.CronJob
+	schedule cron.Schedule
+	now      time.Time
+	// runs are the finished runs, oldest first.
+	runs []run
+}
+
+// statusFor sets b's status from o, in one place: Accepted from o.err, then
+// phase, times and Ready from the Job or CronJob, where the latest finished
+// run failing makes Ready False with the agent's last words.
+func statusFor(b *v1beta1.NginxBackup, o observation) {
+	b.Status.ObservedGeneration = b.Generation
+	var refErr *k8sutil.ReferenceError
+	switch {
+	case errors.As(o.err, &refErr):
+		setCondition(b, v1beta1.ConditionAccepted, metav1.ConditionFalse, refErr.Reason(), refErr.Error())
+		return
+	case o.err != nil:
+		return // transient: the status stays as it was until the next attempt
+	}
+	setCondition(b, v1beta1.ConditionAccepted, metav1.ConditionTrue, ReasonReferencesResolved, "")
+	switch {
+	case o.job != nil:
+		observeJob(b, o.job)
+	case o.cronJob != nil:
+		observeCronJob(b, o.cronJob, o.schedule, o.now)
+	}
+	b.Status.Backups = mergeRecords(b.Status.Backups, o.runs, b.Spec.Destination)
+	if len(o.runs) == 0 || !o.runs[len(o.runs)-1].failed {
+		return
+	}
+	last := o.runs[len(o.runs)-1]
+	msg := "Job " + last.job + " failed"
+	if c := meta.FindStatusCondition(b.Status.Conditions, v1beta1.ConditionReady); o.job != nil && c != nil {
+		msg = c.Message // observeJob's, with the Job's own reason
+	}
+	if last.failure != "" {
+		msg += "; agent: " + last.failure
+	}
+	setCondition(b, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonBackupFailed, truncate(msg, 1024))
 }

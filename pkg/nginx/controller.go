@@ -60,27 +60,19 @@ type Reconciler struct {
 	Applier   *k8sutil.Applier
 	// Images are the operator's default nginx image and its exporter image.
 	Images Images
-	// Restore builds the restore init container of instances with
-	// spec.restore; nil refuses such instances.
-	Restore RestoreBuilder
 }
 
-// RestoreBuilder makes the init container (and the extra volumes it needs)
-// that seeds the content volume, mounted as content, from run id of an
-// NginxBackup. pkg/backup provides it: its builders import this package for
-// the instance's names, so this package cannot import them.
-type RestoreBuilder func(backup *v1beta1.NginxBackup, id string, content corev1.VolumeMount) (corev1.Container, []corev1.Volume)
-
 // Images are the images the operator deploys: nginx for instances that do not
-// name one (--nginx-image), and the nginx-prometheus-exporter sidecar of
-// instances with spec.metrics.enabled (--exporter-image).
+// name one (--nginx-image), the nginx-prometheus-exporter sidecar of
+// instances with spec.metrics.enabled (--exporter-image), and the backup
+// agent that restores spec.restore (--agent-image; empty refuses restores).
 type Images struct {
-	Nginx, Exporter string
+	Nginx, Exporter, Agent string
 }
 
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
-func SetupWithManager(mgr ctrl.Manager, images Images, restore RestoreBuilder) error {
+func SetupWithManager(mgr ctrl.Manager, images Images) error {
 	r := &Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -88,7 +80,6 @@ func SetupWithManager(mgr ctrl.Manager, images Images, restore RestoreBuilder) e
 		Recorder:  mgr.GetEventRecorder("nginx-operator"),
 		Applier:   &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
 		Images:    images,
-		Restore:   restore,
 	}
 	registerMetrics()
 	return ctrl.NewControllerManagedBy(mgr).

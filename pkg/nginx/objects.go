@@ -13,20 +13,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
-)
-
-// Paths and names inside the pod.
-const (
-	configMountPath  = "/etc/nginx/operator"
-	configFile       = "nginx.conf"
-	contentMountPath = "/usr/share/nginx/html"
-	tlsMountPath     = "/etc/nginx/tls"
-	contentVolume    = "content"
-	appName          = "nginx"
-	component        = "server"
-
-	// nginxUID is the unprivileged user of the official nginx image.
-	nginxUID = 101
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 )
 
 // Pod template annotations that roll the pods when they change. The
@@ -41,40 +28,11 @@ const (
 	TLSHashAnnotation = "nginx.operator.dev/tls-hash"
 )
 
-// Names are the names of one instance's children. They are derived from the
-// instance's name only, so several instances in one namespace never collide
-// unless their names do. Admission keeps instance names from ending in
-// "-pods" (the headless Service's suffix), and no other kind's children end in
-// "-pods" or in "-config-" and a hex hash, so no two objects of the three kinds
-// in a namespace derive the same child name (see the property test).
-type Names struct {
-	StatefulSet, Service, HeadlessService, ServiceAccount, PodDisruptionBudget string
-	// ConfigSecretPrefix starts the name of every config Secret: one per
-	// rendered configuration, named by its hash (ConfigSecretName).
-	ConfigSecretPrefix string
-}
+// Names are the names of one instance's children (see pkg/layout).
+type Names = layout.Names
 
-// ConfigSecretName is the name of the Secret holding the configuration whose
-// hash (Inputs.ConfigHash, status.configHash) is hash.
-func (n Names) ConfigSecretName(hash string) string { return n.ConfigSecretPrefix + hash }
-
-// NamesFor derives the children's names. 47 characters leave room for the
-// "-<ordinal>" of pod names and the controller-revision-hash label value.
-func NamesFor(instance string) Names {
-	base := k8sutil.NameWithLimit(47, instance)
-	if base[0] >= '0' && base[0] <= '9' {
-		// Service names must start with a letter (DNS-1035).
-		base = k8sutil.NameWithLimit(47, "nginx", instance)
-	}
-	return Names{
-		StatefulSet:         base,
-		Service:             base,
-		HeadlessService:     base + "-pods",
-		ConfigSecretPrefix:  base + "-config-",
-		ServiceAccount:      base,
-		PodDisruptionBudget: base,
-	}
-}
+// NamesFor derives the names of instance's children (see pkg/layout).
+func NamesFor(instance string) Names { return layout.NamesFor(instance) }
 
 // Inputs is everything the builders need besides the instance.
 type Inputs struct {
@@ -97,25 +55,19 @@ type RestoreInit struct {
 	Volumes   []corev1.Volume
 }
 
-// ContentMount is how the nginx container mounts persistent content; a restore
-// init container mounts the same volume at the same path, read-write.
-func ContentMount() corev1.VolumeMount {
-	return corev1.VolumeMount{Name: contentVolume, MountPath: contentMountPath}
-}
-
 // MetricsPortName is the exporter's container and Service port name.
-const MetricsPortName = "metrics"
+const MetricsPortName = layout.MetricsPortName
 
 func objectMeta(nginx *v1beta1.NginxOperator, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name:      name,
 		Namespace: nginx.Namespace,
-		Labels:    k8sutil.Labels(appName, nginx.Name, component),
+		Labels:    layout.Labels(nginx.Name),
 	}
 }
 
 func selector(nginx *v1beta1.NginxOperator) map[string]string {
-	return k8sutil.SelectorLabels(appName, nginx.Name, component)
+	return layout.Selector(nginx.Name)
 }
 
 // ConfigSecret holds nginx.conf. A Secret rather than a ConfigMap because
@@ -129,7 +81,7 @@ func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
 		ObjectMeta: objectMeta(nginx, NamesFor(nginx.Name).ConfigSecretName(in.ConfigHash)),
 		Type:       corev1.SecretTypeOpaque,
 		Immutable:  ptr.To(true),
-		Data:       map[string][]byte{configFile: in.Config},
+		Data:       map[string][]byte{layout.ConfigFile: in.Config},
 	}
 }
 
@@ -211,7 +163,7 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 	for k, v := range spec.Pod.Labels {
 		labels[k] = v
 	}
-	for k, v := range k8sutil.Labels(appName, nginx.Name, component) {
+	for k, v := range layout.Labels(nginx.Name) {
 		labels[k] = v
 	}
 	// The user's annotations first: the operator's, which roll the pods,
@@ -228,13 +180,13 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 		annotations[TLSHashAnnotation] = in.TLSHash
 	}
 
-	containerPorts := []corev1.ContainerPort{{Name: "health", ContainerPort: v1beta1.HealthPort, Protocol: corev1.ProtocolTCP}}
+	containerPorts := []corev1.ContainerPort{{Name: layout.HealthPortName, ContainerPort: v1beta1.HealthPort, Protocol: corev1.ProtocolTCP}}
 	for _, p := range spec.Ports {
 		containerPorts = append(containerPorts, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: corev1.ProtocolTCP})
 	}
 	probe := func(period int32) *corev1.Probe {
 		return &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("health")}},
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString(layout.HealthPortName)}},
 			PeriodSeconds: period, TimeoutSeconds: 2, FailureThreshold: 3,
 		}
 	}
@@ -263,9 +215,9 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 					PriorityClassName:            spec.Pod.PriorityClassName,
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr.To(true),
-						RunAsUser:      ptr.To[int64](nginxUID),
-						RunAsGroup:     ptr.To[int64](nginxUID),
-						FSGroup:        ptr.To[int64](nginxUID),
+						RunAsUser:      ptr.To[int64](layout.UID),
+						RunAsGroup:     ptr.To[int64](layout.UID),
+						FSGroup:        ptr.To[int64](layout.UID),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{{
@@ -274,13 +226,13 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 						ImagePullPolicy: spec.ImagePullPolicy,
 						// The image's entrypoint scripts write to /etc/nginx, which is
 						// read-only here; start nginx directly on the operator's config.
-						Command:         []string{"nginx", "-c", configMountPath + "/" + configFile, "-g", "daemon off;"},
+						Command:         []string{"nginx", "-c", layout.ConfigMountPath + "/" + layout.ConfigFile, "-g", "daemon off;"},
 						Ports:           containerPorts,
 						ReadinessProbe:  probe(5),
 						LivenessProbe:   probe(10),
 						Resources:       spec.Resources,
 						VolumeMounts:    mounts,
-						SecurityContext: restrictedContainer(),
+						SecurityContext: layout.RestrictedContainer(),
 					}},
 					Volumes: volumes,
 				},
@@ -303,7 +255,7 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 			accessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
 		}
 		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
-			ObjectMeta: metav1.ObjectMeta{Name: contentVolume, Labels: k8sutil.Labels(appName, nginx.Name, component)},
+			ObjectMeta: metav1.ObjectMeta{Name: layout.ContentVolume, Labels: layout.Labels(nginx.Name)},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes:      accessModes,
 				StorageClassName: vct.StorageClassName,
@@ -331,24 +283,13 @@ func exporterContainer(image string, pullPolicy corev1.PullPolicy) corev1.Contai
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
 		},
-		SecurityContext: restrictedContainer(),
+		SecurityContext: layout.RestrictedContainer(),
 	}
 }
 
 // StubStatusURI is where the exporter reads nginx's stub_status.
 func StubStatusURI(port int) string {
 	return "http://127.0.0.1:" + strconv.Itoa(port) + "/stub_status"
-}
-
-// restrictedContainer satisfies the restricted Pod Security Standard.
-func restrictedContainer() *corev1.SecurityContext {
-	return &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		ReadOnlyRootFilesystem:   ptr.To(true),
-		RunAsNonRoot:             ptr.To(true),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
 }
 
 // podVolumes: the config Secret, writable emptyDirs for the read-only root
@@ -360,7 +301,7 @@ func podVolumes(nginx *v1beta1.NginxOperator, configSecret string) ([]corev1.Vol
 		{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}}},
 	}
 	mounts := []corev1.VolumeMount{
-		{Name: "config", MountPath: configMountPath, ReadOnly: true},
+		{Name: "config", MountPath: layout.ConfigMountPath, ReadOnly: true},
 		{Name: "tmp", MountPath: "/tmp"},
 		{Name: "cache", MountPath: "/var/cache/nginx"},
 	}
@@ -376,16 +317,16 @@ func podVolumes(nginx *v1beta1.NginxOperator, configSecret string) ([]corev1.Vol
 				LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name},
 			}})
 		}
-		volumes = append(volumes, corev1.Volume{Name: contentVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}})
+		volumes = append(volumes, corev1.Volume{Name: layout.ContentVolume, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: sources}}})
 	default:
-		volumes = append(volumes, corev1.Volume{Name: contentVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		volumes = append(volumes, corev1.Volume{Name: layout.ContentVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	}
-	mounts = append(mounts, corev1.VolumeMount{Name: contentVolume, MountPath: contentMountPath, ReadOnly: content.VolumeClaimTemplate == nil})
+	mounts = append(mounts, corev1.VolumeMount{Name: layout.ContentVolume, MountPath: layout.ContentMountPath, ReadOnly: content.VolumeClaimTemplate == nil})
 
 	for _, secret := range TLSSecrets(&nginx.Spec) {
 		name := k8sutil.NameWithLimit(63, "tls", secret)
 		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: tlsMountPath + "/" + secret, ReadOnly: true})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: layout.TLSMountPath + "/" + secret, ReadOnly: true})
 	}
 	return volumes, mounts
 }

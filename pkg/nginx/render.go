@@ -9,6 +9,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
 
@@ -27,7 +28,7 @@ type Paths struct {
 
 // PodPaths are the paths inside the nginx pods the operator builds.
 func PodPaths() Paths {
-	return Paths{Temp: "/tmp", Content: contentMountPath, TLS: tlsMountPath, MimeTypes: "/etc/nginx/mime.types"}
+	return Paths{Temp: "/tmp", Content: layout.ContentMountPath, TLS: layout.TLSMountPath, MimeTypes: "/etc/nginx/mime.types"}
 }
 
 // RenderOptions are the inputs of Render besides the spec.

@@ -16,7 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/backup/jobs"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 )
 
 // Reasons of the Restored condition (and of Degraded, for a missing backup).
@@ -38,9 +40,9 @@ func restoreUnderway(nginx *v1beta1.NginxOperator) bool {
 	return c != nil && c.Status != metav1.ConditionTrue
 }
 
-// RestoreContainerName is the name the restore init container must have: the
+// RestoreContainerName is the name the restore init container has: the
 // status reads its outcome from pods by that name.
-const RestoreContainerName = "restore"
+const RestoreContainerName = layout.RestoreContainerName
 
 // restoreInit builds the restore init container for spec.restore, or nil
 // without one. The NginxBackup is read from the cache (the operator watches
@@ -50,7 +52,7 @@ func (r *Reconciler) restoreInit(ctx context.Context, nginx *v1beta1.NginxOperat
 	if want == nil {
 		return nil, nil
 	}
-	if r.Restore == nil {
+	if r.Images.Agent == "" {
 		return nil, k8sutil.MissingReference(ReasonRestoreUnsupported, "this operator was started without a backup agent image: spec.restore cannot be honoured")
 	}
 	var backup v1beta1.NginxBackup
@@ -60,7 +62,7 @@ func (r *Reconciler) restoreInit(ctx context.Context, nginx *v1beta1.NginxOperat
 		}
 		return nil, err
 	}
-	container, volumes := r.Restore(&backup, want.ID, ContentMount())
+	container, volumes := jobs.RestoreInitContainer(&backup, want.ID, layout.ContentMount(), jobs.Inputs{AgentImage: r.Images.Agent})
 	return &RestoreInit{Container: container, Volumes: volumes}, nil
 }
 

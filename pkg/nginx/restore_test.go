@@ -11,14 +11,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/backup"
+	"github.com/nginx-operator/nginx-operator/pkg/backup/jobs"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
 const restoreID = "20261122T030000.000000000Z-1a2b3c4d"
@@ -41,7 +42,7 @@ func nightly(ns string) *v1beta1.NginxBackup {
 // read-write, and keeps the pod within the restricted Pod Security Standard;
 // without persistent content there is nothing to restore into.
 func TestRestoreInitContainerSeedsPersistentContentBeforeNginx(t *testing.T) {
-	container, volumes := backup.RestoreBuilder("ghcr.io/nginx-operator/nginx-operator:test")(nightly("team-a"), restoreID, nginx.ContentMount())
+	container, volumes := jobs.RestoreInitContainer(nightly("team-a"), restoreID, layout.ContentMount(), jobs.Inputs{AgentImage: "ghcr.io/nginx-operator/nginx-operator:test"})
 	in := nginx.Inputs{Image: "nginx:1.27", ConfigHash: "h", Restore: &nginx.RestoreInit{Container: container, Volumes: volumes}}
 
 	pod := nginx.StatefulSet(persistentInstance("team-a", "web"), in).Spec.Template.Spec
@@ -54,12 +55,12 @@ func TestRestoreInitContainerSeedsPersistentContentBeforeNginx(t *testing.T) {
 	}
 	var content *corev1.VolumeMount
 	for i := range init.VolumeMounts {
-		if init.VolumeMounts[i].Name == nginx.ContentMount().Name {
+		if init.VolumeMounts[i].Name == layout.ContentMount().Name {
 			content = &init.VolumeMounts[i]
 		}
 	}
-	if content == nil || content.ReadOnly || content.MountPath != nginx.ContentMount().MountPath {
-		t.Errorf("restore mounts %+v: want the content volume read-write at %s", init.VolumeMounts, nginx.ContentMount().MountPath)
+	if content == nil || content.ReadOnly || content.MountPath != layout.ContentMount().MountPath {
+		t.Errorf("restore mounts %+v: want the content volume read-write at %s", init.VolumeMounts, layout.ContentMount().MountPath)
 	}
 	for _, v := range volumes {
 		if !slices.ContainsFunc(pod.Volumes, func(p corev1.Volume) bool { return p.Name == v.Name }) {
@@ -78,9 +79,7 @@ func TestRestoreInitContainerSeedsPersistentContentBeforeNginx(t *testing.T) {
 
 func TestRestoreRequiresPersistentContentAtAdmission(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
+	ctx, ns, _, _ := inprocess.Setup(t, env)
 	n := instance(ns, "web")
 	n.Spec.Restore = &v1beta1.RestoreSpec{Backup: "nightly", ID: restoreID}
 	err := adminClient(t).Create(ctx, n)
@@ -100,12 +99,7 @@ func TestRestoreRequiresPersistentContentAtAdmission(t *testing.T) {
 // replica runs the restoring template and is ready.
 func TestRestoreIsReportedFromMissingBackupToFailureToSuccess(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	c := adminClient(t)
-	startOperator(t, ns, nil)
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 
 	web := persistentInstance(ns, "web")
 	web.Spec.Replicas = ptr.To[int32](1)

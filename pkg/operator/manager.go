@@ -110,7 +110,7 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 	if err := mgr.AddReadyzCheck("informers", informers.Check); err != nil {
 		return nil, err
 	}
-	if err := nginx.SetupWithManager(mgr, nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter}, backup.RestoreBuilder(opts.Images.Agent)); err != nil {
+	if err := nginx.SetupWithManager(mgr, nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter, Agent: opts.Images.Agent}); err != nil {
 		return nil, fmt.Errorf("setting up the NginxOperator controller: %w", err)
 	}
 	if err := monitor.SetupWithManager(mgr); err != nil {

@@ -36,7 +36,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 )
 
 // Label values of the backup's children.
@@ -79,16 +79,6 @@ const (
 	podInfoVolume     = "podinfo"
 	tmpVolume         = "tmp"
 )
-
-// instanceContentVolume is the name of the content volumeClaimTemplate of the
-// instance's StatefulSet (pkg/nginx); pod i's claim is
-// "<instanceContentVolume>-<statefulset>-<i>".
-const instanceContentVolume = "content"
-
-// agentUID is the user the agent runs as: nginx's (the official image's
-// unprivileged user, which the instance's pods run as and whose fsGroup owns
-// the content volume), so it reads the content as nginx does.
-const agentUID = 101
 
 // Credential keys the credentials Secret must hold (and the env the agent reads).
 const (
@@ -148,7 +138,7 @@ func CronJobName(backup *v1beta1.NginxBackup) string {
 
 // ContentClaimName is the PVC of the instance's pod 0, the one backed up.
 func ContentClaimName(instance string) string {
-	return instanceContentVolume + "-" + nginx.NamesFor(instance).StatefulSet + "-0"
+	return layout.NamesFor(instance).ContentClaimName(0)
 }
 
 // IncludesConfig reports whether runs back up the configuration (default true).
@@ -280,12 +270,12 @@ func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec 
 			Tolerations:                  tolerations,
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsNonRoot: ptr.To(true),
-				RunAsUser:    ptr.To[int64](agentUID),
-				RunAsGroup:   ptr.To[int64](agentUID),
+				RunAsUser:    ptr.To[int64](layout.UID),
+				RunAsGroup:   ptr.To[int64](layout.UID),
 				// A fresh destination PVC is root's; the group makes it writable.
 				// OnRootMismatch skips the recursive chown of volumes (the content)
 				// that already belong to it.
-				FSGroup:             ptr.To[int64](agentUID),
+				FSGroup:             ptr.To[int64](layout.UID),
 				FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
 				SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
@@ -305,7 +295,7 @@ func configSources(instance string, in Inputs) []corev1.VolumeProjection {
 		return nil
 	}
 	sources := []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
-		LocalObjectReference: corev1.LocalObjectReference{Name: nginx.NamesFor(instance).ConfigSecretName(in.Instance.Status.ConfigHash)},
+		LocalObjectReference: corev1.LocalObjectReference{Name: layout.NamesFor(instance).ConfigSecretName(in.Instance.Status.ConfigHash)},
 	}}}
 	for _, cm := range in.Instance.Spec.Content.ConfigMaps {
 		keys := in.ConfigMapKeys[cm.Name]
@@ -434,23 +424,11 @@ func podZeroAffinity(instance string) *corev1.Affinity {
 	return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-				PodNameLabel: nginx.NamesFor(instance).StatefulSet + "-0",
+				PodNameLabel: layout.NamesFor(instance).PodName(0),
 			}},
 			TopologyKey: corev1.LabelHostname,
 		}},
 	}}
-}
-
-// restrictedContainer satisfies the restricted Pod Security Standard.
-func restrictedContainer() *corev1.SecurityContext {
-	return &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		ReadOnlyRootFilesystem:   ptr.To(true),
-		RunAsNonRoot:             ptr.To(true),
-		Privileged:               ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
 }
 
 // agentContainer runs the agent with args: the backup Job's container and the
@@ -472,6 +450,6 @@ func agentContainer(name string, in Inputs, args []string, env []corev1.EnvVar, 
 		Resources:                resources,
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-		SecurityContext:          restrictedContainer(),
+		SecurityContext:          layout.RestrictedContainer(),
 	}
 }

@@ -4,12 +4,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 )
 
 // RestoreContainerName is the restore init container of an instance's pods;
 // the NginxOperator controller finds it by this name.
-const RestoreContainerName = nginx.RestoreContainerName
+const RestoreContainerName = layout.RestoreContainerName
 
 // Volume names of the restore init container; prefixed so they never collide
 // with the nginx pod's own volumes.

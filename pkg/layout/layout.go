@@ -1,0 +1,121 @@
+// Package layout is the shape of an nginx instance that every part of the
+// operator agrees on: the names of its children, its labels, the user nginx
+// runs as, the ports and paths inside its pods, and the restricted security
+// context of every container the operator builds. It is a leaf: the
+// NginxOperator controller (pkg/nginx), the monitor (pkg/monitor) and the
+// backup builders (pkg/backup/jobs) all import it and none of each other
+// for these facts.
+package layout
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+)
+
+// Label values of an instance's children and pods.
+const (
+	AppName   = "nginx"
+	Component = "server"
+)
+
+// UID is the unprivileged user of the official nginx image. nginx runs as it,
+// the content volume belongs to its group, and the backup agent runs as it
+// to read and restore that content as nginx does.
+const UID = 101
+
+// Names and paths inside an instance's pods.
+const (
+	// ContentVolume is the document root's volume, and the name of the
+	// StatefulSet's volumeClaimTemplate when the content is persistent.
+	ContentVolume    = "content"
+	ContentMountPath = "/usr/share/nginx/html"
+	ConfigMountPath  = "/etc/nginx/operator"
+	ConfigFile       = "nginx.conf"
+	TLSMountPath     = "/etc/nginx/tls"
+	// MetricsPortName is the exporter's container and Service port.
+	MetricsPortName = "metrics"
+	// HealthPortName is the port the kubelet probes.
+	HealthPortName = "health"
+	// RestoreContainerName is the init container that seeds the content
+	// from a backup; the controller finds it by this name.
+	RestoreContainerName = "restore"
+)
+
+// Names are the names of one instance's children. They are derived from the
+// instance's name only, so several instances in one namespace never collide
+// unless their names do. Admission keeps instance names from ending in
+// "-pods" (the headless Service's suffix), and no other kind's children end in
+// "-pods" or in "-config-" and a hex hash, so no two objects of the three kinds
+// in a namespace derive the same child name (see the property test in
+// pkg/validation).
+type Names struct {
+	StatefulSet, Service, HeadlessService, ServiceAccount, PodDisruptionBudget string
+	// ConfigSecretPrefix starts the name of every config Secret: one per
+	// rendered configuration, named by its hash (ConfigSecretName).
+	ConfigSecretPrefix string
+}
+
+// ConfigSecretName is the name of the Secret holding the configuration whose
+// hash (status.configHash) is hash.
+func (n Names) ConfigSecretName(hash string) string { return n.ConfigSecretPrefix + hash }
+
+// ContentClaimName is the persistent content claim of the instance's pod
+// ordinal, as the StatefulSet controller names it.
+func (n Names) ContentClaimName(ordinal int) string {
+	return ContentVolume + "-" + n.StatefulSet + "-" + strconv.Itoa(ordinal)
+}
+
+// PodName is the name of the instance's pod ordinal.
+func (n Names) PodName(ordinal int) string { return n.StatefulSet + "-" + strconv.Itoa(ordinal) }
+
+// NamesFor derives the children's names. 47 characters leave room for the
+// "-<ordinal>" of pod names and the controller-revision-hash label value;
+// admission keeps new names within it, older ones are shortened with a hash.
+func NamesFor(instance string) Names {
+	base := k8sutil.NameWithLimit(47, instance)
+	if base[0] >= '0' && base[0] <= '9' {
+		// Service names must start with a letter (DNS-1035).
+		base = k8sutil.NameWithLimit(47, "nginx", instance)
+	}
+	return Names{
+		StatefulSet:         base,
+		Service:             base,
+		HeadlessService:     base + "-pods",
+		ConfigSecretPrefix:  base + "-config-",
+		ServiceAccount:      base,
+		PodDisruptionBudget: base,
+	}
+}
+
+// Labels are the labels of the instance's children and pods.
+func Labels(instance string) map[string]string {
+	return k8sutil.Labels(AppName, instance, Component)
+}
+
+// Selector selects the instance's pods, and only them.
+func Selector(instance string) map[string]string {
+	return k8sutil.SelectorLabels(AppName, instance, Component)
+}
+
+// ContentMount is how the nginx container mounts persistent content; the
+// restore init container mounts the same volume at the same path, read-write.
+func ContentMount() corev1.VolumeMount {
+	return corev1.VolumeMount{Name: ContentVolume, MountPath: ContentMountPath}
+}
+
+// RestrictedContainer is the security context of every container the operator
+// builds: it satisfies the restricted Pod Security Standard.
+func RestrictedContainer() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+		Privileged:               ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
