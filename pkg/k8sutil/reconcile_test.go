@@ -61,7 +61,9 @@ func TestStatusReconcilerWritesTheStatusOnlyWhenItChangesAndClassifiesErrors(t *
 		{"an unchanged status costs no write", setPhase(corev1.NamespaceActive, nil), 0, reconcile.Result{}, func(err error) bool { return err == nil }},
 		{"a changed status is patched", setPhase(corev1.NamespaceTerminating, nil), 1, reconcile.Result{}, func(err error) bool { return err == nil }},
 		{"a spec error is terminal, and the status is still written", setPhase(corev1.NamespaceTerminating, k8sutil.InvalidSpec("InvalidConfig", "bad")), 1, reconcile.Result{},
-			func(err error) bool { return errors.Is(err, reconcile.TerminalError(nil)) && k8sutil.ReasonOf(err, "") == "InvalidConfig" }},
+			func(err error) bool {
+				return errors.Is(err, reconcile.TerminalError(nil)) && k8sutil.ReasonOf(err, "") == "InvalidConfig"
+			}},
 		{"a missing reference is looked at again later without an error", setPhase(corev1.NamespaceActive, k8sutil.MissingReference("SecretNotFound", "no")), 0,
 			reconcile.Result{RequeueAfter: k8sutil.ReferenceRetry}, func(err error) bool { return err == nil }},
 		{"another error is returned for a retry with backoff", setPhase(corev1.NamespaceActive, errors.New("timeout")), 0, reconcile.Result{},
@@ -90,7 +92,10 @@ func TestStatusReconcilerWritesTheStatusOnlyWhenItChangesAndClassifiesErrors(t *
 func TestStatusReconcilerForgetsDeletedObjectsAndSkipsTerminatingOnes(t *testing.T) {
 	ctx := context.Background()
 	called := 0
-	sync := func(context.Context, *corev1.Namespace) (reconcile.Result, error) { called++; return reconcile.Result{}, nil }
+	sync := func(context.Context, *corev1.Namespace) (reconcile.Result, error) {
+		called++
+		return reconcile.Result{}, nil
+	}
 	loop, _, forgotten := newLoop(t, sync)
 	if _, err := loop.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: "gone"}}); err != nil {
 		t.Fatal(err)
