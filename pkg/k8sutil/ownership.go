@@ -3,7 +3,8 @@ package k8sutil
 import (
 	"bytes"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -119,7 +120,7 @@ func ownershipDrift(tc managedfields.TypeConverter, body *unstructured.Unstructu
 func pathStrings(s *fieldpath.Set) []string {
 	var out []string
 	s.Leaves().Iterate(func(p fieldpath.Path) { out = append(out, p.String()) })
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -163,12 +164,7 @@ func (w *schemalessWalk) miss(p fieldpath.Path) {
 
 // fields checks each field of the map body; set is the recorded set at path.
 func (w *schemalessWalk) fields(body, live map[string]any, set *fieldpath.Set, path fieldpath.Path) {
-	keys := make([]string, 0, len(body))
-	for k := range body {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(body)) {
 		w.node(body[k], live[k], set, fieldpath.FieldNameElement(k), path)
 	}
 }

@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"maps"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -159,18 +160,17 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 	names := NamesFor(nginx.Name)
 	spec := nginx.Spec
 
-	labels := map[string]string{}
-	for k, v := range spec.Pod.Labels {
-		labels[k] = v
+	// The user's labels and annotations first: the operator's must win (its
+	// labels select the pods; its annotations roll them, and admission
+	// refuses user keys under nginx.operator.dev/).
+	labels := maps.Clone(spec.Pod.Labels)
+	if labels == nil {
+		labels = map[string]string{}
 	}
-	for k, v := range layout.Labels(nginx.Name) {
-		labels[k] = v
-	}
-	// The user's annotations first: the operator's, which roll the pods,
-	// must win (admission refuses user keys under nginx.operator.dev/).
-	annotations := map[string]string{}
-	for k, v := range spec.Pod.Annotations {
-		annotations[k] = v
+	maps.Copy(labels, layout.Labels(nginx.Name))
+	annotations := maps.Clone(spec.Pod.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
 	}
 	annotations[ConfigHashAnnotation] = in.ConfigHash
 	if spec.ForceRedeploy != "" {
