@@ -21,13 +21,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/backup/jobs"
@@ -47,11 +45,7 @@ const ControllerName = "nginxbackup"
 
 // Reconciler reconciles NginxBackup objects.
 type Reconciler struct {
-	Client    client.Client
-	APIReader client.Reader
-	Scheme    *runtime.Scheme
-	Recorder  recorder.EventRecorder
-	Applier   *k8sutil.Applier
+	k8sutil.Deps
 	// AgentImage runs the backup agent (--agent-image); NginxImage is the
 	// default nginx image, recorded for instances that name none.
 	AgentImage, NginxImage string
@@ -64,11 +58,7 @@ type Reconciler struct {
 // SetupWithManager registers the controller.
 func SetupWithManager(mgr ctrl.Manager, agentImage, nginxImage string) error {
 	r := &Reconciler{
-		Client:     mgr.GetClient(),
-		APIReader:  mgr.GetAPIReader(),
-		Scheme:     mgr.GetScheme(),
-		Recorder:   mgr.GetEventRecorder("nginx-operator"),
-		Applier:    &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
+		Deps:       k8sutil.NewDeps(mgr),
 		AgentImage: agentImage,
 		NginxImage: nginxImage,
 		Now:        time.Now,

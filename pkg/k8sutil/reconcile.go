@@ -9,9 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
@@ -161,4 +163,33 @@ func (a *Applier) ApplyOwned(ctx context.Context, rec recorder.EventRecorder, ow
 		rec.Eventf(owner, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
 	}
 	return outcome, nil
+}
+
+// Deps are what every controller reads and writes the API with.
+type Deps struct {
+	// Client reads from the cache (the custom resources and the children,
+	// selected by the managed-by label) and writes.
+	Client client.Client
+	// APIReader reads users' objects (Secrets, ConfigMaps, Services a spec
+	// names) directly: they are not in the operator's cache.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  recorder.EventRecorder
+	// Applier writes the children, reading them from the cache.
+	Applier *Applier
+}
+
+// EventSource is the name Events of the operator are reported by.
+const EventSource = "nginx-operator"
+
+// NewDeps are mgr's clients, scheme and Event recorder, with an Applier that
+// reads from the cache.
+func NewDeps(mgr manager.Manager) Deps {
+	return Deps{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorder(EventSource),
+		Applier:   &Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
+	}
 }

@@ -11,14 +11,12 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
@@ -50,14 +48,7 @@ const recreateRetry = 2 * time.Second
 
 // Reconciler reconciles NginxOperator objects.
 type Reconciler struct {
-	// Client reads from the cache (the instance and its children) and writes.
-	Client client.Client
-	// APIReader reads referenced Secrets and ConfigMaps directly: they are
-	// the users' objects and not in the operator's cache.
-	APIReader client.Reader
-	Scheme    *runtime.Scheme
-	Recorder  recorder.EventRecorder
-	Applier   *k8sutil.Applier
+	k8sutil.Deps
 	// Images are the operator's default nginx image and its exporter image.
 	Images Images
 }
@@ -73,14 +64,7 @@ type Images struct {
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
 func SetupWithManager(mgr ctrl.Manager, images Images) error {
-	r := &Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorder("nginx-operator"),
-		Applier:   &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
-		Images:    images,
-	}
+	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: images}
 	registerMetrics()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
