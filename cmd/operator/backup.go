@@ -9,19 +9,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
-	"time"
 
 	"github.com/nginx-operator/nginx-operator/pkg/backup/agent"
 	"github.com/nginx-operator/nginx-operator/pkg/backup/storage"
 	"github.com/nginx-operator/nginx-operator/pkg/version"
 )
-
-// defaultTerminationLog is where Kubernetes reads a container's termination
-// message from; the controller reads the result of a run there.
-const defaultTerminationLog = "/dev/termination-log"
 
 // agentFlags are the flags `backup` and `restore` share: where the artifacts
 // live and whose they are.
@@ -43,7 +36,7 @@ func (f *agentFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.prefix, "prefix", "", "key prefix under which artifacts are stored")
 	fs.StringVar(&f.namespace, "namespace", "", "namespace of the instance (required)")
 	fs.StringVar(&f.instance, "instance", "", "name of the NginxOperator instance (required)")
-	fs.StringVar(&f.terminationLog, "termination-log", defaultTerminationLog, `also write the result here ("" disables; skipped when not writable)`)
+	fs.StringVar(&f.terminationLog, "termination-log", agent.DefaultTerminationLog, `also write the result here ("" disables; skipped when not writable)`)
 }
 
 func (f *agentFlags) validate() error {
@@ -80,40 +73,6 @@ func (f *agentFlags) storage() (storage.Storage, error) {
 		return nil, errors.New("S3 credentials missing: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	}
 	return storage.NewS3(f.s3)
-}
-
-// restoredID returns the id recorded in target's marker ("" if none).
-func restoredID(target string) string {
-	b, err := os.ReadFile(filepath.Join(target, agent.RestoredMarker))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// markRestored records id in target's marker: written aside, synced and
-// renamed, so the marker names an id only once its content is in place.
-func markRestored(target, id string) error {
-	tmp, err := os.CreateTemp(target, agent.RestoredMarker+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(id + "\n"); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(target, agent.RestoredMarker))
 }
 
 func signalContext() (context.Context, context.CancelFunc) {
@@ -171,25 +130,16 @@ func backupCommand(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signalContext()
 	defer stop()
-	rec, err := agent.Backup(ctx, st, agent.Request{
+	res, err := agent.RunBackup(ctx, st, agent.Request{
 		Location: f.location(), OperatorVersion: operatorVersion, Image: image, Spec: spec,
 		ConfigDir: configDir, ContentDir: contentDir,
-	})
+	}, keepLast)
 	if err != nil {
 		fmt.Fprintf(stderr, "operator backup: %v\n", err)
 		return 1
 	}
-	res := agent.BackupResult{
-		ID: rec.ID, StartTime: rec.StartTime, CompletionTime: rec.CompletionTime,
-		SizeBytes: rec.SizeBytes, SHA256: rec.SHA256, Location: rec.Location,
-	}
-	if keepLast > 0 {
-		pruned, err := agent.Prune(ctx, st, f.location(), keepLast)
-		res.Pruned = pruned
-		if err != nil {
-			res.PruneError = err.Error()
-			fmt.Fprintf(stderr, "operator backup: warning: backup %s succeeded but retention failed: %v\n", rec.ID, err)
-		}
+	if res.PruneError != "" {
+		fmt.Fprintf(stderr, "operator backup: warning: backup %s succeeded but retention failed: %s\n", res.ID, res.PruneError)
 	}
 	return report(res, f.terminationLog, stdout, stderr)
 }
@@ -222,29 +172,14 @@ func restoreCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "operator restore: %v\n", err)
 		return 2
 	}
-	if once && restoredID(target) == id {
-		res := agent.RestoreResult{ID: id, Target: target, CompletionTime: time.Now().UTC(), Skipped: true}
-		return report(res, f.terminationLog, stdout, stderr)
-	}
-	st, err := f.storage()
+	ctx, stop := signalContext()
+	defer stop()
+	res, err := agent.RunRestore(ctx, f.storage, agent.RestoreRequest{Location: f.location(), ID: id, Target: target, Once: once})
 	if err != nil {
 		fmt.Fprintf(stderr, "operator restore: %v\n", err)
 		return 1
 	}
-	ctx, stop := signalContext()
-	defer stop()
-	if err := agent.Restore(ctx, st, f.location(), id, target); err != nil {
-		fmt.Fprintf(stderr, "operator restore: %v (the target was left as it was)\n", err)
-		return 1
-	}
-	if once {
-		if err := markRestored(target, id); err != nil {
-			// The content is restored; without the marker the next start restores again.
-			fmt.Fprintf(stderr, "operator restore: backup %s restored, but recording it failed: %v\n", id, err)
-			return 1
-		}
-	}
-	return report(agent.RestoreResult{ID: id, Target: target, CompletionTime: time.Now().UTC()}, f.terminationLog, stdout, stderr)
+	return report(res, f.terminationLog, stdout, stderr)
 }
 
 // parseAgentFlags parses args; ok is false when the command must exit with code.
@@ -262,28 +197,12 @@ func parseAgentFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code in
 	return 0, true
 }
 
-// report prints v as one JSON line and writes it to the termination log when
-// that path is writable (outside a pod it usually is not, and is skipped).
+// report prints v as one JSON line and writes it to the termination log (see
+// agent.WriteResult).
 func report(v any, terminationLog string, stdout, stderr io.Writer) int {
-	line, err := json.Marshal(v)
-	if err != nil {
+	if err := agent.WriteResult(stdout, terminationLog, v); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
-	}
-	line = append(line, '\n')
-	if _, err := stdout.Write(line); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	if terminationLog != "" {
-		flags := os.O_WRONLY | os.O_TRUNC
-		if terminationLog != defaultTerminationLog {
-			flags |= os.O_CREATE // the default exists in a pod; never create it outside one
-		}
-		if f, err := os.OpenFile(terminationLog, flags, 0o644); err == nil {
-			_, _ = f.Write(line)
-			_ = f.Close()
-		}
 	}
 	return 0
 }

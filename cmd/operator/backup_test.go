@@ -230,7 +230,7 @@ func roundTrip(t *testing.T, dest []string, stored func(prefix string) bool) {
 	if res := once(); res.Skipped {
 		t.Errorf("first restore --once of %s was skipped", results[1].ID)
 	}
-	if got := restoredID(target); got != results[1].ID {
+	if got := agent.RestoredID(target); got != results[1].ID {
 		t.Errorf("marker = %q, want %s", got, results[1].ID)
 	}
 	writeTree(t, target, map[string]string{"index.html": "edited since"})

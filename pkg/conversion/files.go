@@ -2,10 +2,10 @@ package conversion
 
 import (
 	"bytes"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/nginx-operator/nginx-operator/pkg/fsutil"
 )
 
 // certFiles are where the webhook server reads its certificate.
@@ -21,7 +21,7 @@ func (f certFiles) same(certPEM, keyPEM []byte) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(cert, certPEM) && bytes.Equal(key, keyPEM)
 }
 
-// write replaces both files, each atomically (write then rename), so the
+// write replaces both files, each atomically (fsutil.WriteFile), so the
 // watcher never reads a half-written file. It may briefly see a new key with
 // the old certificate; it then keeps serving the old pair until the second
 // file lands and the pair matches again.
@@ -29,26 +29,8 @@ func (f certFiles) write(certPEM, keyPEM []byte) error {
 	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(f.Dir, f.KeyName), keyPEM, 0o600); err != nil {
+	if err := fsutil.WriteFile(filepath.Join(f.Dir, f.KeyName), keyPEM, 0o600); err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(f.Dir, f.CertName), certPEM, 0o644)
-}
-
-func writeAtomic(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), perm)); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return fsutil.WriteFile(filepath.Join(f.Dir, f.CertName), certPEM, 0o644)
 }

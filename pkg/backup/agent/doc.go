@@ -2,7 +2,9 @@
 // subcommands: it archives an instance's configuration and content into an
 // artifact under <prefix>/<namespace>/<instance>/<id>/, uploads it to a
 // storage.Storage, restores it after verifying every checksum, and prunes old
-// artifacts.
+// artifacts. RunBackup and RunRestore are whole runs of those subcommands
+// (retention, the restore-once marker), and WriteResult reports a run's result
+// the way the controller reads it.
 //
 // An artifact is three objects, written in this order:
 //

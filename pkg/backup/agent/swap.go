@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/nginx-operator/nginx-operator/pkg/backup/storage"
+	"github.com/nginx-operator/nginx-operator/pkg/fsutil"
 )
 
 // swapChildren replaces the children of target with those of state/new.
@@ -64,7 +64,7 @@ func swapChildren(target, state string) error {
 		}
 		movedIn = append(movedIn, e.Name())
 	}
-	if err := storage.SyncDir(target); err != nil {
+	if err := fsutil.SyncDir(target); err != nil {
 		return err
 	}
 	return os.RemoveAll(state)

@@ -8,16 +8,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
+
+	"github.com/nginx-operator/nginx-operator/pkg/fsutil"
 )
 
 // tmpPrefix marks files still being written; List never shows them.
-const tmpPrefix = ".tmp-"
+const tmpPrefix = fsutil.TempPrefix
 
 // Local stores objects as files below a root directory (the `pvc`
-// destination). Writes go to a temporary file that is fsynced and renamed
-// into place, so a killed write never leaves a visible, truncated object.
+// destination). Writes go through fsutil.Write (a temporary file, fsynced and
+// renamed into place), so a killed write never leaves a visible, truncated
+// object.
 type Local struct {
 	root string
 }
@@ -40,54 +43,24 @@ func (l *Local) path(key string) (string, error) {
 	return filepath.Join(l.root, filepath.FromSlash(key)), nil
 }
 
-// Put implements Storage.
+// Put implements Storage. Objects are created with mode 0600.
 func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
 	dst, err := l.path(key)
 	if err != nil {
 		return 0, err
 	}
-	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return 0, err
 	}
-	tmp, err := os.CreateTemp(dir, tmpPrefix+"*")
-	if err != nil {
-		return 0, err
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	var n int64
+	err = fsutil.Write(dst, 0o600, func(w io.Writer) error {
+		var err error
+		if n, err = io.Copy(w, ctxReader{ctx, r}); err != nil {
+			return fmt.Errorf("write %s: %w", key, err)
 		}
-	}()
-	n, err := io.Copy(tmp, ctxReader{ctx, r})
-	if err != nil {
-		return n, fmt.Errorf("write %s: %w", key, err)
-	}
-	// fsync before rename: otherwise a crash can leave the new name pointing
-	// at a file whose data never reached the disk.
-	if err := tmp.Sync(); err != nil {
-		return n, err
-	}
-	if err := tmp.Close(); err != nil {
-		return n, err
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return n, err
-	}
-	done = true
-	return n, SyncDir(dir)
-}
-
-// SyncDir makes a rename in dir durable.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+		return nil
+	})
+	return n, err
 }
 
 // Get implements Storage.
@@ -130,7 +103,7 @@ func (l *Local) List(ctx context.Context, prefix string) ([]string, error) {
 		}
 		return nil
 	})
-	sort.Strings(keys)
+	slices.Sort(keys)
 	return keys, err
 }
 
