@@ -159,7 +159,7 @@ One-shot or scheduled backups of an instance's configuration and content to a Pe
 
 Steady state makes no writes to the API server; deleted or edited children are repaired; a bad reference degrades only the object that holds it.
 Every pod the operator creates passes the restricted Pod Security Standard.
-The operator exports ` + "`nginx_operator_*`" + ` metrics (reconciles, errors, durations, managed objects, backups, monitor targets) over authenticated HTTPS.
+The operator exports ` + "`nginx_operator_*`" + ` metrics (errors by reason, managed objects, backups, monitor targets) next to controller-runtime's reconcile counts and durations, over authenticated HTTPS.
 
 The legacy ` + "`v1alpha1`" + ` NginxOperator API (the original ` + "`port`" + `, ` + "`replicas`" + `, ` + "`forceRedeploy`" + ` schema) is deprecated; write ` + "`v1beta1`" + `.
 `

@@ -12,6 +12,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-jsonnet"
+	"github.com/prometheus/client_golang/prometheus"
+	// The controller package registers controller-runtime's controller
+	// metrics (controller_runtime_reconcile_total, ...) in ctrlmetrics.Registry.
+	_ "sigs.k8s.io/controller-runtime/pkg/controller"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -19,16 +24,12 @@ import (
 )
 
 // mixinExportedOperatorMetrics are the operator's own metric names the mixin
-// may use: what pkg/metrics exports (the histogram with its series suffixes).
-// A metric renamed in the mixin, or here, without the other fails
+// may use: what pkg/metrics and the controllers export. A metric renamed in
+// the mixin, or here, without the other fails
 // TestMixinExpressionsUseOnlyExportedOperatorMetrics.
 var mixinExportedOperatorMetrics = map[string]bool{
 	"nginx_operator_build_info":                            true,
-	"nginx_operator_reconciles_total":                      true,
 	"nginx_operator_reconcile_errors_total":                true,
-	"nginx_operator_reconcile_duration_seconds_bucket":     true,
-	"nginx_operator_reconcile_duration_seconds_sum":        true,
-	"nginx_operator_reconcile_duration_seconds_count":      true,
 	"nginx_operator_instance_available":                    true,
 	"nginx_operator_monitor_targets":                       true,
 	"nginx_operator_backup_last_success_timestamp_seconds": true,
@@ -37,6 +38,33 @@ var mixinExportedOperatorMetrics = map[string]bool{
 	"nginx_operator_backup_last_size_bytes":                true,
 	"nginx_operator_backup_failures_total":                 true,
 	"nginx_operator_backup_schedule_interval_seconds":      true,
+}
+
+// mixinControllerRuntimeMetrics are the controller_runtime_* metric
+// families the mixin may use (controller-runtime counts and times the
+// operator's reconciliations), and whether each is a histogram, whose
+// _bucket, _sum and _count series may be used too.
+// TestMixinControllerRuntimeMetricsAreServed checks controller-runtime
+// registers each of them.
+var mixinControllerRuntimeMetrics = map[string]bool{
+	"controller_runtime_reconcile_total":                 false,
+	"controller_runtime_reconcile_errors_total":          false,
+	"controller_runtime_terminal_reconcile_errors_total": false,
+	"controller_runtime_reconcile_time_seconds":          true,
+}
+
+// mixinControllerRuntimeFamily is the controller-runtime metric family that
+// the series name belongs to, if the mixin may use it.
+func mixinControllerRuntimeFamily(name string) (string, bool) {
+	if _, ok := mixinControllerRuntimeMetrics[name]; ok {
+		return name, true
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if family, cut := strings.CutSuffix(name, suffix); cut && mixinControllerRuntimeMetrics[family] {
+			return family, true
+		}
+	}
+	return "", false
 }
 
 const mixinRunbookBase = "https://github.com/nginx-operator/nginx-operator/blob/main/Documentation/monitoring.md#"
@@ -363,35 +391,38 @@ var (
 	mixinIdentifier    = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
 )
 
-// mixinOperatorMetrics lists the names in a PromQL expression that start
-// with nginx_operator_: string literals (label values, which may name
-// anything) are dropped first, and recorded series (level:metric:ops) start
-// with their level, so only raw operator metrics remain.
-func mixinOperatorMetrics(expr string) []string {
+// mixinCheckedMetrics lists the names in a PromQL expression that start
+// with nginx_operator_ or controller_runtime_: string literals (label values,
+// which may name anything) are dropped first, and recorded series
+// (level:metric:ops) start with their level, so only raw metrics remain.
+func mixinCheckedMetrics(expr string) []string {
 	var names []string
 	for _, id := range mixinIdentifier.FindAllString(mixinStringLiteral.ReplaceAllString(expr, `""`), -1) {
-		if strings.HasPrefix(id, "nginx_operator_") {
+		if strings.HasPrefix(id, "nginx_operator_") || strings.HasPrefix(id, "controller_runtime_") {
 			names = append(names, id)
 		}
 	}
 	return names
 }
 
-func TestMixinOperatorMetricsFindsMetricNamesOnly(t *testing.T) {
+func TestMixinCheckedMetricsFindsMetricNamesOnly(t *testing.T) {
 	tests := map[string]struct {
 		expr string
 		want []string
 	}{
 		"selector and histogram series": {
-			expr: `histogram_quantile(0.99, sum by (le) (rate(nginx_operator_reconcile_duration_seconds_bucket{job="x"}[5m]))) / nginx_operator_reconciles_total`,
-			want: []string{"nginx_operator_reconcile_duration_seconds_bucket", "nginx_operator_reconciles_total"},
+			expr: `histogram_quantile(0.99, sum by (le) (rate(controller_runtime_reconcile_time_seconds_bucket{job="x"}[5m]))) / nginx_operator_reconcile_errors_total`,
+			want: []string{"controller_runtime_reconcile_time_seconds_bucket", "nginx_operator_reconcile_errors_total"},
 		},
-		"a renamed metric is reported as written": {
-			expr: `rate(nginx_operator_reconcile_total[5m])`,
-			want: []string{"nginx_operator_reconcile_total"},
+		"a renamed or removed metric is reported as written": {
+			expr: `rate(nginx_operator_reconciles_total[5m]) / rate(controller_runtime_reconcile_count[5m])`,
+			want: []string{"nginx_operator_reconciles_total", "controller_runtime_reconcile_count"},
 		},
 		"label values and recorded series are not metrics": {
-			expr: `controller:nginx_operator_reconcile_errors:ratio_rate5m{name="nginx_operator_lease",job='nginx_operator_x'}`,
+			expr: `controller:nginx_operator_reconcile_errors:ratio_rate5m{name="nginx_operator_lease",job='controller_runtime_x'}`,
+		},
+		"other metrics are not checked": {
+			expr: `sum by (name) (workqueue_depth{job="x"}) and on () leader_election_master_status`,
 		},
 		"grafana label_values query": {
 			expr: `label_values(nginx_operator_instance_available{job="nginx-operator"}, namespace)`,
@@ -400,16 +431,17 @@ func TestMixinOperatorMetricsFindsMetricNamesOnly(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, mixinOperatorMetrics(tc.expr)); diff != "" {
-				t.Errorf("mixinOperatorMetrics(%s) (-want +got):\n%s", tc.expr, diff)
+			if diff := cmp.Diff(tc.want, mixinCheckedMetrics(tc.expr)); diff != "" {
+				t.Errorf("mixinCheckedMetrics(%s) (-want +got):\n%s", tc.expr, diff)
 			}
 		})
 	}
 }
 
 // TestMixinExpressionsUseOnlyExportedOperatorMetrics catches an alert, rule
-// or panel querying an operator metric that does not exist (a typo or a
-// rename in pkg/metrics): such an expression would silently match nothing.
+// or panel querying an operator or controller-runtime metric that does not
+// exist (a typo, a rename in pkg/metrics, or a metric the operator now leaves
+// to controller-runtime): such an expression would silently match nothing.
 func TestMixinExpressionsUseOnlyExportedOperatorMetrics(t *testing.T) {
 	alerts, rules := mixinAlertsAndRules(t)
 	exprs := map[string]string{}
@@ -434,9 +466,13 @@ func TestMixinExpressionsUseOnlyExportedOperatorMetrics(t *testing.T) {
 	}
 	used := map[string]bool{}
 	for where, expr := range exprs {
-		for _, m := range mixinOperatorMetrics(expr) {
+		for _, m := range mixinCheckedMetrics(expr) {
 			used[m] = true
-			if !mixinExportedOperatorMetrics[m] {
+			if strings.HasPrefix(m, "controller_runtime_") {
+				if _, ok := mixinControllerRuntimeFamily(m); !ok {
+					t.Errorf("%s uses %s, which is not a controller-runtime metric the mixin knows: %s", where, m, expr)
+				}
+			} else if !mixinExportedOperatorMetrics[m] {
 				t.Errorf("%s uses %s, which the operator does not export: %s", where, m, expr)
 			}
 		}
@@ -448,6 +484,35 @@ func TestMixinExpressionsUseOnlyExportedOperatorMetrics(t *testing.T) {
 			t.Errorf("%s is exported but no alert, rule or panel uses it", m)
 		}
 	}
+	// The reconcile counts, durations and error ratios come from
+	// controller-runtime.
+	for _, m := range []string{"controller_runtime_reconcile_total", "controller_runtime_reconcile_time_seconds_bucket"} {
+		if !used[m] {
+			t.Errorf("no alert, rule or panel uses %s", m)
+		}
+	}
+}
+
+// TestMixinControllerRuntimeMetricsAreServed checks that the controller-runtime
+// version the operator is built with registers every controller_runtime_*
+// family the mixin may use in the registry the operator serves. A family
+// vector has no series until a controller reconciles, so the test asks the
+// registry whether the name is taken: registering a metric of that name
+// fails exactly when it is.
+func TestMixinControllerRuntimeMetricsAreServed(t *testing.T) {
+	for _, family := range mixinKeys(mixinControllerRuntimeMetrics) {
+		probe := prometheus.NewCounter(prometheus.CounterOpts{Name: family, Help: "probe of mixin_test.go"})
+		if err := ctrlmetrics.Registry.Register(probe); err == nil {
+			ctrlmetrics.Registry.Unregister(probe)
+			t.Errorf("controller-runtime does not register %s", family)
+		}
+	}
+	// The probe tells a served name from one that is not.
+	probe := prometheus.NewCounter(prometheus.CounterOpts{Name: "controller_runtime_mixin_test_probe_total", Help: "probe of mixin_test.go"})
+	if err := ctrlmetrics.Registry.Register(probe); err != nil {
+		t.Fatalf("registering an unused name: %v", err)
+	}
+	ctrlmetrics.Registry.Unregister(probe)
 }
 
 func mixinKeys[V any](m map[string]V) []string {

@@ -1,13 +1,21 @@
 // Package metrics holds the operator's own Prometheus metrics. They are
 // registered in controller-runtime's registry, so one /metrics endpoint serves
 // them next to controller-runtime's and client-go's metrics.
+//
+// Reconciliations are counted and timed by controller-runtime itself, per
+// controller name (nginxoperator, nginxmonitor, nginxbackup):
+// controller_runtime_reconcile_total{controller,result} with result success,
+// error, requeue or requeue_after, controller_runtime_reconcile_time_seconds
+// {controller}, and controller_runtime_terminal_reconcile_errors_total
+// {controller} for errors wrapped in reconcile.TerminalError (which are also
+// result="error"). This package adds what controller-runtime cannot know: the
+// reason of each error (nginx_operator_reconcile_errors_total).
 package metrics
 
 import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -20,34 +28,16 @@ import (
 // endpoint serves.
 var Registry prometheus.Registerer = ctrlmetrics.Registry
 
-// Result labels of nginx_operator_reconciles_total.
-const (
-	ResultSuccess = "success"
-	ResultRequeue = "requeue"
-	ResultError   = "error"
-)
-
 var (
 	buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "nginx_operator_build_info",
 		Help: "Always 1; the labels describe the running operator build.",
 	}, []string{"version", "revision", "goversion"})
 
-	reconciles = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "nginx_operator_reconciles_total",
-		Help: "Reconciliations by controller and result (success, requeue, error).",
-	}, []string{"controller", "result"})
-
 	reconcileErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "nginx_operator_reconcile_errors_total",
-		Help: "Failed reconciliations by controller and reason.",
+		Help: "Failed reconciliations by controller and by the reason of the error the reconciler returned.",
 	}, []string{"controller", "reason"})
-
-	reconcileDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "nginx_operator_reconcile_duration_seconds",
-		Help:    "Time spent in one reconciliation, by controller.",
-		Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
-	}, []string{"controller"})
 )
 
 var registerOnce sync.Once
@@ -56,7 +46,7 @@ var registerOnce sync.Once
 // later calls do nothing, so tests may build several managers in one process.
 func Register() {
 	registerOnce.Do(func() {
-		Registry.MustRegister(buildInfo, reconciles, reconcileErrors, reconcileDuration)
+		Registry.MustRegister(buildInfo, reconcileErrors)
 		buildInfo.WithLabelValues(version.Version, version.RevisionString(), version.GoVersion).Set(1)
 	})
 }
@@ -68,7 +58,8 @@ type Reasoner interface {
 }
 
 // ReasonOf is the reason label for err: the Reason of the first error in its
-// chain that has one, otherwise "Unknown".
+// chain that has one, otherwise "Unknown". The chain includes errors wrapped
+// in reconcile.TerminalError and joined with errors.Join.
 func ReasonOf(err error) string {
 	var r Reasoner
 	if errors.As(err, &r) && r.Reason() != "" {
@@ -77,27 +68,16 @@ func ReasonOf(err error) string {
 	return "Unknown"
 }
 
-// ObserveReconcile records one reconciliation of controller.
-func ObserveReconcile(controller string, res reconcile.Result, err error, took time.Duration) {
-	reconcileDuration.WithLabelValues(controller).Observe(took.Seconds())
-	switch {
-	case err != nil:
-		reconciles.WithLabelValues(controller, ResultError).Inc()
-		reconcileErrors.WithLabelValues(controller, ReasonOf(err)).Inc()
-	case res.RequeueAfter > 0:
-		reconciles.WithLabelValues(controller, ResultRequeue).Inc()
-	default:
-		reconciles.WithLabelValues(controller, ResultSuccess).Inc()
-	}
-}
-
-// Instrument wraps a reconciler so every call is counted and timed under the
-// controller's name.
+// Instrument wraps the reconciler of controller (the name it is Named in
+// the builder, which controller-runtime labels its own metrics with) so every
+// error it returns is counted by reason. Counting and timing all
+// reconciliations is left to controller-runtime.
 func Instrument(controller string, r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		start := time.Now()
 		res, err := r.Reconcile(ctx, req)
-		ObserveReconcile(controller, res, err, time.Since(start))
+		if err != nil {
+			reconcileErrors.WithLabelValues(controller, ReasonOf(err)).Inc()
+		}
 		return res, err
 	})
 }

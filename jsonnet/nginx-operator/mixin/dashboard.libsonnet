@@ -1,7 +1,9 @@
 // The nginx-operator Grafana dashboard, built as plain JSON (schemaVersion
 // 39 panels) from the mixin's _config. Every panel and query uses the
 // templated datasource, so the dashboard works with any Prometheus.
-function(cfg)
+// reconcileDurationP99 is the mixin's query of the 99th percentile reconcile
+// duration by controller, shared with its recording rule.
+function(cfg, reconcileDurationP99)
   local datasource = { type: 'prometheus', uid: '${datasource}' };
   local ns = 'namespace=~"$namespace"';
 
@@ -110,13 +112,14 @@ function(cfg)
         row: row('Reconciliation'),
         panels: [
           timeseries('Reconciles by controller and result', 'ops', [
-            target('sum by (controller, result) (rate(nginx_operator_reconciles_total{%s}[%s]))' % [op, r], '{{controller}} {{result}}'),
-          ]),
+            target('sum by (controller, result) (rate(controller_runtime_reconcile_total{%s}[%s]))' % [op, r], '{{controller}} {{result}}'),
+          ], "Counted by controller-runtime. requeue_after: done for now, looks again later (e.g. waiting for a referenced object)."),
           timeseries('Reconcile errors by reason', 'ops', [
             target('sum by (controller, reason) (rate(nginx_operator_reconcile_errors_total{%s}[%s]))' % [op, r], '{{controller}} {{reason}}'),
-          ]),
+            target('sum by (controller) (rate(controller_runtime_terminal_reconcile_errors_total{%s}[%s]))' % [op, r], '{{controller}} terminal (not retried)'),
+          ], 'Terminal errors (a spec the operator refuses) are not retried until the object changes.'),
           timeseries('Reconcile duration p99', 's', [
-            target('histogram_quantile(0.99, sum by (controller, le) (rate(nginx_operator_reconcile_duration_seconds_bucket{%s}[%s])))' % [op, r], '{{controller}}'),
+            target(reconcileDurationP99, '{{controller}}'),
           ]),
         ],
       },

@@ -60,6 +60,16 @@
     },
   },
 
+  // controller-runtime's reconcile time histogram has classic buckets and
+  // native-histogram buckets. A Prometheus that ingests native histograms
+  // keeps only the native one unless told to keep the classic buckets too;
+  // the `or` reads whichever exists, the classic buckets first.
+  local reconcileDurationP99 = |||
+    histogram_quantile(0.99, sum by (controller, le) (rate(controller_runtime_reconcile_time_seconds_bucket{%(nginxOperatorSelector)s}[%(rateInterval)s])))
+      or
+    histogram_quantile(0.99, sum by (controller) (rate(controller_runtime_reconcile_time_seconds{%(nginxOperatorSelector)s}[%(rateInterval)s])))
+  ||| % cfg,
+
   prometheusAlerts+:: {
     groups+: [
       {
@@ -67,10 +77,13 @@
         rules: [
           alert(
             'NginxOperatorReconcileErrors',
+            // controller-runtime counts every reconciliation of the
+            // operator's controllers by result (success, error, requeue,
+            // requeue_after); terminal errors are result="error" too.
             |||
-              sum by (controller) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s,result="error"}[%(rateInterval)s]))
+              sum by (controller) (rate(controller_runtime_reconcile_total{%(nginxOperatorSelector)s,result="error"}[%(rateInterval)s]))
                 /
-              sum by (controller) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))
+              sum by (controller) (rate(controller_runtime_reconcile_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))
                 > %(reconcileErrorRatioThreshold)g
             ||| % cfg,
             cfg.reconcileErrorsFor,
@@ -169,25 +182,27 @@
       {
         name: 'nginx-operator.rules',
         rules: [
+          // The reconcile series come from controller-runtime; the
+          // recorded names keep the nginx_operator_ part so they cannot
+          // clash with another operator's rules on the same Prometheus.
           {
             record: 'controller_result:nginx_operator_reconciles:rate%(rateInterval)s' % cfg,
-            expr: 'sum by (controller, result) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))' % cfg,
+            expr: 'sum by (controller, result) (rate(controller_runtime_reconcile_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))' % cfg,
           },
           {
-            // A controller that has never failed has no result="error"
-            // series; the `or` records 0 for it instead of nothing.
+            // controller-runtime creates every result series at 0 when a
+            // controller starts, so a controller that never failed records
+            // 0, not nothing.
             record: 'controller:nginx_operator_reconcile_errors:ratio_rate%(rateInterval)s' % cfg,
             expr: |||
-              sum by (controller) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s,result="error"}[%(rateInterval)s]))
+              sum by (controller) (rate(controller_runtime_reconcile_total{%(nginxOperatorSelector)s,result="error"}[%(rateInterval)s]))
                 /
-              sum by (controller) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))
-              or
-              0 * sum by (controller) (rate(nginx_operator_reconciles_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))
+              sum by (controller) (rate(controller_runtime_reconcile_total{%(nginxOperatorSelector)s}[%(rateInterval)s]))
             ||| % cfg,
           },
           {
             record: 'controller:nginx_operator_reconcile_duration_seconds:p99_rate%(rateInterval)s' % cfg,
-            expr: 'histogram_quantile(0.99, sum by (controller, le) (rate(nginx_operator_reconcile_duration_seconds_bucket{%(nginxOperatorSelector)s}[%(rateInterval)s])))' % cfg,
+            expr: reconcileDurationP99,
           },
           {
             record: 'namespace:nginx_operator_instances:count',
@@ -218,6 +233,6 @@
   },
 
   grafanaDashboards+:: {
-    'nginx-operator.json': (import 'dashboard.libsonnet')(cfg),
+    'nginx-operator.json': (import 'dashboard.libsonnet')(cfg, reconcileDurationP99),
   },
 }
