@@ -28,8 +28,10 @@ generate: ## Regenerate deepcopy code, CRDs, RBAC, the API reference, bundle.yam
 	$(MAKE) --no-print-directory apidocs bundle
 
 .PHONY: apidocs
-apidocs: ## Generate Documentation/api.md from the Go API types.
-	@if [ -d hack/apidocs ]; then go run ./hack/apidocs -o Documentation/api.md; fi
+apidocs: ## Generate Documentation/api.md from the Go API types (crd-ref-docs, templates in hack/apidocs).
+	go tool crd-ref-docs --log-level=WARN --renderer=markdown --source-path=pkg/apis --max-depth=30 \
+		--config=hack/apidocs/config.yaml --templates-dir=hack/apidocs/templates \
+		--output-path=$(or $(APIDOCS_OUT),Documentation/api.md)
 
 .PHONY: bundle
 bundle: ## Build bundle.yaml from config/default and the OLM bundle in bundle/.

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,24 +21,9 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
-var cluster *framework.Cluster
+var env = framework.NewEnv(framework.Options{})
 
-func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
-}
-
-// setup installs the CRDs and gives the test a namespace of its own, the
-// admin's clients and, with operator, an in-process operator watching it.
-func setup(t *testing.T, operator bool) (context.Context, string, kubernetes.Interface, client.Client) {
-	t.Helper()
-	inprocess.InstallCRDs(t, cluster.Config)
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	if operator {
-		inprocess.Start(t, cluster.Config, inprocess.Options(ns), nil)
-	}
-	return context.Background(), ns, cs, inprocess.Client(t, cluster.Config)
-}
+func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
 func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
 	return framework.Condition(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, &v1beta1.NginxBackup{}, typ)
@@ -47,7 +31,7 @@ func condition(ctx context.Context, c client.Client, ns, name, typ string) *meta
 
 func TestOneShotBackupWaitsForItsReferencesThenCreatesItsJob(t *testing.T) {
 	t.Parallel()
-	ctx, ns, cs, c := setup(t, true)
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 
 	b := &v1beta1.NginxBackup{
 		ObjectMeta: metav1.ObjectMeta{Name: "once", Namespace: ns},
@@ -111,7 +95,7 @@ func TestOneShotBackupWaitsForItsReferencesThenCreatesItsJob(t *testing.T) {
 
 func TestScheduledBackupCreatesASuspendableCronJob(t *testing.T) {
 	t.Parallel()
-	ctx, ns, cs, c := setup(t, true)
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 
 	web := &v1beta1.NginxOperator{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
@@ -175,7 +159,7 @@ func TestScheduledBackupCreatesASuspendableCronJob(t *testing.T) {
 // nginx runs: the backup says so instead of leaving a run Pending forever.
 func TestContentOnReadWriteOncePodVolumesIsRefusedWithAReason(t *testing.T) {
 	t.Parallel()
-	ctx, ns, _, c := setup(t, true)
+	ctx, ns, _, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 
 	web := &v1beta1.NginxOperator{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
@@ -209,7 +193,8 @@ func TestContentOnReadWriteOncePodVolumesIsRefusedWithAReason(t *testing.T) {
 // their instance, with content ConfigMaps read by reference) writes nothing.
 func TestSteadyStateResyncOfBackupsMakesNoWrites(t *testing.T) {
 	t.Parallel()
-	ctx, ns, _, c := setup(t, false)
+	ctx, ns, _, c := inprocess.Setup(t, env)
+	cluster := env.Cluster(t)
 
 	site := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: ns}, Data: map[string]string{"index.html": "hi", "404.html": "no"}}
 	pvc := &corev1.PersistentVolumeClaim{

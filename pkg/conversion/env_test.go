@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -54,13 +52,8 @@ func adminClient(t *testing.T, cfg *rest.Config) client.Client {
 	return c
 }
 
-var (
-	installCRDOnce sync.Once
-	installCRDErr  error
-)
-
 // installCRD installs the CRDs that ship (config/crd/bases), once.
-func installCRD(t *testing.T) { inprocess.InstallCRDs(t, cluster.Config) }
+func installCRD(t *testing.T) { inprocess.InstallCRDs(t, env.Cluster(t).Config) }
 
 // operatorEnv is one in-process operator with the webhook set up.
 type operatorEnv struct {
@@ -101,7 +94,7 @@ func startOperator(t *testing.T, ns string, port int) *operatorEnv {
 		}
 	})
 	opts, _ = conversion.WithDefaults(opts)
-	return &operatorEnv{ns: ns, port: port, opts: opts, admin: adminClient(t, cluster.Config)}
+	return &operatorEnv{ns: ns, port: port, opts: opts, admin: adminClient(t, env.Cluster(t).Config)}
 }
 
 // newOperatorManager is the manager cmd/operator builds, with its webhook
@@ -109,7 +102,7 @@ func startOperator(t *testing.T, ns string, port int) *operatorEnv {
 func newOperatorManager(t *testing.T, ns string, port int) (manager.Manager, string) {
 	t.Helper()
 	certDir := t.TempDir()
-	mgr, err := operator.NewManager(cluster.Config, operator.Options{
+	mgr, err := operator.NewManager(env.Cluster(t).Config, operator.Options{
 		// The NginxOperator controller stays out of the test's namespace: these
 		// tests compare objects before and after conversions and must be the
 		// only writer of them.
@@ -130,7 +123,8 @@ func newOperatorManager(t *testing.T, ns string, port int) (manager.Manager, str
 }
 
 func newNamespace(t *testing.T) string {
-	return framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
+	ns, _ := env.Namespace(t)
+	return ns
 }
 
 func freePort(t *testing.T) int {
@@ -222,7 +216,7 @@ func (e *operatorEnv) assertSecondPassWritesNothing(t *testing.T) {
 	t.Helper()
 	crdBefore, secretBefore := e.crd(t).ResourceVersion, e.secret(t).ResourceVersion
 	counter := &inprocess.RequestCounter{}
-	cfg := rest.CopyConfig(cluster.Config)
+	cfg := rest.CopyConfig(env.Cluster(t).Config)
 	cfg.WrapTransport = counter.Wrap
 	if err := conversion.ReconcileOnce(context.Background(), adminClient(t, cfg), e.opts); err != nil {
 		t.Fatal(err)

@@ -80,7 +80,6 @@ var hostileReservedPorts = map[int]bool{v1beta1.HealthPort: true, v1beta1.StubSt
 // v1beta1 (a server-side dry-run create of the stored spec): otherwise the
 // v1alpha1 endpoint bypassed the v1beta1 schema and CEL rules.
 func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVersions(t *testing.T) {
-	needCluster(t)
 	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
 	installCRD(t)
 	e := startOperator(t, newNamespace(t), freePort(t))

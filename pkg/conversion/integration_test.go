@@ -32,7 +32,6 @@ spec:
 `
 
 func TestV1alpha1AndV1beta1ClientsShareOneObjectThroughTheWebhookWithoutLoss(t *testing.T) {
-	needCluster(t)
 	installCRD(t)
 	ctx := context.Background()
 	e := startOperator(t, newNamespace(t), freePort(t))
@@ -174,7 +173,7 @@ func TestV1alpha1AndV1beta1ClientsShareOneObjectThroughTheWebhookWithoutLoss(t *
 }
 
 func TestCertificateNearExpiryIsRotatedWhileTheApiserverKeepsConverting(t *testing.T) {
-	needCluster(t)
+	cluster := env.Cluster(t)
 	installCRD(t)
 	ctx := context.Background()
 	ns, port := newNamespace(t), freePort(t)
@@ -228,7 +227,7 @@ func TestCertificateNearExpiryIsRotatedWhileTheApiserverKeepsConverting(t *testi
 }
 
 func TestReplicasStartingTogetherAgreeOnOneCertificate(t *testing.T) {
-	needCluster(t)
+	cluster := env.Cluster(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 
@@ -281,7 +280,6 @@ func TestReplicasStartingTogetherAgreeOnOneCertificate(t *testing.T) {
 // The apiserver refuses a converted object with more than 256 KiB of
 // annotations; a large config still reads and writes back as v1alpha1.
 func TestAConfigBeyondTheAnnotationLimitReadsAndWritesBackAsV1alpha1(t *testing.T) {
-	needCluster(t)
 	installCRD(t)
 	ctx := context.Background()
 	e := startOperator(t, newNamespace(t), freePort(t))

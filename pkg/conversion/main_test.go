@@ -12,12 +12,9 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
-// cluster is the local control plane of the integration tests; nil when its
-// binaries are missing, in which case the unit tests still run.
-var (
-	cluster     *framework.Cluster
-	clusterSkip string
-)
+// env is the local control plane of the integration tests, started by the
+// first test that needs it.
+var env = framework.NewEnv(framework.Options{})
 
 // testLog collects everything the operator and the webhook log; a failing
 // integration test prints its part of it.
@@ -29,23 +26,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	logf.SetLogger(logging.ToLogr(kit, logging.Verbosity("debug")))
-
-	// Unlike framework.RunMain alone, missing binaries do not skip the unit
-	// tests of this package, which need no cluster.
-	for _, bin := range []string{framework.Etcd, framework.KubeAPIServer} {
-		if _, err := framework.BinPath(bin); err != nil && !framework.ToolsRequired() {
-			clusterSkip = err.Error() + " (set CI or NGINX_OPERATOR_REQUIRE_TOOLS to fail instead)"
-			os.Exit(m.Run())
-		}
-	}
-	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
-}
-
-func needCluster(t *testing.T) {
-	t.Helper()
-	if cluster == nil {
-		t.Skip("no local control plane: " + clusterSkip)
-	}
+	os.Exit(env.Main(m))
 }
 
 type syncBuffer struct {

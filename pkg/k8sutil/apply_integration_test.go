@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,18 +17,16 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
-var cluster *framework.Cluster
+var env = framework.NewEnv(framework.Options{})
 
-func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
-}
+func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
 // newApplier returns an Applier whose client and reader go straight to the
 // apiserver, counting every request.
 func newApplier(t *testing.T) (*k8sutil.Applier, *inprocess.RequestCounter) {
 	t.Helper()
 	counter := &inprocess.RequestCounter{}
-	cfg := rest.CopyConfig(cluster.Config)
+	cfg := rest.CopyConfig(env.Cluster(t).Config)
 	cfg.WrapTransport = counter.Wrap
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -54,8 +51,7 @@ func desiredService(ns string) *corev1.Service {
 
 func TestApplySecondApplyOfTheSameObjectSendsNoMutatingRequest(t *testing.T) {
 	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
+	ns, _ := env.Namespace(t)
 	applier, counter := newApplier(t)
 
 	outcome, err := applier.Apply(ctx, desiredService(ns))
@@ -74,8 +70,7 @@ func TestApplySecondApplyOfTheSameObjectSendsNoMutatingRequest(t *testing.T) {
 
 func TestApplyCorrectsDriftAndDroppedFields(t *testing.T) {
 	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
+	ns, cs := env.Namespace(t)
 	applier, _ := newApplier(t)
 
 	svc := desiredService(ns)
@@ -131,8 +126,7 @@ func TestApplyCorrectsDriftAndDroppedFields(t *testing.T) {
 
 func TestApplyLeavesFieldsOwnedByOthersAlone(t *testing.T) {
 	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
+	ns, cs := env.Namespace(t)
 	applier, counter := newApplier(t)
 
 	cm := &corev1.ConfigMap{

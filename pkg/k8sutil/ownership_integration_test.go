@@ -149,7 +149,7 @@ func childConfigMap(ns string) *corev1.ConfigMap {
 func cachedApplier(t *testing.T, ns string) (*k8sutil.Applier, *inprocess.RequestCounter) {
 	t.Helper()
 	applier, counter := newApplier(t)
-	c, err := cache.New(cluster.Config, cacheOptions(applier, ns))
+	c, err := cache.New(env.Cluster(t).Config, cacheOptions(applier, ns))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,8 +191,7 @@ func waitCached(t *testing.T, r client.Reader, obj client.Object) {
 // applied object, applying it again sends nothing.
 func TestApplySecondApplyThroughTheOperatorsCacheSendsNoMutatingRequestForEveryKind(t *testing.T) {
 	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
+	ns, _ := env.Namespace(t)
 	applier, counter := cachedApplier(t, ns)
 	direct, _ := newApplier(t)
 
@@ -407,8 +406,7 @@ func TestApplyTakesBackFieldsAnotherManagerForceApplied(t *testing.T) {
 func testDriftIsRestored(t *testing.T, tc driftCase, mutate func(context.Context, client.Client, client.Object) error) {
 	t.Helper()
 	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
+	ns, _ := env.Namespace(t)
 	applier, counter := newApplier(t)
 	key := client.ObjectKeyFromObject(tc.build(ns))
 
@@ -467,6 +465,7 @@ func testDriftIsRestored(t *testing.T, tc driftCase, mutate func(context.Context
 // here served by the test framework's schemaless stand-in CRD.
 func TestApplyServiceMonitorWithoutSchemaKeepsSteadyStateAndRestoresDrift(t *testing.T) {
 	ctx := context.Background()
+	cluster := env.Cluster(t)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	objs, err := framework.DecodeYAML([]byte(framework.ServiceMonitorCRD))
 	if err != nil {

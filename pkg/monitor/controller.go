@@ -4,29 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
-	"time"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
@@ -36,15 +32,8 @@ import (
 // ControllerName labels the controller's metrics and logs.
 const ControllerName = "nginxmonitor"
 
-// missingReferenceRetry is how often a monitor waiting for a credentials
-// Secret looks again: user Secrets are read by reference, not watched.
-const missingReferenceRetry = 15 * time.Second
-
 // component of the generated Secret's labels.
 const component = "scrape-config"
-
-// ServiceMonitorGVK is prometheus-operator's ServiceMonitor.
-var ServiceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"}
 
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors,verbs=list;watch
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxmonitors/status,verbs=patch
@@ -56,15 +45,9 @@ var ServiceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", 
 
 // Reconciler reconciles NginxMonitor objects.
 type Reconciler struct {
-	// Client reads from the cache (monitors, instances, namespaces' metadata,
-	// the generated Secrets) and writes.
-	Client client.Client
-	// APIReader reads the credentials Secrets a monitor references: users'
-	// objects, not in the operator's cache.
-	APIReader client.Reader
-	Scheme    *runtime.Scheme
-	Recorder  recorder.EventRecorder
-	Applier   *k8sutil.Applier
+	// Deps: the cache holds monitors, instances, namespaces' metadata and
+	// the generated Secrets; credentials Secrets are read with APIReader.
+	k8sutil.Deps
 	// Mapper tells whether the monitoring.coreos.com API is served.
 	Mapper meta.RESTMapper
 	// ServiceMonitorApplier applies ServiceMonitors, reading the live object
@@ -82,11 +65,7 @@ func SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r := &Reconciler{
-		Client:                mgr.GetClient(),
-		APIReader:             mgr.GetAPIReader(),
-		Scheme:                mgr.GetScheme(),
-		Recorder:              mgr.GetEventRecorder("nginx-operator"),
-		Applier:               &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
+		Deps:                  k8sutil.NewDeps(mgr),
 		Mapper:                mgr.GetRESTMapper(),
 		ServiceMonitorApplier: &k8sutil.Applier{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme()},
 	}
@@ -100,7 +79,12 @@ func SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.monitorsWithNamespaceSelector),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
-		Complete(metrics.Instrument(ControllerName, r))
+		Complete(metrics.Instrument(ControllerName, &k8sutil.StatusReconciler[*v1beta1.NginxMonitor]{
+			Client: r.Client,
+			New:    func() *v1beta1.NginxMonitor { return &v1beta1.NginxMonitor{} },
+			Forget: func(key types.NamespacedName) { forgetTargets(key.Namespace, key.Name) },
+			Sync:   r.sync,
+		}))
 }
 
 // instanceChanged passes what can change a selection or a scrape
@@ -133,7 +117,7 @@ func (r *Reconciler) monitorsFor(ctx context.Context, obj client.Object) []recon
 	for _, m := range list.Items {
 		ns := m.Spec.NamespaceSelector
 		relevant := ns.Any || ns.LabelSelector != nil ||
-			(len(ns.MatchNames) == 0 && m.Namespace == obj.GetNamespace()) || contains(ns.MatchNames, obj.GetNamespace())
+			(len(ns.MatchNames) == 0 && m.Namespace == obj.GetNamespace()) || slices.Contains(ns.MatchNames, obj.GetNamespace())
 		if relevant {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
 		}
@@ -158,36 +142,14 @@ func (r *Reconciler) monitorsWithNamespaceSelector(ctx context.Context, _ client
 	return out
 }
 
-// Reconcile selects the monitor's instances, writes its scrape configuration
-// Secret (and ServiceMonitor) and reports the selection in the status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var mon v1beta1.NginxMonitor
-	if err := r.Client.Get(ctx, req.NamespacedName, &mon); err != nil {
-		if apierrors.IsNotFound(err) {
-			forgetTargets(req.Namespace, req.Name)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !mon.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
+// sync selects the monitor's instances, writes its scrape configuration
+// Secret (and ServiceMonitor) and sets the status to the selection; the
+// shared loop (k8sutil.StatusReconciler) writes the status and classifies
+// the error.
+func (r *Reconciler) sync(ctx context.Context, mon *v1beta1.NginxMonitor) (ctrl.Result, error) {
 	before := mon.Status.DeepCopy()
 	mon.Status.ObservedGeneration = mon.Generation
-
-	result, err := r.reconcile(ctx, &mon, before)
-	if statusErr := r.writeStatus(ctx, &mon, before); statusErr != nil {
-		return ctrl.Result{}, errors.Join(err, statusErr)
-	}
-	var specErr *SpecError
-	var refErr *referenceError
-	switch {
-	case errors.As(err, &specErr):
-		// Nothing to retry until the spec changes.
-		return ctrl.Result{}, nil
-	case errors.As(err, &refErr):
-		return ctrl.Result{RequeueAfter: missingReferenceRetry}, nil
-	}
-	return result, err
+	return r.reconcile(ctx, mon, before)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus) (ctrl.Result, error) {
@@ -199,7 +161,7 @@ func (r *Reconciler) reconcile(ctx context.Context, mon *v1beta1.NginxMonitor, b
 		// The previous Secret, if any, is left as it was: an invalid edit never
 		// turns a working configuration into a broken one.
 		msg := err.Error()
-		if wasNot(before, v1beta1.ConditionAccepted, ReasonInvalidSpec) {
+		if !k8sutil.HadReason(before.Conditions, v1beta1.ConditionAccepted, ReasonInvalidSpec) {
 			r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonInvalidSpec, "Validate", "%s", msg)
 		}
 		setCondition(mon, v1beta1.ConditionAccepted, metav1.ConditionFalse, ReasonInvalidSpec, msg)
@@ -208,18 +170,19 @@ func (r *Reconciler) reconcile(ctx context.Context, mon *v1beta1.NginxMonitor, b
 	}
 	setCondition(mon, v1beta1.ConditionAccepted, metav1.ConditionTrue, ReasonSpecValid, "")
 
-	instances, err := r.selectInstances(ctx, mon, sel)
+	selection, err := r.selectInstances(ctx, mon, sel)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	instances := selection.All()
 	mon.Status.Instances = nil
 	enabled, targets := 0, 0
 	var disabled []string
 	for _, in := range instances {
 		mon.Status.Instances = append(mon.Status.Instances, v1beta1.InstanceReference{Namespace: in.Namespace, Name: in.Name})
-		if in.Spec.Metrics.Enabled {
+		if in.MetricsEnabled {
 			enabled++
-			targets += int(in.Status.Replicas)
+			targets += int(in.Replicas)
 		} else {
 			disabled = append(disabled, in.Namespace+"/"+in.Name)
 		}
@@ -229,9 +192,9 @@ func (r *Reconciler) reconcile(ctx context.Context, mon *v1beta1.NginxMonitor, b
 
 	creds, err := r.credentials(ctx, mon)
 	if err != nil {
-		var refErr *referenceError
+		var refErr *k8sutil.ReferenceError
 		if errors.As(err, &refErr) {
-			if wasNot(before, v1beta1.ConditionReady, ReasonSecretNotFound) {
+			if !k8sutil.HadReason(before.Conditions, v1beta1.ConditionReady, ReasonSecretNotFound) {
 				r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonSecretNotFound, "Resolve", "%v", err)
 			}
 			setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonSecretNotFound, err.Error())
@@ -239,24 +202,20 @@ func (r *Reconciler) reconcile(ctx context.Context, mon *v1beta1.NginxMonitor, b
 		return ctrl.Result{}, err
 	}
 
-	var built []Instance
-	for _, in := range instances {
-		built = append(built, Instance{Namespace: in.Namespace, Name: in.Name, Labels: in.Labels, MetricsEnabled: in.Spec.Metrics.Enabled})
-	}
-	data, err := Build(mon, built, creds, Options{})
+	data, err := Build(mon, selection, creds, Options{})
 	if err != nil {
 		setCondition(mon, v1beta1.ConditionAccepted, metav1.ConditionFalse, ReasonInvalidSpec, err.Error())
 		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonInvalidSpec, err.Error())
 		return ctrl.Result{}, err
 	}
 	secret := ScrapeConfigSecret(mon, data)
-	if err := r.apply(ctx, mon, secret); err != nil {
+	if _, err := r.Applier.ApplyOwned(ctx, r.Recorder, mon, secret); err != nil {
 		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
 		return ctrl.Result{}, err
 	}
 	mon.Status.ScrapeConfigSecret = secret.Name
 
-	if err := r.serviceMonitor(ctx, mon, before, built); err != nil {
+	if err := r.serviceMonitor(ctx, mon, before, selection); err != nil {
 		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
 		return ctrl.Result{}, err
 	}
@@ -264,13 +223,13 @@ func (r *Reconciler) reconcile(ctx context.Context, mon *v1beta1.NginxMonitor, b
 	switch {
 	case len(instances) == 0:
 		msg := "no NginxOperator matches spec.selector in " + describeNamespaces(mon)
-		if wasNot(before, v1beta1.ConditionReady, ReasonNoMatchingInstances) {
+		if !k8sutil.HadReason(before.Conditions, v1beta1.ConditionReady, ReasonNoMatchingInstances) {
 			r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonNoMatchingInstances, "Select", "%s", msg)
 		}
 		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonNoMatchingInstances, msg)
 	case enabled == 0:
 		msg := "no selected instance has spec.metrics.enabled: " + strings.Join(disabled, ", ")
-		if wasNot(before, v1beta1.ConditionReady, ReasonMetricsNotEnabled) {
+		if !k8sutil.HadReason(before.Conditions, v1beta1.ConditionReady, ReasonMetricsNotEnabled) {
 			r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonMetricsNotEnabled, "Select", "%s", msg)
 		}
 		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonMetricsNotEnabled, msg)
@@ -284,12 +243,6 @@ func (r *Reconciler) reconcile(ctx context.Context, mon *v1beta1.NginxMonitor, b
 	return ctrl.Result{}, nil
 }
 
-// wasNot is true when the previous status did not have condition typ with reason.
-func wasNot(before *v1beta1.NginxMonitorStatus, typ, reason string) bool {
-	c := meta.FindStatusCondition(before.Conditions, typ)
-	return c == nil || c.Reason != reason
-}
-
 func selectorOf(mon *v1beta1.NginxMonitor) (labels.Selector, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&mon.Spec.Selector)
 	if err != nil {
@@ -298,13 +251,13 @@ func selectorOf(mon *v1beta1.NginxMonitor) (labels.Selector, error) {
 	return sel, nil
 }
 
-// selectInstances lists the NginxOperator objects of the selected namespaces
-// whose labels match, sorted by namespace and name. Instances being deleted
-// are left out.
-func (r *Reconciler) selectInstances(ctx context.Context, mon *v1beta1.NginxMonitor, sel labels.Selector) ([]v1beta1.NginxOperator, error) {
+// selectInstances is the monitor's selection: the NginxOperator objects of
+// the selected namespaces whose labels match. Instances being deleted are
+// left out.
+func (r *Reconciler) selectInstances(ctx context.Context, mon *v1beta1.NginxMonitor, sel labels.Selector) (Selection, error) {
 	inNamespace, err := r.namespaceFilter(ctx, mon)
 	if err != nil {
-		return nil, err
+		return Selection{}, err
 	}
 	var list v1beta1.NginxOperatorList
 	opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}}
@@ -313,21 +266,15 @@ func (r *Reconciler) selectInstances(ctx context.Context, mon *v1beta1.NginxMoni
 		opts = append(opts, client.InNamespace(mon.Namespace))
 	}
 	if err := r.Client.List(ctx, &list, opts...); err != nil {
-		return nil, fmt.Errorf("listing NginxOperators: %w", err)
+		return Selection{}, fmt.Errorf("listing NginxOperators: %w", err)
 	}
-	var out []v1beta1.NginxOperator
-	for _, in := range list.Items {
-		if in.DeletionTimestamp.IsZero() && inNamespace(in.Namespace) {
-			out = append(out, in)
+	var out []Instance
+	for i := range list.Items {
+		if in := &list.Items[i]; in.DeletionTimestamp.IsZero() && inNamespace(in.Namespace) {
+			out = append(out, instanceOf(in))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out, nil
+	return NewSelection(out), nil
 }
 
 // namespaceFilter is the monitor's namespace selection as a predicate.
@@ -337,7 +284,7 @@ func (r *Reconciler) namespaceFilter(ctx context.Context, mon *v1beta1.NginxMoni
 	case ns.Any:
 		return func(string) bool { return true }, nil
 	case len(ns.MatchNames) > 0:
-		return func(n string) bool { return contains(ns.MatchNames, n) }, nil
+		return func(n string) bool { return slices.Contains(ns.MatchNames, n) }, nil
 	case ns.LabelSelector != nil:
 		sel, err := metav1.LabelSelectorAsSelector(ns.LabelSelector)
 		if err != nil {
@@ -387,14 +334,14 @@ func (r *Reconciler) credentials(ctx context.Context, mon *v1beta1.NginxMonitor)
 			if ref.Optional != nil && *ref.Optional {
 				return nil
 			}
-			return &referenceError{msg: fmt.Sprintf("%s: Secret %q not found in namespace %s", field, ref.Name, mon.Namespace)}
+			return k8sutil.MissingReference(ReasonSecretNotFound, "%s: Secret %q not found in namespace %s", field, ref.Name, mon.Namespace)
 		}
 		if err != nil {
 			return err
 		}
 		v, ok := s.Data[ref.Key]
 		if !ok && !(ref.Optional != nil && *ref.Optional) {
-			return &referenceError{msg: fmt.Sprintf("%s: Secret %q has no key %q", field, ref.Name, ref.Key)}
+			return k8sutil.MissingReference(ReasonSecretNotFound, "%s: Secret %q has no key %q", field, ref.Name, ref.Key)
 		}
 		*dst = string(v)
 		return nil
@@ -442,33 +389,14 @@ func ScrapeConfigSecret(mon *v1beta1.NginxMonitor, data []byte) *corev1.Secret {
 	}
 }
 
-// apply sets the owner and applies child, with an Event when it changed.
-func (r *Reconciler) apply(ctx context.Context, mon *v1beta1.NginxMonitor, child client.Object) error {
-	if err := k8sutil.SetOwner(mon, child, r.Scheme); err != nil {
-		return &applyError{err: err}
-	}
-	outcome, err := r.Applier.Apply(ctx, child)
-	if err != nil {
-		r.Recorder.Eventf(mon, child, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
-		return &applyError{err: err}
-	}
-	if outcome != k8sutil.Unchanged {
-		gvk, _ := apiutil.GVKForObject(child, r.Scheme)
-		r.Recorder.Eventf(mon, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
-	}
-	return nil
-}
-
 // serviceMonitor applies, for a monitor with serviceMonitor.enabled, a
 // ServiceMonitor owned by it when prometheus-operator's API is served.
 // Without the API the condition says so and nothing else changes. Disabling
 // the field deletes the ServiceMonitor the operator made.
-func (r *Reconciler) serviceMonitor(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus, instances []Instance) error {
+func (r *Reconciler) serviceMonitor(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus, selection Selection) error {
 	if !mon.Spec.ServiceMonitor.Enabled {
 		if prev := meta.FindStatusCondition(before.Conditions, ConditionServiceMonitor); prev != nil && prev.Reason == ReasonServiceMonitorApplied {
-			sm := &ServiceMonitor{ObjectMeta: metav1.ObjectMeta{Namespace: mon.Namespace, Name: mon.Name}}
-			sm.SetGroupVersionKind(ServiceMonitorGVK)
-			if err := r.Client.Delete(ctx, sm); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+			if err := r.deleteServiceMonitor(ctx, mon); err != nil {
 				return err
 			}
 		}
@@ -483,32 +411,34 @@ func (r *Reconciler) serviceMonitor(ctx context.Context, mon *v1beta1.NginxMonit
 		}
 		return err
 	}
-	sm := BuildServiceMonitor(mon, instances)
-	if err := k8sutil.SetOwner(mon, sm, r.Scheme); err != nil {
-		return &applyError{err: err}
-	}
-	outcome, err := r.ServiceMonitorApplier.Apply(ctx, sm)
+	sm := BuildServiceMonitor(mon, selection)
+	obj, err := serviceMonitorApplyObject(sm)
 	if err != nil {
-		r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "ServiceMonitor: %v", err)
-		return &applyError{err: err}
+		return &k8sutil.ApplyError{Err: err}
 	}
-	if outcome != k8sutil.Unchanged {
-		r.Recorder.Eventf(mon, nil, corev1.EventTypeNormal, string(outcome), "Apply", "%s ServiceMonitor %s", outcome, sm.Name)
+	if _, err := r.ServiceMonitorApplier.ApplyOwned(ctx, r.Recorder, mon, obj); err != nil {
+		return err
 	}
 	setCondition(mon, ConditionServiceMonitor, metav1.ConditionTrue, ReasonServiceMonitorApplied, "ServiceMonitor "+sm.Name+" is current")
 	return nil
 }
 
-// writeStatus patches the status subresource only when it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus) error {
-	return k8sutil.PatchStatus(ctx, r.Client, mon, &v1beta1.NginxMonitor{ObjectMeta: mon.ObjectMeta, Status: *before})
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+// deleteServiceMonitor deletes the monitor's ServiceMonitor if the monitor
+// controls it: an object of that name made by someone else is left alone.
+func (r *Reconciler) deleteServiceMonitor(ctx context.Context, mon *v1beta1.NginxMonitor) error {
+	var sm monitoringv1.ServiceMonitor
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: mon.Namespace, Name: mon.Name}, &sm)
+	switch {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		return nil
+	case err != nil:
+		return err
+	case !metav1.IsControlledBy(&sm, mon):
+		return nil
 	}
-	return false
+	err = r.Client.Delete(ctx, &sm, client.Preconditions{UID: &sm.UID})
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil
+	}
+	return err
 }

@@ -86,7 +86,7 @@ func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *t
 			MetricRelabelings: []v1beta1.RelabelConfig{{SourceLabels: []string{"__name__"}, Regex: "nginx_connections_waiting", Action: "drop"}},
 		}},
 	}
-	generated, err := Build(mon, []Instance{{Namespace: "team-a", Name: "www", MetricsEnabled: true}}, Credentials{}, Options{})
+	generated, err := Build(mon, NewSelection([]Instance{{Namespace: "team-a", Name: "www", MetricsEnabled: true}}), Credentials{}, Options{})
 	must(t, err)
 	var scrapeConfigs []map[string]any
 	must(t, yaml.Unmarshal(generated, &scrapeConfigs))

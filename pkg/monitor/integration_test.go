@@ -23,21 +23,17 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
-var cluster *framework.Cluster
+var env = framework.NewEnv(framework.Options{})
 
-func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
-}
-
-func installCRDs(t testing.TB) { inprocess.InstallCRDs(t, cluster.Config) }
+func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
 // startOperator runs the operator's manager in-process, watching namespaces.
 func startOperator(t *testing.T, namespaces ...string) {
 	t.Helper()
-	inprocess.Start(t, cluster.Config, inprocess.Options(namespaces...), nil)
+	inprocess.Start(t, env.Cluster(t).Config, inprocess.Options(namespaces...), nil)
 }
 
-func adminClient(t testing.TB) client.Client { return inprocess.Client(t, cluster.Config) }
+func adminClient(t testing.TB) client.Client { return inprocess.Client(t, env.Cluster(t).Config) }
 
 func instance(ns, name string, labels map[string]string, metrics bool) *v1beta1.NginxOperator {
 	return &v1beta1.NginxOperator{
@@ -88,9 +84,7 @@ func scrapeConfigs(t *testing.T, c client.Client, ns, monitorName string) string
 
 func TestInvalidMonitorsAreRefusedAtAdmission(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
-	c := adminClient(t)
+	_, ns, _, c := inprocess.Setup(t, env)
 	for _, tc := range []struct {
 		name string
 		spec map[string]any
@@ -161,12 +155,7 @@ func TestInvalidMonitorsAreRefusedAtAdmission(t *testing.T) {
 
 func TestMonitorSelectingNothingReportsNoMatchingInstancesUntilItsSelectorIsFixed(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	startOperator(t, ns)
-	c := adminClient(t)
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 
 	for _, in := range []*v1beta1.NginxOperator{
 		instance(ns, "www", map[string]string{"team": "a"}, true),
@@ -275,12 +264,9 @@ func TestMonitorSelectingNothingReportsNoMatchingInstancesUntilItsSelectorIsFixe
 
 func TestNamespaceLabelSelectorFollowsNamespaceLabels(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	monNS, teamNS := framework.Namespace(t, cs), framework.Namespace(t, cs)
+	ctx, monNS, cs, c := inprocess.Setup(t, env)
+	teamNS := framework.Namespace(t, cs)
 	startOperator(t, monNS, teamNS)
-	c := adminClient(t)
 
 	if err := c.Create(ctx, instance(teamNS, "web", map[string]string{"scrape": "yes"}, true)); err != nil {
 		t.Fatal(err)
@@ -319,12 +305,7 @@ func TestNamespaceLabelSelectorFollowsNamespaceLabels(t *testing.T) {
 
 func TestInvalidMonitorDoesNotAffectAnother(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	startOperator(t, ns)
-	c := adminClient(t)
+	ctx, ns, _, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 
 	if err := c.Create(ctx, instance(ns, "web", nil, true)); err != nil {
 		t.Fatal(err)
@@ -388,7 +369,8 @@ func gauge(t *testing.T, name string, labels map[string]string) (float64, bool) 
 // which the parallel tests (that expect it absent) must not see. Go runs
 // every sequential test before the parallel ones.
 func TestServiceMonitorIsCreatedWhenPrometheusOperatorAPIIsServed(t *testing.T) {
-	installCRDs(t)
+	cluster := env.Cluster(t)
+	inprocess.InstallCRDs(t, cluster.Config)
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(cluster.Config)
 	objs, err := framework.DecodeYAML([]byte(framework.ServiceMonitorCRD))
@@ -465,11 +447,8 @@ func TestServiceMonitorIsCreatedWhenPrometheusOperatorAPIIsServed(t *testing.T) 
 // or its Secret.
 func TestReconcilingAnUnchangedMonitorSendsNoWrites(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
 	counter := &inprocess.RequestCounter{}
-	inprocess.Start(t, cluster.Config, inprocess.Options(ns), counter)
+	ctx, ns, _, _ := inprocess.Setup(t, env, inprocess.WithOperator(counter))
 	// Only the monitor's own writes: the NginxOperator controller runs too.
 	monitorWrites := func() []string {
 		var out []string
@@ -512,11 +491,7 @@ func TestReconcilingAnUnchangedMonitorSendsNoWrites(t *testing.T) {
 // the Secret exists the credentials are in the generated configuration.
 func TestMissingCredentialsSecretIsReportedThenPickedUp(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
-	startOperator(t, ns)
-	c := adminClient(t)
+	ctx, ns, _, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 	if err := c.Create(ctx, instance(ns, "web", nil, true)); err != nil {
 		t.Fatal(err)
 	}

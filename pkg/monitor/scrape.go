@@ -8,15 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/prometheus/common/model"
 	yaml "go.yaml.in/yaml/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 )
 
 // ScrapeConfigsKey is the key of the generated Secret that holds the list of
@@ -30,7 +30,7 @@ const ScrapeConfigsKey = "scrape-configs.yaml"
 const ScrapeConfigFileKey = "scrape-config-file.yaml"
 
 // MetricsPortName is the name of the exporter's port on the client Service.
-const MetricsPortName = "metrics"
+const MetricsPortName = layout.MetricsPortName
 
 // Defaults of the endpoint, the same as the CRD schema's, so objects created
 // without them (and unit tests) render the same.
@@ -46,16 +46,6 @@ const (
 	LabelInstance  = "instance"
 	LabelPod       = "pod"
 )
-
-// Instance is one selected NginxOperator, as the builder needs it.
-type Instance struct {
-	Namespace, Name string
-	// Labels of the NginxOperator object, the source of targetLabels.
-	Labels map[string]string
-	// MetricsEnabled: spec.metrics.enabled; only such instances have a
-	// metrics port to scrape.
-	MetricsEnabled bool
-}
 
 // Credentials are the resolved values of the endpoint's Secret references.
 type Credentials struct {
@@ -144,13 +134,10 @@ const (
 
 // SpecError is a spec the schema accepted but that cannot be turned into a
 // valid Prometheus configuration; condition Accepted=False, reason InvalidSpec.
-type SpecError struct{ msg string }
-
-func (e *SpecError) Error() string  { return e.msg }
-func (e *SpecError) Reason() string { return ReasonInvalidSpec }
+type SpecError = k8sutil.SpecError
 
 func specErrorf(format string, args ...any) error {
-	return &SpecError{msg: fmt.Sprintf(format, args...)}
+	return k8sutil.InvalidSpec(ReasonInvalidSpec, format, args...)
 }
 
 // reservedLabels are set by the operator's own rules; a targetLabel may not overwrite them.
@@ -220,24 +207,12 @@ func LabelName(key string) string {
 // that discovers, in the namespaces of the selected instances only, the
 // endpoints of their client Services' metrics port and nothing else. With no
 // instance exposing metrics the list is empty, never a job that discovers
-// everything. Output is deterministic: instances are sorted.
-func Build(mon *v1beta1.NginxMonitor, instances []Instance, creds Credentials, opts Options) ([]byte, error) {
+// everything. Output is deterministic: it follows the selection's order.
+func Build(mon *v1beta1.NginxMonitor, sel Selection, creds Credentials, opts Options) ([]byte, error) {
 	if err := Validate(&mon.Spec); err != nil {
 		return nil, err
 	}
-	var selected []Instance
-	for _, in := range instances {
-		if in.MetricsEnabled {
-			selected = append(selected, in)
-		}
-	}
-	sort.Slice(selected, func(i, j int) bool {
-		if selected[i].Namespace != selected[j].Namespace {
-			return selected[i].Namespace < selected[j].Namespace
-		}
-		return selected[i].Name < selected[j].Name
-	})
-	if len(selected) == 0 {
+	if len(sel.Scraped()) == 0 {
 		return []byte("[]\n"), nil
 	}
 
@@ -262,21 +237,15 @@ func Build(mon *v1beta1.NginxMonitor, instances []Instance, creds Credentials, o
 		sc.TLSConfig = &tlsConfig{CA: creds.CA, Cert: creds.Cert, Key: creds.Key, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
 	}
 
-	var namespaces []string
 	var keys []string
-	seenNS := map[string]bool{}
-	for _, in := range selected {
-		if !seenNS[in.Namespace] {
-			seenNS[in.Namespace] = true
-			namespaces = append(namespaces, in.Namespace)
-		}
-		keys = append(keys, regexp.QuoteMeta(in.Namespace+";"+nginx.NamesFor(in.Name).Service+";"+in.Name))
+	for _, in := range sel.Scraped() {
+		keys = append(keys, regexp.QuoteMeta(in.Namespace+";"+in.service()+";"+in.Name))
 	}
 	// The EndpointSlice (and Endpoints) controller copies a Service's labels
 	// onto its slices, so Prometheus need only watch the operator's nginx
 	// slices; the relabelling below is what selects exactly.
 	sc.KubernetesSDConfigs = []kubernetesSD{{
-		Role: role, KubeconfigFile: opts.KubeconfigFile, Namespaces: sdNamespaces{Names: namespaces},
+		Role: role, KubeconfigFile: opts.KubeconfigFile, Namespaces: sdNamespaces{Names: sel.Namespaces()},
 		Selectors: []sdSelectors{{Role: role, Label: k8sutil.LabelManagedBy + "=" + k8sutil.ManagedBy + "," + k8sutil.LabelName + "=nginx"}},
 	}}
 
@@ -302,22 +271,11 @@ func Build(mon *v1beta1.NginxMonitor, instances []Instance, creds Credentials, o
 		{SourceLabels: []string{svcLabel(k8sutil.LabelInstance)}, TargetLabel: LabelInstance, Action: "replace"},
 		{SourceLabels: []string{metaPodName}, TargetLabel: LabelPod, Action: "replace"},
 	}
-	// targetLabels: the values live on the NginxOperator objects, not on the
-	// Services, so each instance gets one rule per label it has.
-	for _, key := range mon.Spec.TargetLabels {
-		for _, in := range selected {
-			value, ok := in.Labels[key]
-			if !ok {
-				continue
-			}
-			rules = append(rules, relabelConfig{
-				SourceLabels: []string{metaNamespace, svcLabel(k8sutil.LabelInstance)},
-				Regex:        regexp.QuoteMeta(in.Namespace + ";" + in.Name),
-				TargetLabel:  LabelName(key),
-				Replacement:  ptr(strings.ReplaceAll(value, "$", "$$")),
-				Action:       "replace",
-			})
-		}
+	for _, t := range sel.targetLabelRules(mon.Spec.TargetLabels) {
+		rules = append(rules, relabelConfig{
+			SourceLabels: targetLabelSources(), Regex: t.Regex, TargetLabel: t.TargetLabel,
+			Replacement: ptr.To(t.Replacement), Action: "replace",
+		})
 	}
 	sc.RelabelConfigs = append(rules, convertRelabelings(ep.Relabelings)...)
 	sc.MetricRelabelConfigs = convertRelabelings(ep.MetricRelabelings)
@@ -362,5 +320,3 @@ func orDefault(v, def string) string {
 	}
 	return v
 }
-
-func ptr[T any](v T) *T { return &v }

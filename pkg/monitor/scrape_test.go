@@ -86,7 +86,7 @@ var goldens = map[string]goldenCase{
 func TestBuildMatchesGoldenFiles(t *testing.T) {
 	for name, tc := range goldens {
 		t.Run(name, func(t *testing.T) {
-			got, err := Build(&tc.monitor, tc.instances, tc.creds, Options{})
+			got, err := Build(&tc.monitor, NewSelection(tc.instances), tc.creds, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,9 +30,10 @@ func heapInUse() uint64 {
 //
 //	go test ./pkg/nginx -run '^$' -bench Converge200 -benchtime 1x
 func BenchmarkConverge200Instances(b *testing.B) {
-	installCRDs(b)
+	cfg := env.Cluster(b).Config
+	inprocess.InstallCRDs(b, cfg)
 	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
+	cs := kubernetes.NewForConfigOrDie(cfg)
 	c := adminClient(b)
 	const n = 200
 	for range b.N {

@@ -16,6 +16,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
 // errorCount is nginx_operator_reconcile_errors_total of this controller for reason.
@@ -91,12 +92,7 @@ func degradedWith(c client.Client, ns, name, reason, msg string) func(context.Co
 // user's own object is refused likewise, and that object is left alone.
 func TestInvalidSpecsAndTakenNamesApplyNothing(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	c := adminClient(t)
-	startOperator(t, ns, nil)
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 	invalidBefore := errorCount(t, nginx.ReasonInvalidConfig)
 
 	// The schema accepts duplicate location paths (a pairwise CEL rule
@@ -157,10 +153,7 @@ func TestInvalidSpecsAndTakenNamesApplyNothing(t *testing.T) {
 // instance names whose children would collide or be cut.
 func TestAdmissionRefusesReservedKeysAndCollidingNames(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
-	c := adminClient(t)
+	ctx, ns, _, c := inprocess.Setup(t, env)
 	hash := instance(ns, "hash")
 	hash.Spec.Pod.Annotations = map[string]string{nginx.ConfigHashAnnotation: "pinned"}
 	svcAnn := instance(ns, "svc")
@@ -186,12 +179,7 @@ func TestAdmissionRefusesReservedKeysAndCollidingNames(t *testing.T) {
 // with it: nginx reads certificates only at start.
 func TestRotatedTLSSecretRollsThePods(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	c := adminClient(t)
-	startOperator(t, ns, nil)
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{"tls.crt": []byte("cert-1"), "tls.key": []byte("key-1")}}
 	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,22 +24,19 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
-var cluster *framework.Cluster
+var env = framework.NewEnv(framework.Options{})
 
-func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
-}
-
-func installCRDs(t testing.TB) { inprocess.InstallCRDs(t, cluster.Config) }
+func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
 // startOperator runs the operator in-process, watching only ns, until stop
 // or the end of the test; counter (may be nil) sees every request.
 func startOperator(t testing.TB, ns string, counter *inprocess.RequestCounter) (stop func()) {
-	return inprocess.Start(t, cluster.Config, inprocess.Options(ns), counter)
+	return inprocess.Start(t, env.Cluster(t).Config, inprocess.Options(ns), counter)
 }
 
-// reconcileCount is nginx_operator_reconciles_total of this controller, summed
-// over results, from the registry every in-process manager shares.
+// reconcileCount is controller-runtime's controller_runtime_reconcile_total
+// of this controller (Named nginx.ControllerName), summed over results, from
+// the registry every in-process manager shares.
 func reconcileCount(t *testing.T) float64 {
 	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
@@ -49,7 +45,7 @@ func reconcileCount(t *testing.T) float64 {
 	}
 	var sum float64
 	for _, f := range families {
-		if f.GetName() != "nginx_operator_reconciles_total" {
+		if f.GetName() != "controller_runtime_reconcile_total" {
 			continue
 		}
 		for _, m := range f.GetMetric() {
@@ -63,7 +59,7 @@ func reconcileCount(t *testing.T) float64 {
 	return sum
 }
 
-func adminClient(t testing.TB) client.Client { return inprocess.Client(t, cluster.Config) }
+func adminClient(t testing.TB) client.Client { return inprocess.Client(t, env.Cluster(t).Config) }
 
 func instance(ns, name string) *v1beta1.NginxOperator {
 	return &v1beta1.NginxOperator{
@@ -87,10 +83,7 @@ func reconciled(ctx context.Context, c client.Client, ns, name string) bool {
 
 func TestInvalidSpecsAreRefusedAtAdmissionNamingTheField(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
-	c := adminClient(t)
+	ctx, ns, _, c := inprocess.Setup(t, env)
 	for _, tc := range []struct {
 		name string
 		spec map[string]any
@@ -134,12 +127,7 @@ func TestInvalidSpecsAreRefusedAtAdmissionNamingTheField(t *testing.T) {
 
 func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	c := adminClient(t)
-	startOperator(t, ns, nil)
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 
 	web := instance(ns, "web")
 	web.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
@@ -217,10 +205,7 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 
 func TestSteadyStateResyncOfFiftyInstancesMakesNoWrites(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
-	c := adminClient(t)
+	ctx, ns, _, c := inprocess.Setup(t, env)
 	const n = 50
 	for i := range n {
 		if err := c.Create(ctx, instance(ns, fmt.Sprintf("web-%02d", i))); err != nil {
@@ -268,12 +253,7 @@ func condition(ctx context.Context, c client.Client, ns, name, typ string) *meta
 
 func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	ns := framework.Namespace(t, cs)
-	c := adminClient(t)
-	startOperator(t, ns, nil)
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 
 	// A configuration the schema accepts but nginx would refuse: Degraded, InvalidConfig.
 	dup := instance(ns, "dup")

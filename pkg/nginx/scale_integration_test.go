@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/scale"
 	"k8s.io/utils/ptr"
@@ -25,6 +24,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
 // nginxOperators is the resource an autoscaler's scaleTargetRef
@@ -35,12 +35,13 @@ var nginxOperators = schema.GroupResource{Group: v1beta1.GroupVersion.Group, Res
 // controller uses: it finds the resource and its Scale kind by discovery.
 func scaleClient(t *testing.T) scale.ScalesGetter {
 	t.Helper()
-	dc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
+	cfg := env.Cluster(t).Config
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	sc, err := scale.NewForConfig(cluster.Config, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(dc))
+	sc, err := scale.NewForConfig(cfg, mapper, dynamic.LegacyAPIPathResolverFunc, scale.NewDiscoveryScaleKindResolver(dc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +67,7 @@ func waitForStatefulSetReplicas(ctx context.Context, t *testing.T, c client.Clie
 // operator carries it to the StatefulSet.
 func TestAutoscalerScalesAnInstanceThroughItsScaleSubresource(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
-	c := adminClient(t)
-	startOperator(t, ns, nil)
+	ctx, ns, _, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 	scales := scaleClient(t).Scales(ns)
 
 	if err := c.Create(ctx, instance(ns, "web")); err != nil { // replicas: 2
@@ -136,11 +133,7 @@ func TestAutoscalerScalesAnInstanceThroughItsScaleSubresource(t *testing.T) {
 // documentation and TestInvalidConfigPausedAndUnownedReplicas.
 func TestScaleSubresourceOfAnInstanceWithoutReplicas(t *testing.T) {
 	t.Parallel()
-	installCRDs(t)
-	ctx := context.Background()
-	ns := framework.Namespace(t, kubernetes.NewForConfigOrDie(cluster.Config))
-	c := adminClient(t)
-	startOperator(t, ns, nil)
+	ctx, ns, _, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 	scales := scaleClient(t).Scales(ns)
 
 	free := instance(ns, "free")

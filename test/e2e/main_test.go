@@ -23,6 +23,16 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
+// env is the full local cluster of these tests, started by the first test
+// that needs it.
+var env = framework.NewEnv(framework.Options{
+	Nodes:      3,
+	AuditUsers: []string{framework.ServiceAccountUser(operatorNamespace, operatorServiceAccount)},
+	AfterTests: checkLeastPrivilege,
+})
+
+// cluster is env's cluster, set by install: tests that use it call install
+// (or withOperator) first.
 var cluster *framework.Cluster
 
 // The bundle's ServiceAccount, which every operator of these tests runs as.
@@ -31,13 +41,7 @@ const (
 	operatorServiceAccount = "nginx-operator"
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{
-		Nodes:      3,
-		AuditUsers: []string{framework.ServiceAccountUser(operatorNamespace, operatorServiceAccount)},
-		AfterTests: checkLeastPrivilege,
-	}, &cluster))
-}
+func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
 var (
 	installOnce sync.Once
@@ -46,10 +50,14 @@ var (
 
 // install creates bundle.yaml (CRDs, namespace, RBAC, the operator's
 // Deployment, which kwok "runs" without a process) exactly as a user would,
-// once per test binary; every test that needs it calls it.
+// once per test binary, and sets cluster; every test that needs it calls it.
 func install(t *testing.T) {
 	t.Helper()
-	installOnce.Do(func() { installErr = installBundle() })
+	c := env.Cluster(t)
+	installOnce.Do(func() {
+		cluster = c
+		installErr = installBundle()
+	})
 	if installErr != nil {
 		t.Fatal(installErr)
 	}
@@ -97,8 +105,8 @@ func kubectlWithInput(ctx context.Context, stdin string, args ...string) (string
 
 // newNamespace is framework.Namespace with the admin clientset.
 func newNamespace(t *testing.T) (string, kubernetes.Interface) {
-	cs := kubernetes.NewForConfigOrDie(cluster.Config)
-	return framework.Namespace(t, cs), cs
+	t.Helper()
+	return env.Namespace(t)
 }
 
 // withOperator is how most tests start: the bundle installed, a namespace of

@@ -41,7 +41,8 @@ type Options struct {
 	// of every request these users make, at the Metadata level.
 	AuditUsers []string
 	// AfterTests, when set, runs after every test of a package passed (see
-	// RunMain), on the still running cluster; an error fails the package.
+	// Env.Main), on the still running cluster, if a test started it; an
+	// error fails the package.
 	AfterTests func(*Cluster) error
 }
 

@@ -2,10 +2,13 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,67 +20,140 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 )
 
-// RunMain starts one cluster for a test package, runs its tests and stops the
-// cluster. Tests share the cluster and isolate themselves with one namespace
-// each (see Namespace). The cluster's directory, with every component's log, is
-// kept and printed when a test failed, and removed otherwise.
+// Env is the local cluster of one test package, started by the first test
+// that asks for it, so a run of pure tests never pays for (or skips for want
+// of) a cluster. Tests share it and isolate themselves with one namespace each
+// (see Namespace).
 //
-// Use it from TestMain: os.Exit(framework.RunMain(m, framework.Options{Nodes: 3}, &cluster)).
-func RunMain(m *testing.M, opts Options, cluster **Cluster) int {
-	flag.Parse()
-	if fuzzing() {
-		// Fuzz targets are pure; every fuzz worker process would otherwise
-		// start a cluster of its own. Run them with -run '^$'.
-		return m.Run()
+// A package declares one and hands its TestMain to it:
+//
+//	var env = framework.NewEnv(framework.Options{Nodes: 3})
+//
+//	func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
+//
+// and a test that needs the cluster begins with env.Cluster(t) (or a helper
+// built on it, such as Namespace or inprocess.Setup).
+type Env struct {
+	opts Options
+
+	once    sync.Once
+	cluster *Cluster // nil until started, and when starting failed
+	dir     string   // the cluster's directory, once created
+	missing error    // a binary the cluster needs is not installed
+	failed  error    // the cluster did not start
+
+	stderr io.Writer // where Main reports; os.Stderr when nil
+}
+
+// NewEnv returns an Env that will start a cluster with opts (Options.Dir is
+// chosen by the Env) the first time a test asks for it.
+func NewEnv(opts Options) *Env {
+	return &Env{opts: opts}
+}
+
+// Cluster returns the package's cluster, starting it on the first call; calls
+// from parallel tests wait for that one start. When a binary it needs is
+// missing, the test is skipped with the command that installs it, or fails
+// with it when ToolsRequired. A cluster that did not start fails every test
+// that asks for it.
+func (e *Env) Cluster(t testing.TB) *Cluster {
+	t.Helper()
+	e.once.Do(e.start)
+	switch {
+	case e.missing != nil && ToolsRequired():
+		t.Fatal(e.missing)
+	case e.missing != nil:
+		t.Skipf("%v (set CI or NGINX_OPERATOR_REQUIRE_TOOLS to fail instead)", e.missing)
+	case e.failed != nil:
+		t.Fatal(e.failed)
 	}
-	for _, bin := range requiredBinaries(opts) {
+	return e.cluster
+}
+
+// Namespace creates a namespace for the test on the package's cluster (see
+// the function Namespace) and returns it with an admin clientset.
+func (e *Env) Namespace(t testing.TB) (string, kubernetes.Interface) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(e.Cluster(t).Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Namespace(t, cs), cs
+}
+
+func (e *Env) start() {
+	for _, bin := range requiredBinaries(e.opts) {
 		if _, err := BinPath(bin); err != nil {
-			if ToolsRequired() {
-				fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
-				return 1
-			}
-			fmt.Fprintf(os.Stderr, "SKIP: %v (set CI or NGINX_OPERATOR_REQUIRE_TOOLS to fail instead)\n", err)
-			return 0
+			e.missing = err
+			return
 		}
 	}
 	dir, err := os.MkdirTemp("", "nginx-operator-cluster-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		e.failed = err
+		return
 	}
+	e.dir = dir
+	opts := e.opts
 	opts.Dir = dir
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	c, err := Start(ctx, opts)
-	cancel()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the local cluster: %v\nlogs kept in %s\n", err, dir)
-		return 1
+		e.failed = fmt.Errorf("starting the local cluster: %w\nlogs kept in %s", err, dir)
+		return
 	}
-	*cluster = c
-	code := m.Run()
-	if code == 0 && opts.AfterTests != nil {
-		if err := opts.AfterTests(c); err != nil {
-			fmt.Fprintf(os.Stderr, "FAIL: after the tests: %v\n", err)
-			code = 1
+	e.cluster = c
+}
+
+// Main runs the package's tests and then, if one of them started the
+// cluster, runs Options.AfterTests on it when every test passed, and stops
+// it. The cluster's directory, with every component's log, is kept and
+// printed when something failed, and removed otherwise.
+//
+// Use it from TestMain: os.Exit(env.Main(m)).
+func (e *Env) Main(m *testing.M) int {
+	flag.Parse()
+	if fuzzWorker() {
+		// A fuzz worker process runs nothing but fuzz inputs, which are
+		// pure and never ask for the cluster: there is nothing to check,
+		// stop or keep.
+		return m.Run()
+	}
+	return e.finish(m.Run())
+}
+
+// finish is Main's end, once the tests ended with code.
+func (e *Env) finish(code int) int {
+	stderr := e.stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	// The tests are over: a cluster no test started stays unstarted.
+	e.once.Do(func() { e.failed = errors.New("the tests are over") })
+	if e.cluster != nil {
+		if code == 0 && e.opts.AfterTests != nil {
+			if err := e.opts.AfterTests(e.cluster); err != nil {
+				fmt.Fprintf(stderr, "FAIL: after the tests: %v\n", err)
+				code = 1
+			}
 		}
+		e.cluster.Stop()
 	}
-	c.Stop()
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "cluster logs kept in %s\n", dir)
-	} else {
-		os.RemoveAll(dir)
+	if e.dir != "" {
+		if code != 0 || e.failed != nil {
+			fmt.Fprintf(stderr, "cluster logs kept in %s\n", e.dir)
+		} else {
+			os.RemoveAll(e.dir)
+		}
 	}
 	return code
 }
 
-// fuzzing is true in a `go test -fuzz` run and in its worker processes.
-func fuzzing() bool {
-	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
-		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
-			return true
-		}
-	}
-	return false
+// fuzzWorker is true in the worker processes of a `go test -fuzz` run.
+func fuzzWorker() bool {
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 func requiredBinaries(opts Options) []string {

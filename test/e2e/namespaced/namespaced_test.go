@@ -28,11 +28,9 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
-var cluster *framework.Cluster
+var env = framework.NewEnv(framework.Options{})
 
-func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{}, &cluster))
-}
+func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
 func kubectl(ctx context.Context, t *testing.T, args ...string) string {
 	t.Helper()
@@ -40,7 +38,7 @@ func kubectl(ctx context.Context, t *testing.T, args ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig=" + cluster.Kubeconfig}, args...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig=" + env.Cluster(t).Kubeconfig}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -48,6 +46,7 @@ func kubectl(ctx context.Context, t *testing.T, args ...string) string {
 }
 
 func TestNamespacedOverlayInstallsAndWatchesOnlyItsNamespaces(t *testing.T) {
+	cluster := env.Cluster(t)
 	ctx := context.Background()
 	root, err := framework.RepoRoot()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -120,4 +121,38 @@ func InstallCRDs(t testing.TB, cfg *rest.Config) {
 	if crdsErr != nil {
 		t.Fatal(crdsErr)
 	}
+}
+
+// SetupOption adds to what Setup prepares.
+type SetupOption func(*setup)
+
+type setup struct {
+	operator bool
+	counter  *RequestCounter
+}
+
+// WithOperator makes Setup start the operator in-process (see Start),
+// watching only the test's namespace; counter, when not nil, sees every
+// request it sends.
+func WithOperator(counter *RequestCounter) SetupOption {
+	return func(s *setup) { s.operator, s.counter = true, counter }
+}
+
+// Setup is the start of an integration test: it starts env's cluster (or
+// skips the test, see framework.Env.Cluster), installs the CRDs, creates the
+// test's namespace and returns it with a context and the admin's clientset and
+// client (which knows the operator's kinds).
+func Setup(t testing.TB, env *framework.Env, opts ...SetupOption) (context.Context, string, kubernetes.Interface, client.Client) {
+	t.Helper()
+	var s setup
+	for _, o := range opts {
+		o(&s)
+	}
+	cfg := env.Cluster(t).Config
+	InstallCRDs(t, cfg)
+	ns, cs := env.Namespace(t)
+	if s.operator {
+		Start(t, cfg, Options(ns), s.counter)
+	}
+	return context.Background(), ns, cs, Client(t, cfg)
 }

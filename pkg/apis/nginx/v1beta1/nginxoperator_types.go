@@ -23,9 +23,10 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.content) || !(has(self.content.configMaps) && size(self.content.configMaps) > 0 && has(self.content.volumeClaimTemplate))",message="content.configMaps and content.volumeClaimTemplate cannot be combined: choose static content from ConfigMaps or persistent per-replica content"
 // +kubebuilder:validation:XValidation:rule="!has(self.restore) || (has(self.content) && has(self.content.volumeClaimTemplate))",message="restore needs content.volumeClaimTemplate: a backup is restored into the persistent content volume"
 type NginxOperatorSpec struct {
-	// Replicas is the number of nginx pods. Leave it unset to let something else own
-	// the replica count (for example a HorizontalPodAutoscaler through the scale
-	// subresource); the operator then never changes it.
+	// Replicas is the number of nginx pods; the scale subresource reads and
+	// writes it, so a HorizontalPodAutoscaler may target the NginxOperator when
+	// it is set. Leave it unset to let something else scale the StatefulSet
+	// directly; the operator then never changes the StatefulSet's replicas.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
