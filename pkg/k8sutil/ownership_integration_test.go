@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -489,12 +490,12 @@ func TestApplyServiceMonitorWithoutSchemaKeepsSteadyStateAndRestoresDrift(t *tes
 		t.Fatal("the ServiceMonitor API is not served")
 	}
 	ns := framework.Namespace(t, cs)
-	desired := func() *monitor.ServiceMonitor {
-		sm := &monitor.ServiceMonitor{
+	desired := func() *monitoringv1.ServiceMonitor {
+		sm := &monitoringv1.ServiceMonitor{
 			ObjectMeta: meta(ns, "team-a", "monitor"),
-			Spec: monitor.ServiceMonitorSpec{
+			Spec: monitoringv1.ServiceMonitorSpec{
 				Selector:  metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "nginx", "team": "a"}},
-				Endpoints: []monitor.SMEndpoint{{Port: "metrics", Path: "/metrics", HonorLabels: true}},
+				Endpoints: []monitoringv1.Endpoint{{Port: "metrics", Path: "/metrics", HonorLabels: true}},
 			},
 		}
 		sm.SetGroupVersionKind(monitor.ServiceMonitorGVK)

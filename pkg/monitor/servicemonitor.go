@@ -20,17 +20,6 @@ import (
 // ServiceMonitorGVK is prometheus-operator's ServiceMonitor.
 var ServiceMonitorGVK = monitoringv1.SchemeGroupVersion.WithKind(monitoringv1.ServiceMonitorsKind)
 
-// Names this package gave its own copies of prometheus-operator's types, kept
-// for callers outside it.
-//
-// Deprecated: use the types of
-// github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1.
-type (
-	ServiceMonitor     = monitoringv1.ServiceMonitor
-	ServiceMonitorSpec = monitoringv1.ServiceMonitorSpec
-	SMEndpoint         = monitoringv1.Endpoint
-)
-
 // AddServiceMonitorToScheme registers prometheus-operator's monitoring.coreos.com/v1
 // types, so the Applier can apply a ServiceMonitor like any other child.
 // Registering them needs no CRD: whether the API is served is asked of the

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	yaml "go.yaml.in/yaml/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -268,7 +269,7 @@ func TestServiceMonitorFollowsTheMonitorsSwitch(t *testing.T) {
 		}
 	}
 	exists := func(ctx context.Context) bool {
-		var sm monitor.ServiceMonitor
+		var sm monitoringv1.ServiceMonitor
 		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &sm) == nil && metav1.IsControlledBy(&sm, m)
 	}
 	if !framework.WaitFor(ctx, 60*time.Second, exists) {
@@ -282,7 +283,7 @@ func TestServiceMonitorFollowsTheMonitorsSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
-		var sm monitor.ServiceMonitor
+		var sm monitoringv1.ServiceMonitor
 		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &sm) != nil
 	}) {
 		t.Fatal("turning serviceMonitor.enabled off did not delete the ServiceMonitor")
