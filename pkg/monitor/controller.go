@@ -2,7 +2,6 @@ package monitor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -143,104 +142,75 @@ func (r *Reconciler) monitorsWithNamespaceSelector(ctx context.Context, _ client
 }
 
 // sync selects the monitor's instances, writes its scrape configuration
-// Secret (and ServiceMonitor) and sets the status to the selection; the
-// shared loop (k8sutil.StatusReconciler) writes the status and classifies
-// the error.
+// Secret (and ServiceMonitor) and sets the status from what it saw
+// (statusFor); the shared loop (k8sutil.StatusReconciler) writes the status
+// and classifies the error.
 func (r *Reconciler) sync(ctx context.Context, mon *v1beta1.NginxMonitor) (ctrl.Result, error) {
 	before := mon.Status.DeepCopy()
-	mon.Status.ObservedGeneration = mon.Generation
-	return r.reconcile(ctx, mon, before)
+	o := r.observe(ctx, mon, before)
+	statusFor(mon, o)
+	r.recordTransitions(mon, before)
+	if o.selection != nil {
+		setTargets(mon.Namespace, mon.Name, o.selection.Targets())
+	}
+	return ctrl.Result{}, o.err()
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus) (ctrl.Result, error) {
+// observe selects the instances and applies the Secret and the
+// ServiceMonitor, stopping at the first step that fails. An invalid spec
+// leaves the previous Secret as it was: an invalid edit never turns a
+// working configuration into a broken one.
+func (r *Reconciler) observe(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus) observation {
+	var o observation
 	sel, err := selectorOf(mon)
 	if err == nil {
 		err = Validate(&mon.Spec)
 	}
 	if err != nil {
-		// The previous Secret, if any, is left as it was: an invalid edit never
-		// turns a working configuration into a broken one.
-		msg := err.Error()
-		if !k8sutil.HadReason(before.Conditions, v1beta1.ConditionAccepted, ReasonInvalidSpec) {
-			r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonInvalidSpec, "Validate", "%s", msg)
-		}
-		setCondition(mon, v1beta1.ConditionAccepted, metav1.ConditionFalse, ReasonInvalidSpec, msg)
-		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonInvalidSpec, "the spec is not accepted: "+msg)
-		return ctrl.Result{}, err
+		o.invalid = err
+		return o
 	}
-	setCondition(mon, v1beta1.ConditionAccepted, metav1.ConditionTrue, ReasonSpecValid, "")
-
 	selection, err := r.selectInstances(ctx, mon, sel)
 	if err != nil {
-		return ctrl.Result{}, err
+		o.failed = err
+		return o
 	}
-	instances := selection.All()
-	mon.Status.Instances = nil
-	enabled, targets := 0, 0
-	var disabled []string
-	for _, in := range instances {
-		mon.Status.Instances = append(mon.Status.Instances, v1beta1.InstanceReference{Namespace: in.Namespace, Name: in.Name})
-		if in.MetricsEnabled {
-			enabled++
-			targets += int(in.Replicas)
-		} else {
-			disabled = append(disabled, in.Namespace+"/"+in.Name)
-		}
-	}
-	mon.Status.MatchedInstances = int32(len(instances))
-	setTargets(mon.Namespace, mon.Name, targets)
-
+	o.selection = &selection
 	creds, err := r.credentials(ctx, mon)
 	if err != nil {
-		var refErr *k8sutil.ReferenceError
-		if errors.As(err, &refErr) {
-			if !k8sutil.HadReason(before.Conditions, v1beta1.ConditionReady, ReasonSecretNotFound) {
-				r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonSecretNotFound, "Resolve", "%v", err)
-			}
-			setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonSecretNotFound, err.Error())
-		}
-		return ctrl.Result{}, err
+		o.failed = err
+		return o
 	}
-
 	data, err := Build(mon, selection, creds, Options{})
 	if err != nil {
-		setCondition(mon, v1beta1.ConditionAccepted, metav1.ConditionFalse, ReasonInvalidSpec, err.Error())
-		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonInvalidSpec, err.Error())
-		return ctrl.Result{}, err
+		o.invalid = err
+		return o
 	}
 	secret := ScrapeConfigSecret(mon, data)
 	if _, err := r.Applier.ApplyOwned(ctx, r.Recorder, mon, secret); err != nil {
-		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
-		return ctrl.Result{}, err
+		o.applyFailed = err
+		return o
 	}
-	mon.Status.ScrapeConfigSecret = secret.Name
+	o.secret = secret.Name
+	o.serviceMonitor, err = r.serviceMonitor(ctx, mon, before, selection)
+	if err != nil {
+		o.applyFailed = err
+	}
+	return o
+}
 
-	if err := r.serviceMonitor(ctx, mon, before, selection); err != nil {
-		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonApplyFailed, err.Error())
-		return ctrl.Result{}, err
+// recordTransitions sends an Event for each problem the status newly reports.
+func (r *Reconciler) recordTransitions(mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus) {
+	actions := map[string]string{ReasonInvalidSpec: "Validate", ReasonSecretNotFound: "Resolve", ReasonNoMatchingInstances: "Select", ReasonMetricsNotEnabled: "Select"}
+	for _, typ := range []string{v1beta1.ConditionAccepted, v1beta1.ConditionReady} {
+		c := meta.FindStatusCondition(mon.Status.Conditions, typ)
+		if c == nil || c.Status != metav1.ConditionFalse || k8sutil.HadReason(before.Conditions, typ, c.Reason) {
+			continue
+		}
+		if action, ok := actions[c.Reason]; ok && !(typ == v1beta1.ConditionReady && c.Reason == ReasonInvalidSpec) {
+			r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, c.Reason, action, "%s", c.Message)
+		}
 	}
-
-	switch {
-	case len(instances) == 0:
-		msg := "no NginxOperator matches spec.selector in " + describeNamespaces(mon)
-		if !k8sutil.HadReason(before.Conditions, v1beta1.ConditionReady, ReasonNoMatchingInstances) {
-			r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonNoMatchingInstances, "Select", "%s", msg)
-		}
-		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonNoMatchingInstances, msg)
-	case enabled == 0:
-		msg := "no selected instance has spec.metrics.enabled: " + strings.Join(disabled, ", ")
-		if !k8sutil.HadReason(before.Conditions, v1beta1.ConditionReady, ReasonMetricsNotEnabled) {
-			r.Recorder.Eventf(mon, nil, corev1.EventTypeWarning, ReasonMetricsNotEnabled, "Select", "%s", msg)
-		}
-		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionFalse, ReasonMetricsNotEnabled, msg)
-	default:
-		msg := fmt.Sprintf("%d instance(s) in %s", enabled, secret.Name)
-		if len(disabled) > 0 {
-			msg += "; without spec.metrics.enabled, not scraped: " + strings.Join(disabled, ", ")
-		}
-		setCondition(mon, v1beta1.ConditionReady, metav1.ConditionTrue, ReasonScrapeConfigGenerated, msg)
-	}
-	return ctrl.Result{}, nil
 }
 
 func selectorOf(mon *v1beta1.NginxMonitor) (labels.Selector, error) {
@@ -393,34 +363,29 @@ func ScrapeConfigSecret(mon *v1beta1.NginxMonitor, data []byte) *corev1.Secret {
 // ServiceMonitor owned by it when prometheus-operator's API is served.
 // Without the API the condition says so and nothing else changes. Disabling
 // the field deletes the ServiceMonitor the operator made.
-func (r *Reconciler) serviceMonitor(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus, selection Selection) error {
+func (r *Reconciler) serviceMonitor(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus, selection Selection) (serviceMonitorState, error) {
 	if !mon.Spec.ServiceMonitor.Enabled {
-		if prev := meta.FindStatusCondition(before.Conditions, ConditionServiceMonitor); prev != nil && prev.Reason == ReasonServiceMonitorApplied {
+		if k8sutil.HadReason(before.Conditions, ConditionServiceMonitor, ReasonServiceMonitorApplied) {
 			if err := r.deleteServiceMonitor(ctx, mon); err != nil {
-				return err
+				return serviceMonitorUnknown, err
 			}
 		}
-		meta.RemoveStatusCondition(&mon.Status.Conditions, ConditionServiceMonitor)
-		return nil
+		return serviceMonitorDisabled, nil
 	}
 	if _, err := r.Mapper.RESTMapping(ServiceMonitorGVK.GroupKind(), ServiceMonitorGVK.Version); err != nil {
 		if meta.IsNoMatchError(err) {
-			setCondition(mon, ConditionServiceMonitor, metav1.ConditionFalse, ReasonAPINotAvailable,
-				"the monitoring.coreos.com/v1 ServiceMonitor API is not served: install prometheus-operator, or use the scrape configuration Secret")
-			return nil
+			return serviceMonitorAPIMissing, nil
 		}
-		return err
+		return serviceMonitorUnknown, err
 	}
-	sm := BuildServiceMonitor(mon, selection)
-	obj, err := serviceMonitorApplyObject(sm)
+	obj, err := serviceMonitorApplyObject(BuildServiceMonitor(mon, selection))
 	if err != nil {
-		return &k8sutil.ApplyError{Err: err}
+		return serviceMonitorUnknown, &k8sutil.ApplyError{Err: err}
 	}
 	if _, err := r.ServiceMonitorApplier.ApplyOwned(ctx, r.Recorder, mon, obj); err != nil {
-		return err
+		return serviceMonitorUnknown, err
 	}
-	setCondition(mon, ConditionServiceMonitor, metav1.ConditionTrue, ReasonServiceMonitorApplied, "ServiceMonitor "+sm.Name+" is current")
-	return nil
+	return serviceMonitorApplied, nil
 }
 
 // deleteServiceMonitor deletes the monitor's ServiceMonitor if the monitor

@@ -106,3 +106,13 @@ func (s Selection) targetLabelRules(keys []string) []targetLabelRule {
 	}
 	return out
 }
+
+// Targets is how many endpoints Prometheus scrapes: the replicas of the
+// scraped instances.
+func (s Selection) Targets() int {
+	n := 0
+	for _, in := range s.scraped {
+		n += int(in.Replicas)
+	}
+	return n
+}
