@@ -60,6 +60,12 @@ func run(args []string, stderr io.Writer) int {
 	}
 	cfg.UserAgent = "nginx-operator/" + version.Version
 
+	cleanup, err := usePrivateWebhookCertDir(&opts)
+	if err != nil {
+		_ = level.Error(kit).Log("msg", "creating the webhook certificate directory", "err", err)
+		return 1
+	}
+	defer cleanup()
 	mgr, err := operator.NewManager(cfg, opts, logger)
 	if err != nil {
 		_ = level.Error(kit).Log("msg", "setting up the manager", "err", err)
@@ -89,4 +95,21 @@ func run(args []string, stderr io.Writer) int {
 	}
 	_ = level.Info(kit).Log("msg", "stopped")
 	return 0
+}
+
+// usePrivateWebhookCertDir points an unset --webhook-cert-dir of a webhook
+// that manages its own certificate at a new directory of this process's own,
+// and returns what removes it. controller-runtime's default is one fixed path
+// under the temp directory, which two operators (or two `make run`s) on one
+// machine would overwrite for each other.
+func usePrivateWebhookCertDir(opts *operator.Options) (cleanup func(), err error) {
+	if !opts.ConversionWebhook || opts.WebhookCertManagement == operator.CertManagementExternal || opts.WebhookCertDir != "" {
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "nginx-operator-webhook-")
+	if err != nil {
+		return nil, err
+	}
+	opts.WebhookCertDir = dir
+	return func() { os.RemoveAll(dir) }, nil
 }

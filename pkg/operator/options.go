@@ -81,7 +81,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet, version string) {
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the conversion webhook server")
-	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "directory for the webhook serving certificate (default: a temporary directory)")
+	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "directory for the webhook serving certificate (default: a new private temporary directory, removed on exit)")
 	fs.BoolVar(&o.ConversionWebhook, "conversion-webhook", true, "serve the v1alpha1<->v1beta1 conversion webhook and manage its certificate and the CRD's caBundle")
 	fs.StringVar(&o.WebhookCertManagement, "webhook-cert-management", CertManagementSelf,
 		"who provides the conversion webhook's certificate and the CRD's caBundle: "+CertManagementSelf+" (generate, rotate and inject them) or "+
