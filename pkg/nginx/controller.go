@@ -171,7 +171,7 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	if err != nil {
 		return nil, ctrl.Result{}, err
 	}
-	if rolledOut(live) {
+	if runsOnly(live, in.ConfigHash) {
 		if err := r.deleteOldConfigs(ctx, nginx, in.ConfigHash); err != nil {
 			return live, ctrl.Result{}, err
 		}
@@ -261,6 +261,14 @@ func (r *Reconciler) recreateStatefulSet(ctx context.Context, nginx *v1beta1.Ngi
 	r.Recorder.Eventf(nginx, live, corev1.EventTypeNormal, ReasonRecreating, "Recreate",
 		"content.volumeClaimTemplate changed, which a StatefulSet cannot: recreating StatefulSet %s; its pods keep running and existing claims keep their size and class", live.Name)
 	return nil
+}
+
+// runsOnly tells whether every replica of sts runs the configuration hash,
+// so the older configurations' Secrets may go. The cache may not have seen
+// the StatefulSet just applied: one still on an older template does not
+// count, however rolled out it is.
+func runsOnly(sts *appsv1.StatefulSet, hash string) bool {
+	return rolledOut(sts) && sts.Spec.Template.Annotations[ConfigHashAnnotation] == hash
 }
 
 // rolledOut is true when every replica of sts runs its current template.

@@ -67,3 +67,32 @@ func TestObserveComputesConditionsFromTheOutcomeAndTheStatefulSet(t *testing.T) 
 		})
 	}
 }
+
+// Old config Secrets are deleted only once the StatefulSet in the cache runs
+// the new configuration on every replica: a stale cached StatefulSet that is
+// fully rolled out on the old one must not free the Secret its pods use.
+func TestOldConfigsAreFreedOnlyWhenEveryReplicaRunsTheNewOne(t *testing.T) {
+	sts := func(hash string, updated int32, rolled bool) *appsv1.StatefulSet {
+		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](2)}}
+		s.Spec.Template.Annotations = map[string]string{ConfigHashAnnotation: hash}
+		s.Status = appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 2, ReadyReplicas: 2, UpdatedReplicas: updated, CurrentRevision: "a", UpdateRevision: "b"}
+		if rolled {
+			s.Status.CurrentRevision = "b"
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		sts  *appsv1.StatefulSet
+		want bool
+	}{
+		{"no StatefulSet", nil, false},
+		{"the cache still holds the old template, fully rolled out", sts("old", 2, true), false},
+		{"the new template, rolling", sts("new", 1, false), false},
+		{"the new template on every replica", sts("new", 2, true), true},
+	} {
+		if got := runsOnly(tc.sts, "new"); got != tc.want {
+			t.Errorf("%s: runsOnly = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
