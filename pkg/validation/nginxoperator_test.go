@@ -143,3 +143,14 @@ func TestNginxOperatorSchemaBoundsDisruptionBudgets(t *testing.T) {
 		t.Errorf("maxUnavailable 25%% refused: %v", errs)
 	}
 }
+
+// BenchmarkNginxOperator is the cost the controller pays per reconcile.
+func BenchmarkNginxOperator(b *testing.B) {
+	ctx := context.Background()
+	obj := valid()
+	for b.Loop() {
+		if errs := validation.NginxOperator(ctx, obj); len(errs) != 0 {
+			b.Fatal(errs)
+		}
+	}
+}
