@@ -54,6 +54,7 @@ kube-binaries: ## Build (once) etcd, kube-apiserver, controller-manager, schedul
 test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx, Prometheus, the nginx exporter, versitygw (S3).
 	@bash hack/install-test-deps.sh
 	@bash hack/install-prometheus.sh >/dev/null
+	@bash hack/install-prometheus-operator.sh >/dev/null
 	@bash hack/install-versitygw.sh >/dev/null
 
 .PHONY: test

@@ -1,6 +1,8 @@
 // A kube-prometheus style composition: the operator itself, a
 // ServiceMonitor that scrapes it, its monitoring mixin as a PrometheusRule, its dashboard as a ConfigMap for Grafana's
-// dashboard sidecar, and an NginxMonitor for a team's nginx instances.
+// dashboard sidecar, and an NginxMonitor for a team's nginx instances with
+// its ServiceMonitor (and the Role kube-prometheus's Prometheus needs to
+// discover them). It expects kube-prometheus's Prometheus, monitoring/prometheus-k8s.
 //
 // Render it with the jsonnet/ directory on the library path:
 //   go tool jsonnet -J jsonnet jsonnet/examples/monitoring-stack.jsonnet > stack.json
@@ -111,19 +113,58 @@ local metricsReaderBinding = {
   subjects: [{ kind: 'ServiceAccount', name: 'prometheus-k8s', namespace: 'monitoring' }],
 };
 
-// Scrapes every NginxOperator labelled team: a in team-a.
+// Scrapes every NginxOperator labelled team: a in team-a, through a
+// ServiceMonitor: kube-prometheus's Prometheus selects every ServiceMonitor
+// in every namespace, but loads no additionalScrapeConfigs (and would read
+// them from its own namespace, monitoring, not team-a). The ServiceMonitor's
+// targets get the job nginxmonitor/team-a/team-a, which the mixin's
+// nginxSelector (job=~"nginxmonitor/.+") selects.
+local teamNamespace = 'team-a';
 local teamMonitor = {
   apiVersion: 'nginx.operator.dev/v1beta1',
   kind: 'NginxMonitor',
-  metadata: { name: 'team-a', namespace: 'team-a' },
+  metadata: { name: 'team-a', namespace: teamNamespace },
   spec: {
     selector: { matchLabels: { team: 'a' } },
     endpoint: { interval: '30s', path: '/metrics' },
+    serviceMonitor: { enabled: true },
   },
 };
+
+// kube-prometheus grants its Prometheus service discovery only in the
+// namespaces it lists (default, kube-system, monitoring): this Role lets it
+// discover the team's nginx endpoints.
+local teamDiscoveryRole = {
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'Role',
+  metadata: { name: 'prometheus-k8s', namespace: teamNamespace },
+  rules: [
+    { apiGroups: [''], resources: ['services', 'endpoints', 'pods'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+  ],
+};
+
+local teamDiscoveryBinding = {
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'RoleBinding',
+  metadata: { name: 'prometheus-k8s', namespace: teamNamespace },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: teamDiscoveryRole.metadata.name },
+  subjects: [{ kind: 'ServiceAccount', name: 'prometheus-k8s', namespace: 'monitoring' }],
+};
+
+local teamNamespaceObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: teamNamespace } };
 
 {
   apiVersion: 'v1',
   kind: 'List',
-  items: nginxOperator.all + [operatorServiceMonitor, metricsReaderBinding, prometheusRule, dashboards, teamMonitor],
+  items: nginxOperator.all + [
+    operatorServiceMonitor,
+    metricsReaderBinding,
+    prometheusRule,
+    dashboards,
+    teamNamespaceObject,
+    teamDiscoveryRole,
+    teamDiscoveryBinding,
+    teamMonitor,
+  ],
 }

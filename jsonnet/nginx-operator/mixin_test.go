@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -649,5 +651,115 @@ func TestMixinMonitoringStackExampleComposesOperatorAndMixin(t *testing.T) {
 		if kinds[k] == 0 {
 			t.Errorf("example has no %s; it has %v", k, kinds)
 		}
+	}
+}
+
+// TestMixinMonitoringStackExampleScrapesTheTeamMonitor: the example's
+// Prometheus is kube-prometheus's (monitoring/prometheus-k8s), which loads
+// every ServiceMonitor but no additionalScrapeConfigs, and may discover
+// targets only in the namespaces it has a Role in. So each NginxMonitor of
+// the example must have its ServiceMonitor enabled, and the example must let
+// prometheus-k8s discover endpoints in the monitor's namespace. Its targets'
+// job (the monitor's scrape job name) must be one the mixin's nginxSelector
+// selects.
+func TestMixinMonitoringStackExampleScrapesTheTeamMonitor(t *testing.T) {
+	out, err := mixinVM().EvaluateFile(filepath.Join("..", "examples", "monitoring-stack.jsonnet"))
+	if err != nil {
+		t.Fatalf("rendering the example: %v", err)
+	}
+	type rule struct {
+		APIGroups []string `json:"apiGroups"`
+		Resources []string `json:"resources"`
+		Verbs     []string `json:"verbs"`
+	}
+	var list struct {
+		Items []struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+			Spec struct {
+				ServiceMonitor struct {
+					Enabled bool `json:"enabled"`
+				} `json:"serviceMonitor"`
+			} `json:"spec"`
+			Rules   []rule `json:"rules"`
+			RoleRef struct {
+				Kind string `json:"kind"`
+				Name string `json:"name"`
+			} `json:"roleRef"`
+			Subjects []struct {
+				Kind      string `json:"kind"`
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"subjects"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	var nginxSelector string
+	mixinEval(t, "(import 'nginx-operator/mixin/mixin.libsonnet')._config.nginxSelector", &nginxSelector)
+	m := regexp.MustCompile(`^job=~"(.*)"$`).FindStringSubmatch(nginxSelector)
+	if m == nil {
+		t.Fatalf("the mixin's nginxSelector %q is not a job regex", nginxSelector)
+	}
+	jobRegex := regexp.MustCompile("^(?:" + m[1] + ")$")
+
+	namespaces := map[string]bool{}
+	roles := map[string][]rule{} // namespace/name
+	bound := map[string]string{} // namespace -> Role bound to monitoring/prometheus-k8s
+	for _, o := range list.Items {
+		switch o.Kind {
+		case "Namespace":
+			namespaces[o.Metadata.Name] = true
+		case "Role":
+			roles[o.Metadata.Namespace+"/"+o.Metadata.Name] = o.Rules
+		case "RoleBinding":
+			for _, s := range o.Subjects {
+				if s.Kind == "ServiceAccount" && s.Namespace == "monitoring" && s.Name == "prometheus-k8s" && o.RoleRef.Kind == "Role" {
+					bound[o.Metadata.Namespace] = o.RoleRef.Name
+				}
+			}
+		}
+	}
+	grants := func(rules []rule, group, resource string) bool {
+		for _, r := range rules {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) &&
+				slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "watch") {
+				return true
+			}
+		}
+		return false
+	}
+	monitors := 0
+	for _, o := range list.Items {
+		if o.Kind != "NginxMonitor" {
+			continue
+		}
+		monitors++
+		ns, name := o.Metadata.Namespace, o.Metadata.Name
+		if !o.Spec.ServiceMonitor.Enabled {
+			t.Errorf("NginxMonitor %s/%s: serviceMonitor is not enabled, and kube-prometheus's Prometheus loads no other configuration", ns, name)
+		}
+		if !namespaces[ns] {
+			t.Errorf("NginxMonitor %s/%s: the example does not create its namespace", ns, name)
+		}
+		role, ok := bound[ns]
+		if !ok {
+			t.Errorf("NginxMonitor %s/%s: no RoleBinding in %s for monitoring/prometheus-k8s", ns, name, ns)
+		}
+		for _, gr := range [][2]string{{"discovery.k8s.io", "endpointslices"}, {"", "services"}, {"", "pods"}} {
+			if ok && !grants(roles[ns+"/"+role], gr[0], gr[1]) {
+				t.Errorf("Role %s/%s does not let prometheus-k8s list and watch %s", ns, role, gr[1])
+			}
+		}
+		if job := monitor.JobName(ns, name); !jobRegex.MatchString(job) {
+			t.Errorf("NginxMonitor %s/%s: its job %q is not selected by the mixin's %s", ns, name, job, nginxSelector)
+		}
+	}
+	if monitors == 0 {
+		t.Error("the example has no NginxMonitor")
 	}
 }

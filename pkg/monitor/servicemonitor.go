@@ -32,7 +32,16 @@ func AddServiceMonitorToScheme(s *runtime.Scheme) error {
 // the client Services of the selected instances that have metrics enabled,
 // in their namespaces, keeps exactly their metrics port and sets the same
 // labels. Credentials stay Secret references (prometheus-operator reads them).
-// With no instance it selects nothing (an impossible instance label value).
+//
+// Its targets get the job label of the scrape configuration,
+// JobName(namespace, name), not the Service's name that prometheus-operator
+// gives by default: the mixin selects nginx targets by that job, and two
+// monitors of one instance stay two jobs. prometheus-operator appends an
+// endpoint's relabelings after its own rules (the one setting job from
+// __meta_kubernetes_service_name among them), so a replace rule here has the
+// last word.
+//
+// With no instance it selects nothing: see matchNothing.
 func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1.ServiceMonitor {
 	var instNames, keys []string
 	for _, in := range sel.Scraped() {
@@ -43,11 +52,14 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 	slices.Sort(instNames)
 	instNames = slices.Compact(instNames)
 	namespaces := sel.Namespaces()
+	instances := []metav1.LabelSelectorRequirement{{Key: k8sutil.LabelInstance, Operator: metav1.LabelSelectorOpIn, Values: instNames}}
 	if len(instNames) == 0 {
-		// "-" is not a valid object name: no Service carries it.
-		instNames = []string{"-"}
+		instances = matchNothing(k8sutil.LabelInstance)
 		namespaces = []string{mon.Namespace}
-		keys = []string{"-"}
+		// The keep rule's source values are "<namespace>;<service>": one
+		// without ";" never matches. (An empty regex would be Prometheus'
+		// default, (.*), which keeps everything.)
+		keys = []string{"none"}
 	}
 	ep := mon.Spec.Endpoint
 	smep := monitoringv1.Endpoint{
@@ -64,6 +76,9 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 		{SourceLabels: labelNames(metaNamespace), TargetLabel: LabelNamespace, Action: "replace"},
 		{SourceLabels: labelNames(metaSvcLabel + LabelName(k8sutil.LabelInstance)), TargetLabel: LabelInstance, Action: "replace"},
 		{SourceLabels: labelNames(metaPodName), TargetLabel: LabelPod, Action: "replace"},
+		// The job of the scrape configuration Secret, replacing the
+		// Service name prometheus-operator sets before this rule.
+		{TargetLabel: "job", Replacement: ptr.To(JobName(mon.Namespace, mon.Name)), Action: "replace"},
 	}
 	for _, t := range sel.targetLabelRules(mon.Spec.TargetLabels) {
 		smep.RelabelConfigs = append(smep.RelabelConfigs, monitoringv1.RelabelConfig{
@@ -109,7 +124,7 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 				MatchLabels: map[string]string{
 					k8sutil.LabelManagedBy: k8sutil.ManagedBy, k8sutil.LabelName: layout.AppName, k8sutil.LabelComponent: layout.Component,
 				},
-				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: k8sutil.LabelInstance, Operator: metav1.LabelSelectorOpIn, Values: instNames}},
+				MatchExpressions: instances,
 			},
 			NamespaceSelector: monitoringv1.NamespaceSelector{MatchNames: namespaces},
 			Endpoints:         []monitoringv1.Endpoint{smep},
@@ -119,6 +134,27 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 		sm.Spec.SampleLimit = ptr.To(ep.SampleLimit)
 	}
 	return sm
+}
+
+// matchNothing is a label selector requirement list that no object matches
+// and that every consumer accepts: the label key both exists and does not.
+// Both operators take no values, so Kubernetes' selector validation (which
+// prometheus-operator runs on a ServiceMonitor's selector, refusing it as
+// InvalidConfiguration otherwise) and prometheus-operator's translation into
+// relabelings (keep when present, drop when present) and into a Kubernetes SD
+// role selector ("k,!k") all accept it. An In requirement cannot say
+// "nothing": it needs at least one value, and any valid value is a name an
+// object could carry.
+//
+// The ServiceMonitor of a monitor that selects nothing is still applied,
+// with this selector, rather than deleted: it then scrapes nothing, like the
+// empty scrape configuration list, and the instances selected later reuse
+// the same object.
+func matchNothing(key string) []metav1.LabelSelectorRequirement {
+	return []metav1.LabelSelectorRequirement{
+		{Key: key, Operator: metav1.LabelSelectorOpExists},
+		{Key: key, Operator: metav1.LabelSelectorOpDoesNotExist},
+	}
 }
 
 // serviceMonitorApplyObject is sm as the operator applies it. The typed

@@ -52,10 +52,6 @@ func TestServiceMonitorSelectsTheSameInstancesAsTheScrapeConfig(t *testing.T) {
 		t.Errorf("%d team target label rules, want 2", teams)
 	}
 
-	none := BuildServiceMonitor(m, Selection{})
-	if v := none.Spec.Selector.MatchExpressions[0].Values; len(v) != 1 || v[0] != "-" {
-		t.Errorf("selecting nothing: values %v, want an impossible name", v)
-	}
 }
 
 // TestServiceMonitorAppliesOnlyTheTLSFieldsTheMonitorSets: prometheus-operator's
