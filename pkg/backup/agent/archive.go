@@ -105,6 +105,10 @@ func addEntry(tw *tar.Writer, realRoot, p, name string, d fs.DirEntry) error {
 		}
 		hdr.Typeflag = tar.TypeSymlink
 		hdr.Linkname = target
+		// A restore cannot set a symlink's own mtime (os.Chtimes follows the
+		// link), so recording it would make a restored tree's archive differ
+		// from the original's by when the restore ran: links carry none.
+		hdr.ModTime = time.Unix(0, 0).UTC()
 	default:
 		return fmt.Errorf("refusing %s: unsupported file type %s", name, t)
 	}
