@@ -61,6 +61,10 @@ test-deps: kube-binaries ## Install what the tests run for real: Kubernetes bina
 test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane.
 	CI=$${CI:-} NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) ./...
 
+.PHONY: test-chaos
+test-chaos: test-deps ## Chaos tests (leader kills during churn, apiserver/etcd restarts, webhook outage): about 5 minutes, not part of make test.
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test -tags chaos -p 1 -timeout 30m -v ./test/chaos
+
 .PHONY: bench
 bench: test-deps ## Run the benchmarks (convergence time, API requests, heap) and print their figures.
 	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test -run '^$$' -bench . -benchtime 1x ./...
