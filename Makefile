@@ -61,13 +61,19 @@ test-deps: kube-binaries ## Install what the tests run for real: Kubernetes bina
 test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane.
 	CI=$${CI:-} NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) ./...
 
+# Instance counts of test/bench (make bench BENCH_N=100 for a quick run) and
+# where it writes performance.json and performance.svg.
+BENCH_N   ?= 100,1000,3000
+BENCH_OUT ?= Documentation
+
 .PHONY: test-chaos
 test-chaos: test-deps ## Chaos tests (leader kills during churn, apiserver/etcd restarts, webhook outage): about 5 minutes, not part of make test.
 	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test -tags chaos -p 1 -timeout 30m -v ./test/chaos
 
 .PHONY: bench
-bench: test-deps ## Run the benchmarks (convergence time, API requests, heap) and print their figures.
-	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test -run '^$$' -bench . -benchtime 1x ./...
+bench: test-deps ## Run the benchmarks (convergence vs a floor, API requests, CPU, RSS, heap); writes $(BENCH_OUT)/performance.{json,svg}.
+	BENCH_N=$(BENCH_N) BENCH_OUT=$(BENCH_OUT) NGINX_OPERATOR_REQUIRE_TOOLS=1 \
+		go test -p 1 -timeout 4h -run '^$$' -bench . -benchtime 1x ./...
 
 .PHONY: cluster-up
 cluster-up: kube-binaries ## Start the local cluster (etcd, apiserver, controller-manager, scheduler, kwok nodes).

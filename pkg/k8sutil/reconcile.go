@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -115,7 +117,9 @@ func (r *StatusReconciler[T]) Reconcile(ctx context.Context, req reconcile.Reque
 		return reconcile.Result{}, nil
 	}
 	original := obj.DeepCopyObject().(client.Object)
+	ctx, applied := withAppliedEvents(ctx)
 	result, err := r.Sync(ctx, obj)
+	applied.flush()
 	if statusErr := PatchStatus(ctx, r.Client, obj, original); statusErr != nil {
 		return reconcile.Result{}, errors.Join(err, statusErr)
 	}
@@ -146,9 +150,12 @@ func (e *ApplyError) Error() string  { return e.Err.Error() }
 func (e *ApplyError) Unwrap() error  { return e.Err }
 func (e *ApplyError) Reason() string { return ReasonApplyFailed }
 
-// ApplyOwned makes owner the controller of child, applies child, and records
-// an Event on owner when the child was created or changed (reason Created or
-// Updated) or could not be applied (ApplyFailed).
+// ApplyOwned makes owner the controller of child and applies child. A child
+// that could not be applied is reported at once in a Warning Event
+// (ApplyFailed) on owner. A child that was created or changed is reported in
+// a Normal Event too, but inside a StatusReconciler's Sync those are gathered
+// into one Event per reconcile (see appliedEvents), so a new instance costs
+// one Event rather than one per child.
 func (a *Applier) ApplyOwned(ctx context.Context, rec recorder.EventRecorder, owner, child client.Object) (Outcome, error) {
 	if err := SetOwner(owner, child, a.Scheme); err != nil {
 		return "", &ApplyError{Err: err}
@@ -160,9 +167,89 @@ func (a *Applier) ApplyOwned(ctx context.Context, rec recorder.EventRecorder, ow
 	}
 	if outcome != Unchanged {
 		gvk, _ := apiutil.GVKForObject(child, a.Scheme)
-		rec.Eventf(owner, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
+		if batch := appliedEventsFrom(ctx); batch != nil {
+			batch.add(rec, owner, outcome, gvk.Kind+" "+child.GetName())
+		} else {
+			rec.Eventf(owner, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
+		}
 	}
 	return outcome, nil
+}
+
+// ReasonApplied is the reason of a reconcile's summary Event when it both
+// created and updated children; one that only created reports Created, one
+// that only updated reports Updated.
+const ReasonApplied = "Applied"
+
+// appliedEvents gathers the children one reconcile created or updated, per
+// owner, so that flush records one Normal Event per owner summarising them.
+type appliedEvents struct {
+	mu     sync.Mutex
+	owners []*ownerChanges
+}
+
+type ownerChanges struct {
+	rec              recorder.EventRecorder
+	owner            client.Object
+	created, updated []string
+}
+
+type appliedEventsKey struct{}
+
+func withAppliedEvents(ctx context.Context) (context.Context, *appliedEvents) {
+	batch := &appliedEvents{}
+	return context.WithValue(ctx, appliedEventsKey{}, batch), batch
+}
+
+func appliedEventsFrom(ctx context.Context) *appliedEvents {
+	batch, _ := ctx.Value(appliedEventsKey{}).(*appliedEvents)
+	return batch
+}
+
+func (b *appliedEvents) add(rec recorder.EventRecorder, owner client.Object, outcome Outcome, what string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var oc *ownerChanges
+	for _, o := range b.owners {
+		if o.owner.GetUID() == owner.GetUID() && o.owner.GetName() == owner.GetName() && o.owner.GetNamespace() == owner.GetNamespace() {
+			oc = o
+			break
+		}
+	}
+	if oc == nil {
+		oc = &ownerChanges{rec: rec, owner: owner}
+		b.owners = append(b.owners, oc)
+	}
+	if outcome == Created {
+		oc.created = append(oc.created, what)
+	} else {
+		oc.updated = append(oc.updated, what)
+	}
+}
+
+// flush records the summary Events, such as "Created ServiceAccount web,
+// Secret web-config-1a2b, StatefulSet web".
+func (b *appliedEvents) flush() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, o := range b.owners {
+		var parts []string
+		reason := ReasonApplied
+		switch {
+		case len(o.updated) == 0:
+			reason = string(Created)
+		case len(o.created) == 0:
+			reason = string(Updated)
+		}
+		if len(o.created) > 0 {
+			parts = append(parts, "Created "+strings.Join(o.created, ", "))
+		}
+		if len(o.updated) > 0 {
+			parts = append(parts, "Updated "+strings.Join(o.updated, ", "))
+		}
+		o.rec.Eventf(o.owner, nil, corev1.EventTypeNormal, reason, "Apply", "%s", strings.Join(parts, "; "))
+	}
+	b.owners = nil
 }
 
 // Deps are what every controller reads and writes the API with.

@@ -125,7 +125,7 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 // CacheOptions scope the informer cache: only the watched namespaces, and for
 // child kinds only the objects the operator manages.
 func CacheOptions(opts Options) cache.Options {
-	c := cache.Options{ByObject: map[client.Object]cache.ByObject{}}
+	c := cache.Options{ByObject: map[client.Object]cache.ByObject{}, DefaultTransform: TrimForCache}
 	if len(opts.Namespaces) > 0 {
 		c.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range opts.Namespaces {

@@ -44,6 +44,9 @@ type Options struct {
 	// Env.Main), on the still running cluster, if a test started it; an
 	// error fails the package.
 	AfterTests func(*Cluster) error
+	// ControllerManagerArgs are added to kube-controller-manager's flags
+	// (later flags win), such as a higher --kube-api-qps for benchmarks.
+	ControllerManagerArgs []string
 }
 
 // Cluster is a running local control plane.
@@ -261,7 +264,7 @@ func (c *Cluster) startControllerManager(_ context.Context, pki *pki) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.run(KubeControllerManager, append(args,
+	_, err = c.run(KubeControllerManager, append(append(args,
 		"--service-account-private-key-file="+pki.SAKey,
 		"--root-ca-file="+pki.CACert,
 		"--use-service-account-credentials=false",
@@ -272,7 +275,7 @@ func (c *Cluster) startControllerManager(_ context.Context, pki *pki) error {
 		// hostPath volumes (directories under /tmp on this machine): the fake
 		// nodes never mount them, but pods with claims schedule and run.
 		"--enable-hostpath-provisioner=true",
-	))
+	), c.ControllerManagerArgs...))
 	return err
 }
 

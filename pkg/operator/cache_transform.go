@@ -1,0 +1,72 @@
+package operator
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+)
+
+// lastAppliedAnnotation is kubectl's client-side apply record: often the size
+// of the object again, and never read by the operator.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// TrimForCache is the informer cache's transform: it drops from every cached
+// object what the operator never reads, before the object is stored, so the
+// cache's memory grows with what the controllers use rather than with what
+// other clients wrote.
+//
+//   - metadata.managedFields: only the operator's own server-side apply
+//     record (manager k8sutil.ManagedBy, operation Apply) is kept; the
+//     Applier needs it to tell whether anyone changed the operator's fields
+//     (see k8sutil.Applier). The records of the controller-manager's status
+//     updates, kubectl and others are dropped.
+//   - kubectl's last-applied-configuration annotation.
+//   - a StatefulSet's containers and volumes: the controller reads its
+//     replicas, template annotations, init containers (restores), claim
+//     templates and status; drift is found from managedFields, not values.
+//   - a Secret's data: the operator's cached Secrets are the nginx.conf it
+//     generated, which it writes and deletes but never reads back. Secrets a
+//     user references are read with the API reader, untouched by this.
+//
+// A controller that starts reading one of the dropped fields from the cache
+// must change this function.
+func TrimForCache(obj any) (any, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return obj, nil
+	}
+	trimManagedFields(m)
+	if a := m.GetAnnotations(); a != nil {
+		if _, ok := a[lastAppliedAnnotation]; ok {
+			delete(a, lastAppliedAnnotation)
+			m.SetAnnotations(a)
+		}
+	}
+	switch o := obj.(type) {
+	case *appsv1.StatefulSet:
+		o.Spec.Template.Spec.Containers = nil
+		o.Spec.Template.Spec.Volumes = nil
+	case *corev1.Secret:
+		o.Data, o.StringData = nil, nil
+	}
+	return obj, nil
+}
+
+func trimManagedFields(m metav1.Object) {
+	fields := m.GetManagedFields()
+	if len(fields) == 0 {
+		return
+	}
+	var keep []metav1.ManagedFieldsEntry
+	for _, f := range fields {
+		if f.Manager == k8sutil.ManagedBy && f.Operation == metav1.ManagedFieldsOperationApply {
+			keep = append(keep, f)
+		}
+	}
+	if len(keep) == len(fields) {
+		return
+	}
+	m.SetManagedFields(keep)
+}

@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// figures are what one scrape of the operator's /metrics says.
+type figures struct {
+	reads, writes float64 // client-go requests: GET, and every other method
+	cpu, rss      float64 // process_cpu_seconds_total, process_resident_memory_bytes
+	heapLive      float64 // go_gc_heap_live_bytes: marked live by the last GC
+	gcCycles      float64
+	reconciles    float64 // of the NginxOperator controller
+	queueDepth    float64 // of every work queue
+}
+
+func httpOK(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func scrape(b *testing.B, op *operatorProcess) figures {
+	b.Helper()
+	resp, err := http.Get("http://" + op.metrics + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var f figures
+	value := func(m *dto.Metric) float64 {
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue()
+		case m.Gauge != nil:
+			return m.Gauge.GetValue()
+		case m.Untyped != nil:
+			return m.Untyped.GetValue()
+		}
+		return 0
+	}
+	label := func(m *dto.Metric, name string) string {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == name {
+				return l.GetValue()
+			}
+		}
+		return ""
+	}
+	for name, fam := range families {
+		for _, m := range fam.GetMetric() {
+			switch name {
+			case "rest_client_requests_total":
+				if label(m, "method") == http.MethodGet {
+					f.reads += value(m)
+				} else {
+					f.writes += value(m)
+				}
+			case "process_cpu_seconds_total":
+				f.cpu = value(m)
+			case "process_resident_memory_bytes":
+				f.rss = value(m)
+			case "go_gc_heap_live_bytes":
+				f.heapLive = value(m)
+			case "go_gc_cycles_total_gc_cycles_total":
+				f.gcCycles = value(m)
+			case "controller_runtime_reconcile_total":
+				if label(m, "controller") == "nginxoperator" {
+					f.reconciles += value(m)
+				}
+			case "workqueue_depth":
+				f.queueDepth += value(m)
+			}
+		}
+	}
+	return f
+}
+
+// peakRSS is the process's high-water resident set (VmHWM), in bytes.
+func peakRSS(pid int) float64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// countAudit counts the operator's mutating requests in the apiserver's
+// audit log by "verb resource[/subresource]"; the operator is told apart by
+// its user agent.
+func countAudit(b *testing.B, path string) map[string]int {
+	b.Helper()
+	counts := map[string]int{}
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return counts
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		var ev struct {
+			Verb      string `json:"verb"`
+			UserAgent string `json:"userAgent"`
+			ObjectRef *struct {
+				Resource    string `json:"resource"`
+				Subresource string `json:"subresource"`
+			} `json:"objectRef"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.ObjectRef == nil || !strings.HasPrefix(ev.UserAgent, "nginx-operator/") {
+			continue
+		}
+		switch ev.Verb {
+		case "get", "list", "watch":
+			continue
+		}
+		key := ev.Verb + " " + ev.ObjectRef.Resource
+		if ev.ObjectRef.Subresource != "" {
+			key += "/" + ev.ObjectRef.Subresource
+		}
+		counts[key]++
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return counts
+}
