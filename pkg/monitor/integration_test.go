@@ -467,22 +467,7 @@ func TestReconcilingAnUnchangedMonitorSendsNoWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitMonitor(t, c, ns, "team-a", "Ready", readyReason(monitor.ReasonScrapeConfigGenerated, 1))
-	time.Sleep(2 * time.Second) // let the reconciles the first writes caused settle
-	before := monitorWrites()
-
-	var web v1beta1.NginxOperator
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &web); err != nil {
-		t.Fatal(err)
-	}
-	web.Labels["unrelated"] = "x"
-	if err := c.Update(ctx, &web); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * time.Second)
-	after := monitorWrites()[len(before):]
-	if len(after) != 0 {
-		t.Errorf("an unchanged monitor was written: %v", after)
-	}
+	before, after := writesAfterAnUnrelatedChange(ctx, t, c, ns, monitorWrites)
 	t.Logf("monitor writes to reach Ready: %d (%v); after an unrelated change: %d", len(before), before, len(after))
 }
 
@@ -530,4 +515,27 @@ func TestMissingCredentialsSecretIsReportedThenPickedUp(t *testing.T) {
 	if data := scrapeConfigs(t, c, ns, "auth"); !strings.Contains(data, "username: prometheus") || !strings.Contains(data, "password: s3cr3t") {
 		t.Errorf("credentials missing from the scrape configuration:\n%s", data)
 	}
+}
+
+// writesAfterAnUnrelatedChange lets the first writes settle, changes a label
+// of the instance "web" that no monitor selects on, and fails the test if the
+// monitor then writes anything: the writes before and after the change.
+func writesAfterAnUnrelatedChange(ctx context.Context, t *testing.T, c client.Client, ns string, monitorWrites func() []string) (before, after []string) {
+	t.Helper()
+	time.Sleep(2 * time.Second) // let the reconciles the first writes caused settle
+	before = monitorWrites()
+	var web v1beta1.NginxOperator
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &web); err != nil {
+		t.Fatal(err)
+	}
+	web.Labels["unrelated"] = "x"
+	if err := c.Update(ctx, &web); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	after = monitorWrites()[len(before):]
+	if len(after) != 0 {
+		t.Errorf("an unchanged monitor's objects were written: %v", after)
+	}
+	return before, after
 }

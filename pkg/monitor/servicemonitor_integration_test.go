@@ -123,21 +123,7 @@ func TestServiceMonitorIsAppliedAsSetAndNotRewrittenWhenNothingChanged(t *testin
 		}
 		return out
 	}
-	time.Sleep(2 * time.Second) // let the reconciles the first writes caused settle
-	before := monitorWrites()
-	var web v1beta1.NginxOperator
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &web); err != nil {
-		t.Fatal(err)
-	}
-	web.Labels["unrelated"] = "x"
-	if err := c.Update(ctx, &web); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * time.Second)
-	after := monitorWrites()[len(before):]
-	if len(after) != 0 {
-		t.Errorf("an unchanged monitor's objects were written: %v", after)
-	}
+	before, after := writesAfterAnUnrelatedChange(ctx, t, c, ns, monitorWrites)
 	t.Logf("writes to reach Applied: %v; after an unrelated change: %d", before, len(after))
 
 	// A ServiceMonitor of that name the monitor does not control (here its
