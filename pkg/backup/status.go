@@ -24,7 +24,7 @@ const (
 	ReasonClaimNotFound             = "PersistentVolumeClaimNotFound"
 	ReasonInvalidSchedule           = "InvalidSchedule"
 	ReasonContentNotShareable       = "ContentNotShareable"
-	ReasonApplyFailed               = "ApplyFailed"
+	ReasonApplyFailed               = k8sutil.ReasonApplyFailed
 	ReasonJobPending                = "JobPending"
 	ReasonJobRunning                = "JobRunning"
 	ReasonBackupSucceeded           = "BackupSucceeded"

@@ -26,7 +26,7 @@ const (
 	ReasonNoMatchingInstances   = "NoMatchingInstances"
 	ReasonMetricsNotEnabled     = "MetricsNotEnabled"
 	ReasonSecretNotFound        = "SecretNotFound"
-	ReasonApplyFailed           = "ApplyFailed"
+	ReasonApplyFailed           = k8sutil.ReasonApplyFailed
 	// ServiceMonitor
 	ReasonServiceMonitorApplied = "Applied"
 	ReasonAPINotAvailable       = "APINotAvailable"

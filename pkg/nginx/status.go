@@ -19,7 +19,7 @@ const (
 	ReasonSecretNotFound     = "SecretNotFound"
 	ReasonConfigMapNotFound  = "ConfigMapNotFound"
 	ReasonServiceNotFound    = "ServiceNotFound"
-	ReasonApplyFailed        = "ApplyFailed"
+	ReasonApplyFailed        = k8sutil.ReasonApplyFailed
 	ReasonReplicasReady      = "MinimumReplicasAvailable"
 	ReasonReplicasNotReady   = "ReplicasNotReady"
 	ReasonScaledToZero       = "ScaledToZero"
