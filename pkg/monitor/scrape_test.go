@@ -83,6 +83,26 @@ var goldens = map[string]goldenCase{
 	},
 }
 
+// checkGolden compares got with the golden file, which -update rewrites.
+func checkGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./pkg/monitor -run Golden -update)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", golden, diff)
+	}
+}
+
 func TestBuildMatchesGoldenFiles(t *testing.T) {
 	for name, tc := range goldens {
 		t.Run(name, func(t *testing.T) {
@@ -90,19 +110,7 @@ func TestBuildMatchesGoldenFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", name+".yaml")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./pkg/monitor -run Golden -update)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("scrape configs differ from %s (-want +got):\n%s", golden, diff)
-			}
+			checkGolden(t, filepath.Join("testdata", name+".yaml"), got)
 		})
 	}
 }

@@ -20,14 +20,7 @@ const restartInstances = 100
 // etcd and starts it again. Every instance converges afterwards with its
 // children owned exactly once, and the idle operator stays quiet.
 func TestAPIServerAndEtcdRestartsDuringReconciliation(t *testing.T) {
-	cl := install(t)
-	ctx := context.Background()
-	ns, _ := env.Namespace(t)
-	w := newWorld(t, cl, ns)
-	r := startReplicas(ctx, t, cl, ns, operatorReplicas)
-	if _, _, err := r.waitLeader(ctx, 2*time.Minute, nil); err != nil {
-		t.Fatal(err)
-	}
+	ctx, cl, _, w, r := setUp(t)
 
 	for i := range restartInstances {
 		if err := w.create(ctx, instanceName(i), int32(min(1, i%3)), 60); err != nil {

@@ -43,15 +43,8 @@ func bookInstance(ns, name string) *unstructured.Unstructured {
 // again and every instance, including those written during the outage,
 // converges.
 func TestConversionWebhookOutageFailsOnlyV1alpha1(t *testing.T) {
-	cl := install(t)
-	ctx := context.Background()
-	ns, _ := env.Namespace(t)
-	w := newWorld(t, cl, ns)
+	ctx, cl, ns, w, r := setUp(t)
 	dyn := dynamic.NewForConfigOrDie(cl.Config).Resource(v1alpha1Resource).Namespace(ns)
-	r := startReplicas(ctx, t, cl, ns, operatorReplicas)
-	if _, _, err := r.waitLeader(ctx, 2*time.Minute, nil); err != nil {
-		t.Fatal(err)
-	}
 
 	for i := range conversionInstances {
 		if err := w.create(ctx, instanceName(i), 1, 60); err != nil {

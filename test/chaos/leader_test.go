@@ -35,14 +35,7 @@ const operatorReplicas = 2
 // the operator, left alone, makes fewer than maxIdleRate requests a second
 // besides its lease renewals.
 func TestLeaderKillsDuringChurnLoseNothing(t *testing.T) {
-	cl := install(t)
-	ctx := context.Background()
-	ns, _ := env.Namespace(t)
-	w := newWorld(t, cl, ns)
-	r := startReplicas(ctx, t, cl, ns, operatorReplicas)
-	if _, _, err := r.waitLeader(ctx, 2*time.Minute, nil); err != nil {
-		t.Fatal(err)
-	}
+	ctx, cl, _, w, r := setUp(t)
 
 	// The churn: create i, change the configuration of i-40, delete i-80
 	// when it is a deleteEvery-th: creates, updates and deletes interleave.

@@ -38,6 +38,22 @@ type replicas struct {
 	supervise sync.WaitGroup
 }
 
+// setUp is every chaos test's start: the cluster with the bundle installed,
+// a namespace of its own, the world the end-state checks look at, and
+// operatorReplicas operators with a leader elected.
+func setUp(t *testing.T) (context.Context, *framework.Cluster, string, *world, *replicas) {
+	t.Helper()
+	cl := install(t)
+	ctx := context.Background()
+	ns, _ := env.Namespace(t)
+	w := newWorld(t, cl, ns)
+	r := startReplicas(ctx, t, cl, ns, operatorReplicas)
+	if _, _, err := r.waitLeader(ctx, 2*time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, cl, ns, w, r
+}
+
 // startReplicas starts n operators watching ns only, electing a leader with
 // a Lease in ns and serving the conversion webhook (its certificate Secret
 // in ns): the bundle's configuration, with the local webhook URL.
