@@ -14,6 +14,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/conversion"
 	"github.com/nginx-operator/nginx-operator/pkg/logging"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/pkg/storageversion"
 	"github.com/nginx-operator/nginx-operator/pkg/version"
 )
 
@@ -85,6 +86,14 @@ func run(args []string, stderr io.Writer) int {
 		if err != nil {
 			_ = level.Error(kit).Log("msg", "setting up the conversion webhook", "err", err)
 			return 1
+		}
+		// Only an operator that sees every namespace can rewrite every stored
+		// object; a namespaced install leaves that to its cluster admin.
+		if len(opts.Namespaces) == 0 {
+			if err := storageversion.Add(mgr, conversion.DefaultCRDName); err != nil {
+				_ = level.Error(kit).Log("msg", "setting up the storage version migration", "err", err)
+				return 1
+			}
 		}
 	}
 	_ = level.Info(kit).Log("msg", "starting", "version", version.Version, "revision", version.RevisionString(),

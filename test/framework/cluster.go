@@ -60,6 +60,8 @@ type Cluster struct {
 	Host string
 	// PKI paths, for tests that sign credentials or configure webhooks.
 	CACertFile string
+	// EtcdURL is etcd's client URL, for tests that check what is stored.
+	EtcdURL string
 
 	procs []*process
 }
@@ -103,6 +105,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.EtcdURL = etcdURL
 	if err := c.startAPIServer(ctx, creds, etcdURL); err != nil {
 		return err
 	}
