@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -105,7 +106,7 @@ func (m *Migrator) Migrate(ctx context.Context) error {
 		return nil
 	}
 	m.Log.Info("migrating stored objects to the storage version", "crd", m.CRDName,
-		"storedVersions", crd.Status.StoredVersions, "storageVersion", storage)
+		"storedVersions", strings.Join(crd.Status.StoredVersions, ","), "storageVersion", storage)
 	gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: storage, Kind: crd.Spec.Names.ListKind}
 	rewritten, err := m.rewriteAll(ctx, gvk)
 	if err != nil {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,18 +9,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
-
-// exampleTLSSecrets are the certificates example/ leaves to the user.
-var exampleTLSSecrets = map[string]string{"team-a": "gateway-tls", "team-b": "shop-tls"}
 
 // Everything in example/ goes in as a user would apply it, and every object
 // reaches its ready condition: NginxOperator Available, NginxMonitor and
@@ -70,8 +63,8 @@ func TestExamplesReachTheirReadyConditions(t *testing.T) {
 	if err := framework.ApplyObjects(ctx, cluster.Config, "", objs...); err != nil {
 		t.Fatal(err)
 	}
-	for ns, name := range exampleTLSSecrets {
-		_, certPEM, keyPEM := newServingCert(t, name+"."+ns+".example")
+	for ns, name := range framework.ExampleTLSSecrets {
+		_, certPEM, keyPEM := framework.ServingCert(t, name+"."+ns+".example")
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Type: corev1.SecretTypeTLS,
 			Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM}}
 		if err := admin.Create(ctx, secret); err != nil {
@@ -86,35 +79,7 @@ func TestExamplesReachTheirReadyConditions(t *testing.T) {
 
 	var notReady []string
 	ready := framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) bool {
-		notReady = notReady[:0]
-		for _, o := range objs {
-			key := client.ObjectKey{Namespace: o.GetNamespace(), Name: o.GetName()}
-			var conds []metav1.Condition
-			want := v1beta1.ConditionReady
-			switch o.GetKind() {
-			case "NginxOperator":
-				var n v1beta1.NginxOperator
-				if admin.Get(ctx, key, &n) == nil {
-					conds = n.Status.Conditions
-				}
-				want = v1beta1.ConditionAvailable
-			case "NginxMonitor":
-				var m v1beta1.NginxMonitor
-				if admin.Get(ctx, key, &m) == nil {
-					conds = m.Status.Conditions
-				}
-			case "NginxBackup":
-				var b v1beta1.NginxBackup
-				if admin.Get(ctx, key, &b) == nil {
-					conds = b.Status.Conditions
-				}
-			default:
-				continue
-			}
-			if !meta.IsStatusConditionTrue(conds, want) {
-				notReady = append(notReady, fmt.Sprintf("%s %s: %s is not True: %+v", o.GetKind(), key, want, meta.FindStatusCondition(conds, want)))
-			}
-		}
+		notReady = framework.NotReady(ctx, admin, objs)
 		return len(notReady) == 0
 	})
 	if !ready {

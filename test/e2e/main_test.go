@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -93,14 +92,7 @@ func kubectl(ctx context.Context, args ...string) (string, error) {
 
 // kubectlWithInput is kubectl with stdin, for `-f -`.
 func kubectlWithInput(ctx context.Context, stdin string, args ...string) (string, error) {
-	bin, err := framework.BinPath(framework.Kubectl)
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig=" + cluster.Kubeconfig}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return cluster.Kubectl(ctx, stdin, args...)
 }
 
 // newNamespace is framework.Namespace with the admin clientset.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -100,6 +102,15 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	names := make([]string, len(objs))
+	for i, o := range objs {
+		names[i] = o.GetName()
+	}
+	return WaitEstablished(ctx, cfg, names...)
+}
+
+// WaitEstablished waits up to a minute for each named CRD to be Established.
+func WaitEstablished(ctx context.Context, cfg *rest.Config, names ...string) error {
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		return err
@@ -108,10 +119,10 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	for _, obj := range objs {
+	for _, name := range names {
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 			var crd apiextensionsv1.CustomResourceDefinition
-			if err := c.Get(ctx, client.ObjectKey{Name: obj.GetName()}, &crd); err != nil {
+			if err := c.Get(ctx, client.ObjectKey{Name: name}, &crd); err != nil {
 				return false, nil
 			}
 			for _, cond := range crd.Status.Conditions {
@@ -122,7 +133,7 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 			return false, nil
 		})
 		if err != nil {
-			return fmt.Errorf("CRD %s not established: %w", obj.GetName(), err)
+			return fmt.Errorf("CRD %s not established: %w", name, err)
 		}
 	}
 	return nil
@@ -145,3 +156,16 @@ spec:
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
+
+// Kubectl runs the pinned kubectl as the admin, with stdin (for `-f -`), and
+// returns its combined output.
+func (c *Cluster) Kubectl(ctx context.Context, stdin string, args ...string) (string, error) {
+	bin, err := BinPath(Kubectl)
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig=" + c.Kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}

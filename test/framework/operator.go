@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -132,7 +135,13 @@ type Operator struct {
 // ends; its log is printed if the test failed.
 func StartOperator(t testing.TB, kubeconfig string, args ...string) *Operator {
 	t.Helper()
-	bin := OperatorBinary(t)
+	return StartOperatorBinary(t, OperatorBinary(t), kubeconfig, args...)
+}
+
+// StartOperatorBinary is StartOperator with another build of the operator,
+// such as a previous release.
+func StartOperatorBinary(t testing.TB, bin, kubeconfig string, args ...string) *Operator {
+	t.Helper()
 	ports := make([]int, 3)
 	for i := range ports {
 		p, err := FreePort()
@@ -220,4 +229,39 @@ func WaitFor(ctx context.Context, timeout time.Duration, cond func(context.Conte
 		case <-tick.C:
 		}
 	}
+}
+
+// Metric sums the samples of the operator's metric name whose labels include
+// every pair of match. The operator must serve plain HTTP metrics
+// (--metrics-secure=false).
+func (o *Operator) Metric(ctx context.Context, name string, match map[string]string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.MetricsAddr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("parsing the operator's metrics: %w", err)
+	}
+	var sum float64
+	for _, m := range families[name].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		matches := true
+		for k, v := range match {
+			matches = matches && labels[k] == v
+		}
+		if matches {
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
+		}
+	}
+	return sum, nil
 }
