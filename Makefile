@@ -75,6 +75,21 @@ bench: test-deps ## Run the benchmarks (convergence vs a floor, API requests, CP
 	BENCH_N=$(BENCH_N) BENCH_OUT=$(BENCH_OUT) NGINX_OPERATOR_REQUIRE_TOOLS=1 \
 		go test -p 1 -timeout 4h -run '^$$' -bench . -benchtime 1x ./...
 
+# Images built with Go alone (hack/images, Documentation/images.md): one
+# docker-archive per image in $(OUT); PUSH=1 also pushes them to $(REGISTRY)
+# (default: bundle.yaml's registry) with $(TAG) (default: bundle.yaml's tag).
+REGISTRY ?=
+TAG      ?=
+PUSH     ?=
+IMAGES   ?=
+OUT      ?= bin/images
+
+.PHONY: images
+images: ## Build the operator image (and the nginx, exporter and pause test images) without Docker into bin/images; PUSH=1 REGISTRY=... pushes them.
+	go run ./hack/images -out $(OUT) -version $(VERSION) -revision $(REVISION) \
+		$(if $(REGISTRY),-registry $(REGISTRY)) $(if $(TAG),-tag $(TAG)) \
+		$(if $(filter 1 true yes,$(PUSH)),-push) $(if $(IMAGES),-only $(IMAGES))
+
 .PHONY: cluster-up
 cluster-up: kube-binaries ## Start the local cluster (etcd, apiserver, controller-manager, scheduler, kwok nodes).
 	go run ./hack/localcluster up -dir $(CLUSTER_DIR)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages the tests run for real: nginx (configs are checked
-# with `nginx -t` and served), Prometheus and promtool, and the nginx exporter.
+# with `nginx -t` and served), Prometheus and promtool, the nginx exporter, and
+# what the images of hack/images copy from the machine.
 # Idempotent: installs only what is missing, with apt-get when run as root.
 set -euo pipefail
 
@@ -14,6 +15,9 @@ missing=()
 for cmd in "${!packages[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || [ -x "/usr/bin/$cmd" ] || missing+=("${packages[$cmd]}")
 done
+# The operator image (hack/images) carries the machine's CA bundle and time zones.
+[ -f /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
+[ -d /usr/share/zoneinfo ] || missing+=(tzdata)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+)
+
+func nginxImageForTest(t *testing.T) v1.Image {
+	t.Helper()
+	requireHostFiles(t, map[string]string{nginxBinary: "nginx", nginxMime: "nginx"})
+	spec, err := nginxSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustAssemble(t, spec)
+}
+
+// TestNginxImageHoldsEveryLibrary: every file ldd lists for Debian's nginx is
+// in the image, and the ELF headers of the image's nginx and libraries find
+// all they need inside the image.
+func TestNginxImageHoldsEveryLibrary(t *testing.T) {
+	img := nginxImageForTest(t)
+	root := t.TempDir()
+	extract(t, img, root)
+	checkLddDependencies(t, root, nginxBinary)
+	if diff := cmp.Diff([]string(nil), missingLibraries(t, root, nginxBinary)); diff != "" {
+		t.Errorf("libraries missing from the image (-want +got):\n%s", diff)
+	}
+}
+
+// operatorSpecForTest is an NginxOperator spec that uses every part of the
+// rendered configuration that needs something from the image: TLS
+// (OpenSSL), a proxied location, a redirect, headers, stub_status.
+func operatorSpecForTest(httpPort, httpsPort int32, upstreamPort int32) v1beta1.NginxOperatorSpec {
+	return v1beta1.NginxOperatorSpec{
+		Ports:   []v1beta1.Port{{Name: "http", ContainerPort: httpPort}, {Name: "https", ContainerPort: httpsPort}},
+		Metrics: v1beta1.MetricsSpec{Enabled: true},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
+			{Port: "http", Locations: []v1beta1.Location{
+				{Path: "/old", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/new", Code: 301}},
+				{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: upstreamPort}},
+				{Path: "/", Static: &v1beta1.StaticLocation{}, Headers: []v1beta1.Header{{Name: "X-Served-By", Value: "nginx-operator"}}},
+			}},
+			{Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls"}, Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}},
+		}},
+	}
+}
+
+// writeTLSSecret writes a self-signed tls.crt and tls.key into dir, as the
+// operator mounts a TLS Secret.
+func writeTLSSecret(t *testing.T, dir string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, block := range map[string]*pem.Block{"tls.crt": {Type: "CERTIFICATE", Bytes: der}, "tls.key": {Type: "EC PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestNginxImageChecksOperatorConfig runs the image's nginx through the
+// image's own loader and libraries (no chroot, no root needed) with `nginx
+// -t` on a configuration the operator renders, and checks that every
+// library the loader initialised came from the image.
+func TestNginxImageChecksOperatorConfig(t *testing.T) {
+	img := nginxImageForTest(t)
+	root := t.TempDir()
+	extract(t, img, root)
+
+	work := t.TempDir()
+	// An nginx started as root runs its workers as nobody, who must read
+	// the configuration.
+	for _, d := range []string{work, filepath.Dir(work)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := nginx.Paths{
+		Temp: filepath.Join(work, "tmp"), Content: filepath.Join(work, "html"), TLS: filepath.Join(work, "tls"),
+		// The image's mime.types, at the path the pod's configuration names.
+		MimeTypes: filepath.Join(root, nginx.PodPaths().MimeTypes),
+	}
+	for _, d := range []string{paths.Temp, paths.Content} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := operatorSpecForTest(18443, 18444, 18445)
+	writeTLSSecret(t, filepath.Join(paths.TLS, "web-tls"))
+	conf, err := nginx.Render(&spec, nginx.RenderOptions{Paths: paths, Namespace: "team-a",
+		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	confFile := filepath.Join(work, "nginx.conf")
+	if err := os.WriteFile(confFile, conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := imageLoaderCommand(t, root, nginxBinary, "-t", "-p", work+"/", "-c", confFile)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "test is successful") {
+		t.Fatalf("nginx -t with the image's nginx: %v\n%s\n%s", err, out, conf)
+	}
+	if diff := cmp.Diff([]string(nil), loadedOutside(t, root, string(out))); diff != "" {
+		t.Errorf("libraries loaded from outside the image (-want +got):\n%s", diff)
+	}
+}
+
+// TestNginxImageConfig: the official image's command, PATH (the operator's
+// pod runs plain "nginx"), and the paths and user the operator's pods and
+// the default configuration rely on.
+func TestNginxImageConfig(t *testing.T) {
+	img := nginxImageForTest(t)
+	cfg := mustConfig(t, img).Config
+	if diff := cmp.Diff([]string{"nginx", "-g", "daemon off;"}, cfg.Cmd); diff != "" {
+		t.Errorf("Cmd (-want +got):\n%s", diff)
+	}
+	if cfg.Entrypoint != nil || cfg.User != "" || cfg.StopSignal != "SIGQUIT" {
+		t.Errorf("Entrypoint %q, User %q, StopSignal %q: want none, none (root, as the official image) and SIGQUIT", cfg.Entrypoint, cfg.User, cfg.StopSignal)
+	}
+	root := t.TempDir()
+	extract(t, img, root)
+	if p, err := lookPathIn(root, cfg.Env, "nginx"); err != nil || p != nginxBinary {
+		t.Errorf("nginx in the image's PATH: %q, %v; want %s", p, err, nginxBinary)
+	}
+	tree := fileTree(t, img)
+	for _, tc := range []struct {
+		path     string
+		uid      int
+		mode     int64
+		contains string
+	}{
+		{path: "/etc/nginx/nginx.conf", mode: 0o644, contains: "include /etc/nginx/conf.d/*.conf;"},
+		{path: "/etc/nginx/conf.d/default.conf", mode: 0o644, contains: "listen 80;"},
+		{path: nginxMime, mode: 0o644, contains: "text/html"},
+		{path: nginxHTMLDir + "/index.html", mode: 0o644, contains: "<h1>nginx</h1>"},
+		{path: nginxCache, uid: nginxUID, mode: 0o755},
+		{path: "/var/log/nginx", mode: 0o755},
+		{path: "/tmp", mode: 0o1777},
+		{path: "/etc/passwd", mode: 0o644, contains: "\nnginx:x:101:101:"},
+		{path: "/etc/group", mode: 0o644, contains: "\nnginx:x:101:"},
+	} {
+		n, ok := tree[tc.path]
+		if !ok {
+			t.Errorf("%s missing", tc.path)
+			continue
+		}
+		if n.UID != tc.uid || n.Mode != tc.mode || !strings.Contains(string(n.Data), tc.contains) {
+			t.Errorf("%s: uid %d mode %o, content %q; want uid %d mode %o containing %q", tc.path, n.UID, n.Mode, n.Data, tc.uid, tc.mode, tc.contains)
+		}
+	}
+	for link, target := range map[string]string{"/var/log/nginx/access.log": "/dev/stdout", "/var/log/nginx/error.log": "/dev/stderr", "/var/run": "../run"} {
+		if n := tree[link]; n.Target != target {
+			t.Errorf("%s -> %q, want %q", link, n.Target, target)
+		}
+	}
+	for p := range tree {
+		if strings.HasPrefix(p, "/usr/lib/nginx/modules") || strings.HasPrefix(p, "/etc/nginx/modules-enabled") {
+			t.Errorf("%s: the image loads no dynamic module", p)
+		}
+	}
+}
