@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/go-kit/log/level"
 	"k8s.io/klog/v2"
@@ -51,6 +52,7 @@ func run(args []string, stderr io.Writer) int {
 		_ = level.Error(kit).Log("msg", "invalid flags", "err", err)
 		return 2
 	}
+	tuneGC()
 	if *kubeconfig != "" {
 		os.Setenv("KUBECONFIG", *kubeconfig)
 	}
@@ -121,4 +123,21 @@ func usePrivateWebhookCertDir(opts *operator.Options) (cleanup func(), err error
 	}
 	opts.WebhookCertDir = dir
 	return func() { os.RemoveAll(dir) }, nil
+}
+
+// defaultGCPercent replaces Go's default GOGC of 100. Almost all of the
+// operator's live heap is its informer cache, which grows with the number of
+// instances, while it allocates little between reconciles: with 100 the heap
+// may grow to twice the cache before a collection. At 1,000 instances, 50
+// kept about 30% less anonymous memory resident for about 20% more CPU
+// during a full resync (2.2 s instead of 1.9 s; Documentation/performance.md).
+const defaultGCPercent = 50
+
+// tuneGC applies defaultGCPercent unless GOGC is set, so the user's choice
+// wins. GOMEMLIMIT is left to the environment: the bundle's Deployment sets
+// it to the container's memory limit.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 }

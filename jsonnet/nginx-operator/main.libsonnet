@@ -169,7 +169,11 @@ local defaults = {
                 '--metrics-bind-address=:8443',
                 '--health-probe-bind-address=:8081',
               ] + (if namespaced then ['--namespaces=' + std.join(',', p.namespaces)] else []),
-              env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+              env: [
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                // The Go runtime collects harder near the memory limit instead of being OOM-killed at it.
+                { name: 'GOMEMLIMIT', valueFrom: { resourceFieldRef: { resource: 'limits.memory' } } },
+              ],
               ports: [
                 { name: 'metrics', containerPort: 8443 },
                 { name: 'health', containerPort: 8081 },

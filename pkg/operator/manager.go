@@ -84,6 +84,7 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 		Cache:                         CacheOptions(opts),
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        opts.HealthProbeBindAddress,
+		PprofBindAddress:              opts.PprofBindAddress,
 		WebhookServer:                 webhook.NewServer(webhook.Options{Port: opts.WebhookPort, CertDir: opts.WebhookCertDir}),
 		LeaderElection:                opts.LeaderElect,
 		LeaderElectionID:              opts.LeaderElectionID,

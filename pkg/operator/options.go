@@ -28,6 +28,8 @@ type Options struct {
 	MetricsSecure           bool
 	MetricsCertDir          string
 	HealthProbeBindAddress  string
+	// PprofBindAddress serves net/http/pprof when set; off by default.
+	PprofBindAddress        string
 	WebhookPort             int
 	WebhookCertDir          string
 	GracefulShutdownTimeout time.Duration
@@ -80,6 +82,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet, version string) {
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS, authenticating and authorizing every scrape against the apiserver")
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "", "address of the Go profiler's /debug/pprof endpoints, unauthenticated: bind it to localhost (default: off)")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "port of the conversion webhook server")
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "directory for the webhook serving certificate (default: a new private temporary directory, removed on exit)")
 	fs.BoolVar(&o.ConversionWebhook, "conversion-webhook", true, "serve the v1alpha1<->v1beta1 conversion webhook and manage its certificate and the CRD's caBundle")

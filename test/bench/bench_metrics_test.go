@@ -99,19 +99,24 @@ func scrape(b *testing.B, op *operatorProcess) figures {
 	return f
 }
 
-// peakRSS is the process's high-water resident set (VmHWM), in bytes.
-func peakRSS(pid int) float64 {
+// procStatus reads the kB figures of /proc/<pid>/status, in bytes: VmHWM
+// (the peak resident set), RssAnon (heap, stacks, runtime) and RssFile (the
+// binary's pages the process has touched, which no GC setting changes).
+func procStatus(pid int) map[string]float64 {
+	out := map[string]float64{}
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0
+		return out
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb * 1024
+		key, rest, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasSuffix(rest, " kB") {
+			continue
 		}
+		kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+		out[key] = kb * 1024
 	}
-	return 0
+	return out
 }
 
 // countAudit counts the operator's mutating requests in the apiserver's

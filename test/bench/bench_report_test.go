@@ -35,6 +35,10 @@ type Result struct {
 	CPUSeconds float64 `json:"cpuSeconds"`
 	RSSMiB     float64 `json:"rssMiB"`
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	// RSSAnonMiB and RSSFileMiB split RSSMiB: anonymous memory (heap,
+	// stacks, runtime), and the pages of the operator's binary it touched.
+	RSSAnonMiB float64 `json:"rssAnonMiB"`
+	RSSFileMiB float64 `json:"rssFileMiB"`
 	// HeapLiveMiB is go_gc_heap_live_bytes at convergence; ...Unrelated after
 	// the unrelated Secrets and StatefulSets.
 	HeapLiveMiB          float64 `json:"heapLiveMiB"`
@@ -50,12 +54,12 @@ type Result struct {
 // Table renders results as a fixed-width text table with the goals.
 func Table(results []Result) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%6s %9s %9s %6s %9s %8s %7s %7s %7s %8s %8s %7s\n",
-		"N", "floor s", "oper. s", "ratio", "writes/i", "reads/i", "CPU s", "RSS Mi", "heap Mi", "+unrel.", "growth", "resync")
+	fmt.Fprintf(&sb, "\n%6s %9s %9s %6s %9s %8s %7s %7s %7s %7s %7s %8s %8s %7s\n",
+		"N", "floor s", "oper. s", "ratio", "writes/i", "reads/i", "CPU s", "RSS Mi", "anon", "file", "heap Mi", "+unrel.", "growth", "resync")
 	for _, r := range results {
-		fmt.Fprintf(&sb, "%6d %9.1f %9.1f %6.2f %9.2f %8.2f %7.1f %7.1f %7.1f %8.1f %7.1f%% %7.0f\n",
+		fmt.Fprintf(&sb, "%6d %9.1f %9.1f %6.2f %9.2f %8.2f %7.1f %7.1f %7.1f %7.1f %7.1f %8.1f %7.1f%% %7.0f\n",
 			r.N, r.FloorSeconds, r.OperatorSeconds, r.Ratio, r.WritesPerInstance, r.ReadsPerInstance,
-			r.CPUSeconds, r.RSSMiB, r.HeapLiveMiB, r.HeapLiveUnrelatedMiB, r.HeapGrowthPercent, r.ResyncWrites)
+			r.CPUSeconds, r.RSSMiB, r.RSSAnonMiB, r.RSSFileMiB, r.HeapLiveMiB, r.HeapLiveUnrelatedMiB, r.HeapGrowthPercent, r.ResyncWrites)
 	}
 	sb.WriteString("goals: ratio <= 1.3 at N=1000; writes/i <= 8; resync 0 writes; heap growth < 5%; RSS <= 50 MiB at N=1000\n")
 	for _, r := range results {

@@ -451,7 +451,9 @@ func runOperator(b *testing.B, n int, r *Result) {
 	r.ReadsPerInstance = (after.reads - before.reads) / float64(n)
 	r.CPUSeconds = after.cpu - before.cpu
 	r.RSSMiB = after.rss / (1 << 20)
-	r.PeakRSSMiB = peakRSS(op.cmd.Process.Pid) / (1 << 20)
+	status := procStatus(op.cmd.Process.Pid)
+	r.PeakRSSMiB = status["VmHWM"] / (1 << 20)
+	r.RSSAnonMiB, r.RSSFileMiB = status["RssAnon"]/(1<<20), status["RssFile"]/(1<<20)
 	r.HeapLiveMiB = after.heapLive / (1 << 20)
 	r.WritesByKind = map[string]float64{}
 	for k, v := range auditAfter {

@@ -1,5 +1,3 @@
-//go:build chaos
-
 package chaos
 
 import (
@@ -43,6 +41,14 @@ func TestAPIServerAndEtcdRestartsDuringReconciliation(t *testing.T) {
 	waitSomeReconciled(ctx, t, w)
 	start = time.Now()
 	if err := cl.Restart(ctx, framework.Etcd, framework.RestartOptions{Kill: true, Downtime: 2 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	// kwok stands in for the nodes' kubelets. After an etcd restart under
+	// the full suite's load, kwok 0.8 was seen never to mark a new pod
+	// Ready, which fails this test for want of a kubelet, not of the
+	// operator. A kubelet re-lists its pods when its watch breaks;
+	// restarting kwok does the same.
+	if err := cl.Restart(ctx, framework.Kwok, framework.RestartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	restarted := time.Now()
