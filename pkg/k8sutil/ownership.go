@@ -2,6 +2,8 @@ package k8sutil
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -36,28 +38,71 @@ import (
 // to the operator, so a value comparison would report drift on every resync
 // where the ownership comparison correctly reports none.
 
-// appliedFieldSet returns the fields manager owns in an object through
-// server-side apply to the main resource (not a subresource), as the API
-// server recorded them in metadata.managedFields. found is false when there
-// is no usable record: the manager never applied, the record is for another
-// API version (field paths are version-specific), or the reader dropped
+// FieldsDigestType is the FieldsType of an apply record whose field set was
+// replaced by CompactApplyRecord with a digest of it.
+const FieldsDigestType = "nginx.operator.dev/FieldsV1-SHA256"
+
+// CompactApplyRecord replaces, in place, the field set of the operator's own
+// server-side apply record in entries by the SHA-256 of its JSON, stored as
+// a JSON string under FieldsDigestType. The set is re-encoded canonically
+// before it is hashed, so the digest tells whether the record equals the set
+// of an apply body (see ownershipDrift) in 66 bytes instead of the kilobytes
+// a StatefulSet's record takes. Equality is stricter than the field-by-field
+// check of a full record, which also accepts a record holding more than the
+// body: with a digest that case costs one needless apply, never a missed
+// change. It is for objects kept in the informer cache only, of kinds whose
+// schema the client knows (the built-in kinds): a kind without one is
+// compared field by field with the set itself. A record that does not
+// decode is left as it is.
+func CompactApplyRecord(entries []metav1.ManagedFieldsEntry) {
+	for i := range entries {
+		e := &entries[i]
+		if e.Manager != ManagedBy || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" ||
+			e.FieldsType != "FieldsV1" || e.FieldsV1 == nil {
+			continue
+		}
+		set, err := appliedFieldSet(*e)
+		if err != nil {
+			continue
+		}
+		canonical, err := set.ToJSON()
+		if err != nil {
+			continue
+		}
+		e.FieldsType, e.FieldsV1 = FieldsDigestType, &metav1.FieldsV1{Raw: fieldsDigest(canonical)}
+	}
+}
+
+// fieldsDigest is the digest CompactApplyRecord stores for a field set's JSON.
+func fieldsDigest(fieldsJSON []byte) []byte {
+	sum := sha256.Sum256(fieldsJSON)
+	return []byte(`"` + hex.EncodeToString(sum[:]) + `"`)
+}
+
+// findApplyRecord returns manager's record of its server-side apply to the main
+// resource (not a subresource) in apiVersion, when there is a usable one:
+// none when the manager never applied, the record is for another API
+// version (field paths are version-specific) or the reader dropped
 // managedFields. Without a record nothing can be known about drift, so the
 // caller must apply.
-func appliedFieldSet(entries []metav1.ManagedFieldsEntry, manager, apiVersion string) (set *fieldpath.Set, found bool, err error) {
+func findApplyRecord(entries []metav1.ManagedFieldsEntry, manager, apiVersion string) (metav1.ManagedFieldsEntry, bool) {
 	for _, e := range entries {
 		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" {
 			continue
 		}
-		if e.APIVersion != apiVersion || e.FieldsType != "FieldsV1" || e.FieldsV1 == nil {
-			return nil, false, nil
-		}
-		set = &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
-			return nil, false, fmt.Errorf("decoding the managedFields of %s: %w", manager, err)
-		}
-		return set, true, nil
+		usable := e.APIVersion == apiVersion && e.FieldsV1 != nil && (e.FieldsType == "FieldsV1" || e.FieldsType == FieldsDigestType)
+		return e, usable
 	}
-	return nil, false, nil
+	return metav1.ManagedFieldsEntry{}, false
+}
+
+// appliedFieldSet decodes the field set of an apply record (FieldsV1).
+func appliedFieldSet(record metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
+	set := &fieldpath.Set{}
+	if err := set.FromJSON(bytes.NewReader(record.FieldsV1.Raw)); err != nil {
+		return nil, fmt.Errorf("decoding the managedFields of %s: %w", record.Manager, err)
+	}
+	return set, nil
 }
 
 // neverRecorded are the fields the API server leaves out of every manager's
@@ -97,17 +142,37 @@ var neverRecorded = fieldpath.NewSet(
 // purpose to claim the operator still owns a field it changed; only users
 // allowed to update the object can, and they can change it anyway.
 func ownershipDrift(tc managedfields.TypeConverter, body *unstructured.Unstructured, live client.Object, manager string) []string {
-	owned, found, err := appliedFieldSet(live.GetManagedFields(), manager, body.GetAPIVersion())
-	switch {
-	case err != nil:
-		return []string{err.Error()}
-	case !found:
+	record, found := findApplyRecord(live.GetManagedFields(), manager, body.GetAPIVersion())
+	if !found {
 		return []string{fmt.Sprintf("no server-side apply record of %s for %s in metadata.managedFields", manager, body.GetAPIVersion())}
 	}
+	var bodySet *fieldpath.Set
 	if tv, err := tc.ObjectToTyped(body); err == nil {
 		if set, err := tv.ToFieldSet(); err == nil {
-			return pathStrings(set.Difference(neverRecorded).Difference(owned))
+			bodySet = set.Difference(neverRecorded)
 		}
+	}
+	if record.FieldsType == FieldsDigestType {
+		// A compacted record holds only a digest: the two sets must be
+		// equal, which is what an untouched record of this body is.
+		if bodySet == nil {
+			return []string{fmt.Sprintf("the cached record of %s is a digest and %s has no schema to compare it with", manager, body.GetKind())}
+		}
+		js, err := bodySet.ToJSON()
+		if err != nil {
+			return []string{fmt.Sprintf("encoding the fields of the apply body: %v", err)}
+		}
+		if !bytes.Equal(fieldsDigest(js), record.FieldsV1.Raw) {
+			return []string{fmt.Sprintf("the fields %s owns are no longer those of the apply body", manager)}
+		}
+		return nil
+	}
+	owned, err := appliedFieldSet(record)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if bodySet != nil {
+		return pathStrings(bodySet.Difference(owned))
 	}
 	liveMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
 	if err != nil {

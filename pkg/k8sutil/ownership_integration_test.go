@@ -404,11 +404,39 @@ func TestApplyTakesBackFieldsAnotherManagerForceApplied(t *testing.T) {
 	})
 }
 
+// testDriftIsRestored runs the drift case twice: with the live object read
+// as the API server returns it, and as the operator's cache keeps it, with
+// its apply record reduced to a digest (operator.TrimForCache).
 func testDriftIsRestored(t *testing.T, tc driftCase, mutate func(context.Context, client.Client, client.Object) error) {
+	t.Helper()
+	for _, read := range []struct {
+		name    string
+		trimmed bool
+	}{{"read directly", false}, {"read as cached", true}} {
+		t.Run(read.name, func(t *testing.T) { testDriftIsRestoredReading(t, tc, mutate, read.trimmed) })
+	}
+}
+
+// trimmingReader reads like the operator's informer cache: every object it
+// returns went through operator.TrimForCache.
+type trimmingReader struct{ client.Reader }
+
+func (r trimmingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := r.Reader.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	_, err := operator.TrimForCache(obj)
+	return err
+}
+
+func testDriftIsRestoredReading(t *testing.T, tc driftCase, mutate func(context.Context, client.Client, client.Object) error, trimmed bool) {
 	t.Helper()
 	ctx := context.Background()
 	ns, _ := env.Namespace(t)
 	applier, counter := newApplier(t)
+	if trimmed {
+		applier.Reader = trimmingReader{applier.Client}
+	}
 	key := client.ObjectKeyFromObject(tc.build(ns))
 
 	if outcome, err := applier.Apply(ctx, tc.build(ns)); err != nil || outcome != k8sutil.Created {

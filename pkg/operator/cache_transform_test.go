@@ -3,6 +3,8 @@ package operator
 import (
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +15,7 @@ import (
 
 func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
 	own := metav1.ManagedFieldsEntry{Manager: k8sutil.ManagedBy, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}}
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "web", Annotations: map[string]string{lastAppliedAnnotation: "{}", "keep": "me"},
@@ -41,8 +43,19 @@ func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	trimmed := got.(*appsv1.StatefulSet)
-	if diff := cmp.Diff([]metav1.ManagedFieldsEntry{own}, trimmed.ManagedFields); diff != "" {
-		t.Errorf("managedFields (-want +got):\n%s", diff)
+	compacted := []metav1.ManagedFieldsEntry{own}
+	k8sutil.CompactApplyRecord(compacted)
+	if compacted[0].FieldsType != k8sutil.FieldsDigestType {
+		t.Fatalf("CompactApplyRecord left %+v", compacted[0])
+	}
+	if diff := cmp.Diff(compacted, trimmed.ManagedFields); diff != "" {
+		t.Errorf("managedFields of a built-in kind (-want +got):\n%s", diff)
+	}
+	// A kind without a schema in the client keeps its full record.
+	sm := &monitoringv1.ServiceMonitor{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{own}}}
+	got, _ = TrimForCache(sm)
+	if diff := cmp.Diff([]metav1.ManagedFieldsEntry{own}, got.(*monitoringv1.ServiceMonitor).ManagedFields); diff != "" {
+		t.Errorf("managedFields of a ServiceMonitor (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]string{"keep": "me"}, trimmed.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
