@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
@@ -125,5 +127,20 @@ func mustContain(t *testing.T, what, got string, wants ...string) {
 		if !strings.Contains(got, w) {
 			t.Errorf("%s: want %q in:\n%s", what, w, got)
 		}
+	}
+}
+
+// update re-reads obj, changes it and writes it back until the write does
+// not conflict with one of the operator's own status writes.
+func update(ctx context.Context, t *testing.T, c client.Client, obj client.Object, change func()) {
+	t.Helper()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		change()
+		return c.Update(ctx, obj)
+	}); err != nil {
+		t.Fatalf("updating %s: %v", client.ObjectKeyFromObject(obj), err)
 	}
 }

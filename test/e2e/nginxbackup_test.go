@@ -132,13 +132,9 @@ func TestScheduledBackupHonoursSuspendThenRunsOnSchedule(t *testing.T) {
 		t.Fatalf("a suspended backup ran: %d Jobs", len(jobs.Items))
 	}
 
-	if err := c.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
-		t.Fatal(err)
-	}
-	b.Spec.Suspend = false
-	if err := c.Update(ctx, b); err != nil {
-		t.Fatal(err)
-	}
+	update(ctx, t, c, b, func() {
+		b.Spec.Suspend = false
+	})
 	if !framework.WaitFor(ctx, 100*time.Second, func(ctx context.Context) bool {
 		var got v1beta1.NginxBackup
 		return c.Get(ctx, client.ObjectKeyFromObject(b), &got) == nil && got.Status.LastSuccessfulTime != nil && len(got.Status.Backups) == 1

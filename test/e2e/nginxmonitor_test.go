@@ -209,14 +209,10 @@ func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testi
 	expect("after adding shop", ns+"/api/api-0", ns+"/api/api-1", ns+"/shop/shop-0", ns+"/web/web-0")
 
 	// An instance relabelled out of the selection is dropped.
-	var api v1beta1.NginxOperator
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "api"}, &api); err != nil {
-		t.Fatal(err)
-	}
-	api.Labels["team"] = "b"
-	if err := c.Update(ctx, &api); err != nil {
-		t.Fatal(err)
-	}
+	api := v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}}
+	update(ctx, t, c, &api, func() {
+		api.Labels["team"] = "b"
+	})
 	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
 		var s corev1.Secret
 		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: monitor.SecretName("team-a")}, &s) == nil &&
@@ -275,13 +271,7 @@ func TestServiceMonitorFollowsTheMonitorsSwitch(t *testing.T) {
 	if !framework.WaitFor(ctx, 60*time.Second, exists) {
 		t.Fatal("serviceMonitor.enabled did not create a ServiceMonitor owned by the monitor")
 	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
-		t.Fatal(err)
-	}
-	m.Spec.ServiceMonitor.Enabled = false
-	if err := c.Update(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	update(ctx, t, c, m, func() { m.Spec.ServiceMonitor.Enabled = false })
 	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
 		var sm monitoringv1.ServiceMonitor
 		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &sm) != nil

@@ -87,27 +87,19 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 
 	// Scale 2 -> 4 -> 1.
 	for _, replicas := range []int32{4, 1} {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
-			t.Fatal(err)
-		}
-		web.Spec.Replicas = ptr.To(replicas)
-		if err := c.Update(ctx, web); err != nil {
-			t.Fatal(err)
-		}
+		update(ctx, t, c, web, func() {
+			web.Spec.Replicas = ptr.To(replicas)
+		})
 		if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "web", replicas)) {
 			t.Fatalf("web did not scale to %d ready replicas", replicas)
 		}
 	}
 
 	// A configuration change rolls the pods onto the new config hash.
-	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
-		t.Fatal(err)
-	}
-	web.Spec.Replicas = ptr.To[int32](2)
-	web.Spec.Config.ClientMaxBodySize = "8m"
-	if err := c.Update(ctx, web); err != nil {
-		t.Fatal(err)
-	}
+	update(ctx, t, c, web, func() {
+		web.Spec.Replicas = ptr.To[int32](2)
+		web.Spec.Config.ClientMaxBodySize = "8m"
+	})
 	var hash string
 	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
 		var n v1beta1.NginxOperator
@@ -129,13 +121,9 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	}
 	// forceRedeploy rolls the pods too: every pod is replaced.
 	before := podUIDs(ctx, t, cs, ns, "web")
-	if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
-		t.Fatal(err)
-	}
-	web.Spec.ForceRedeploy = "2026-11-22"
-	if err := c.Update(ctx, web); err != nil {
-		t.Fatal(err)
-	}
+	update(ctx, t, c, web, func() {
+		web.Spec.ForceRedeploy = "2026-11-22"
+	})
 	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
 		after := podUIDs(ctx, t, cs, ns, "web")
 		if len(after) != 2 || !availableWith(c, ns, "web", 2)(ctx) {
@@ -156,13 +144,9 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	names := nginx.NamesFor("web")
 	setPDB := func(pdb *v1beta1.PodDisruptionBudgetSpec) {
 		t.Helper()
-		if err := c.Get(ctx, client.ObjectKeyFromObject(web), web); err != nil {
-			t.Fatal(err)
-		}
-		web.Spec.PodDisruptionBudget = pdb
-		if err := c.Update(ctx, web); err != nil {
-			t.Fatal(err)
-		}
+		update(ctx, t, c, web, func() {
+			web.Spec.PodDisruptionBudget = pdb
+		})
 	}
 	pdbExists := func(ctx context.Context) bool {
 		_, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, names.PodDisruptionBudget, metav1.GetOptions{})
@@ -264,13 +248,9 @@ func TestChangedVolumeClaimTemplateRecreatesTheStatefulSetWithoutDowntime(t *tes
 	}
 	pods := podUIDs(ctx, t, cs, ns, "site")
 
-	if err := c.Get(ctx, client.ObjectKeyFromObject(site), site); err != nil {
-		t.Fatal(err)
-	}
-	site.Spec.Content.VolumeClaimTemplate.Size = resource.MustParse("2Gi")
-	if err := c.Update(ctx, site); err != nil {
-		t.Fatal(err)
-	}
+	update(ctx, t, c, site, func() {
+		site.Spec.Content.VolumeClaimTemplate.Size = resource.MustParse("2Gi")
+	})
 	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
 		sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 		return err == nil && sts.UID != before.UID && len(sts.Spec.VolumeClaimTemplates) == 1 &&

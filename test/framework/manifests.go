@@ -42,12 +42,15 @@ func ApplyFiles(ctx context.Context, cfg *rest.Config, namespace string, paths .
 }
 
 // ApplyObjects server-side applies objs with the field manager "e2e-admin".
+// objs are not changed (the apiserver's answer goes into copies), so a
+// caller may apply the same objects again, say after a failure.
 func ApplyObjects(ctx context.Context, cfg *rest.Config, namespace string, objs ...*unstructured.Unstructured) error {
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		return err
 	}
 	for _, obj := range objs {
+		obj = obj.DeepCopy()
 		if obj.GetNamespace() == "" && namespace != "" && !clusterScoped(obj.GetKind()) {
 			obj.SetNamespace(namespace)
 		}

@@ -38,7 +38,7 @@ func previousRelease(t *testing.T) release {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(cacheRoot(t), "releases", previousCommit)
+	dir := filepath.Join(cacheRoot(t), "releases", previousVersion+"-"+previousCommit)
 	r := release{Version: previousVersion, Src: filepath.Join(dir, "src"), Binary: filepath.Join(dir, "operator")}
 	if _, err := os.Stat(r.Binary); err == nil {
 		return r

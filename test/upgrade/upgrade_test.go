@@ -212,11 +212,15 @@ func applyExamples(ctx context.Context, t *testing.T, cluster *framework.Cluster
 	}
 	// v1alpha1 objects go through the conversion webhook, which serves once
 	// the operator is up.
+	var lastErr error
 	if !framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) bool {
-		err = framework.ApplyObjects(ctx, cluster.Config, "", objs...)
+		err := framework.ApplyObjects(ctx, cluster.Config, "", objs...)
+		if err != nil && ctx.Err() == nil {
+			lastErr = err
+		}
 		return err == nil
 	}) {
-		t.Fatalf("applying the examples of %s: %v", src, err)
+		t.Fatalf("applying the examples of %s: %v", src, lastErr)
 	}
 	for ns, name := range framework.ExampleTLSSecrets {
 		_, certPEM, keyPEM := framework.ServingCert(t, name+"."+ns+".example")
