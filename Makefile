@@ -50,12 +50,17 @@ verify: generate ## Fail when generated files are stale or gofmt/go vet complain
 kube-binaries: ## Build (once) etcd, kube-apiserver, controller-manager, scheduler, kubectl and kwok into the user cache.
 	@bash hack/install-kube-binaries.sh >/dev/null
 
+.PHONY: node-binaries
+node-binaries: ## Build (once) kubelet, kube-proxy, containerd, ctr and CoreDNS, and install runc, CNI plugins, iptables and conntrack, for the tests' real node.
+	@bash hack/install-node-binaries.sh >/dev/null
+
 .PHONY: test-deps
-test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx, Prometheus, the nginx exporter, versitygw (S3).
+test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx, Prometheus, the nginx exporter, versitygw (S3), a real node (kubelet, containerd, runc, CNI).
 	@bash hack/install-test-deps.sh
 	@bash hack/install-prometheus.sh >/dev/null
 	@bash hack/install-prometheus-operator.sh >/dev/null
 	@bash hack/install-versitygw.sh >/dev/null
+	@bash hack/install-node-binaries.sh >/dev/null
 
 .PHONY: test
 test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane.

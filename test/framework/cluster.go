@@ -2,9 +2,17 @@ package framework
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	_ "embed"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -47,6 +55,38 @@ type Options struct {
 	// ControllerManagerArgs are added to kube-controller-manager's flags
 	// (later flags win), such as a higher --kube-api-qps for benchmarks.
 	ControllerManagerArgs []string
+	// RealNode, when set, adds a node that runs pods for real (kubelet,
+	// containerd, runc, CNI bridge, kube-proxy; see package
+	// test/framework/node). It is prepared before the control plane, which
+	// then binds and advertises the apiserver on the host address the node
+	// returns instead of 127.0.0.1 (so Host changes, and pods reach the
+	// apiserver through the kubernetes Service), authorizes kubelets with
+	// the Node authorizer and reaches them by InternalIP; it is started once
+	// the control plane runs; its processes stop before the control plane,
+	// its link to the host after. The controller-manager and
+	// scheduler run even when Nodes is 0 (kwok only when Nodes > 0). Not
+	// with Detached.
+	RealNode RealNode
+}
+
+// RealNode is a node whose pods really run; package test/framework/node
+// implements it.
+type RealNode interface {
+	// Missing says what the node lacks to run on this machine, or nil.
+	Missing() error
+	// Prepare sets the node up in dir before the control plane starts and
+	// returns the host address the apiserver must listen on and advertise.
+	Prepare(ctx context.Context, dir string) (apiserverIP string, err error)
+	// Start runs the node against the started control plane and returns
+	// once its Node is Ready.
+	Start(ctx context.Context, c *Cluster) error
+	// Halt ends the node's processes, before the control plane stops, so
+	// that none of them holds a connection to the apiserver open while it
+	// drains; the address Prepare returned stays until Stop.
+	Halt() error
+	// Stop ends the node and undoes what it changed on the machine; safe
+	// after a failed Prepare or Start, and more than once.
+	Stop() error
 }
 
 // Cluster is a running local control plane.
@@ -60,10 +100,17 @@ type Cluster struct {
 	Host string
 	// PKI paths, for tests that sign credentials or configure webhooks.
 	CACertFile string
+	// CAKeyFile is the CA's private key, for signing client certificates
+	// (a real node's kubelet and kube-proxy).
+	CAKeyFile string
 	// EtcdURL is etcd's client URL, for tests that check what is stored.
 	EtcdURL string
 
 	procs []*process
+	// apiserverIP is where the apiserver listens when it is not 127.0.0.1
+	// (RealNode); nodePrepared is true once RealNode.Prepare was called.
+	apiserverIP  string
+	nodePrepared bool
 }
 
 // KubeconfigFile is the name of the admin kubeconfig inside Options.Dir.
@@ -100,6 +147,10 @@ func (c *Cluster) start(ctx context.Context) error {
 		return fmt.Errorf("writing certificates: %w", err)
 	}
 	c.CACertFile = creds.CACert
+	c.CAKeyFile = creds.CAKey
+	if err := c.prepareRealNode(ctx, creds); err != nil {
+		return err
+	}
 
 	etcdURL, err := c.startEtcd(ctx)
 	if err != nil {
@@ -109,10 +160,14 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.startAPIServer(ctx, creds, etcdURL); err != nil {
 		return err
 	}
-	if c.Nodes == 0 {
+	if c.Nodes == 0 && c.RealNode == nil {
 		return nil
 	}
-	for _, start := range []func(context.Context, *pki) error{c.startControllerManager, c.startScheduler, c.startKwok} {
+	starts := []func(context.Context, *pki) error{c.startControllerManager, c.startScheduler}
+	if c.Nodes > 0 {
+		starts = append(starts, c.startKwok)
+	}
+	for _, start := range starts {
 		if err := start(ctx, creds); err != nil {
 			return err
 		}
@@ -120,7 +175,92 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := c.addStorageClass(ctx); err != nil {
 		return fmt.Errorf("creating the default StorageClass: %w", err)
 	}
-	return c.addNodes(ctx)
+	if c.Nodes > 0 {
+		if err := c.addNodes(ctx); err != nil {
+			return err
+		}
+	}
+	if c.RealNode != nil {
+		if err := c.RealNode.Start(ctx, c); err != nil {
+			return fmt.Errorf("starting the real node: %w", err)
+		}
+	}
+	return nil
+}
+
+// prepareRealNode prepares Options.RealNode, if any, and adds the address
+// it returns to the apiserver's serving certificate.
+func (c *Cluster) prepareRealNode(ctx context.Context, creds *pki) error {
+	if c.RealNode == nil {
+		return nil
+	}
+	if c.Detached {
+		return errors.New("a real node cannot outlive the process that started it: RealNode does not work with Detached")
+	}
+	if err := c.RealNode.Missing(); err != nil {
+		return fmt.Errorf("real node: %w", err)
+	}
+	c.nodePrepared = true
+	ip, err := c.RealNode.Prepare(ctx, filepath.Join(c.Dir, "node"))
+	if err != nil {
+		return fmt.Errorf("preparing the real node: %w", err)
+	}
+	if err := reissueServingCert(creds, net.ParseIP(ip)); err != nil {
+		return fmt.Errorf("adding %s to the apiserver's certificate: %w", ip, err)
+	}
+	c.apiserverIP = ip
+	return nil
+}
+
+// reissueServingCert replaces the apiserver's serving certificate with one
+// that is also valid for ip, signed by the same CA.
+func reissueServingCert(p *pki, ip net.IP) error {
+	if ip == nil {
+		return errors.New("not an IP address")
+	}
+	caKeyPEM, err := os.ReadFile(p.CAKey)
+	if err != nil {
+		return err
+	}
+	caBlock, _ := pem.Decode(p.caPEM)
+	keyBlock, _ := pem.Decode(caKeyPEM)
+	if caBlock == nil || keyBlock == nil {
+		return errors.New("unreadable CA")
+	}
+	ca, err := x509.ParseCertificate(caBlock.Bytes)
+	if err != nil {
+		return err
+	}
+	caKey, err := x509.ParsePKCS1PrivateKey(keyBlock.Bytes)
+	if err != nil {
+		return err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(now.UnixNano()),
+		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(30 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1"), ip},
+	}, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(p.ServingCert, pemBlock("CERTIFICATE", der), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(p.Serving, pemBlock("EC PRIVATE KEY", keyDER), 0o600)
 }
 
 // run starts one binary and remembers it for Stop.
@@ -189,20 +329,35 @@ func (c *Cluster) startAPIServer(ctx context.Context, pki *pki, etcdURL string) 
 	if err != nil {
 		return err
 	}
-	c.Host = fmt.Sprintf("https://127.0.0.1:%d", port)
+	bind, authz := "127.0.0.1", "RBAC"
+	var nodeArgs []string
+	if c.apiserverIP != "" {
+		// Pods reach the advertised address through the kubernetes
+		// Service; the real node's kubelet is authorized as a node and
+		// reached at its InternalIP with the admin's certificate.
+		bind, authz = c.apiserverIP, "Node,RBAC"
+		nodeArgs = []string{
+			"--kubelet-preferred-address-types=InternalIP,Hostname",
+			"--kubelet-client-certificate=" + pki.AdminCert, "--kubelet-client-key=" + pki.AdminKey,
+			// Webhooks and aggregated APIs by endpoint: the host routes
+			// to pods, not to ClusterIPs.
+			"--enable-aggregator-routing=true",
+		}
+	}
+	c.Host = fmt.Sprintf("https://%s:%d", bind, port)
 	audit, err := c.auditArgs()
 	if err != nil {
 		return err
 	}
-	p, err := c.run(KubeAPIServer, append(audit,
+	p, err := c.run(KubeAPIServer, append(append(audit,
 		"--etcd-servers="+etcdURL,
 		"--cert-dir="+filepath.Join(c.Dir, "apiserver"),
 		"--tls-cert-file="+pki.ServingCert, "--tls-private-key-file="+pki.Serving,
 		"--client-ca-file="+pki.CACert,
 		"--secure-port="+strconv.Itoa(port),
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--bind-address="+bind, "--advertise-address="+bind,
 		// RBAC on, so the operator's own roles are what the tests exercise.
-		"--authorization-mode=RBAC",
+		"--authorization-mode="+authz,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+pki.SAPub,
 		"--service-account-signing-key-file="+pki.SAKey,
@@ -212,7 +367,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, pki *pki, etcdURL string) 
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
 		"--v=1",
-	))
+	), nodeArgs...))
 	if err != nil {
 		return err
 	}
@@ -389,10 +544,24 @@ func (c *Cluster) addNodes(ctx context.Context) error {
 // Stop ends every process of the cluster, newest first, so no component keeps
 // running against an apiserver or etcd that is already gone.
 func (c *Cluster) Stop() {
+	// The real node's processes go first, as kwok does, but its link to
+	// the host last: the apiserver listens on that link's address, and its
+	// own shutdown hangs once the address is gone.
+	if c.RealNode != nil && c.nodePrepared {
+		if err := c.RealNode.Halt(); err != nil {
+			fmt.Fprintf(os.Stderr, "halting the real node: %v\n", err)
+		}
+	}
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		c.procs[i].stop(10 * time.Second)
 	}
 	c.procs = nil
+	if c.RealNode != nil && c.nodePrepared {
+		if err := c.RealNode.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the real node: %v\n", err)
+		}
+		c.nodePrepared = false
+	}
 }
 
 // StopDetached ends a cluster started with Detached by another process, from

@@ -88,6 +88,12 @@ func (e *Env) start() {
 			return
 		}
 	}
+	if e.opts.RealNode != nil {
+		if err := e.opts.RealNode.Missing(); err != nil {
+			e.missing = err
+			return
+		}
+	}
 	dir, err := os.MkdirTemp("", "nginx-operator-cluster-")
 	if err != nil {
 		e.failed = err

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Builds what a real test node runs (package test/framework/node): kubelet and
+# kube-proxy from the k8s.io/kubernetes module, containerd, its runc shim and ctr
+# from the containerd module, and CoreDNS (the cluster's DNS), into a cache
+# directory outside the clone keyed by version, so a fresh clone and CI reuse
+# them; and installs the system packages the node needs (runc, the CNI plugins,
+# iptables, conntrack) with apt-get when they are missing. Idempotent: finished
+# binaries are never rebuilt.
+#
+# The first time: about 8 minutes on 2 (shared) cores with an empty Go build
+# cache, about 4 after hack/install-kube-binaries.sh has put most Kubernetes
+# packages in it; apt-get adds under a minute.
+#
+# Prints the directory holding the binaries on its last line of output;
+# --print-dir prints only that and builds nothing.
+set -euo pipefail
+
+KUBE_VERSION=${KUBE_VERSION:-1.36.3}
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-2.4.2}
+COREDNS_VERSION=${COREDNS_VERSION:-1.15.0}
+
+cache_root=${NGINX_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nginx-operator}
+bin_dir="$cache_root/bin/node-kube-v${KUBE_VERSION}-containerd-v${CONTAINERD_VERSION}-coredns-v${COREDNS_VERSION}"
+
+if [ "${1:-}" = "--print-dir" ]; then
+  echo "$bin_dir"
+  exit 0
+fi
+mkdir -p "$bin_dir"
+
+log() { echo "install-node-binaries: $*" >&2; }
+
+# scratch DIR: prepares an empty throwaway module to build a dependency in.
+scratch() {
+  local dir=$1
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  (cd "$dir" && go mod init scratch.local/build >/dev/null 2>&1)
+}
+
+# System packages: runc (crun 1.8 does not work with containerd 2), the CNI
+# plugins (bridge, host-local, loopback, portmap in /usr/lib/cni), iptables for
+# kube-proxy, the CNI plugins and the kubelet, conntrack for kube-proxy.
+declare -A packages=(
+  [runc]=runc
+  [iptables]=iptables
+  [conntrack]=conntrack
+)
+missing=()
+for cmd in "${!packages[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || [ -x "/usr/bin/$cmd" ] || missing+=("${packages[$cmd]}")
+done
+[ -x /usr/lib/cni/bridge ] || [ -x /opt/cni/bin/bridge ] || missing+=(containernetworking-plugins)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    log "missing ${missing[*]}; run: sudo apt-get install -y ${missing[*]}"
+    exit 1
+  fi
+  log "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  # Only the binaries are needed: keep the packages' services from starting.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+kube_missing=()
+for b in kubelet kube-proxy; do
+  [ -x "$bin_dir/$b" ] || kube_missing+=("$b")
+done
+if [ ${#kube_missing[@]} -gt 0 ]; then
+  log "building ${kube_missing[*]} v${KUBE_VERSION}"
+  work=$(mktemp -d)
+  scratch "$work"
+  (
+    cd "$work"
+    # The same recipe as hack/install-kube-binaries.sh: k8s.io/kubernetes
+    # replaces its staging modules with ./staging, which a dependent module
+    # ignores, so pin each to its published v0.x release.
+    gomod=$(go mod download -json "k8s.io/kubernetes@v${KUBE_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$gomod")
+    {
+      echo "require k8s.io/kubernetes v${KUBE_VERSION}"
+      for m in $staging; do echo "replace $m => $m v0.${KUBE_VERSION#1.}"; done
+    } >>go.mod
+    echo 'package tools' >tools.go
+    go mod tidy >&2 || true
+    minor=${KUBE_VERSION#1.}; minor=${minor%%.*}
+    ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v${KUBE_VERSION}"
+    ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
+    ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=v${KUBE_VERSION}"
+    ldflags+=" -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=${minor}"
+    for b in "${kube_missing[@]}"; do
+      log "  go build $b"
+      go get "k8s.io/kubernetes/cmd/$b@v${KUBE_VERSION}" >&2
+      CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin_dir/$b.tmp" "k8s.io/kubernetes/cmd/$b" >&2
+      mv "$bin_dir/$b.tmp" "$bin_dir/$b"
+    done
+  )
+  rm -rf "$work"
+fi
+
+ctrd_missing=()
+for b in containerd containerd-shim-runc-v2 ctr; do
+  [ -x "$bin_dir/$b" ] || ctrd_missing+=("$b")
+done
+if [ ${#ctrd_missing[@]} -gt 0 ]; then
+  log "building ${ctrd_missing[*]} v${CONTAINERD_VERSION}"
+  work=$(mktemp -d)
+  scratch "$work"
+  (
+    cd "$work"
+    mod=github.com/containerd/containerd/v2
+    ldflags="-s -w -X $mod/version.Version=v${CONTAINERD_VERSION} -X $mod/version.Revision=module"
+    for b in "${ctrd_missing[@]}"; do
+      log "  go build $b"
+      go get "$mod/cmd/$b@v${CONTAINERD_VERSION}" >&2
+      # No cgo: the btrfs, devicemapper and zfs snapshotters need it and the
+      # node uses overlayfs.
+      CGO_ENABLED=0 go build -trimpath -tags "no_btrfs no_devmapper no_zfs" -ldflags "$ldflags" \
+        -o "$bin_dir/$b.tmp" "$mod/cmd/$b" >&2
+      mv "$bin_dir/$b.tmp" "$bin_dir/$b"
+    done
+  )
+  rm -rf "$work"
+fi
+
+if [ ! -x "$bin_dir/coredns" ]; then
+  log "building coredns v${COREDNS_VERSION}"
+  GOBIN="$bin_dir" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@v${COREDNS_VERSION}" >&2
+fi
+
+echo "$bin_dir"

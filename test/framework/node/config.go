@@ -1,0 +1,331 @@
+package node
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+)
+
+// writeClientKubeconfig writes a kubeconfig for user (with groups) holding a
+// client certificate signed by the cluster's CA.
+func writeClientKubeconfig(path, server, caCertFile, caKeyFile, user string, groups []string) error {
+	caPEM, err := os.ReadFile(caCertFile)
+	if err != nil {
+		return err
+	}
+	ca, caKey, err := loadCA(caPEM, caKeyFile)
+	if err != nil {
+		return err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: user, Organization: groups},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(30 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		ClientKeyData:         pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
+	cfg.CurrentContext = "local"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+func loadCA(caPEM []byte, keyFile string) (*x509.Certificate, crypto.Signer, error) {
+	block, _ := pem.Decode(caPEM)
+	if block == nil {
+		return nil, nil, errors.New("no certificate in the cluster's CA file")
+	}
+	ca, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	kb, _ := pem.Decode(keyPEM)
+	if kb == nil {
+		return nil, nil, fmt.Errorf("no key in %s", keyFile)
+	}
+	if k, err := x509.ParsePKCS1PrivateKey(kb.Bytes); err == nil {
+		return ca, k, nil
+	}
+	if k, err := x509.ParseECPrivateKey(kb.Bytes); err == nil {
+		return ca, k, nil
+	}
+	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parsing %s: %w", keyFile, err)
+	}
+	signer, ok := k.(crypto.Signer)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: not a signing key", keyFile)
+	}
+	return ca, signer, nil
+}
+
+// tomlString quotes s for TOML (a basic string is JSON-compatible here).
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func tomlList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = tomlString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// containerdConfig is containerd's configuration: every path under the
+// node's directories, the CRI plugin set up for the kubelet (runc, CNI, the
+// sandbox image, no registry).
+func (n *Node) containerdConfig() string {
+	r := n.runDir
+	return fmt.Sprintf(`version = 4
+root = %s
+state = %s
+# Not the host's /etc/containerd/conf.d.
+imports = [%s]
+oom_score = 0
+disabled_plugins = [
+  "io.containerd.nri.v1.nri",
+  "io.containerd.internal.v1.opt",
+  "io.containerd.snapshotter.v1.blockfile",
+  "io.containerd.snapshotter.v1.erofs",
+  "io.containerd.differ.v1.erofs",
+  "io.containerd.tracing.processor.v1.otlp",
+  "io.containerd.internal.v1.tracing",
+]
+
+[plugins]
+  [plugins."io.containerd.server.v1.grpc"]
+    address = %s
+  [plugins."io.containerd.server.v1.ttrpc"]
+    address = %s
+
+  [plugins."io.containerd.shim.v1.manager"]
+    socket_dir = %s
+
+  [plugins."io.containerd.cri.v1.images"]
+    snapshotter = "overlayfs"
+    [plugins."io.containerd.cri.v1.images".pinned_images]
+      sandbox = %s
+    [plugins."io.containerd.cri.v1.images".registry]
+      config_path = ""
+
+  [plugins."io.containerd.cri.v1.runtime"]
+    # runc cannot lower a container's oom_score_adj without CAP_SYS_RESOURCE
+    # (missing in some VMs: "can't get final child's PID from pipe: EOF").
+    restrict_oom_score_adj = true
+    netns_mounts_under_state_dir = true
+    cdi_spec_dirs = []
+    [plugins."io.containerd.cri.v1.runtime".containerd]
+      default_runtime_name = "runc"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+        [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+          BinaryName = %s
+          Root = %s
+    [plugins."io.containerd.cri.v1.runtime".cni]
+      bin_dirs = %s
+      conf_dir = %s
+      max_conf_num = 1
+
+  [plugins."io.containerd.grpc.v1.cri"]
+    stream_server_address = "127.0.0.1"
+    stream_server_port = "0"
+`,
+		tomlString(filepath.Join(n.dir, "containerd")), tomlString(filepath.Join(r, "containerd")),
+		tomlString(filepath.Join(n.dir, "containerd.d", "*.toml")),
+		tomlString(n.containerdSocket()), tomlString(n.containerdSocket()+".ttrpc"),
+		tomlString(filepath.Join(r, "s")),
+		tomlString(n.sandboxImageName()),
+		tomlString(n.bins.runc), tomlString(filepath.Join(r, "runc")),
+		tomlList([]string{n.bins.cniDir}), tomlString(filepath.Join(n.dir, "cni")),
+	)
+}
+
+func (n *Node) containerdSocket() string { return filepath.Join(n.runDir, "containerd.sock") }
+
+// cniConfig is the pods' network: a bridge in the node's namespace with
+// addresses from the node's pod subnet, and hostPort support.
+func (n *Node) cniConfig() ([]byte, error) {
+	return json.MarshalIndent(map[string]any{
+		"cniVersion": "1.0.0",
+		"name":       "nok" + n.token,
+		"plugins": []any{
+			map[string]any{
+				"type":      "bridge",
+				"bridge":    n.net.bridge,
+				"isGateway": true,
+				// Pods keep their addresses on the way to the host: it
+				// routes the pod subnet back through the node.
+				"ipMasq":      false,
+				"hairpinMode": true,
+				"ipam": map[string]any{
+					"type":    "host-local",
+					"ranges":  [][]map[string]string{{{"subnet": n.net.podCIDR, "gateway": n.net.gateway}}},
+					"routes":  []map[string]string{{"dst": "0.0.0.0/0"}},
+					"dataDir": filepath.Join(n.runDir, "ipam"),
+				},
+			},
+			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
+		},
+	}, "", "  ")
+}
+
+// Label is the label of the real node (kwok's nodes have type=kwok); Taint
+// its taint when the cluster has kwok nodes too.
+const (
+	LabelKey   = "nginx-operator.dev/node"
+	LabelValue = "real"
+)
+
+func (n *Node) kubeletConfig(tainted bool) ([]byte, error) {
+	cfg := map[string]any{
+		"apiVersion":         "kubelet.config.k8s.io/v1beta1",
+		"kind":               "KubeletConfiguration",
+		"address":            n.net.nodeIP,
+		"port":               10250,
+		"readOnlyPort":       0,
+		"healthzBindAddress": "127.0.0.1",
+		"healthzPort":        10248,
+		"authentication": map[string]any{
+			"anonymous": map[string]any{"enabled": false},
+			"webhook":   map[string]any{"enabled": true},
+			"x509":      map[string]any{"clientCAFile": n.cluster.CACertFile},
+		},
+		"authorization":            map[string]any{"mode": "Webhook"},
+		"containerRuntimeEndpoint": "unix://" + n.containerdSocket(),
+		// Machines with the cgroup v1 (hybrid) layout still work.
+		"cgroupDriver": "cgroupfs",
+		"failCgroupV1": false,
+		"cgroupRoot":   "/" + n.cgroupName(),
+		"failSwapOn":   false,
+		"podLogsDir":   filepath.Join(n.dir, "pod-logs"),
+		"resolvConf":   n.resolvConf(),
+		// A test machine's disk and memory are shared: evict nothing, and
+		// never remove the images the tests imported (there is no
+		// registry to pull them again from).
+		"evictionHard": map[string]string{
+			"memory.available": "1Mi", "nodefs.available": "1%", "nodefs.inodesFree": "1%", "imagefs.available": "1%",
+		},
+		"imageGCHighThresholdPercent": 100,
+		"imageGCLowThresholdPercent":  99,
+		"serializeImagePulls":         false,
+		"rotateCertificates":          false,
+		"serverTLSBootstrap":          false,
+		"oomScoreAdj":                 0,
+		"nodeStatusReportFrequency":   "10s",
+		"syncFrequency":               "10s",
+		"fileCheckFrequency":          "10s",
+		"shutdownGracePeriod":         "0s",
+		"protectKernelDefaults":       false,
+		// The controller-manager runs no attach/detach controller.
+		"enableControllerAttachDetach": false,
+		// The node's CoreDNS (see corefile).
+		"clusterDNS":    []string{n.net.nodeIP},
+		"clusterDomain": ClusterDomain,
+	}
+	if tainted {
+		cfg["registerWithTaints"] = []map[string]string{{"key": LabelKey, "value": LabelValue, "effect": "NoSchedule"}}
+	}
+	return yaml.Marshal(cfg)
+}
+
+// resolvConf is the resolv.conf the kubelet gives pods: the host's.
+func (n *Node) resolvConf() string { return "/etc/resolv.conf" }
+
+func (n *Node) kubeProxyConfig(kubeconfig string) ([]byte, error) {
+	zero := "0s"
+	return yaml.Marshal(map[string]any{
+		"apiVersion":         "kubeproxy.config.k8s.io/v1alpha1",
+		"kind":               "KubeProxyConfiguration",
+		"clientConnection":   map[string]any{"kubeconfig": kubeconfig},
+		"hostnameOverride":   n.opts.Name,
+		"mode":               "iptables",
+		"clusterCIDR":        n.net.podCIDR,
+		"bindAddress":        "0.0.0.0",
+		"healthzBindAddress": "127.0.0.1:10256",
+		"metricsBindAddress": "127.0.0.1:10249",
+		"nodePortAddresses":  []string{"primary"},
+		"oomScoreAdj":        0,
+		"iptables": map[string]any{
+			"localhostNodePorts": false,
+			"syncPeriod":         "10s",
+			"minSyncPeriod":      "0s",
+		},
+		// Conntrack sysctls are the host's (or read-only outside its
+		// network namespace): leave them alone.
+		"conntrack": map[string]any{
+			"maxPerCore":            0,
+			"min":                   0,
+			"tcpEstablishedTimeout": zero,
+			"tcpCloseWaitTimeout":   zero,
+			"udpTimeout":            zero,
+			"udpStreamTimeout":      zero,
+		},
+	})
+}
+
+// ClusterDomain is the DNS domain of the cluster's Services and pods.
+const ClusterDomain = "cluster.local"
+
+// corefile configures the cluster's DNS: CoreDNS on the node's address
+// (pods use it as their nameserver), answering for Services and pods from
+// the apiserver. Other names do not resolve: the node has no way out.
+func (n *Node) corefile(kubeconfig string) string {
+	return fmt.Sprintf(`.:53 {
+    bind %s
+    errors
+    ready 127.0.0.1:8181
+    kubernetes %s in-addr.arpa ip6.arpa {
+        kubeconfig %s local
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+        ttl 5
+    }
+    cache 5
+}
+`, n.net.nodeIP, ClusterDomain, kubeconfig)
+}

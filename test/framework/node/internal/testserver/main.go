@@ -1,0 +1,146 @@
+// Command testserver is the program the real node's tests run in pods:
+//
+//	testserver serve ADDR    answer every HTTP request with "hello from <hostname>"
+//	testserver probe URL...  print the apiserver's version, read through the
+//	                         kubernetes Service with the pod's service account,
+//	                         and the body of each URL; exit 1 on any failure
+//	testserver write FILE    create FILE, print the outcome and the owner and
+//	                         mode of its directory; exit 1 when it fails
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: testserver serve ADDR | probe URL...")
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "serve":
+		addr := ":8080"
+		if len(os.Args) > 2 {
+			addr = os.Args[2]
+		}
+		serve(addr)
+	case "probe":
+		if !probe(os.Args[2:]) {
+			os.Exit(1)
+		}
+	case "write":
+		if len(os.Args) != 3 || !write(os.Args[2]) {
+			os.Exit(1)
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "unknown command", os.Args[1])
+		os.Exit(2)
+	}
+}
+
+func serve(addr string) {
+	host, _ := os.Hostname()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("serving on %s\n", l.Addr())
+	err = http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Printf("%s %s from %s\n", r.Method, r.URL.Path, r.RemoteAddr)
+		fmt.Fprintf(w, "hello from %s\n", host)
+	}))
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
+}
+
+func probe(urls []string) bool {
+	ok := true
+	const sa = "/var/run/secrets/kubernetes.io/serviceaccount/"
+	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	token, err1 := os.ReadFile(sa + "token")
+	ca, err2 := os.ReadFile(sa + "ca.crt")
+	if host == "" || err1 != nil || err2 != nil {
+		fmt.Printf("apiserver: FAIL: no in-cluster configuration (host %q, %v, %v)\n", host, err1, err2)
+		ok = false
+	} else {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(ca)
+		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		req, _ := http.NewRequest(http.MethodGet, "https://"+net.JoinHostPort(host, port)+"/version", nil)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		body, err := get(client, req)
+		var v struct{ GitVersion string }
+		if err == nil {
+			err = json.Unmarshal(body, &v)
+		}
+		if err != nil {
+			fmt.Printf("apiserver: FAIL: %v\n", err)
+			ok = false
+		} else {
+			fmt.Printf("apiserver: %s\n", v.GitVersion)
+		}
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	for _, u := range urls {
+		req, err := http.NewRequest(http.MethodGet, u, nil)
+		var body []byte
+		if err == nil {
+			body, err = get(client, req)
+		}
+		if err != nil {
+			fmt.Printf("GET %s: FAIL: %v\n", u, err)
+			ok = false
+			continue
+		}
+		fmt.Printf("GET %s: %s\n", u, strings.TrimSpace(string(body)))
+	}
+	return ok
+}
+
+func write(file string) bool {
+	if st, err := os.Stat(filepath.Dir(file)); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			fmt.Printf("directory %s: owner %d:%d mode %v; I am %d:%d groups %v\n",
+				filepath.Dir(file), sys.Uid, sys.Gid, st.Mode(), os.Getuid(), os.Getgid(), groups())
+		}
+	}
+	if err := os.WriteFile(file, []byte("written\n"), 0o644); err != nil {
+		fmt.Printf("write %s: FAIL: %v\n", file, err)
+		return false
+	}
+	fmt.Printf("write %s: ok\n", file)
+	return true
+}
+
+func groups() []int {
+	g, _ := os.Getgroups()
+	return g
+}
+
+func get(c *http.Client, req *http.Request) ([]byte, error) {
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", resp.Status, body)
+	}
+	return body, nil
+}

@@ -1,0 +1,238 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Each node gets a /24 of subnetBase, free on the machine and leased for its
+// lifetime: .1/30 is the host's end of the link to the node (the address the
+// apiserver listens on), .2 the node's end (its InternalIP), .128/25 the pods'
+// bridge (.129 the gateway). The lease is an abstract unix socket of the
+// host's network namespace, so two runs on one machine never pick the same
+// subnet, and a crashed run's lease ends with its process.
+const (
+	subnetBase  = "10.201"
+	leasePrefix = "@nginx-operator-node/"
+)
+
+type network struct {
+	index          int
+	lease          net.Listener
+	hostIf         string // the host's end of the link; the node's end is eth0
+	hostIP, nodeIP string
+	podCIDR        string // the pods' subnet, on the bridge
+	gateway        string // the bridge's address
+	bridge         string
+}
+
+// leaseSubnet picks a subnet no route of the host covers and no other node
+// holds.
+func leaseSubnet(token string) (*network, error) {
+	taken, err := hostPrefixes()
+	if err != nil {
+		return nil, err
+	}
+	start, err := rand.Int(rand.Reader, big.NewInt(256))
+	if err != nil {
+		return nil, err
+	}
+	for k := range 256 {
+		i := (int(start.Int64()) + k) % 256
+		_, subnet, _ := net.ParseCIDR(fmt.Sprintf("%s.%d.0/24", subnetBase, i))
+		if overlapsAny(subnet, taken) {
+			continue
+		}
+		l, err := net.Listen("unix", fmt.Sprintf("%s%s.%d", leasePrefix, subnetBase, i))
+		if err != nil {
+			continue
+		}
+		p := fmt.Sprintf("%s.%d.", subnetBase, i)
+		return &network{
+			index: i, lease: l, hostIf: "nok" + token,
+			hostIP: p + "1", nodeIP: p + "2", podCIDR: p + "128/25", gateway: p + "129",
+			bridge: "nok" + token + "b",
+		}, nil
+	}
+	return nil, fmt.Errorf("no free /24 left in %s.0.0/16", subnetBase)
+}
+
+// hostPrefixes are the destinations of every IPv4 route of the host.
+func hostPrefixes() ([]*net.IPNet, error) {
+	out, err := exec.Command("ip", "-4", "-o", "route", "show", "table", "all").Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing routes: %w", err)
+	}
+	var nets []*net.IPNet
+	for _, line := range strings.Split(string(out), "\n") {
+		for _, f := range strings.Fields(line) {
+			if f == "default" {
+				break
+			}
+			if !strings.Contains(f, ".") {
+				continue // a route type such as local or broadcast
+			}
+			if !strings.Contains(f, "/") {
+				f += "/32"
+			}
+			if _, n, err := net.ParseCIDR(f); err == nil {
+				nets = append(nets, n)
+			}
+			break
+		}
+	}
+	return nets, nil
+}
+
+func overlapsAny(n *net.IPNet, others []*net.IPNet) bool {
+	for _, o := range others {
+		if o.Contains(n.IP) || n.Contains(o.IP) {
+			return true
+		}
+	}
+	return false
+}
+
+// randomToken names one node's resources: links, cgroups, the run directory.
+func randomToken() (string, error) {
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// setup links the node's network namespace (of the init with host pid pid)
+// to the host.
+func (nw *network) setup(pid int) error {
+	nsenter := []string{"nsenter", fmt.Sprintf("--net=/proc/%d/ns/net", pid), "--"}
+	steps := [][]string{
+		{"ip", "link", "add", nw.hostIf, "type", "veth", "peer", "name", "eth0", "netns", fmt.Sprint(pid)},
+		{"ip", "addr", "add", nw.hostIP + "/30", "dev", nw.hostIf},
+		{"ip", "link", "set", nw.hostIf, "up"},
+		append(nsenter, "ip", "link", "set", "lo", "up"),
+		append(nsenter, "ip", "addr", "add", nw.nodeIP+"/30", "dev", "eth0"),
+		append(nsenter, "ip", "link", "set", "eth0", "up"),
+		append(nsenter, "ip", "route", "add", "default", "via", nw.hostIP),
+		// The host reaches the pods (the apiserver calls webhooks and
+		// proxies to them) through the node.
+		{"ip", "route", "add", nw.podCIDR, "via", nw.nodeIP, "dev", nw.hostIf},
+	}
+	for _, s := range steps {
+		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %w: %s", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+// teardown removes the host's end of the link (which takes the node's end,
+// and the route through it, along) and ends the lease.
+func (nw *network) teardown() error {
+	var errs []error
+	if _, err := net.InterfaceByName(nw.hostIf); err == nil {
+		if out, err := exec.Command("ip", "link", "del", nw.hostIf).CombinedOutput(); err != nil {
+			if _, still := net.InterfaceByName(nw.hostIf); still == nil {
+				errs = append(errs, fmt.Errorf("deleting link %s: %w: %s", nw.hostIf, err, out))
+			}
+		}
+	}
+	if nw.lease != nil {
+		_ = nw.lease.Close()
+		nw.lease = nil
+	}
+	return errors.Join(errs...)
+}
+
+// inNetns runs f on an OS thread that has joined the network namespace ns
+// (a handle on /proc/<pid>/ns/net), so that sockets f creates belong to it.
+func inNetns(ns *os.File, f func()) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		own, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- err
+			return
+		}
+		defer own.Close()
+		if err := setns(ns, syscall.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("setns: %w", err)
+			return
+		}
+		f()
+		// A thread that cannot go back stays locked: the runtime then ends
+		// it with this goroutine rather than reuse it.
+		if setns(own, syscall.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- nil
+	}()
+	return <-errc
+}
+
+// setnsTrap is the setns system call's number, which package syscall does
+// not name (golang.org/x/sys/unix does, but is only an indirect dependency).
+var setnsTrap = map[string]uintptr{"amd64": 308, "arm64": 268, "386": 346, "arm": 375, "ppc64le": 350, "s390x": 339, "riscv64": 268}
+
+func setns(f *os.File, nstype int) error {
+	trap, ok := setnsTrap[runtime.GOARCH]
+	if !ok {
+		return fmt.Errorf("setns: unknown on %s", runtime.GOARCH)
+	}
+	if _, _, errno := syscall.Syscall(trap, f.Fd(), uintptr(nstype), 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// DialContext connects from inside the node's network namespace, as a
+// process on the node would: Service ClusterIPs (through kube-proxy's rules)
+// and pod IPs are reachable. addr must be an IP address and a port.
+func (n *Node) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if net.ParseIP(host) == nil {
+		return nil, fmt.Errorf("dialing %s from the node: only IP addresses resolve there", addr)
+	}
+	if n.netns == nil {
+		return nil, errors.New("the node is not running")
+	}
+	var conn net.Conn
+	var dialErr error
+	err = inNetns(n.netns, func() {
+		// A literal address and no fallback: the socket is created on
+		// this goroutine, hence in the node's namespace.
+		d := net.Dialer{Timeout: 10 * time.Second, FallbackDelay: -1}
+		conn, dialErr = d.DialContext(ctx, network, addr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return conn, dialErr
+}
+
+// HTTPClient is an HTTP client whose connections start on the node (see
+// DialContext), such as curl run on the node.
+func (n *Node) HTTPClient() *http.Client {
+	return &http.Client{
+		Timeout:   15 * time.Second,
+		Transport: &http.Transport{DialContext: n.DialContext, DisableKeepAlives: true},
+	}
+}

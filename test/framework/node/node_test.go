@@ -1,0 +1,269 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/node/image"
+)
+
+const testImage = "nginx-operator.local/testserver:1"
+
+// restricted is the security context the operator gives its pods (the
+// restricted Pod Security Standard): the node must run such pods.
+func restricted() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		RunAsUser:                ptr.To[int64](65532),
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
+	Require(t)
+	// A short directory: the kubelet's and containerd's unix sockets live
+	// under it.
+	dir, err := os.MkdirTemp("", "nok-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("cluster and node logs kept in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	archive := filepath.Join(dir, "testserver.tar")
+	if err := image.BuildGo(ctx, root, "./test/framework/node/internal/testserver", testImage, archive, image.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("test image built in %s", time.Since(began).Round(time.Millisecond))
+
+	before := captureHostState(t)
+	rn := New(Options{Images: []string{archive}})
+	began = time.Now()
+	c, err := framework.Start(ctx, framework.Options{Dir: dir, RealNode: rn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			c.Stop()
+		}
+	}()
+	t.Logf("cluster with a real node up in %s: node prepared in %s, started (containerd, pause image build, image imports, CoreDNS, kubelet, kube-proxy, Ready) in %s; node %s, pods %s, apiserver %s",
+		time.Since(began).Round(time.Millisecond), rn.PreparedIn.Round(time.Millisecond), rn.StartedIn.Round(time.Millisecond),
+		rn.IP(), rn.PodCIDR(), c.Host)
+	// The node's iptables rules, sysctls, links and mounts are its own even
+	// while it runs.
+	for _, d := range before.diff(captureHostState(t)) {
+		t.Errorf("while the node runs, the host changed: %s", d)
+	}
+	for _, l := range leftovers(t, rn.Token(), rn.Dir()) {
+		if strings.HasPrefix(l, "mount:") {
+			t.Errorf("while the node runs, the host sees its %s", l)
+		}
+	}
+
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One namespace, never deleted: the cluster is thrown away.
+	ns := "real-node"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatal(err)
+	}
+
+	server := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "server", Labels: map[string]string{"app": "server"}},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers: []corev1.Container{{
+				Name: "server", Image: testImage, Args: []string{"serve", ":8080"},
+				Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}, PeriodSeconds: 1},
+				SecurityContext: restricted(),
+			}},
+		},
+	}
+	OnRealNode(&server.Spec)
+	created := time.Now()
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, server, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "server"},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "server"},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := waitPod(ctx, t, cs, ns, "server", func(p *corev1.Pod) bool {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("pod Ready %s after it was created; pod IP %s on %s, Service %s", time.Since(created).Round(time.Millisecond), pod.Status.PodIP, pod.Spec.NodeName, svc.Spec.ClusterIP)
+	if pod.Spec.NodeName != rn.Name() {
+		t.Fatalf("the pod runs on %q, not on the real node", pod.Spec.NodeName)
+	}
+
+	want := "hello from server"
+	// From the node, through kube-proxy's rules for the ClusterIP.
+	expectBody(ctx, t, rn.HTTPClient(), "http://"+svc.Spec.ClusterIP+":80/", want)
+	// From the host, straight to the pod (as the apiserver reaches webhooks).
+	expectBody(ctx, t, http.DefaultClient, "http://"+pod.Status.PodIP+":8080/", want)
+	// Through the apiserver's proxy to the pod (apiserver -> pod network).
+	proxied, err := cs.CoreV1().Pods(ns).ProxyGet("http", "server", "8080", "/", nil).DoRaw(ctx)
+	if err != nil || !strings.Contains(string(proxied), want) {
+		t.Errorf("apiserver proxy to the pod: %q, %v", proxied, err)
+	}
+
+	// A pod that reads the apiserver through the kubernetes Service with its
+	// service account, and the server through its ClusterIP.
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "probe"},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "probe", Image: testImage,
+				Args: []string{"probe", "http://" + svc.Spec.ClusterIP + "/", "http://" + pod.Status.PodIP + ":8080/",
+					// The Service by name, through the node's DNS.
+					"http://server/", "http://server." + ns + ".svc." + ClusterDomain + "/"},
+				SecurityContext: restricted(),
+			}},
+		},
+	}
+	OnRealNode(&probe.Spec)
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	done := waitPod(ctx, t, cs, ns, "probe", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	// Logs come from the kubelet, through the apiserver.
+	logs, err := cs.CoreV1().Pods(ns).GetLogs("probe", &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("fetching the probe's logs through the apiserver: %v", err)
+	}
+	t.Logf("probe logs:\n%s", logs)
+	if done.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("probe pod %s", done.Status.Phase)
+	}
+	for _, w := range []string{
+		"apiserver: v1.36.3",
+		"GET http://" + svc.Spec.ClusterIP + "/: " + want,
+		"GET http://server/: " + want,
+		"GET http://server." + ns + ".svc." + ClusterDomain + "/: " + want,
+	} {
+		if !strings.Contains(string(logs), w) {
+			t.Errorf("probe logs lack %q", w)
+		}
+	}
+	serverLogs, err := cs.CoreV1().Pods(ns).GetLogs("server", &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil || !strings.Contains(string(serverLogs), "serving on") {
+		t.Errorf("server logs through the apiserver: %q, %v", serverLogs, err)
+	}
+
+	nodeDir, runDir, token := rn.Dir(), "/run/nok"+rn.Token(), rn.Token()
+	stopBegan := time.Now()
+	c.Stop()
+	stopped = true
+	t.Logf("control plane and node stopped in %s (the node in %s)", time.Since(stopBegan).Round(time.Millisecond), rn.StoppedIn.Round(time.Millisecond))
+	if err := rn.Stop(); err != nil {
+		t.Errorf("stopping the node: %v", err)
+	}
+
+	for _, l := range leftovers(t, token, nodeDir, runDir) {
+		t.Errorf("left behind: %s", l)
+	}
+	for _, d := range before.diff(captureHostState(t)) {
+		t.Errorf("the host changed: %s", d)
+	}
+}
+
+func waitPod(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, done func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		pod = p
+		return done(p), nil
+	})
+	if err != nil {
+		events, _ := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		var b strings.Builder
+		for _, e := range events.Items {
+			fmt.Fprintf(&b, "  %s %s: %s\n", e.InvolvedObject.Name, e.Reason, e.Message)
+		}
+		status := "none"
+		if pod != nil {
+			status = fmt.Sprintf("%+v", pod.Status)
+		}
+		t.Fatalf("pod %s: %v; status %s\nevents:\n%s", name, err, status, b.String())
+	}
+	return pod
+}
+
+func expectBody(ctx context.Context, t *testing.T, client *http.Client, url, want string) {
+	t.Helper()
+	var last string
+	// kube-proxy programs a new Service within a second or so.
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		last = resp.Status + ": " + string(body)
+		return strings.Contains(string(body), want), nil
+	})
+	if err != nil {
+		t.Errorf("GET %s: want %q, last got %s", url, want, last)
+	}
+}
