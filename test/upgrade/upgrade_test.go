@@ -270,28 +270,28 @@ func waitReconciledAll(ctx context.Context, t *testing.T, op *framework.Operator
 // objectsOf lists the objects of listKind outside the legacy namespace.
 func objectsOf(ctx context.Context, t *testing.T, c client.Client, listKind string) []unstructured.Unstructured {
 	t.Helper()
-	list := &unstructured.UnstructuredList{}
-	list.SetAPIVersion(group + "/v1beta1")
-	list.SetKind(listKind)
-	if err := c.List(ctx, list); err != nil {
-		t.Fatal(err)
-	}
-	return slices.DeleteFunc(list.Items, func(o unstructured.Unstructured) bool { return o.GetNamespace() == legacyNamespace })
+	return slices.DeleteFunc(list(ctx, t, c, listKind), func(o unstructured.Unstructured) bool { return o.GetNamespace() == legacyNamespace })
 }
 
 func nginxOperatorKeys(ctx context.Context, t *testing.T, c client.Client) []client.ObjectKey {
 	t.Helper()
-	list := &unstructured.UnstructuredList{}
-	list.SetAPIVersion(group + "/v1beta1")
-	list.SetKind("NginxOperatorList")
-	if err := c.List(ctx, list); err != nil {
-		t.Fatal(err)
-	}
 	var keys []client.ObjectKey
-	for _, o := range list.Items {
+	for _, o := range list(ctx, t, c, "NginxOperatorList") {
 		keys = append(keys, client.ObjectKeyFromObject(&o))
 	}
 	return keys
+}
+
+// list lists every object of listKind, a kind of ours, as v1beta1.
+func list(ctx context.Context, t *testing.T, c client.Client, listKind string) []unstructured.Unstructured {
+	t.Helper()
+	l := &unstructured.UnstructuredList{}
+	l.SetAPIVersion(group + "/v1beta1")
+	l.SetKind(listKind)
+	if err := c.List(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
 }
 
 // snapshot is what an upgrade must not change: each StatefulSet's identity,
