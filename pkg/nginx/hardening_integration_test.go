@@ -91,7 +91,8 @@ func degradedWith(c client.Client, ns, name, reason, msg string) func(context.Co
 // retried with backoff), and counted by its reason; a child name taken by the
 // user's own object is refused likewise, and that object is left alone.
 func TestInvalidSpecsAndTakenNamesApplyNothing(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the error counter it reads is the process's, and the
+	// in-process operators of parallel tests reconcile invalid specs too.
 	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 	invalidBefore := errorCount(t, nginx.ReasonInvalidConfig)
 

@@ -96,7 +96,20 @@ func TestMigrateRewritesEveryObjectInTheStorageVersion(t *testing.T) {
 		_ = c.Get(ctx, client.ObjectKeyFromObject(crd), crd)
 		return cmp.Equal(crd.Status.StoredVersions, []string{"v1", "v2"})
 	})
-	createWidget(t, c, ns, "v2", "new")
+	// The CRD's status changes before the apiserver's handler for it does:
+	// until then, a new object is still stored as v1.
+	waitFor(t, "a new object to be stored as v2", func() bool {
+		createWidget(t, c, ns, "v2", "new")
+		if v, err := cluster.StoredAPIVersion(ctx, group, plural, ns, "new"); err == nil && v == group+"/v2" {
+			return true
+		}
+		_ = c.Delete(ctx, widget(ns, "v2", "new"))
+		waitFor(t, "the v1 probe to be deleted", func() bool {
+			_, err := cluster.StoredAPIVersion(ctx, group, plural, ns, "new")
+			return err != nil
+		})
+		return false
+	})
 
 	stored := func() map[string]string {
 		got := map[string]string{}
@@ -118,9 +131,9 @@ func TestMigrateRewritesEveryObjectInTheStorageVersion(t *testing.T) {
 	}
 
 	m := &storageversion.Migrator{Client: c, CRDName: crd.Name, Log: testr.New(t)}
-	if err := m.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	// A pass fails when the apiserver's own CRD controllers changed the CRD
+	// meanwhile (the patch carries a resourceVersion); Start retries it.
+	waitFor(t, "a migration pass to succeed", func() bool { return m.Migrate(ctx) == nil })
 	for n := range want {
 		want[n] = group + "/v2"
 	}
@@ -162,15 +175,18 @@ func widgetCRD(group, plural string) *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
-func createWidget(t *testing.T, c client.Client, ns, version, name string) {
-	t.Helper()
-	w := &unstructured.Unstructured{Object: map[string]any{
+func widget(ns, version, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "migration.test.nginx.operator.dev/" + version,
 		"kind":       "Widget",
 		"metadata":   map[string]any{"name": name, "namespace": ns},
 		"spec":       map[string]any{"size": int64(len(name))},
 	}}
-	if err := c.Create(context.Background(), w); err != nil {
+}
+
+func createWidget(t *testing.T, c client.Client, ns, version, name string) {
+	t.Helper()
+	if err := c.Create(context.Background(), widget(ns, version, name)); err != nil {
 		t.Fatal(err)
 	}
 }
