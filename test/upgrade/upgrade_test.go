@@ -27,7 +27,19 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
-var env = framework.NewEnv(framework.Options{Nodes: 2})
+// operatorUser is who both operators run as: the bundle's ServiceAccount,
+// with the bundle's RBAC. The apiserver audits its requests.
+var operatorUser = framework.ServiceAccountUser(operatorNamespace, "nginx-operator")
+
+var env = framework.NewEnv(framework.Options{Nodes: 2, AuditUsers: []string{operatorUser}})
+
+// migrationPermissions are what the storage migration needs and the e2e
+// suite, whose cluster never stored an older version, cannot exercise;
+// test/e2e's least-privilege check leaves them to this test.
+var migrationPermissions = []framework.Permission{
+	{Group: "nginx.operator.dev", Resource: "nginxoperators", Verb: "update"},
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions/status", Verb: "patch"},
+}
 
 func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
@@ -99,6 +111,15 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 		stored, _, _ := unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
 		return slices.Equal(stored, []string{"v1beta1"})
 	})
+	used, err := framework.UsedPermissions(cluster.AuditLog(), operatorUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range migrationPermissions {
+		if !used[p] {
+			t.Errorf("the storage migration never used %s, which the bundle grants it for that", p)
+		}
+	}
 	for _, key := range nginxOperatorKeys(ctx, t, admin) {
 		if v, err := cluster.StoredAPIVersion(ctx, group, "nginxoperators", key.Namespace, key.Name); err != nil || v != group+"/v1beta1" {
 			t.Errorf("after the upgrade, %s is stored as %q (%v), want %s/v1beta1", key, v, err, group)
