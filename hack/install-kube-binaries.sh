@@ -23,13 +23,8 @@ mkdir -p "$bin_dir"
 
 log() { echo "install-kube-binaries: $*" >&2; }
 
-# scratch DIR: prepares an empty throwaway module to build a dependency in.
-scratch() {
-  local dir=$1
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  (cd "$dir" && go mod init scratch.local/build >/dev/null 2>&1)
-}
+# shellcheck source=hack/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 if [ ! -x "$bin_dir/etcd" ]; then
   log "building etcd v${ETCD_VERSION} (about a minute)"
@@ -50,33 +45,7 @@ for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
 done
 if [ ${#kube_missing[@]} -gt 0 ]; then
   log "building ${kube_missing[*]} v${KUBE_VERSION} (about ten minutes on 2 cores, once)"
-  work=$(mktemp -d)
-  scratch "$work"
-  (
-    cd "$work"
-    # k8s.io/kubernetes points its staging modules at ./staging with replace directives,
-    # which are ignored when it is a dependency: pin each to its published v0.x release.
-    gomod=$(go mod download -json "k8s.io/kubernetes@v${KUBE_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-    staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$gomod")
-    {
-      echo "require k8s.io/kubernetes v${KUBE_VERSION}"
-      for m in $staging; do echo "replace $m => $m v0.${KUBE_VERSION#1.}"; done
-    } >>go.mod
-    echo 'package tools' >tools.go
-    go mod tidy >&2 || true
-    minor=${KUBE_VERSION#1.}; minor=${minor%%.*}
-    ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v${KUBE_VERSION}"
-    ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
-    ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=v${KUBE_VERSION}"
-    ldflags+=" -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=${minor}"
-    for b in "${kube_missing[@]}"; do
-      log "  go build $b"
-      go get "k8s.io/kubernetes/cmd/$b@v${KUBE_VERSION}" >&2
-      CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin_dir/$b.tmp" "k8s.io/kubernetes/cmd/$b" >&2
-      mv "$bin_dir/$b.tmp" "$bin_dir/$b"
-    done
-  )
-  rm -rf "$work"
+  build_kube_commands "$KUBE_VERSION" "$bin_dir" "${kube_missing[@]}"
 fi
 
 if [ ! -x "$bin_dir/kwok" ]; then

@@ -30,13 +30,8 @@ mkdir -p "$bin_dir"
 
 log() { echo "install-node-binaries: $*" >&2; }
 
-# scratch DIR: prepares an empty throwaway module to build a dependency in.
-scratch() {
-  local dir=$1
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  (cd "$dir" && go mod init scratch.local/build >/dev/null 2>&1)
-}
+# shellcheck source=hack/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # System packages: runc (crun 1.8 does not work with containerd 2), the CNI
 # plugins (bridge, host-local, loopback, portmap in /usr/lib/cni), iptables for
@@ -51,22 +46,7 @@ for cmd in "${!packages[@]}"; do
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || [ -x "/usr/bin/$cmd" ] || missing+=("${packages[$cmd]}")
 done
 [ -x /usr/lib/cni/bridge ] || [ -x /opt/cni/bin/bridge ] || missing+=(containernetworking-plugins)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    log "missing ${missing[*]}; run: sudo apt-get install -y ${missing[*]}"
-    exit 1
-  fi
-  log "installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  # Only the binaries are needed: keep the packages' services from starting.
-  if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-    chmod +x /usr/sbin/policy-rc.d
-    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
-  fi
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+apt_install "${missing[@]}"
 
 kube_missing=()
 for b in kubelet kube-proxy; do
@@ -74,34 +54,7 @@ for b in kubelet kube-proxy; do
 done
 if [ ${#kube_missing[@]} -gt 0 ]; then
   log "building ${kube_missing[*]} v${KUBE_VERSION}"
-  work=$(mktemp -d)
-  scratch "$work"
-  (
-    cd "$work"
-    # The same recipe as hack/install-kube-binaries.sh: k8s.io/kubernetes
-    # replaces its staging modules with ./staging, which a dependent module
-    # ignores, so pin each to its published v0.x release.
-    gomod=$(go mod download -json "k8s.io/kubernetes@v${KUBE_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-    staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$gomod")
-    {
-      echo "require k8s.io/kubernetes v${KUBE_VERSION}"
-      for m in $staging; do echo "replace $m => $m v0.${KUBE_VERSION#1.}"; done
-    } >>go.mod
-    echo 'package tools' >tools.go
-    go mod tidy >&2 || true
-    minor=${KUBE_VERSION#1.}; minor=${minor%%.*}
-    ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v${KUBE_VERSION}"
-    ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor}"
-    ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=v${KUBE_VERSION}"
-    ldflags+=" -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=${minor}"
-    for b in "${kube_missing[@]}"; do
-      log "  go build $b"
-      go get "k8s.io/kubernetes/cmd/$b@v${KUBE_VERSION}" >&2
-      CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin_dir/$b.tmp" "k8s.io/kubernetes/cmd/$b" >&2
-      mv "$bin_dir/$b.tmp" "$bin_dir/$b"
-    done
-  )
-  rm -rf "$work"
+  build_kube_commands "$KUBE_VERSION" "$bin_dir" "${kube_missing[@]}"
 fi
 
 ctrd_missing=()

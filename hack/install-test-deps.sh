@@ -18,19 +18,7 @@ done
 # The operator image (hack/images) carries the machine's CA bundle and time zones.
 [ -f /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
 [ -d /usr/share/zoneinfo ] || missing+=(tzdata)
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" -ne 0 ]; then
-  echo "install-test-deps: missing ${missing[*]}; run: sudo apt-get install -y ${missing[*]}" >&2
-  exit 1
-fi
-echo "install-test-deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-# Only the binaries are needed: keep the packages' services from starting.
-if [ ! -e /usr/sbin/policy-rc.d ]; then
-  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-  chmod +x /usr/sbin/policy-rc.d
-  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
-fi
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+log() { echo "install-test-deps: $*" >&2; }
+# shellcheck source=hack/lib.sh
+source "$(dirname "$0")/lib.sh"
+apt_install "${missing[@]}"
