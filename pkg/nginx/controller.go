@@ -9,17 +9,25 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
@@ -44,7 +52,7 @@ const recreateRetry = 2 * time.Second
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
 
 // Reconciler reconciles NginxOperator objects.
 type Reconciler struct {
@@ -74,6 +82,10 @@ func SetupWithManager(mgr ctrl.Manager, images Images) error {
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		// The pods' owner is the StatefulSet, not the instance: they are
+		// mapped by their instance label, and only changes the status reads
+		// (nginx's container state, the configuration a pod runs) wake it.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podInstance), builder.WithPredicates(podStatusChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(metrics.Instrument(ControllerName, &k8sutil.StatusReconciler[*v1beta1.NginxOperator]{
 			Client: r.Client,
@@ -93,7 +105,11 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 		return ctrl.Result{}, nil
 	}
 	sts, result, err := r.apply(ctx, nginx)
-	observe(nginx, sts, err)
+	wasRejected := k8sutil.HadReason(nginx.Status.Conditions, v1beta1.ConditionDegraded, ReasonConfigRejected)
+	observe(nginx, sts, r.pods(ctx, nginx, sts), err)
+	if c := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionDegraded); !wasRejected && c != nil && c.Reason == ReasonConfigRejected {
+		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonConfigRejected, "Rollout", "%s; the rolling update stops at this pod and the pods of an earlier configuration, if any, keep serving", c.Message)
+	}
 	if err != nil {
 		return result, err
 	}
@@ -104,6 +120,46 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 		result.RequeueAfter = restorePollInterval
 	}
 	return result, nil
+}
+
+// pods are the instance's pods from the cache, nil without a StatefulSet or
+// when the cache cannot list them (the status then reports no pod problem).
+func (r *Reconciler) pods(ctx context.Context, nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet) []corev1.Pod {
+	if sts == nil {
+		return nil
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(nginx.Namespace), client.MatchingLabels(selector(nginx))); err != nil {
+		return nil
+	}
+	return pods.Items
+}
+
+// podInstance maps a pod of an instance's StatefulSet to the instance; other
+// pods the operator manages (backup Jobs') map to nothing.
+func podInstance(_ context.Context, obj client.Object) []reconcile.Request {
+	l := obj.GetLabels()
+	owner := metav1.GetControllerOf(obj)
+	if l[k8sutil.LabelComponent] != layout.Component || l[k8sutil.LabelInstance] == "" || owner == nil || owner.Kind != "StatefulSet" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: l[k8sutil.LabelInstance]}}}
+}
+
+// podStatusChanged passes pod creations and deletions, and updates that
+// change what observe reads: the pod's configuration hash, its deletion or
+// its containers' states.
+func podStatusChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*corev1.Pod)
+		n, ok2 := e.ObjectNew.(*corev1.Pod)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return o.Annotations[ConfigHashAnnotation] != n.Annotations[ConfigHashAnnotation] ||
+			o.DeletionTimestamp.IsZero() != n.DeletionTimestamp.IsZero() ||
+			!equality.Semantic.DeepEqual(o.Status.ContainerStatuses, n.Status.ContainerStatuses)
+	}}
 }
 
 // apply validates the spec, then builds and applies every child. Nothing is
@@ -140,6 +196,10 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	nginx.Status.ConfigHash = in.ConfigHash
 
 	sts := StatefulSet(nginx, in)
+	if keepsLegacyTemplate(live, sts) {
+		in.LegacyPodTemplate = true
+		sts = StatefulSet(nginx, in)
+	}
 	children := []client.Object{
 		ServiceAccount(nginx),
 		ConfigSecret(nginx, in),
@@ -226,6 +286,27 @@ func (r *Reconciler) checkNamesAreFree(ctx context.Context, nginx *v1beta1.Nginx
 		}
 	}
 	return nil
+}
+
+// keepsLegacyTemplate tells whether live, a StatefulSet from an operator
+// before PodTemplateAnnotation, keeps its pod template's shape: yes unless
+// desired rolls its pods anyway (a new configuration, forceRedeploy or TLS
+// certificate). Upgrading the operator then rolls no pod; the next rollout
+// brings the current shape.
+func keepsLegacyTemplate(live, desired *appsv1.StatefulSet) bool {
+	if live == nil {
+		return false
+	}
+	had, want := live.Spec.Template.Annotations, desired.Spec.Template.Annotations
+	if had[PodTemplateAnnotation] != "" {
+		return false
+	}
+	for _, key := range []string{ConfigHashAnnotation, ForceRedeployAnnotation, TLSHashAnnotation} {
+		if had[key] != want[key] {
+			return false
+		}
+	}
+	return true
 }
 
 // claimTemplatesDiffer tells whether the StatefulSet's volumeClaimTemplates,

@@ -27,7 +27,19 @@ const (
 	// keys: nginx reads them only when it starts, so a rotated certificate
 	// reaches clients by rolling the pods.
 	TLSHashAnnotation = "nginx.operator.dev/tls-hash"
+	// PodTemplateAnnotation versions the pod template's own shape: "2" adds
+	// nginx's termination message from its log and its preStop delay.
+	// StatefulSets from before it keep their template until something else
+	// rolls their pods (see Inputs.LegacyPodTemplate), so upgrading the
+	// operator rolls no pod.
+	PodTemplateAnnotation = "nginx.operator.dev/pod-template"
+	// PodTemplateVersion is the current value of PodTemplateAnnotation.
+	PodTemplateVersion = "2"
 )
+
+// PreStopDelaySeconds is how long a stopping nginx keeps serving before it
+// gets its stop signal, for the endpoints to drop the pod everywhere.
+const PreStopDelaySeconds = 5
 
 // Names are the names of one instance's children (see pkg/layout).
 type Names = layout.Names
@@ -48,6 +60,11 @@ type Inputs struct {
 	Restore *RestoreInit
 	// TLSHash digests the TLS Secrets' content; empty without TLS.
 	TLSHash string
+	// LegacyPodTemplate builds the pod template of operators before
+	// PodTemplateAnnotation: no termination message from nginx's log, no
+	// preStop delay. For a live StatefulSet of that shape that would not roll
+	// otherwise (see keepsLegacyTemplate).
+	LegacyPodTemplate bool
 }
 
 // RestoreInit is an init container plus the extra volumes it mounts.
@@ -179,6 +196,9 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 	if in.TLSHash != "" {
 		annotations[TLSHashAnnotation] = in.TLSHash
 	}
+	if !in.LegacyPodTemplate {
+		annotations[PodTemplateAnnotation] = PodTemplateVersion
+	}
 
 	containerPorts := []corev1.ContainerPort{{Name: layout.HealthPortName, ContainerPort: v1beta1.HealthPort, Protocol: corev1.ProtocolTCP}}
 	for _, p := range spec.Ports {
@@ -221,7 +241,7 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{{
-						Name:            "nginx",
+						Name:            NginxContainerName,
 						Image:           in.Image,
 						ImagePullPolicy: spec.ImagePullPolicy,
 						// The image's entrypoint scripts write to /etc/nginx, which is
@@ -233,6 +253,17 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 						Resources:       spec.Resources,
 						VolumeMounts:    mounts,
 						SecurityContext: layout.RestrictedContainer(),
+						// nginx logs to stderr: when it exits with an error,
+						// the kubelet keeps its last lines as the termination
+						// message, which the status quotes (ConfigRejected).
+						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						// A deleted pod leaves the Services' endpoints while the
+						// kubelet stops it: nginx keeps serving for a while
+						// before its stop signal (SIGQUIT: it closes its
+						// listeners, then finishes the requests in flight), so
+						// that kube-proxy stops sending it new connections
+						// first. Without it, a rollout refuses connections.
+						Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: PreStopDelaySeconds}}},
 					}},
 					Volumes: volumes,
 				},
@@ -240,6 +271,9 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 		},
 	}
 	pod := &sts.Spec.Template.Spec
+	if in.LegacyPodTemplate {
+		pod.Containers[0].TerminationMessagePolicy, pod.Containers[0].Lifecycle = "", nil
+	}
 	if spec.Metrics.Enabled {
 		pod.Containers = append(pod.Containers, exporterContainer(in.ExporterImage, spec.ImagePullPolicy))
 	}

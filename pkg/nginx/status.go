@@ -2,8 +2,11 @@ package nginx
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -32,7 +35,15 @@ const (
 	// ReasonRecreating: the StatefulSet is replaced (orphaning its pods)
 	// because its volumeClaimTemplates changed.
 	ReasonRecreating = "RecreatingStatefulSet"
+	// ReasonConfigRejected: nginx refuses to start on the current
+	// configuration (say, a proxied host that does not resolve). The
+	// StatefulSet's rolling update halts on the crashing pod and the pods of
+	// the previous configuration keep serving.
+	ReasonConfigRejected = "ConfigRejected"
 )
+
+// NginxContainerName is the name of the nginx container in the instance's pods.
+const NginxContainerName = "nginx"
 
 func setCondition(nginx *v1beta1.NginxOperator, typ string, status metav1.ConditionStatus, reason, msg string) {
 	k8sutil.SetCondition(&nginx.Status.Conditions, nginx.Generation, typ, status, reason, msg)
@@ -44,8 +55,9 @@ func setPaused(nginx *v1beta1.NginxOperator) {
 		"spec.paused is true: the operator leaves this instance's children as they are")
 }
 
-// observe fills the status from the reconcile's outcome and the live StatefulSet.
-func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, err error) {
+// observe fills the status from the reconcile's outcome, the live
+// StatefulSet and its pods (from the cache, which holds only the operator's).
+func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev1.Pod, err error) {
 	nginx.Status.ObservedGeneration = nginx.Generation
 	nginx.Status.Selector = metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: selector(nginx)})
 
@@ -55,7 +67,11 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, err error) {
 		setCondition(nginx, v1beta1.ConditionDegraded, metav1.ConditionTrue, reason, err.Error())
 	} else {
 		setCondition(nginx, v1beta1.ConditionReconciled, metav1.ConditionTrue, ReasonReconcileSucceeded, "all children are applied")
-		setCondition(nginx, v1beta1.ConditionDegraded, metav1.ConditionFalse, ReasonAsExpected, "")
+		if msg := rejectedConfig(pods, nginx.Status.ConfigHash); msg != "" {
+			setCondition(nginx, v1beta1.ConditionDegraded, metav1.ConditionTrue, ReasonConfigRejected, msg)
+		} else {
+			setCondition(nginx, v1beta1.ConditionDegraded, metav1.ConditionFalse, ReasonAsExpected, "")
+		}
 	}
 
 	if sts == nil {
@@ -88,4 +104,63 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, err error) {
 		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingUpdate,
 			fmt.Sprintf("%d of %d replicas updated, %d ready", st.UpdatedReplicas, desired, st.ReadyReplicas))
 	}
+}
+
+// maxNginxErrorLen bounds the part of nginx's error quoted in a condition.
+const maxNginxErrorLen = 1024
+
+// rejectedConfig says why nginx refuses configuration hash, quoting its
+// error from the termination message of a pod that runs that configuration
+// (the nginx container's terminationMessagePolicy is FallbackToLogsOnError,
+// so the kubelet keeps nginx's last log lines there). It is "" when no such
+// pod's nginx is down with an error line: pods of an older configuration,
+// pods being deleted and a ready nginx do not count, whatever they did
+// before.
+func rejectedConfig(pods []corev1.Pod, hash string) string {
+	if hash == "" {
+		return ""
+	}
+	sorted := slices.Clone(pods)
+	slices.SortFunc(sorted, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	for i := range sorted {
+		pod := &sorted[i]
+		if pod.Annotations[ConfigHashAnnotation] != hash || !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, st := range pod.Status.ContainerStatuses {
+			if st.Name != NginxContainerName || st.Ready {
+				continue
+			}
+			for _, t := range []*corev1.ContainerStateTerminated{st.State.Terminated, st.LastTerminationState.Terminated} {
+				if t == nil || t.ExitCode == 0 {
+					continue
+				}
+				if line := nginxError(t.Message); line != "" {
+					return fmt.Sprintf("nginx refuses the configuration in pod %s: %s", pod.Name, line)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// nginxError is the last line of log that reports an error nginx cannot
+// start or run with ([emerg], [alert] or [crit]), from its level on: the
+// timestamp and pid before it say nothing the condition needs. "" when there
+// is none, as for a container the kernel killed.
+func nginxError(log string) string {
+	lines := strings.Split(log, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := strings.TrimSpace(lines[i])
+		for _, level := range []string{"[emerg]", "[alert]", "[crit]"} {
+			if at := strings.Index(line, level); at >= 0 {
+				line = line[at:]
+				if len(line) > maxNginxErrorLen {
+					line = strings.ToValidUTF8(line[:maxNginxErrorLen], "") + "..."
+				}
+				return line
+			}
+		}
+	}
+	return ""
 }

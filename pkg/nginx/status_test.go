@@ -2,9 +2,11 @@ package nginx
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -53,7 +55,7 @@ func TestObserveComputesConditionsFromTheOutcomeAndTheStatefulSet(t *testing.T) 
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 5}}
-			observe(n, tc.sts, tc.err)
+			observe(n, tc.sts, nil, tc.err)
 			if n.Status.ObservedGeneration != 5 || n.Status.Selector == "" {
 				t.Errorf("observedGeneration %d selector %q", n.Status.ObservedGeneration, n.Status.Selector)
 			}
@@ -93,6 +95,99 @@ func TestOldConfigsAreFreedOnlyWhenEveryReplicaRunsTheNewOne(t *testing.T) {
 	} {
 		if got := runsOnly(tc.sts, "new"); got != tc.want {
 			t.Errorf("%s: runsOnly = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A pod whose nginx exits on the current configuration degrades the instance
+// with nginx's own error line; pods of an older configuration, a ready nginx,
+// a pod being deleted and a crash without an nginx error do not.
+func TestDegradedQuotesNginxWhenPodsOfTheCurrentConfigurationCrash(t *testing.T) {
+	const emerg = `nginx: [emerg] host not found in upstream "nope.team-a.svc.cluster.local:80" in /etc/nginx/conf/nginx.conf:31`
+	crashed := func(name, hash string, edit func(*corev1.ContainerStatus)) corev1.Pod {
+		st := corev1.ContainerStatus{
+			Name: NginxContainerName, RestartCount: 3,
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "2026/11/23 18:40:00 [notice] 1#1: using the \"epoll\" event method\n" + emerg + "\n"}},
+		}
+		if edit != nil {
+			edit(&st)
+		}
+		return corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{ConfigHashAnnotation: hash}},
+			Status:     corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "exporter", Ready: true}, st}},
+		}
+	}
+	ready := func(name, hash string) corev1.Pod {
+		return crashed(name, hash, func(st *corev1.ContainerStatus) {
+			st.Ready, st.State = true, corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+		})
+	}
+	const want = `nginx refuses the configuration in pod web-1: [emerg] host not found in upstream "nope.team-a.svc.cluster.local:80" in /etc/nginx/conf/nginx.conf:31`
+	for _, tc := range []struct {
+		name string
+		pods []corev1.Pod
+		want string // Degraded's message when ConfigRejected, "" for not degraded
+	}{
+		{"no pods", nil, ""},
+		{"every pod ready", []corev1.Pod{ready("web-0", "new"), ready("web-1", "new")}, ""},
+		{"a pod of the current configuration in CrashLoopBackOff", []corev1.Pod{ready("web-0", "old"), crashed("web-1", "new", nil)}, want},
+		{"nginx exited and is not restarted yet", []corev1.Pod{crashed("web-1", "new", func(st *corev1.ContainerStatus) {
+			st.State, st.LastTerminationState = st.LastTerminationState, corev1.ContainerState{}
+		})}, want},
+		{"nginx runs again but is not ready yet", []corev1.Pod{crashed("web-1", "new", func(st *corev1.ContainerStatus) {
+			st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+		})}, want},
+		{"only a pod of the previous configuration crashed", []corev1.Pod{crashed("web-1", "old", nil), ready("web-0", "new")}, ""},
+		{"the crashed pod is ready now", []corev1.Pod{ready("web-1", "new")}, ""},
+		{"the crashed pod is being deleted", func() []corev1.Pod {
+			p := crashed("web-1", "new", nil)
+			p.DeletionTimestamp = ptr.To(metav1.Now())
+			return []corev1.Pod{p}
+		}(), ""},
+		{"killed without an nginx error", []corev1.Pod{crashed("web-1", "new", func(st *corev1.ContainerStatus) {
+			st.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}
+		})}, ""},
+		{"a clean exit", []corev1.Pod{crashed("web-1", "new", func(st *corev1.ContainerStatus) {
+			st.LastTerminationState.Terminated.ExitCode = 0
+		})}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 2}}
+			n.Status.ConfigHash = "new"
+			observe(n, nil, tc.pods, nil)
+			c := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionDegraded)
+			switch {
+			case tc.want == "" && (c.Status != metav1.ConditionFalse || c.Reason != ReasonAsExpected):
+				t.Errorf("Degraded = %s/%s %q, want False/%s", c.Status, c.Reason, c.Message, ReasonAsExpected)
+			case tc.want != "" && (c.Status != metav1.ConditionTrue || c.Reason != ReasonConfigRejected || c.Message != tc.want):
+				t.Errorf("Degraded = %s/%s %q, want True/%s %q", c.Status, c.Reason, c.Message, ReasonConfigRejected, tc.want)
+			}
+		})
+	}
+
+	// An error of the reconcile itself says more than the pods do.
+	n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web"}}
+	n.Status.ConfigHash = "new"
+	observe(n, nil, []corev1.Pod{crashed("web-1", "new", nil)}, configErrorf("bad"))
+	if c := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionDegraded); c.Reason != ReasonInvalidConfig {
+		t.Errorf("Degraded reason with a reconcile error = %s, want %s", c.Reason, ReasonInvalidConfig)
+	}
+}
+
+func TestNginxErrorQuotesTheLastErrorLineFromItsLevel(t *testing.T) {
+	long := "nginx: [emerg] " + strings.Repeat("x", 2000)
+	for _, tc := range []struct{ log, want string }{
+		{"", ""},
+		{"Killed\n", ""},
+		{"2026/11/23 18:40:00 [warn] 1#1: a warning\n", ""},
+		{"nginx: [emerg] unknown directive \"x\" in /etc/nginx/conf/nginx.conf:3\n", `[emerg] unknown directive "x" in /etc/nginx/conf/nginx.conf:3`},
+		{"2026/11/23 18:40:00 [emerg] 1#1: bind() to 0.0.0.0:8080 failed (98: Address in use)\n2026/11/23 18:40:00 [emerg] 1#1: still could not bind()\n", "[emerg] 1#1: still could not bind()"},
+		{"2026/11/23 18:40:00 [crit] 1#1: open() failed\n[notice] exiting\n", "[crit] 1#1: open() failed"},
+		{long, long[len("nginx: "):len("nginx: ")+maxNginxErrorLen] + "..."},
+	} {
+		if got := nginxError(tc.log); got != tc.want {
+			t.Errorf("nginxError(%q) = %q, want %q", tc.log, got, tc.want)
 		}
 	}
 }

@@ -34,6 +34,10 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 //   - a Secret's data: the operator's cached Secrets are the nginx.conf it
 //     generated, which it writes and deletes but never reads back. Secrets a
 //     user references are read with the API reader, untouched by this.
+//   - a Pod's spec and all of its status but the phase and the containers'
+//     names, readiness, restart counts and states: the NginxOperator
+//     controller reads those, with the pod's labels, annotations and owner,
+//     to report a configuration nginx refuses (see TrimPod).
 //
 // A controller that starts reading one of the dropped fields from the cache
 // must change this function.
@@ -58,8 +62,27 @@ func TrimForCache(obj any) (any, error) {
 		o.Spec.Template.Spec.Volumes = nil
 	case *corev1.Secret:
 		o.Data, o.StringData = nil, nil
+	case *corev1.Pod:
+		TrimPod(o)
 	}
 	return obj, nil
+}
+
+// TrimPod drops from a cached pod what the operator never reads: the spec,
+// the init containers' statuses (restores read pods with the API reader),
+// the conditions, addresses and the containers' images, IDs, resources and
+// mounts. Metadata stays: the controller maps a pod to its instance by its
+// labels and owner and reads its configuration hash from its annotations.
+func TrimPod(pod *corev1.Pod) {
+	pod.Spec = corev1.PodSpec{}
+	var statuses []corev1.ContainerStatus
+	for _, st := range pod.Status.ContainerStatuses {
+		statuses = append(statuses, corev1.ContainerStatus{
+			Name: st.Name, Ready: st.Ready, RestartCount: st.RestartCount, Started: st.Started,
+			State: st.State, LastTerminationState: st.LastTerminationState,
+		})
+	}
+	pod.Status = corev1.PodStatus{Phase: pod.Status.Phase, ContainerStatuses: statuses}
 }
 
 func trimManagedFields(m metav1.Object) {

@@ -83,3 +83,46 @@ func TestCacheOptionsTrimObjects(t *testing.T) {
 		t.Error("the cache stores objects untrimmed")
 	}
 }
+
+// The cache keeps of a pod what the NginxOperator controller reads: its
+// metadata and its containers' states, not its spec or the rest of its status.
+func TestTrimForCacheKeepsOnlyAPodsMetadataAndContainerStates(t *testing.T) {
+	term := &corev1.ContainerStateTerminated{ExitCode: 1, Message: "nginx: [emerg] bad"}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web-0", Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"hash": "1"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "web"}},
+		},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx", Command: []string{"nginx"}}}},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning, PodIP: "10.0.0.1", Conditions: []corev1.PodCondition{{Type: corev1.PodReady}},
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "restore"}},
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "nginx", Image: "nginx", ImageID: "sha256:1", ContainerID: "containerd://1", RestartCount: 2,
+				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+				LastTerminationState: corev1.ContainerState{Terminated: term},
+			}},
+		},
+	}
+	got, err := TrimForCache(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "web-0", Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"hash": "1"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "web"}},
+		},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning,
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "nginx", RestartCount: 2,
+				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+				LastTerminationState: corev1.ContainerState{Terminated: term},
+			}},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed pod (-want +got):\n%s", diff)
+	}
+}

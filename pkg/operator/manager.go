@@ -41,15 +41,18 @@ func CustomResources() []client.Object {
 	return []client.Object{&v1beta1.NginxOperator{}, &v1beta1.NginxMonitor{}, &v1beta1.NginxBackup{}}
 }
 
-// ManagedKinds are the kinds of the children the controllers create. The cache
-// holds only those labelled app.kubernetes.io/managed-by=nginx-operator, never
-// the cluster's other Secrets, ConfigMaps or workloads. Objects a custom
+// ManagedKinds are the kinds of the children the controllers create, and the
+// pods of those children (their templates carry the operator's labels). The
+// cache holds only those labelled app.kubernetes.io/managed-by=nginx-operator,
+// never the cluster's other Secrets, ConfigMaps, workloads or pods, and keeps
+// of a pod only its metadata and containers' states (TrimPod). Objects a custom
 // resource merely references (a TLS Secret, a content ConfigMap) are read
 // through the manager's API reader, not the cache.
 func ManagedKinds() []client.Object {
 	return []client.Object{
 		&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.Secret{}, &corev1.ConfigMap{},
 		&corev1.ServiceAccount{}, &policyv1.PodDisruptionBudget{}, &batchv1.Job{}, &batchv1.CronJob{},
+		&corev1.Pod{},
 	}
 }
 

@@ -85,7 +85,7 @@ func TestCacheOptionsScopeNamespacesAndManagedObjects(t *testing.T) {
 			t.Errorf("%T cached with selector %v, want %s", obj, byObject.Label, k8sutil.ManagedSelector())
 		}
 	}
-	for _, obj := range []any{&corev1.Secret{}, &corev1.ConfigMap{}, &appsv1.StatefulSet{}} {
+	for _, obj := range []any{&corev1.Secret{}, &corev1.ConfigMap{}, &appsv1.StatefulSet{}, &corev1.Pod{}} {
 		if !cached[fmt.Sprintf("%T", obj)] {
 			t.Errorf("%T is not restricted to managed objects", obj)
 		}
