@@ -75,6 +75,10 @@ BENCH_OUT ?= Documentation
 test-chaos: test-deps ## Only the chaos tests (leader kills during churn, apiserver/etcd restarts, webhook outage), verbosely: about 4 minutes; make test runs them too.
 	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test -count=1 -timeout 30m -v ./test/chaos
 
+.PHONY: test-realpods
+test-realpods: test-deps ## Only the real-pod tests (bundle.yaml on a real kubelet/containerd node: probes, leader Lease, webhook, serving, Prometheus, rollouts, backup/restore), verbosely; make test runs them too.
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test -count=1 -timeout 15m -v ./test/realpods/...
+
 .PHONY: bench
 bench: test-deps ## Run the benchmarks (convergence vs a floor, API requests, CPU, RSS, heap); writes $(BENCH_OUT)/performance.{json,svg}.
 	BENCH_N=$(BENCH_N) BENCH_OUT=$(BENCH_OUT) NGINX_OPERATOR_REQUIRE_TOOLS=1 \

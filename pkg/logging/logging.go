@@ -4,8 +4,10 @@
 package logging
 
 import (
+	"encoding"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	kitlog "github.com/go-kit/log"
@@ -25,7 +27,7 @@ func New(w io.Writer, format, lvl string) (kitlog.Logger, error) {
 	sw := kitlog.NewSyncWriter(w)
 	switch format {
 	case "logfmt":
-		logger = kitlog.NewLogfmtLogger(sw)
+		logger = readableValues{kitlog.NewLogfmtLogger(sw)}
 	case "json":
 		logger = kitlog.NewJSONLogger(sw)
 	default:
@@ -51,4 +53,50 @@ func levelOption(lvl string) (level.Option, error) {
 		return level.AllowError(), nil
 	}
 	return nil, fmt.Errorf("unknown log level %q: use one of %s", lvl, strings.Join(Levels, ", "))
+}
+
+// readableValues formats the values logfmt cannot encode (slices, maps,
+// structs: go-logfmt writes "unsupported value type" in their place) with
+// %+v before they reach next. controller-runtime logs why a health probe
+// failed as a slice of structs ("healthz check failed" statuses=...): without
+// this, a pod that stays unready says nothing about why.
+type readableValues struct{ next kitlog.Logger }
+
+func (l readableValues) Log(keyvals ...any) error {
+	out := keyvals
+	for i := 1; i < len(keyvals); i += 2 {
+		if logfmtEncodes(keyvals[i]) {
+			continue
+		}
+		if &out[0] == &keyvals[0] {
+			// The caller's slice may be a logger's bound context.
+			out = append([]any(nil), keyvals...)
+		}
+		out[i] = fmt.Sprintf("%+v", keyvals[i])
+	}
+	return l.next.Log(out...)
+}
+
+// logfmtEncodes reports whether go-logfmt encodes v: nil, strings, bytes,
+// errors, Stringers, TextMarshalers and (pointers to) scalars.
+func logfmtEncodes(v any) bool {
+	switch v.(type) {
+	case nil, string, []byte, error, fmt.Stringer, encoding.TextMarshaler:
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return true
+		}
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.Bool, reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	}
+	return false
 }

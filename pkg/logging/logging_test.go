@@ -68,3 +68,29 @@ func TestDebugLevelLetsVerboseRecordsThrough(t *testing.T) {
 		t.Errorf("got %q: a record above the debug verbosity was logged", got)
 	}
 }
+
+// controller-runtime logs why a probe failed as a slice of structs, which
+// go-logfmt alone replaces with "unsupported value type": the kubelet's
+// probes of a real pod showed it.
+func TestLogfmtWritesSlicesMapsAndStructsReadably(t *testing.T) {
+	var buf bytes.Buffer
+	kit, err := New(&buf, "logfmt", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type status struct {
+		name    string
+		healthy bool
+	}
+	n := 3
+	ToLogr(kit, 0).Info("healthz check failed", "statuses", []status{{"readyz", false}}, "counts", map[string]int{"a": 1}, "n", &n, "err", errors.New("boom"))
+	out := buf.String()
+	if strings.Contains(out, "unsupported value type") {
+		t.Fatalf("a value was lost:\n%s", out)
+	}
+	for _, want := range []string{`statuses="[{name:readyz healthy:false}]"`, `counts=map[a:1]`, "n=3", "err=boom", `msg="healthz check failed"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %s in:\n%s", want, out)
+		}
+	}
+}

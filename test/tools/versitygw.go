@@ -10,22 +10,37 @@ import (
 
 const installVersitygw = "hack/install-versitygw.sh"
 
+// The credentials of every versitygw the tests start.
+const (
+	VersitygwAccessKey = "test-access-key"
+	VersitygwSecretKey = "test-secret-key-0123456789"
+)
+
 // StartVersitygw runs a real S3 server (versitygw, posix backend on a temp
 // dir, a free loopback port) until the test ends, puts its credentials in the
 // environment as the backup Job does, and returns its host:port. Missing, the
 // test skips (fails when tools are required).
 func StartVersitygw(t testing.TB) string {
 	t.Helper()
+	addr := StartVersitygwOn(t, "127.0.0.1")
+	t.Setenv("AWS_ACCESS_KEY_ID", VersitygwAccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", VersitygwSecretKey)
+	return addr
+}
+
+// StartVersitygwOn is StartVersitygw on a free port of the address ip (one
+// that pods reach, say), without touching the environment.
+func StartVersitygwOn(t testing.TB, ip string) string {
+	t.Helper()
 	bin := versitygwPath(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	l.Close()
-	const access, secret = "test-access-key", "test-secret-key-0123456789"
 	var logs strings.Builder
-	cmd := exec.Command(bin, "--port", addr, "--access", access, "--secret", secret, "--quiet", "posix", t.TempDir())
+	cmd := exec.Command(bin, "--port", addr, "--access", VersitygwAccessKey, "--secret", VersitygwSecretKey, "--quiet", "posix", t.TempDir())
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -47,8 +62,6 @@ func StartVersitygw(t testing.TB) string {
 			t.Fatalf("versitygw did not listen on %s: %v", addr, err)
 		}
 	}
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
 	return addr
 }
 

@@ -53,10 +53,14 @@
 // (the node has no way out to the host's resolvers).
 //
 // Not provided: image pulls (every image is an archive imported at start),
-// Detached clusters. Volumes of the
-// default StorageClass (the controller-manager's hostPath provisioner) are
-// directories owned by root with mode 0750, and fsGroup does not apply to
-// hostPath volumes: only root can write to them.
+// Detached clusters.
+//
+// Volumes. The default StorageClass's (the controller-manager's hostPath
+// provisioner's) volumes are directories of the host's /tmp/hostpath_pv,
+// which the provisioner makes root's with mode 0750 and which fsGroup does
+// not apply to: while it runs, the node makes each world-writable as its
+// PersistentVolume appears, as kind's and k3s's local-path provisioner
+// does, so pods of any user can use them, and removes them at Stop.
 package node
 
 import (
@@ -95,8 +99,8 @@ type Options struct {
 	Images []string
 	// SandboxImage is the archive of the pod sandbox ("pause") image, and
 	// SandboxImageName its name. When SandboxImage is empty the node builds
-	// its own (a static Go program, internal/pause) named
-	// DefaultSandboxImage.
+	// its own (a static build of ./hack/images/pause, the program of
+	// hack/images's pause image) named DefaultSandboxImage.
 	SandboxImage     string
 	SandboxImageName string
 	// GoImages are images the node builds when it starts, each holding one
@@ -119,6 +123,10 @@ var overlays = []string{"/run", "/var/lib", "/var/log"}
 // DefaultSandboxImage names the sandbox image the node builds for itself.
 const DefaultSandboxImage = "nginx-operator.local/pause:1"
 
+// pausePackage is the sandbox program the node builds when
+// Options.SandboxImage is empty.
+const pausePackage = "./hack/images/pause"
+
 // Node is a real node of a local cluster.
 type Node struct {
 	opts  Options
@@ -133,6 +141,9 @@ type Node struct {
 	// host, until Stop: after Halt, when the node's processes are gone.
 	netns   *os.File
 	cluster *framework.Cluster
+	// volumes opens the provisioned volumes' directories, and removes
+	// them at Stop.
+	volumes *provisionedVolumes
 
 	// Timings, for reports.
 	PreparedIn, StartedIn, StoppedIn time.Duration
@@ -381,6 +392,11 @@ func (n *Node) Start(ctx context.Context, c *framework.Cluster) error {
 	if err := n.waitReady(ctx); err != nil {
 		return err
 	}
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	n.volumes = watchProvisionedVolumes(cs)
 	n.StartedIn = time.Since(began)
 	return nil
 }
@@ -504,9 +520,18 @@ func (n *Node) ctr(ctx context.Context, args ...string) error {
 
 func (n *Node) importImages(ctx context.Context) error {
 	archives := append([]string(nil), n.opts.Images...)
-	builds := append([]GoImage(nil), n.opts.GoImages...)
+	type build struct {
+		GoImage
+		cfg image.Config
+	}
+	var builds []build
+	for _, b := range n.opts.GoImages {
+		builds = append(builds, build{GoImage: b})
+	}
 	if n.opts.SandboxImage == "" {
-		builds = append(builds, GoImage{Package: "./test/framework/node/internal/pause", Name: DefaultSandboxImage})
+		// The project's pause program, which hack/images builds into its
+		// pause image too, as the upstream image's user.
+		builds = append(builds, build{GoImage: GoImage{Package: pausePackage, Name: DefaultSandboxImage}, cfg: image.Config{User: "65535:65535"}})
 	} else {
 		archives = append(archives, n.opts.SandboxImage)
 	}
@@ -517,7 +542,7 @@ func (n *Node) importImages(ctx context.Context) error {
 		}
 		for i, b := range builds {
 			archive := filepath.Join(n.dir, fmt.Sprintf("image-%d.tar", i))
-			if err := image.BuildGo(ctx, root, b.Package, b.Name, archive, image.Config{}); err != nil {
+			if err := image.BuildGo(ctx, root, b.Package, b.Name, archive, b.cfg); err != nil {
 				return fmt.Errorf("building image %s: %w", b.Name, err)
 			}
 			archives = append(archives, archive)
@@ -575,6 +600,9 @@ func (n *Node) waitReady(ctx context.Context) error {
 // (the kernel closes them as the processes die), so the apiserver does not
 // wait for them when it stops.
 func (n *Node) Halt() error {
+	if n.volumes != nil {
+		n.volumes.halt()
+	}
 	if n.init != nil {
 		n.init.kill()
 	}
@@ -583,9 +611,10 @@ func (n *Node) Halt() error {
 
 // Stop ends every process of the node (containers and shims included),
 // which takes its namespaces, mounts, bridge, iptables rules and network
-// sysctls along, then deletes the link to the host, the node's cgroups and
-// /run/nok<token>. It is safe to call more than once, and after a failed
-// Prepare or Start.
+// sysctls along, then deletes the link to the host, the node's cgroups,
+// /run/nok<token> and the directories of the volumes provisioned while it
+// ran. It is safe to call more than once, and after a failed Prepare or
+// Start.
 func (n *Node) Stop() error {
 	began := time.Now()
 	defer func() { n.StoppedIn = time.Since(began) }()
@@ -606,6 +635,11 @@ func (n *Node) Stop() error {
 	}
 	if n.token != "" {
 		if err := removeCgroupRoot(n.cgroupName(), 15*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if n.volumes != nil {
+		if err := n.volumes.remove(); err != nil {
 			errs = append(errs, err)
 		}
 	}

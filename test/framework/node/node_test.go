@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -27,14 +29,9 @@ const testImage = "nginx-operator.local/testserver:1"
 // restricted is the security context the operator gives its pods (the
 // restricted Pod Security Standard): the node must run such pods.
 func restricted() *corev1.SecurityContext {
-	return &corev1.SecurityContext{
-		RunAsNonRoot:             ptr.To(true),
-		RunAsUser:                ptr.To[int64](65532),
-		AllowPrivilegeEscalation: ptr.To(false),
-		ReadOnlyRootFilesystem:   ptr.To(true),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-	}
+	sc := layout.RestrictedContainer()
+	sc.RunAsUser = ptr.To[int64](65532) // the test images name no user
+	return sc
 }
 
 func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {

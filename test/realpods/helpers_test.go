@@ -1,0 +1,144 @@
+package realpods
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/test/framework"
+)
+
+// apply creates or updates the objects of a YAML document in namespace.
+func apply(ctx context.Context, t *testing.T, c *framework.Cluster, ns, manifest string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := framework.DecodeYAML([]byte(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := framework.ApplyObjects(ctx, c.Config, ns, objs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetNamespace() == "" {
+			o.SetNamespace(ns)
+		}
+	}
+	return objs
+}
+
+// waitReady waits until every object of ours among objs reports its ready
+// condition (Available for an NginxOperator, Ready for an NginxMonitor).
+func waitReady(ctx context.Context, t *testing.T, cl client.Client, timeout time.Duration, objs ...*unstructured.Unstructured) {
+	t.Helper()
+	var last []string
+	if !framework.WaitFor(ctx, timeout, func(ctx context.Context) bool {
+		last = framework.NotReady(ctx, cl, objs)
+		return len(last) == 0
+	}) {
+		t.Fatalf("not ready after %s:\n%s", timeout, strings.Join(last, "\n"))
+	}
+}
+
+// clusterIP is the ClusterIP of a Service.
+func clusterIP(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string) string {
+	t.Helper()
+	svc, err := cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc.Spec.ClusterIP
+}
+
+// noRedirects makes client return redirects instead of following them.
+func noRedirects(c *http.Client) *http.Client {
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return c
+}
+
+// get polls url with client until check accepts the response (kube-proxy
+// programs a new Service within a second or so; nginx starts after its
+// Service exists), and returns it with its body.
+func get(ctx context.Context, t *testing.T, hc *http.Client, url string, check func(*http.Response, string) error) (*http.Response, string) {
+	t.Helper()
+	var (
+		resp *http.Response
+		body string
+		last error
+	)
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		r, err := hc.Do(req)
+		if err != nil {
+			last = err
+			return false
+		}
+		defer r.Body.Close()
+		b, _ := io.ReadAll(r.Body)
+		resp, body = r, string(b)
+		if last = check(r, body); last != nil {
+			return false
+		}
+		return true
+	}) {
+		t.Errorf("GET %s: %v", url, last)
+	}
+	return resp, body
+}
+
+// want checks a response's status and that its body contains each of subs.
+func want(status int, subs ...string) func(*http.Response, string) error {
+	return func(r *http.Response, body string) error {
+		if r.StatusCode != status {
+			return fmt.Errorf("status %s, want %d; body %q", r.Status, status, body)
+		}
+		for _, s := range subs {
+			if !strings.Contains(body, s) {
+				return fmt.Errorf("body %q lacks %q", body, s)
+			}
+		}
+		return nil
+	}
+}
+
+// restricted is a container security context that passes the restricted
+// Pod Security Standard.
+func restricted() *corev1.SecurityContext {
+	sc := layout.RestrictedContainer()
+	sc.RunAsUser = ptr.To[int64](65532) // the test images name no user
+	return sc
+}
+
+// containerLogs returns the logs of every container of the pods of ns that
+// match selector, by "pod/container".
+func containerLogs(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, selector string) map[string]string {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+			logs, err := cs.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: c.Name}).DoRaw(ctx)
+			if err != nil {
+				t.Errorf("logs of %s/%s: %v", p.Name, c.Name, err)
+				continue
+			}
+			out[p.Name+"/"+c.Name] = string(logs)
+		}
+	}
+	return out
+}

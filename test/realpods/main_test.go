@@ -1,0 +1,84 @@
+// Package realpods runs bundle.yaml as a user would, on a local cluster whose
+// node runs pods for real (kubelet, containerd, runc, CNI bridge, kube-proxy,
+// CoreDNS; see test/framework/node and test/framework/realcluster): the
+// operator's two replicas, the nginx pods it creates (hack/images's nginx
+// image, user 101, read-only root file system) with their exporter
+// sidecars, the backup agent's Jobs and restore init containers, reached
+// through Services from the node and scraped by a real Prometheus on the
+// host. What only real pods reveal (paths, permissions under a read-only
+// root, probes, volume ownership, signals, the webhook's reachability
+// through its Service) fails here:
+//
+//   - bundle_test.go: both replicas Ready, one leader Lease, the conversion
+//     webhook converting the book's v1alpha1 example, which then serves on
+//     8080; deleting the leader's pod hands the Lease over at once.
+//   - serving_test.go: static content from a ConfigMap, a proxy to another
+//     Service, a redirect, TLS from a Secret, through the ClusterIP Service.
+//   - monitoring_test.go: Prometheus, through the NginxMonitor's scrape
+//     configuration, sees nginx_up 1 for every pod.
+//   - backup_test.go: persistent content backed up to a claim and restored
+//     into a new instance.
+//
+// Every test has a namespace of its own labelled
+// pod-security.kubernetes.io/enforce=restricted. The package takes about a
+// minute: one cluster, images built once (go run ./hack/images).
+package realpods
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/node"
+	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
+)
+
+var env = framework.NewEnv(realcluster.FrameworkOptions(realcluster.Options{
+	GoImages: []node.GoImage{realcluster.TestServer},
+}))
+
+func TestMain(m *testing.M) {
+	// The tests' controller-runtime clients log nothing worth reading.
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(env.Main(m))
+}
+
+// setup is how every test starts: the cluster with bundle.yaml installed
+// and the operator available, a restricted namespace of the test's own, an
+// admin clientset and controller-runtime client, and the node.
+func setup(t *testing.T) (context.Context, *framework.Cluster, string, kubernetes.Interface, client.Client) {
+	t.Helper()
+	realcluster.Require(t)
+	c := env.Cluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	realcluster.InstallBundle(ctx, t, c)
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := operator.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.New(c.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := realcluster.RestrictedNamespace(t, cs)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s\n%s", realcluster.Describe(ctx, cs, ns), realcluster.Describe(ctx, cs, realcluster.OperatorNamespace))
+		}
+	})
+	return ctx, c, ns, cs, cl
+}

@@ -1,0 +1,196 @@
+package realpods
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nginx-operator/nginx-operator/pkg/monitor"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
+)
+
+// A real Prometheus, on the host, scrapes the exporter sidecar of every pod
+// of an NginxOperator through the scrape configuration its NginxMonitor
+// generated: Kubernetes discovery (through the admin's kubeconfig, as the
+// host is outside the cluster) finds the pods, the host reaches their IPs,
+// and nginx_up is 1 for each, so the exporter reads nginx's stub_status.
+func TestPrometheusScrapesEveryPodsExporterThroughTheNginxMonitor(t *testing.T) {
+	promBin := tools.Installed(t, tools.InstallPrometheus, "prometheus")
+	ctx, c, ns, cs, cl := setup(t)
+
+	objs := apply(ctx, t, c, ns, `
+apiVersion: nginx.operator.dev/v1beta1
+kind: NginxOperator
+metadata:
+  name: web
+  labels:
+    team: rp
+spec:
+  replicas: 2
+  ports:
+  - name: http
+    containerPort: 8080
+  metrics:
+    enabled: true
+---
+apiVersion: nginx.operator.dev/v1beta1
+kind: NginxMonitor
+metadata:
+  name: team
+spec:
+  selector:
+    matchLabels:
+      team: rp
+  endpoint:
+    interval: 2s
+  targetLabels: [team]
+`)
+	waitReady(ctx, t, cl, 2*time.Minute, objs...)
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, p := range pods.Items {
+		want = append(want, p.Name)
+	}
+	sort.Strings(want)
+	if len(want) != 2 {
+		t.Fatalf("pods of web: %v, want 2", want)
+	}
+
+	// The generated file, with the kubeconfig a Prometheus outside the
+	// cluster needs.
+	var secret corev1.Secret
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: monitor.SecretName("team")}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		ScrapeConfigs []map[string]any `json:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal(secret.Data[monitor.ScrapeConfigFileKey], &file); err != nil {
+		t.Fatal(err)
+	}
+	if len(file.ScrapeConfigs) == 0 {
+		t.Fatalf("no scrape configuration in %s:\n%s", secret.Name, secret.Data[monitor.ScrapeConfigFileKey])
+	}
+	for _, sc := range file.ScrapeConfigs {
+		sds, _ := sc["kubernetes_sd_configs"].([]any)
+		for _, sd := range sds {
+			sd.(map[string]any)["kubeconfig_file"] = c.Kubeconfig
+		}
+	}
+	dir := t.TempDir()
+	config, err := yaml.Marshal(map[string]any{"scrape_configs": file.ScrapeConfigs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	promFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(promFile, config, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port, err := framework.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	promLog, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer promLog.Close()
+	prom := exec.Command(promBin, "--config.file="+promFile, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
+	prom.Stdout, prom.Stderr = promLog, promLog
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = prom.Process.Kill()
+		_ = prom.Wait()
+		if t.Failed() {
+			out, _ := os.ReadFile(promLog.Name())
+			t.Logf("prometheus.yml:\n%s\nprometheus output:\n%s", config, out)
+		}
+	})
+
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	began := time.Now()
+	var last string
+	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
+		got, err := query(ctx, base, "nginx_up")
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		var up []string
+		for pod, v := range got {
+			if v == "1" {
+				up = append(up, pod)
+			}
+		}
+		sort.Strings(up)
+		last = fmt.Sprintf("nginx_up by pod: %v", got)
+		return strings.Join(up, ",") == strings.Join(want, ",") && len(got) == len(want)
+	}) {
+		t.Fatalf("Prometheus never saw nginx_up 1 for exactly the pods %v; last: %s", want, last)
+	}
+	t.Logf("nginx_up is 1 for %v %s after Prometheus started", want, time.Since(began).Round(time.Millisecond))
+	for name, logs := range containerLogs(ctx, t, cs, ns, "app.kubernetes.io/instance=web") {
+		if !strings.HasSuffix(name, "/nginx") {
+			continue
+		}
+		for _, bad := range nginxTrouble {
+			if strings.Contains(logs, bad) {
+				t.Errorf("the log of %s has %q:\n%s", name, bad, logs)
+			}
+		}
+	}
+}
+
+// query runs an instant query and returns each series' value by its pod label.
+func query(ctx context.Context, base, q string) (map[string]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/query?query="+url.QueryEscape(q), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Status string `json:"status"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
+		return nil, fmt.Errorf("query %s: %s: %s", q, resp.Status, body)
+	}
+	out := map[string]string{}
+	for _, s := range r.Data.Result {
+		v, _ := s.Value[1].(string)
+		out[s.Metric["pod"]] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,157 @@
+package realpods
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/pem"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
+)
+
+// An NginxOperator serves through its ClusterIP Service, reached from the
+// node: static content from a ConfigMap, a proxy location to another
+// Service (the node's test server), a redirect, and TLS from a Secret.
+func TestNginxOperatorServesStaticProxyRedirectAndTLSThroughItsService(t *testing.T) {
+	ctx, c, ns, cs, cl := setup(t)
+	rn := realcluster.NodeOf(c)
+
+	// The proxied Service: the node's test server.
+	backend := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "api", Labels: map[string]string{"app": "api"}},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers: []corev1.Container{{
+				Name: "server", Image: realcluster.TestServer.Name, Args: []string{"serve", ":8080"},
+				Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}, PeriodSeconds: 1},
+				SecurityContext: restricted(),
+			}},
+		},
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, backend, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "api"},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "api"},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	const host = "www.realpods.test"
+	pool, certPEM, keyPEM := framework.ServingCert(t, host)
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-tls"},
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	objs := apply(ctx, t, c, ns, `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: site
+data:
+  index.html: "<h1>served from a ConfigMap</h1>\n"
+  about.txt: "about this site\n"
+---
+apiVersion: nginx.operator.dev/v1beta1
+kind: NginxOperator
+metadata:
+  name: web
+spec:
+  replicas: 1
+  ports:
+  - name: http
+    containerPort: 8080
+  - name: https
+    containerPort: 8443
+  content:
+    configMaps:
+    - name: site
+  config:
+    servers:
+    - port: http
+      serverNames: [`+host+`]
+      defaultServer: true
+      locations:
+      - path: /
+        static: {}
+      - path: /api/
+        proxy:
+          service: api
+          port: 80
+      - path: /old
+        exact: true
+        redirect:
+          url: https://`+host+`/new
+          code: 301
+    - port: https
+      serverNames: [`+host+`]
+      tls:
+        secretName: web-tls
+      locations:
+      - path: /
+        static: {}
+`)
+	began := time.Now()
+	waitReady(ctx, t, cl, 2*time.Minute, objs...)
+	t.Logf("NginxOperator web Available %s after it was applied", time.Since(began).Round(time.Millisecond))
+
+	ip := clusterIP(ctx, t, cs, ns, "web")
+	hc := noRedirects(rn.HTTPClient())
+	get(ctx, t, hc, "http://"+ip+":8080/", want(http.StatusOK, "served from a ConfigMap"))
+	get(ctx, t, hc, "http://"+ip+":8080/about.txt", want(http.StatusOK, "about this site"))
+	get(ctx, t, hc, "http://"+ip+":8080/missing", want(http.StatusNotFound))
+	// The test server answers "hello from <its hostname>", the pod's name.
+	get(ctx, t, hc, "http://"+ip+":8080/api/hello", want(http.StatusOK, "hello from api"))
+	resp, _ := get(ctx, t, hc, "http://"+ip+":8080/old", want(http.StatusMovedPermanently))
+	if resp != nil && resp.Header.Get("Location") != "https://"+host+"/new" {
+		t.Errorf("redirect to %q, want https://%s/new", resp.Header.Get("Location"), host)
+	}
+
+	// TLS on 8443 with the Secret's certificate, for the server's name.
+	tlsClient := &http.Client{
+		Timeout: 15 * time.Second,
+		Transport: &http.Transport{
+			DialContext:       rn.DialContext,
+			DisableKeepAlives: true,
+			TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: host},
+		},
+	}
+	resp, _ = get(ctx, t, tlsClient, "https://"+ip+":8443/", want(http.StatusOK, "served from a ConfigMap"))
+	block, _ := pem.Decode(certPEM)
+	if resp != nil {
+		if resp.TLS == nil || len(resp.TLS.PeerCertificates) == 0 || !bytes.Equal(resp.TLS.PeerCertificates[0].Raw, block.Bytes) {
+			t.Errorf("the https server did not present the Secret's certificate")
+		}
+	}
+	// nginx ran as user 101 on a read-only root file system without
+	// complaint.
+	for name, logs := range containerLogs(ctx, t, cs, ns, "app.kubernetes.io/instance=web") {
+		for _, bad := range nginxTrouble {
+			if strings.Contains(logs, bad) {
+				t.Errorf("the log of %s has %q:\n%s", name, bad, logs)
+			}
+		}
+	}
+}
+
+// nginxTrouble are what nginx logs when a path, a permission or its
+// configuration fails it.
+var nginxTrouble = []string{"[emerg]", "[alert]", "[crit]", "Permission denied", "Read-only file system"}
