@@ -85,18 +85,7 @@ func TestAPodWhoseNginxRefusesTheConfigurationDegradesTheInstance(t *testing.T) 
 	if cond.Status != metav1.ConditionTrue || !strings.Contains(cond.Message, emerg) || !strings.Contains(cond.Message, pod.Name) {
 		t.Errorf("Degraded = %s %q, want True quoting %q and naming pod %s", cond.Status, cond.Message, emerg, pod.Name)
 	}
-	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-		events, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false
-		}
-		for _, e := range events.Items {
-			if e.Regarding.Name == "web" && e.Reason == nginx.ReasonConfigRejected && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, emerg) {
-				return true
-			}
-		}
-		return false
-	}) {
+	if !framework.EventRecorded(ctx, cs, ns, "web", corev1.EventTypeWarning, nginx.ReasonConfigRejected, emerg, 30*time.Second) {
 		t.Error("no Warning Event ConfigRejected quoting nginx")
 	}
 

@@ -2,10 +2,13 @@ package framework
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -28,4 +31,22 @@ func Condition(ctx context.Context, c client.Reader, key client.ObjectKey, obj c
 		return nil
 	}
 	return meta.FindStatusCondition(status.Conditions, typ)
+}
+
+// EventRecorded waits up to timeout for an events.k8s.io Event in namespace
+// about the object named regarding, of type typ and reason, whose note
+// contains noteHas.
+func EventRecorded(ctx context.Context, cs kubernetes.Interface, namespace, regarding, typ, reason, noteHas string, timeout time.Duration) bool {
+	return WaitFor(ctx, timeout, func(ctx context.Context) bool {
+		events, err := cs.EventsV1().Events(namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, e := range events.Items {
+			if e.Regarding.Name == regarding && e.Type == typ && e.Reason == reason && strings.Contains(e.Note, noteHas) {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -97,18 +97,7 @@ func TestAConfigNginxRefusesHaltsTheRolloutWithTheOldPodsServing(t *testing.T) {
 		t.Errorf("Degraded = %s %q, want True quoting nginx's %q", degraded.Status, degraded.Message, emerg)
 	}
 	t.Logf("Degraded: %s", degraded.Message)
-	if !framework.WaitFor(ctx, 10*time.Second, func(ctx context.Context) bool {
-		events, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false
-		}
-		for _, e := range events.Items {
-			if e.Regarding.Name == "web" && e.Type == corev1.EventTypeWarning && e.Reason == nginx.ReasonConfigRejected && strings.Contains(e.Note, emerg) {
-				return true
-			}
-		}
-		return false
-	}) {
+	if !framework.EventRecorded(ctx, cs, ns, "web", corev1.EventTypeWarning, nginx.ReasonConfigRejected, emerg, 10*time.Second) {
 		t.Errorf("no Warning Event %s quoting nginx", nginx.ReasonConfigRejected)
 	}
 
