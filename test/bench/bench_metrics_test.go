@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
 // figures are what one scrape of the operator's /metrics says.
@@ -40,36 +38,12 @@ func httpOK(ctx context.Context, url string) bool {
 
 func scrape(b *testing.B, op *operatorProcess) figures {
 	b.Helper()
-	resp, err := http.Get("http://" + op.metrics + "/metrics")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := framework.ScrapeMetrics(context.Background(), op.metrics)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var f figures
-	value := func(m *dto.Metric) float64 {
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue()
-		case m.Gauge != nil:
-			return m.Gauge.GetValue()
-		case m.Untyped != nil:
-			return m.Untyped.GetValue()
-		}
-		return 0
-	}
-	label := func(m *dto.Metric, name string) string {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == name {
-				return l.GetValue()
-			}
-		}
-		return ""
-	}
+	value, label := framework.MetricValue, framework.MetricLabel
 	for name, fam := range families {
 		for _, m := range fam.GetMetric() {
 			switch name {

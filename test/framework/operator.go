@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -235,33 +237,53 @@ func WaitFor(ctx context.Context, timeout time.Duration, cond func(context.Conte
 // every pair of match. The operator must serve plain HTTP metrics
 // (--metrics-secure=false).
 func (o *Operator) Metric(ctx context.Context, name string, match map[string]string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.MetricsAddr+"/metrics", nil)
+	families, err := ScrapeMetrics(ctx, o.MetricsAddr)
 	if err != nil {
 		return 0, err
 	}
+	var sum float64
+	for _, m := range families[name].GetMetric() {
+		matches := true
+		for k, v := range match {
+			matches = matches && MetricLabel(m, k) == v
+		}
+		if matches {
+			sum += MetricValue(m)
+		}
+	}
+	return sum, nil
+}
+
+// ScrapeMetrics reads the Prometheus text exposition at http://addr/metrics.
+func ScrapeMetrics(ctx context.Context, addr string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return 0, fmt.Errorf("parsing the operator's metrics: %w", err)
+		return nil, fmt.Errorf("parsing the metrics of %s: %w", addr, err)
 	}
-	var sum float64
-	for _, m := range families[name].GetMetric() {
-		labels := map[string]string{}
-		for _, l := range m.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		matches := true
-		for k, v := range match {
-			matches = matches && labels[k] == v
-		}
-		if matches {
-			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
+	return families, nil
+}
+
+// MetricValue is a counter's, gauge's or untyped sample's value.
+func MetricValue(m *dto.Metric) float64 {
+	return m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
+}
+
+// MetricLabel is the value of m's label name, or "".
+func MetricLabel(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
 		}
 	}
-	return sum, nil
+	return ""
 }
