@@ -165,7 +165,10 @@ func startLoad(ctx context.Context, t *testing.T, n *node.Node, addr string, wor
 	t.Helper()
 	l := &load{stop: make(chan struct{})}
 	client := n.HTTPClient()
-	client.Timeout = 5 * time.Second
+	// Failures are what is counted, not latency: on 2 cores shared with the
+	// rest of make test an answer can take seconds; a refused or reset
+	// connection, or an error status, is what a bad rollout causes.
+	client.Timeout = 30 * time.Second
 	// A new Service answers once kube-proxy has programmed it, which the
 	// instance's status cannot tell: the load starts from a Service that
 	// answered 20 times in a row.
