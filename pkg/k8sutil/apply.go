@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/applyconfigurations"
@@ -45,7 +46,21 @@ type Applier struct {
 	Reader client.Reader
 	// Scheme knows the Go types of the desired objects.
 	Scheme *runtime.Scheme
+	// Live reads an object the API server holds but Reader does not (see
+	// createOnly); in the operator it reads the API directly. Nil: Reader.
+	Live client.Reader
 }
+
+// createOnlyVersion is the metadata.resourceVersion Apply sends with an
+// object Reader does not have. The API server ignores a resourceVersion when
+// an apply creates the object, and otherwise refuses the apply with a
+// Conflict unless the live object has that very version: etcd revisions are
+// int64 and never reach this one, so the request creates the object or
+// fails, atomically, and never changes an object Reader did not show. That
+// is how an object someone else made under a child's name (outside the
+// operator's cache, which holds only its own labelled objects) is never
+// taken over, at no extra request for a name that is free.
+const createOnlyVersion = "9223372036854775807"
 
 // Apply makes the live object match desired in every field desired sets, using
 // server-side apply with forced ownership (the operator is the authority on
@@ -66,9 +81,17 @@ type Applier struct {
 //     managers set in fields the operator does not own.
 //
 // Anything else, including a live object without a usable ownership record,
-// sends the apply request; a no-op apply changes nothing on the server.
-// desired is not modified.
+// sends the apply request; a no-op apply changes nothing on the server. An
+// object Reader does not have is created only if the name is free (see
+// createOnlyVersion); if it is taken, Apply reads the live object and
+// applies to it. desired is not modified.
 func (a *Applier) Apply(ctx context.Context, desired client.Object) (Outcome, error) {
+	return a.apply(ctx, desired, nil)
+}
+
+// apply is Apply; with an owner, it refuses (NameTaken) to write an object
+// owner does not control.
+func (a *Applier) apply(ctx context.Context, desired, owner client.Object) (Outcome, error) {
 	body, hash, err := applyConfiguration(desired, a.Scheme)
 	if err != nil {
 		return "", err
@@ -80,12 +103,13 @@ func (a *Applier) Apply(ctx context.Context, desired client.Object) (Outcome, er
 	}
 	liveObj := live.(client.Object)
 	key := client.ObjectKeyFromObject(desired)
-	outcome := Updated
 	switch err := a.Reader.Get(ctx, key, liveObj); {
 	case apierrors.IsNotFound(err):
-		outcome = Created
+		return a.create(ctx, body, liveObj, owner)
 	case err != nil:
 		return "", fmt.Errorf("apply %s %s: reading the live object: %w", gvk.Kind, key, err)
+	case owner != nil && !metav1.IsControlledBy(liveObj, owner):
+		return "", nameTaken(gvk.Kind, key.Name, owner, a.Scheme)
 	case liveObj.GetAnnotations()[AppliedHashAnnotation] != hash:
 		log.FromContext(ctx).V(1).Info("desired state changed; applying", "kind", gvk.Kind, "object", key)
 	default:
@@ -95,12 +119,49 @@ func (a *Applier) Apply(ctx context.Context, desired client.Object) (Outcome, er
 		}
 		log.FromContext(ctx).V(1).Info("fields changed by someone else; re-applying", "kind", gvk.Kind, "object", key, "fields", drift)
 	}
-
-	err = a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(body), client.FieldOwner(ManagedBy), client.ForceOwnership)
-	if err != nil {
-		return "", fmt.Errorf("apply %s %s: %w", gvk.Kind, key, err)
+	if err := a.send(ctx, body); err != nil {
+		return "", err
 	}
-	return outcome, nil
+	return Updated, nil
+}
+
+// create sends body for an object Reader does not have, on condition that no
+// object of its name exists. When one does (a Conflict: made by someone
+// else, stripped of the operator's labels, or not in the cache yet), it is
+// read from the API and, unless owner does not control it, applied to.
+func (a *Applier) create(ctx context.Context, body *unstructured.Unstructured, existing, owner client.Object) (Outcome, error) {
+	createOnly := body.DeepCopy()
+	createOnly.SetResourceVersion(createOnlyVersion)
+	switch err := a.send(ctx, createOnly); {
+	case err == nil:
+		return Created, nil
+	case !apierrors.IsConflict(err):
+		return "", err
+	}
+	live := a.Live
+	if live == nil {
+		live = a.Reader
+	}
+	key := client.ObjectKeyFromObject(body)
+	if err := live.Get(ctx, key, existing); err != nil {
+		return "", fmt.Errorf("apply %s %s: reading the object of that name: %w", body.GetKind(), key, err)
+	}
+	if owner != nil && !metav1.IsControlledBy(existing, owner) {
+		return "", nameTaken(body.GetKind(), key.Name, owner, a.Scheme)
+	}
+	if err := a.send(ctx, body); err != nil {
+		return "", err
+	}
+	return Updated, nil
+}
+
+// send server-side applies body as ManagedBy, taking over conflicting fields.
+func (a *Applier) send(ctx context.Context, body *unstructured.Unstructured) error {
+	err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(body), client.FieldOwner(ManagedBy), client.ForceOwnership)
+	if err != nil {
+		return fmt.Errorf("apply %s %s: %w", body.GetKind(), client.ObjectKeyFromObject(body), err)
+	}
+	return nil
 }
 
 // applyConfiguration is the body Apply sends for desired: applyBody with its

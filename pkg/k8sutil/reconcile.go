@@ -60,6 +60,21 @@ func MissingReference(reason, format string, args ...any) error {
 	return &ReferenceError{reason: reason, msg: fmt.Sprintf(format, args...)}
 }
 
+// ReasonNameConflict is the reason of a child whose name is taken by an
+// object its owner does not control.
+const ReasonNameConflict = "NameConflict"
+
+// nameTaken is the ReferenceError of a kind/name child that owner would
+// get, were the name not taken by an object owner does not control.
+func nameTaken(kind, name string, owner client.Object, scheme *runtime.Scheme) error {
+	ownerKind := "owner"
+	if gvk, err := apiutil.GVKForObject(owner, scheme); err == nil {
+		ownerKind = gvk.Kind
+	}
+	return MissingReference(ReasonNameConflict, "%s %q already exists and is not controlled by this %s: delete or rename it, or rename the %s",
+		kind, name, ownerKind, ownerKind)
+}
+
 // ReasonOf is the reason err reports (SpecError, ReferenceError or any error
 // with a Reason method in its chain), or fallback.
 func ReasonOf(err error, fallback string) string {
@@ -150,8 +165,10 @@ func (e *ApplyError) Error() string  { return e.Err.Error() }
 func (e *ApplyError) Unwrap() error  { return e.Err }
 func (e *ApplyError) Reason() string { return ReasonApplyFailed }
 
-// ApplyOwned makes owner the controller of child and applies child. A child
-// that could not be applied is reported at once in a Warning Event
+// ApplyOwned makes owner the controller of child and applies child, unless
+// child's name is taken by an object owner does not control: that is a
+// ReferenceError (ReasonNameConflict) and the object is left as it is. A
+// child the API refused is reported at once in a Warning Event
 // (ApplyFailed) on owner. A child that was created or changed is reported in
 // a Normal Event too, but inside a StatusReconciler's Sync those are gathered
 // into one Event per reconcile (see appliedEvents), so a new instance costs
@@ -160,8 +177,12 @@ func (a *Applier) ApplyOwned(ctx context.Context, rec recorder.EventRecorder, ow
 	if err := SetOwner(owner, child, a.Scheme); err != nil {
 		return "", &ApplyError{Err: err}
 	}
-	outcome, err := a.Apply(ctx, child)
-	if err != nil {
+	outcome, err := a.apply(ctx, child, owner)
+	var taken *ReferenceError
+	switch {
+	case errors.As(err, &taken):
+		return "", err
+	case err != nil:
 		rec.Eventf(owner, child, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
 		return "", &ApplyError{Err: err}
 	}
@@ -277,6 +298,6 @@ func NewDeps(mgr manager.Manager) Deps {
 		APIReader: mgr.GetAPIReader(),
 		Scheme:    mgr.GetScheme(),
 		Recorder:  mgr.GetEventRecorder(EventSource),
-		Applier:   &Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Scheme: mgr.GetScheme()},
+		Applier:   &Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), Scheme: mgr.GetScheme()},
 	}
 }

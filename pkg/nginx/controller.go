@@ -18,7 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -105,10 +104,22 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 		return ctrl.Result{}, nil
 	}
 	sts, result, err := r.apply(ctx, nginx)
-	wasRejected := k8sutil.HadReason(nginx.Status.Conditions, v1beta1.ConditionDegraded, ReasonConfigRejected)
+	before := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionDegraded)
+	wasDegradedBy := ""
+	if before != nil && before.Status == metav1.ConditionTrue {
+		wasDegradedBy = before.Reason
+	}
 	observe(nginx, sts, r.pods(ctx, nginx, sts), err)
-	if c := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionDegraded); !wasRejected && c != nil && c.Reason == ReasonConfigRejected {
-		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonConfigRejected, "Rollout", "%s; the rolling update stops at this pod and the pods of an earlier configuration, if any, keep serving", c.Message)
+	// Warnings the condition alone would not bring to kubectl's attention,
+	// once per transition (the name conflict is retried every
+	// k8sutil.ReferenceRetry).
+	if c := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue && c.Reason != wasDegradedBy {
+		switch c.Reason {
+		case ReasonConfigRejected:
+			r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonConfigRejected, "Rollout", "%s; the rolling update stops at this pod and the pods of an earlier configuration, if any, keep serving", c.Message)
+		case ReasonNameConflict:
+			r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonNameConflict, "Apply", "%s", c.Message)
+		}
 	}
 	if err != nil {
 		return result, err
@@ -163,9 +174,10 @@ func podStatusChanged() predicate.Predicate {
 }
 
 // apply validates the spec, then builds and applies every child. Nothing is
-// applied unless the whole spec is valid, every reference resolves and no
-// child name is taken by an object this instance does not control. It returns
-// the live StatefulSet for the status, when there is one.
+// applied unless the whole spec is valid and every reference resolves; no
+// object this instance does not control is ever written, and a child whose
+// name is taken stops the apply there (NameConflict). It returns the live
+// StatefulSet for the status, when there is one.
 func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*appsv1.StatefulSet, ctrl.Result, error) {
 	live, err := r.liveStatefulSet(ctx, nginx)
 	if err != nil {
@@ -200,20 +212,19 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 		in.LegacyPodTemplate = true
 		sts = StatefulSet(nginx, in)
 	}
+	// The StatefulSet comes last: should a child's name be taken (see
+	// Applier.ApplyOwned), no pod starts without the rest.
 	children := []client.Object{
 		ServiceAccount(nginx),
 		ConfigSecret(nginx, in),
 		HeadlessService(nginx),
 		Service(nginx),
-		sts,
 	}
 	pdb := PodDisruptionBudget(nginx)
 	if pdb != nil {
 		children = append(children, pdb)
 	}
-	if err := r.checkNamesAreFree(ctx, nginx, children); err != nil {
-		return live, ctrl.Result{}, err
-	}
+	children = append(children, sts)
 	if live != nil && (!live.DeletionTimestamp.IsZero() || claimTemplatesDiffer(sts, live)) {
 		return live, ctrl.Result{RequeueAfter: recreateRetry}, r.recreateStatefulSet(ctx, nginx, live)
 	}
@@ -253,39 +264,6 @@ func (r *Reconciler) applyChild(ctx context.Context, nginx *v1beta1.NginxOperato
 		return configErrorf("%v", err)
 	}
 	return err
-}
-
-// checkNamesAreFree refuses to take over an object the instance does not
-// control: a name may be taken by the user's own Service, say, which server-
-// side apply would otherwise silently rewrite. Children missing from the
-// cache (which holds only the operator's labelled objects) are looked up in
-// the API once, before they are created.
-func (r *Reconciler) checkNamesAreFree(ctx context.Context, nginx *v1beta1.NginxOperator, children []client.Object) error {
-	for _, child := range children {
-		key := client.ObjectKeyFromObject(child)
-		gvk, err := apiutil.GVKForObject(child, r.Scheme)
-		if err != nil {
-			return &k8sutil.ApplyError{Err: err}
-		}
-		existing, err := r.Scheme.New(gvk)
-		if err != nil {
-			return &k8sutil.ApplyError{Err: err}
-		}
-		obj := existing.(client.Object)
-		err = r.Client.Get(ctx, key, obj)
-		if apierrors.IsNotFound(err) {
-			err = r.APIReader.Get(ctx, key, obj)
-		}
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
-			return err
-		case !metav1.IsControlledBy(obj, nginx):
-			return k8sutil.MissingReference(ReasonNameConflict, "%s %q already exists and is not controlled by this NginxOperator: delete or rename it, or rename the instance", gvk.Kind, key.Name)
-		}
-	}
-	return nil
 }
 
 // keepsLegacyTemplate tells whether live, a StatefulSet from an operator

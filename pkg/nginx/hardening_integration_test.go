@@ -2,6 +2,7 @@ package nginx_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,9 +89,10 @@ func degradedWith(c client.Client, ns, name, reason, msg string) func(context.Co
 }
 
 // An invalid spec is refused before any child is applied, terminally (not
-// retried with backoff), and counted by its reason; a child name taken by the
-// user's own object is refused likewise, and that object is left alone.
-func TestInvalidSpecsAndTakenNamesApplyNothing(t *testing.T) {
+// retried with backoff), and counted by its reason. A child name taken by the
+// user's own object stops the apply before the StatefulSet, so no pod
+// starts; that object is left alone and a Warning Event says why.
+func TestInvalidSpecsAndTakenNamesStartNoPod(t *testing.T) {
 	// Not parallel: the error counter it reads is the process's, and the
 	// in-process operators of parallel tests reconcile invalid specs too.
 	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
@@ -119,17 +121,29 @@ func TestInvalidSpecsAndTakenNamesApplyNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, tc := range []struct{ name, reason, msg string }{
-		{"dup", nginx.ReasonInvalidConfig, "appears twice"},
-		{"badlabel", nginx.ReasonInvalidConfig, "spec.pod.labels"},
-		{"taken", nginx.ReasonNameConflict, `Service "taken" already exists and is not controlled by this NginxOperator`},
+	for _, tc := range []struct {
+		name, reason, msg string
+		kinds             []string // of the children applied before the refusal
+	}{
+		{"dup", nginx.ReasonInvalidConfig, "appears twice", nil},
+		{"badlabel", nginx.ReasonInvalidConfig, "spec.pod.labels", nil},
+		{"taken", nginx.ReasonNameConflict, `Service "taken" already exists and is not controlled by this NginxOperator`,
+			[]string{"Secret", "Service", "ServiceAccount"}},
 	} {
 		if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, tc.name, tc.reason, tc.msg)) {
 			t.Errorf("%s: Degraded %+v, want %s mentioning %q", tc.name, condition(ctx, c, ns, tc.name, v1beta1.ConditionDegraded), tc.reason, tc.msg)
 		}
-		if got := childNames(ctx, t, cs, ns, tc.name); len(got) != 0 {
-			t.Errorf("%s: children %v were applied for a spec that cannot be applied whole", tc.name, got)
+		got := childNames(ctx, t, cs, ns, tc.name)
+		var kinds []string
+		for _, child := range got {
+			kinds = append(kinds, strings.Split(child, "/")[0])
 		}
+		if !slices.Equal(kinds, tc.kinds) {
+			t.Errorf("%s: children %v, want one of each kind %v", tc.name, got, tc.kinds)
+		}
+	}
+	if !framework.EventRecorded(ctx, cs, ns, "taken", corev1.EventTypeWarning, nginx.ReasonNameConflict, `Service "taken" already exists`, 30*time.Second) {
+		t.Errorf("no Warning Event %s on the instance whose Service name is taken", nginx.ReasonNameConflict)
 	}
 	if got := errorCount(t, nginx.ReasonInvalidConfig) - invalidBefore; got < 2 {
 		t.Errorf("reconcile_errors_total{reason=InvalidConfig} grew by %v, want at least 2", got)

@@ -31,7 +31,7 @@ const (
 	ReasonStatefulSetMissing = "StatefulSetNotFound"
 	// ReasonNameConflict: a child's name is taken by an object this instance
 	// does not control.
-	ReasonNameConflict = "NameConflict"
+	ReasonNameConflict = k8sutil.ReasonNameConflict
 	// ReasonRecreating: the StatefulSet is replaced (orphaning its pods)
 	// because its volumeClaimTemplates changed.
 	ReasonRecreating = "RecreatingStatefulSet"
