@@ -75,7 +75,9 @@ func SetupWithManager(mgr ctrl.Manager, images Images) error {
 	registerMetrics()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&v1beta1.NginxOperator{}).
+		// Only the spec (and deletion) says what to apply: the controller's
+		// own status writes would otherwise wake it once more each.
+		For(&v1beta1.NginxOperator{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}).

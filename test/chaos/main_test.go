@@ -1,5 +1,3 @@
-//go:build chaos
-
 package chaos
 
 import (

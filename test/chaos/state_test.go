@@ -1,5 +1,3 @@
-//go:build chaos
-
 package chaos
 
 import (
@@ -43,6 +41,7 @@ type world struct {
 	ns string
 	c  client.Client
 	cs kubernetes.Interface
+	cl *framework.Cluster
 
 	mu   sync.Mutex
 	want map[string]want
@@ -54,7 +53,7 @@ func newWorld(t *testing.T, cl *framework.Cluster, ns string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &world{ns: ns, c: c, cs: kubernetes.NewForConfigOrDie(cl.Config), want: map[string]want{}}
+	return &world{ns: ns, c: c, cs: kubernetes.NewForConfigOrDie(cl.Config), cl: cl, want: map[string]want{}}
 }
 
 func (w *world) set(name string, v want) {
@@ -407,9 +406,46 @@ func (w *world) waitConverged(ctx context.Context, t *testing.T, timeout time.Du
 		if len(last) > 40 {
 			last = append(last[:40], fmt.Sprintf("... and %d more", len(last)-40))
 		}
-		t.Fatalf("%d instances did not converge within %s:\n%s", w.live(), timeout, strings.Join(last, "\n"))
+		t.Fatalf("%d instances did not converge within %s:\n%s\n%s", w.live(), timeout, strings.Join(last, "\n"), w.clusterReport(ctx))
 	}
 	return time.Since(start)
+}
+
+// clusterReport says what the cluster's own components did with the
+// instances' pods, so that a failure tells the operator's fault from a
+// control plane or fake node that stopped working: crashed components,
+// nodes not Ready or tainted, pods by how far they got.
+func (w *world) clusterReport(ctx context.Context) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "components not running: %v\n", w.cl.Exited())
+	if nodes, err := w.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			ready := "Unknown"
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					ready = string(c.Status) + " since " + c.LastTransitionTime.Format(time.TimeOnly)
+				}
+			}
+			fmt.Fprintf(&b, "node %s: Ready=%s, taints %v\n", n.Name, ready, n.Spec.Taints)
+		}
+	}
+	if pods, err := w.cs.CoreV1().Pods(w.ns).List(ctx, metav1.ListOptions{}); err == nil {
+		count := map[string]int{}
+		for _, p := range pods.Items {
+			state := "unscheduled"
+			switch {
+			case !p.DeletionTimestamp.IsZero():
+				state = "terminating"
+			case podReady(&p):
+				state = "ready"
+			case p.Spec.NodeName != "":
+				state = "scheduled, not ready (" + string(p.Status.Phase) + ")"
+			}
+			count[state]++
+		}
+		fmt.Fprintf(&b, "pods of %s: %v\n", w.ns, count)
+	}
+	return b.String()
 }
 
 // observed counts the instances whose status observes their generation.
@@ -424,4 +460,13 @@ func (w *world) observed(ctx context.Context) (n, total int) {
 		}
 	}
 	return n, len(list.Items)
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

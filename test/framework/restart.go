@@ -101,8 +101,26 @@ func (c *Cluster) StartComponent(ctx context.Context, component string) error {
 		}
 	case KubeAPIServer:
 		return c.waitAPIServerReady(ctx, p)
+	case Kwok:
+		// kwok exits when it cannot reach the apiserver at start; one that
+		// died would leave every later pod unmanaged without a word.
+		url := "http://" + flagValue(old.cmd.Args, "--server-address") + "/healthz"
+		return waitHealthy(ctx, p, http.DefaultClient, url, 60*time.Second)
 	}
 	return nil
+}
+
+// Exited lists the components of the cluster that are not running, stopped
+// or crashed: a crashed one explains a test that waits in vain for a pod or
+// a controller.
+func (c *Cluster) Exited() []string {
+	var out []string
+	for _, p := range c.procs {
+		if !p.running() {
+			out = append(out, p.name+" (log: "+p.logPath+")")
+		}
+	}
+	return out
 }
 
 // waitAPIServerReady polls the apiserver's /readyz (which includes its
