@@ -87,7 +87,10 @@ func SetupWithManager(mgr ctrl.Manager, images Images) error {
 		// mapped by their instance label, and only changes the status reads
 		// (nginx's container state, the configuration a pod runs) wake it.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podInstance), builder.WithPredicates(podStatusChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		// A new instance's reconcile waits on about seven API round trips
+		// in a row; with 4 workers, 1,000 new instances converged 15%
+		// slower than with 8 (test/bench), the CPU being the apiserver's.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
 		Complete(metrics.Instrument(ControllerName, &k8sutil.StatusReconciler[*v1beta1.NginxOperator]{
 			Client: r.Client,
 			New:    func() *v1beta1.NginxOperator { return &v1beta1.NginxOperator{} },

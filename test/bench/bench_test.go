@@ -94,7 +94,7 @@ func BenchmarkConverge(b *testing.B) {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			for range b.N {
 				r := Result{N: n}
-				r.FloorSeconds = runFloor(b, n)
+				runFloor(b, n, &r)
 				runOperator(b, n, &r)
 				r.Ratio = r.OperatorSeconds / r.FloorSeconds
 				b.ReportMetric(r.FloorSeconds, "s-floor")
@@ -234,7 +234,7 @@ func inParallel(b *testing.B, n int, fn func(i int) error) {
 // runFloor creates what the operator would create for n instances (the
 // children its builders produce) with a plain clientset and returns the
 // seconds until every StatefulSet reports its replica ready.
-func runFloor(b *testing.B, n int) float64 {
+func runFloor(b *testing.B, n int, r *Result) {
 	c, kubeconfig := startCluster(b, n)
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(configFor(b, kubeconfig))
@@ -247,8 +247,7 @@ func runFloor(b *testing.B, n int) float64 {
 		}
 		return sts.Name, sts.Status.ReadyReplicas >= 1 && sts.Status.ObservedGeneration >= sts.Generation
 	})
-	_ = c
-	start := time.Now()
+	start, cpu := time.Now(), controlPlaneCPU(c)
 	inParallel(b, n, func(i int) error {
 		inst := benchInstance(i)
 		config, err := nginx.Render(&inst.Spec, nginx.RenderOptions{Paths: nginx.PodPaths(), Namespace: benchNamespace})
@@ -277,7 +276,18 @@ func runFloor(b *testing.B, n int) float64 {
 	case <-time.After(time.Duration(n)*time.Second + 5*time.Minute):
 		b.Fatalf("floor: %d StatefulSets did not become ready", n)
 	}
-	return time.Since(start).Seconds()
+	r.FloorSeconds = time.Since(start).Seconds()
+	r.FloorControlPlaneCPUSeconds = controlPlaneCPU(c) - cpu
+}
+
+// controlPlaneCPU is the CPU time the cluster's own processes (etcd, the
+// apiserver, the controller-manager, the scheduler and kwok) have used.
+func controlPlaneCPU(c *framework.Cluster) float64 {
+	var sum float64
+	for _, component := range []string{framework.Etcd, framework.KubeAPIServer, framework.KubeControllerManager, framework.KubeScheduler, framework.Kwok} {
+		sum += c.CPUSeconds(component)
+	}
+	return sum
 }
 
 // watchReady watches from now on and closes the returned channel once n
@@ -435,7 +445,7 @@ func runOperator(b *testing.B, n int, r *Result) {
 			meta.IsStatusConditionTrue(inst.Status.Conditions, v1beta1.ConditionReconciled) &&
 			meta.IsStatusConditionTrue(inst.Status.Conditions, v1beta1.ConditionAvailable)
 	})
-	start := time.Now()
+	start, cpu := time.Now(), controlPlaneCPU(c)
 	inParallel(b, n, func(i int) error { return cl.Create(ctx, benchInstance(i)) })
 	select {
 	case <-ready:
@@ -443,12 +453,14 @@ func runOperator(b *testing.B, n int, r *Result) {
 		b.Fatalf("operator: %d instances did not become Available", n)
 	}
 	r.OperatorSeconds = time.Since(start).Seconds()
+	r.ControlPlaneCPUSeconds = controlPlaneCPU(c) - cpu
 	// Let the last status writes and Events land before counting.
 	settle(b, op)
 	after := afterGC(b, op)
 	auditAfter := countAudit(b, c.AuditLog())
 	r.WritesPerInstance = (after.writes - before.writes) / float64(n)
 	r.ReadsPerInstance = (after.reads - before.reads) / float64(n)
+	r.ReconcilesPerInstance = (after.reconciles - before.reconciles) / float64(n)
 	r.CPUSeconds = after.cpu - before.cpu
 	r.RSSMiB = after.rss / (1 << 20)
 	status := procStatus(op.cmd.Process.Pid)
