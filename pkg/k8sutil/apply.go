@@ -47,7 +47,7 @@ type Applier struct {
 	// Scheme knows the Go types of the desired objects.
 	Scheme *runtime.Scheme
 	// Live reads an object the API server holds but Reader does not (see
-	// createOnly); in the operator it reads the API directly. Nil: Reader.
+	// createOnlyVersion); in the operator it reads the API directly. Nil: Reader.
 	Live client.Reader
 }
 
@@ -83,14 +83,14 @@ const createOnlyVersion = "9223372036854775807"
 // Anything else, including a live object without a usable ownership record,
 // sends the apply request; a no-op apply changes nothing on the server. An
 // object Reader does not have is created only if the name is free (see
-// createOnlyVersion); if it is taken, Apply reads the live object and
-// applies to it. desired is not modified.
+// createOnlyVersion); if it is taken, Apply reads the live object and goes on
+// with it as above. desired is not modified.
 func (a *Applier) Apply(ctx context.Context, desired client.Object) (Outcome, error) {
 	return a.apply(ctx, desired, nil)
 }
 
-// apply is Apply; with an owner, it refuses (NameTaken) to write an object
-// owner does not control.
+// apply is Apply; with an owner, it refuses (a ReferenceError,
+// ReasonNameConflict) to write an object owner does not control.
 func (a *Applier) apply(ctx context.Context, desired, owner client.Object) (Outcome, error) {
 	body, hash, err := applyConfiguration(desired, a.Scheme)
 	if err != nil {
@@ -105,14 +105,27 @@ func (a *Applier) apply(ctx context.Context, desired, owner client.Object) (Outc
 	key := client.ObjectKeyFromObject(desired)
 	switch err := a.Reader.Get(ctx, key, liveObj); {
 	case apierrors.IsNotFound(err):
-		return a.create(ctx, body, liveObj, owner)
+		if created, err := a.createOnly(ctx, body); created || err != nil {
+			return Created, err
+		}
+		// The name is taken (by someone else, by a child stripped of the
+		// operator's labels, or by one the cache has not seen yet): look.
+		reader := a.Live
+		if reader == nil {
+			reader = a.Reader
+		}
+		if err := reader.Get(ctx, key, liveObj); err != nil {
+			return "", fmt.Errorf("apply %s %s: reading the object of that name: %w", gvk.Kind, key, err)
+		}
 	case err != nil:
 		return "", fmt.Errorf("apply %s %s: reading the live object: %w", gvk.Kind, key, err)
-	case owner != nil && !metav1.IsControlledBy(liveObj, owner):
+	}
+	if owner != nil && !metav1.IsControlledBy(liveObj, owner) {
 		return "", nameTaken(gvk.Kind, key.Name, owner, a.Scheme)
-	case liveObj.GetAnnotations()[AppliedHashAnnotation] != hash:
+	}
+	if liveObj.GetAnnotations()[AppliedHashAnnotation] != hash {
 		log.FromContext(ctx).V(1).Info("desired state changed; applying", "kind", gvk.Kind, "object", key)
-	default:
+	} else {
 		drift := ownershipDrift(applyconfigurations.NewTypeConverter(a.Scheme), body, liveObj, ManagedBy)
 		if len(drift) == 0 {
 			return Unchanged, nil
@@ -125,34 +138,20 @@ func (a *Applier) apply(ctx context.Context, desired, owner client.Object) (Outc
 	return Updated, nil
 }
 
-// create sends body for an object Reader does not have, on condition that no
-// object of its name exists. When one does (a Conflict: made by someone
-// else, stripped of the operator's labels, or not in the cache yet), it is
-// read from the API and, unless owner does not control it, applied to.
-func (a *Applier) create(ctx context.Context, body *unstructured.Unstructured, existing, owner client.Object) (Outcome, error) {
+// createOnly sends body on condition that no object of its name exists
+// (see createOnlyVersion), and tells whether it was created; a name that is
+// taken is no error.
+func (a *Applier) createOnly(ctx context.Context, body *unstructured.Unstructured) (bool, error) {
 	createOnly := body.DeepCopy()
 	createOnly.SetResourceVersion(createOnlyVersion)
 	switch err := a.send(ctx, createOnly); {
 	case err == nil:
-		return Created, nil
-	case !apierrors.IsConflict(err):
-		return "", err
+		return true, nil
+	case apierrors.IsConflict(err):
+		return false, nil
+	default:
+		return false, err
 	}
-	live := a.Live
-	if live == nil {
-		live = a.Reader
-	}
-	key := client.ObjectKeyFromObject(body)
-	if err := live.Get(ctx, key, existing); err != nil {
-		return "", fmt.Errorf("apply %s %s: reading the object of that name: %w", body.GetKind(), key, err)
-	}
-	if owner != nil && !metav1.IsControlledBy(existing, owner) {
-		return "", nameTaken(body.GetKind(), key.Name, owner, a.Scheme)
-	}
-	if err := a.send(ctx, body); err != nil {
-		return "", err
-	}
-	return Updated, nil
 }
 
 // send server-side applies body as ManagedBy, taking over conflicting fields.

@@ -38,10 +38,10 @@ func (l *eventLog) AnnotatedEventf(regarding, related runtime.Object, _ map[stri
 }
 
 // For every kind the controllers apply, a child missing from the cache costs
-// one request when its name is free (no read first), is applied to when it
-// exists and is the owner's, and is never written when someone else's object
-// has its name: the apply only creates, atomically, and the refusal is a
-// NameConflict the owner's status reports.
+// one request when its name is free (no read first), is read and, if it
+// differs, applied to when it exists and is the owner's, and is never
+// written when someone else's object has its name: the apply only creates,
+// atomically, and the refusal is a NameConflict the owner's status reports.
 func TestApplyOwnedOfAnUncachedChildCreatesOnlyWhenTheNameIsFree(t *testing.T) {
 	ctx := context.Background()
 	ns, _ := env.Namespace(t)
@@ -78,6 +78,9 @@ func TestApplyOwnedOfAnUncachedChildCreatesOnlyWhenTheNameIsFree(t *testing.T) {
 		changed.SetAnnotations(map[string]string{"changed": "true"})
 		if outcome, err := applier.ApplyOwned(ctx, &events, owner, changed); err != nil || outcome != k8sutil.Updated {
 			t.Errorf("%s: apply to the owner's uncached child = %v, %v; want Updated", kind, outcome, err)
+		}
+		if outcome, err := applier.ApplyOwned(ctx, &events, owner, changed); err != nil || outcome != k8sutil.Unchanged {
+			t.Errorf("%s: apply of what the owner's uncached child holds = %v, %v; want Unchanged", kind, outcome, err)
 		}
 
 		// Someone else's object under the child's name.
