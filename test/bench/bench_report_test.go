@@ -42,6 +42,8 @@ type Result struct {
 	// what the operator's way of getting there cost the control plane.
 	ControlPlaneCPUSeconds      float64 `json:"controlPlaneCPUSeconds"`
 	FloorControlPlaneCPUSeconds float64 `json:"floorControlPlaneCPUSeconds"`
+	// RSSMiB is the operator's resident memory at convergence, PeakRSSMiB
+	// its high-water mark (VmHWM).
 	RSSMiB     float64 `json:"rssMiB"`
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
 	// RSSAnonMiB and RSSFileMiB split RSSMiB: anonymous memory (heap,

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -36,6 +37,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
@@ -81,6 +83,8 @@ func instanceCounts(b *testing.B) []int {
 // BenchmarkConverge runs, for every N of BENCH_N, the floor and the operator
 // each on a cluster of its own, prints the table and writes the results.
 func BenchmarkConverge(b *testing.B) {
+	// The benchmark's controller-runtime clients log nothing worth reading.
+	ctrllog.SetLogger(logr.Discard())
 	for _, bin := range []string{framework.Etcd, framework.KubeAPIServer, framework.KubeControllerManager, framework.KubeScheduler, framework.Kwok} {
 		if _, err := framework.BinPath(bin); err != nil {
 			if framework.ToolsRequired() {
