@@ -52,16 +52,7 @@ func TestApplyOwnedOfAnUncachedChildCreatesOnlyWhenTheNameIsFree(t *testing.T) {
 	if err := applier.Client.Create(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
-	for _, build := range []func(string) client.Object{
-		func(ns string) client.Object { return childStatefulSet(ns) },
-		func(ns string) client.Object { return childService(ns) },
-		func(ns string) client.Object { return childSecret(ns) },
-		func(ns string) client.Object { return childServiceAccount(ns) },
-		func(ns string) client.Object { return childPDB(ns) },
-		func(ns string) client.Object { return childJob(ns) },
-		func(ns string) client.Object { return childCronJob(ns) },
-		func(ns string) client.Object { return childConfigMap(ns) },
-	} {
+	for _, build := range childKinds {
 		kind := fmt.Sprintf("%T", build(ns))
 		var events eventLog
 

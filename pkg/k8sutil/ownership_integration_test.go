@@ -144,6 +144,18 @@ func childConfigMap(ns string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: meta(ns, "web-nginx-content", "content"), Data: map[string]string{"index.html": "hi"}}
 }
 
+// childKinds build one child of every kind the controllers apply.
+var childKinds = []func(ns string) client.Object{
+	func(ns string) client.Object { return childStatefulSet(ns) },
+	func(ns string) client.Object { return childService(ns) },
+	func(ns string) client.Object { return childSecret(ns) },
+	func(ns string) client.Object { return childServiceAccount(ns) },
+	func(ns string) client.Object { return childPDB(ns) },
+	func(ns string) client.Object { return childJob(ns) },
+	func(ns string) client.Object { return childCronJob(ns) },
+	func(ns string) client.Object { return childConfigMap(ns) },
+}
+
 // cachedApplier returns an Applier that reads through an informer cache built
 // with the operator's own cache options, as the controllers do, and writes
 // through a client whose mutating requests are counted.
@@ -196,16 +208,7 @@ func TestApplySecondApplyThroughTheOperatorsCacheSendsNoMutatingRequestForEveryK
 	applier, counter := cachedApplier(t, ns)
 	direct, _ := newApplier(t)
 
-	for _, build := range []func(string) client.Object{
-		func(ns string) client.Object { return childStatefulSet(ns) },
-		func(ns string) client.Object { return childService(ns) },
-		func(ns string) client.Object { return childSecret(ns) },
-		func(ns string) client.Object { return childServiceAccount(ns) },
-		func(ns string) client.Object { return childPDB(ns) },
-		func(ns string) client.Object { return childJob(ns) },
-		func(ns string) client.Object { return childCronJob(ns) },
-		func(ns string) client.Object { return childConfigMap(ns) },
-	} {
+	for _, build := range childKinds {
 		obj := build(ns)
 		kind := fmt.Sprintf("%T", obj)
 		if outcome, err := applier.Apply(ctx, obj); err != nil || outcome != k8sutil.Created {
