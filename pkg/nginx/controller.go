@@ -75,9 +75,11 @@ func SetupWithManager(mgr ctrl.Manager, images Images) error {
 	registerMetrics()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		// Only the spec (and deletion) says what to apply: the controller's
-		// own status writes would otherwise wake it once more each.
-		For(&v1beta1.NginxOperator{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// The controller's own status writes would wake it once more each:
+		// only a spec change (generation), a deletion, or a change of the
+		// metadata (how users ask for a fresh look, kubectl annotate) does.
+		For(&v1beta1.NginxOperator{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}).

@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -279,4 +282,75 @@ func podUIDs(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, ins
 		}
 	}
 	return out
+}
+
+// A name one of an instance's children would get, taken by the user's own
+// object of that kind, stops the instance at that child (NameConflict) and
+// leaves the object as it was. The operator's cache does not hold the
+// user's objects: it reads them from the API, as the bundle's
+// ServiceAccount, which is what grants it get on these kinds.
+func TestTakenChildNamesAreLeftAlone(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs := withOperator(t)
+	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := map[string]string{"app": "mine"}
+	for _, tc := range []struct {
+		instance, kind string
+		userObject     client.Object
+	}{
+		{"sa", "ServiceAccount", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: nginx.NamesFor("sa").ServiceAccount}}},
+		{"pdb", "PodDisruptionBudget", &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: nginx.NamesFor("pdb").PodDisruptionBudget},
+			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: mine}}}},
+		{"sts", "StatefulSet", &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: nginx.NamesFor("sts").StatefulSet},
+			Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: mine},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: mine},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}}}}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			tc.userObject.SetNamespace(ns)
+			if err := c.Create(ctx, tc.userObject); err != nil {
+				t.Fatal(err)
+			}
+			inst := newInstance(ns, tc.instance, 1)
+			inst.Spec.PodDisruptionBudget = &v1beta1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1))}
+			if err := c.Create(ctx, inst); err != nil {
+				t.Fatal(err)
+			}
+			want := tc.kind + ` "` + tc.userObject.GetName() + `" already exists and is not controlled by this NginxOperator`
+			var got *metav1.Condition
+			if !framework.WaitFor(ctx, time.Minute, func(ctx context.Context) bool {
+				var n v1beta1.NginxOperator
+				if c.Get(ctx, client.ObjectKeyFromObject(inst), &n) != nil {
+					return false
+				}
+				got = meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionDegraded)
+				return got != nil && got.Reason == nginx.ReasonNameConflict && strings.Contains(got.Message, want)
+			}) {
+				t.Fatalf("Degraded = %+v, want %s: %s", got, nginx.ReasonNameConflict, want)
+			}
+			after := tc.userObject.DeepCopyObject().(client.Object)
+			if err := c.Get(ctx, client.ObjectKeyFromObject(tc.userObject), after); err != nil {
+				t.Fatal(err)
+			}
+			// Its resourceVersion moves with the status the cluster's own
+			// controllers write; the operator would leave its owner
+			// reference, its labels and its field manager.
+			var managers []string
+			for _, m := range after.GetManagedFields() {
+				managers = append(managers, m.Manager)
+			}
+			if len(after.GetOwnerReferences()) != 0 || !maps.Equal(after.GetLabels(), tc.userObject.GetLabels()) || slices.Contains(managers, k8sutil.ManagedBy) {
+				t.Errorf("the user's %s was written: owners %v, labels %v, field managers %v", tc.kind,
+					after.GetOwnerReferences(), after.GetLabels(), managers)
+			}
+			if tc.kind != "StatefulSet" {
+				if _, err := cs.AppsV1().StatefulSets(ns).Get(ctx, nginx.NamesFor(tc.instance).StatefulSet, metav1.GetOptions{}); err == nil {
+					t.Errorf("the StatefulSet was created although the instance's %s name is taken", tc.kind)
+				}
+			}
+		})
+	}
 }
