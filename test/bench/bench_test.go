@@ -85,7 +85,7 @@ func instanceCounts(b *testing.B) []int {
 func BenchmarkConverge(b *testing.B) {
 	// The benchmark's controller-runtime clients log nothing worth reading.
 	ctrllog.SetLogger(logr.Discard())
-	for _, bin := range []string{framework.Etcd, framework.KubeAPIServer, framework.KubeControllerManager, framework.KubeScheduler, framework.Kwok} {
+	for _, bin := range clusterComponents {
 		if _, err := framework.BinPath(bin); err != nil {
 			if framework.ToolsRequired() {
 				b.Fatal(err)
@@ -284,11 +284,13 @@ func runFloor(b *testing.B, n int, r *Result) {
 	r.FloorControlPlaneCPUSeconds = controlPlaneCPU(c) - cpu
 }
 
-// controlPlaneCPU is the CPU time the cluster's own processes (etcd, the
-// apiserver, the controller-manager, the scheduler and kwok) have used.
+// clusterComponents are the processes of a bench cluster.
+var clusterComponents = []string{framework.Etcd, framework.KubeAPIServer, framework.KubeControllerManager, framework.KubeScheduler, framework.Kwok}
+
+// controlPlaneCPU is the CPU time the cluster's own processes have used.
 func controlPlaneCPU(c *framework.Cluster) float64 {
 	var sum float64
-	for _, component := range []string{framework.Etcd, framework.KubeAPIServer, framework.KubeControllerManager, framework.KubeScheduler, framework.Kwok} {
+	for _, component := range clusterComponents {
 		sum += c.CPUSeconds(component)
 	}
 	return sum

@@ -436,7 +436,7 @@ func (w *world) clusterReport(ctx context.Context) string {
 			switch {
 			case !p.DeletionTimestamp.IsZero():
 				state = "terminating"
-			case podReady(&p):
+			case framework.PodReady(&p):
 				state = "ready"
 			case p.Spec.NodeName != "":
 				state = "scheduled, not ready (" + string(p.Status.Phase) + ")"
@@ -460,13 +460,4 @@ func (w *world) observed(ctx context.Context) (n, total int) {
 		}
 	}
 	return n, len(list.Items)
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -65,10 +64,7 @@ func TestBookUsersV1alpha1ObjectIsServedAndReadableAsV1beta1(t *testing.T) {
 		t.Errorf("no deprecation warning for v1alpha1: %q", out)
 	}
 
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := adminClient(t)
 	var n v1beta1.NginxOperator
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "book"}, &n); err != nil {
 		t.Fatalf("reading the book object as v1beta1: %v", err)
@@ -80,7 +76,7 @@ func TestBookUsersV1alpha1ObjectIsServedAndReadableAsV1beta1(t *testing.T) {
 	if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "book", 1)) {
 		t.Fatal("the book object did not become Available")
 	}
-	out, err = kubectl(ctx, "get", "nginxoperators.v1alpha1.nginx.operator.dev", "book", "-n", ns, "-o", "jsonpath={.spec.port} {.status.conditions[?(@.type==\"Available\")].status}")
+	out, err := kubectl(ctx, "get", "nginxoperators.v1alpha1.nginx.operator.dev", "book", "-n", ns, "-o", "jsonpath={.spec.port} {.status.conditions[?(@.type==\"Available\")].status}")
 	// kubectl prints the deprecation warning first, on stderr.
 	if err != nil || !strings.HasSuffix(out, "\n8080 True") {
 		t.Errorf("read back as v1alpha1: %q (%v), want port 8080 and Available True", out, err)

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -113,6 +114,17 @@ func withOperator(t *testing.T) (context.Context, string, kubernetes.Interface) 
 	ns, cs := newNamespace(t)
 	framework.StartOperator(t, operatorKubeconfig(ctx, t), "--namespaces="+ns, "--metrics-bind-address=0")
 	return ctx, ns, cs
+}
+
+// adminClient is a controller-runtime client of the cluster's admin that
+// knows the operator's kinds.
+func adminClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // operatorKubeconfig authenticates as the bundle's ServiceAccount.

@@ -48,10 +48,7 @@ func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testi
 	t.Parallel()
 	promBin := tools.Installed(t, tools.InstallPrometheus, "prometheus")
 	ctx, ns, _ := withOperator(t)
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := adminClient(t)
 
 	withLabels := func(n *v1beta1.NginxOperator, team string, metrics bool) *v1beta1.NginxOperator {
 		n.Labels = map[string]string{"team": team}

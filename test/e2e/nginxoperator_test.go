@@ -22,7 +22,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -69,10 +68,7 @@ func podsWithHash(ctx context.Context, cs kubernetes.Interface, ns, name, hash s
 func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs := withOperator(t)
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := adminClient(t)
 
 	// Two instances in one namespace: neither selects the other's pods.
 	web, api := newInstance(ns, "web", 2), newInstance(ns, "api", 1)
@@ -232,10 +228,7 @@ func configSecrets(ctx context.Context, cs kubernetes.Interface, ns, instance st
 func TestChangedVolumeClaimTemplateRecreatesTheStatefulSetWithoutDowntime(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs := withOperator(t)
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := adminClient(t)
 	site := newInstance(ns, "site", 2)
 	site.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("1Gi")}
 	if err := c.Create(ctx, site); err != nil {
@@ -292,10 +285,7 @@ func podUIDs(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, ins
 func TestTakenChildNamesAreLeftAlone(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs := withOperator(t)
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := adminClient(t)
 	mine := map[string]string{"app": "mine"}
 	for _, tc := range []struct {
 		instance, kind string

@@ -21,7 +21,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -112,10 +111,7 @@ func TestPromoperatorLoadsBothConfigurationPathsWithTheMonitorsJobs(t *testing.T
 	bin := tools.Installed(t, installPrometheusOperator, "operator")
 	crdDir := promoperatorCRDDir(t)
 	ctx, ns, _ := withOperator(t)
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := adminClient(t)
 
 	// Server-side: the CRDs are too large for client-side apply's
 	// annotation, and the stand-in ServiceMonitor CRD is replaced.

@@ -110,19 +110,6 @@ func (c *Cluster) StartComponent(ctx context.Context, component string) error {
 	return nil
 }
 
-// Exited lists the components of the cluster that are not running, stopped
-// or crashed: a crashed one explains a test that waits in vain for a pod or
-// a controller.
-func (c *Cluster) Exited() []string {
-	var out []string
-	for _, p := range c.procs {
-		if !p.running() {
-			out = append(out, p.name+" (log: "+p.logPath+")")
-		}
-	}
-	return out
-}
-
 // waitAPIServerReady polls the apiserver's /readyz (which includes its
 // etcd check) with the admin's credentials.
 func (c *Cluster) waitAPIServerReady(ctx context.Context, p *process) error {
@@ -160,37 +147,4 @@ func flagValue(args []string, name string) string {
 		}
 	}
 	return ""
-}
-
-// CPUSeconds is the CPU time (user and system) the running process of
-// component has used so far, from /proc; 0 when it is not running.
-func (c *Cluster) CPUSeconds(component string) float64 {
-	p := c.proc(component)
-	if p == nil || !p.running() {
-		return 0
-	}
-	return ProcessCPUSeconds(p.cmd.Process.Pid)
-}
-
-// ProcessCPUSeconds is the CPU time (user and system) process pid has used
-// so far, from /proc/<pid>/stat; 0 when it cannot be read.
-func ProcessCPUSeconds(pid int) float64 {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0
-	}
-	// The command name, in parentheses, may hold spaces: count from after it.
-	_, rest, ok := strings.Cut(string(data), ") ")
-	if !ok {
-		return 0
-	}
-	fields := strings.Fields(rest)
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	// Linux reports them in clock ticks of USER_HZ, which is 100 on every
-	// architecture Go supports there.
-	return (utime + stime) / 100
 }

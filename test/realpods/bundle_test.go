@@ -14,7 +14,6 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,13 +50,7 @@ func TestBundleRunsTwoReadyReplicasOneLeaderAndServesConversion(t *testing.T) {
 		if p.Spec.NodeName != realcluster.NodeOf(c).Name() {
 			t.Errorf("operator pod %s runs on %q, not on the real node", p.Name, p.Spec.NodeName)
 		}
-		ready := false
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-				ready = true
-			}
-		}
-		if !ready {
+		if !framework.PodReady(&p) {
 			t.Errorf("operator pod %s is not Ready: %+v", p.Name, p.Status.Conditions)
 		}
 		for _, s := range p.Status.ContainerStatuses {
@@ -268,13 +261,8 @@ func readyOperatorPods(ctx context.Context, t *testing.T, cs kubernetes.Interfac
 	}
 	var out []string
 	for _, p := range pods.Items {
-		if p.DeletionTimestamp != nil {
-			continue
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				out = append(out, p.Name)
-			}
+		if p.DeletionTimestamp == nil && framework.PodReady(&p) {
+			out = append(out, p.Name)
 		}
 	}
 	return out

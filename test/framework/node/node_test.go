@@ -131,14 +131,7 @@ func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := waitPod(ctx, t, cs, ns, "server", func(p *corev1.Pod) bool {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return true
-			}
-		}
-		return false
-	})
+	pod := waitPod(ctx, t, cs, ns, "server", framework.PodReady)
 	t.Logf("pod Ready %s after it was created; pod IP %s on %s, Service %s", time.Since(created).Round(time.Millisecond), pod.Status.PodIP, pod.Spec.NodeName, svc.Spec.ClusterIP)
 	if pod.Spec.NodeName != rn.Name() {
 		t.Fatalf("the pod runs on %q, not on the real node", pod.Spec.NodeName)

@@ -130,15 +130,7 @@ func TestBackupToS3AndRestoreIntoANewInstanceServeTheSameBytes(t *testing.T) {
 	}
 	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
-		if err != nil || p.UID == old.UID {
-			return false
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return true
-			}
-		}
-		return false
+		return err == nil && p.UID != old.UID && framework.PodReady(p)
 	}) {
 		t.Fatalf("pod %s did not come back ready", pod)
 	}
