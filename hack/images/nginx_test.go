@@ -13,6 +13,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
 
 func nginxImageForTest(t *testing.T) v1.Image {
@@ -100,7 +101,7 @@ func TestNginxImageChecksOperatorConfig(t *testing.T) {
 	}
 	spec := operatorSpecForTest(18443, 18444, 18445)
 	writeTLSSecret(t, filepath.Join(paths.TLS, "web-tls"))
-	conf, err := nginx.Render(&spec, nginx.RenderOptions{Paths: paths, Namespace: "team-a",
+	conf, err := nginx.Render(validationtest.Spec(t, spec), nginx.RenderOptions{Paths: paths, Namespace: "team-a",
 		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }})
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
 // ControllerName labels the controller's metrics and logs.
@@ -162,6 +163,13 @@ func (r *Reconciler) sync(ctx context.Context, mon *v1beta1.NginxMonitor) (ctrl.
 // working configuration into a broken one.
 func (r *Reconciler) observe(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus) observation {
 	var o observation
+	// Everything below builds from the monitor as admission defaults it: the
+	// CRD is the one source of the endpoint's defaults.
+	mon, errs := validation.NginxMonitor(ctx, mon)
+	if len(errs) > 0 {
+		o.invalid = specErrorf("%v", errs.ToAggregate())
+		return o
+	}
 	sel, err := selectorOf(mon)
 	if err == nil {
 		err = Validate(&mon.Spec)

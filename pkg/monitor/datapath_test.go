@@ -19,6 +19,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -49,7 +50,7 @@ func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *t
 	must(t, os.MkdirAll(paths.Content, 0o755))
 	must(t, os.WriteFile(paths.MimeTypes, []byte("types {\n    text/html html;\n}\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(paths.Content, "index.html"), []byte("hello\n"), 0o644))
-	cfg, err := nginx.Render(&spec, nginx.RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: healthPort, StubStatusPort: stubPort})
+	cfg, err := nginx.Render(validationtest.Spec(t, spec), nginx.RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: healthPort, StubStatusPort: stubPort})
 	must(t, err)
 	if !strings.Contains(string(cfg), fmt.Sprintf("listen 127.0.0.1:%d;", stubPort)) {
 		t.Fatalf("stub_status does not listen on loopback only:\n%s", cfg)
@@ -86,7 +87,7 @@ func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *t
 			MetricRelabelings: []v1beta1.RelabelConfig{{SourceLabels: []string{"__name__"}, Regex: "nginx_connections_waiting", Action: "drop"}},
 		}},
 	}
-	generated, err := Build(mon, NewSelection([]Instance{{Namespace: "team-a", Name: "www", MetricsEnabled: true}}), Credentials{}, Options{})
+	generated, err := Build(validationtest.NginxMonitor(t, mon), NewSelection([]Instance{{Namespace: "team-a", Name: "www", MetricsEnabled: true}}), Credentials{}, Options{})
 	must(t, err)
 	var scrapeConfigs []map[string]any
 	must(t, yaml.Unmarshal(generated, &scrapeConfigs))

@@ -32,14 +32,6 @@ const ScrapeConfigFileKey = "scrape-config-file.yaml"
 // MetricsPortName is the name of the exporter's port on the client Service.
 const MetricsPortName = layout.MetricsPortName
 
-// Defaults of the endpoint, the same as the CRD schema's, so objects created
-// without them (and unit tests) render the same.
-const (
-	DefaultInterval = "30s"
-	DefaultPath     = "/metrics"
-	DefaultScheme   = "http"
-)
-
 // Labels every target carries, besides the Prometheus job.
 const (
 	LabelNamespace = "namespace"
@@ -151,9 +143,6 @@ func Validate(spec *v1beta1.NginxMonitorSpec) error {
 	var errs []error
 	ep := spec.Endpoint
 	interval := ep.Interval
-	if interval == "" {
-		interval = DefaultInterval
-	}
 	iv, err := model.ParseDuration(interval)
 	if err != nil || iv <= 0 {
 		errs = append(errs, specErrorf("endpoint.interval %q is not a positive Prometheus duration", interval))
@@ -224,10 +213,10 @@ func Build(mon *v1beta1.NginxMonitor, sel Selection, creds Credentials, opts Opt
 	sc := scrapeConfig{
 		JobName:        JobName(mon.Namespace, mon.Name),
 		HonorLabels:    ep.HonorLabels,
-		ScrapeInterval: orDefault(ep.Interval, DefaultInterval),
+		ScrapeInterval: ep.Interval,
 		ScrapeTimeout:  ep.ScrapeTimeout,
-		MetricsPath:    orDefault(ep.Path, DefaultPath),
-		Scheme:         orDefault(ep.Scheme, DefaultScheme),
+		MetricsPath:    ep.Path,
+		Scheme:         ep.Scheme,
 		SampleLimit:    ep.SampleLimit,
 	}
 	if ep.BasicAuth != nil {
@@ -308,15 +297,8 @@ func convertRelabelings(in []v1beta1.RelabelConfig) []relabelConfig {
 	for _, r := range in {
 		out = append(out, relabelConfig{
 			SourceLabels: r.SourceLabels, Separator: r.Separator, TargetLabel: r.TargetLabel,
-			Regex: r.Regex, Modulus: r.Modulus, Replacement: r.Replacement, Action: orDefault(r.Action, "replace"),
+			Regex: r.Regex, Modulus: r.Modulus, Replacement: r.Replacement, Action: r.Action,
 		})
 	}
 	return out
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }

@@ -1,7 +1,9 @@
 package monitor
 
 import (
+	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -24,8 +27,15 @@ type goldenCase struct {
 	creds     Credentials
 }
 
+// mon is a monitor as the apiserver stores it and the controller builds
+// from: with the CRD's defaults. A spec the CRD refuses panics, failing the
+// test that built it.
 func mon(ns, name string, spec v1beta1.NginxMonitorSpec) v1beta1.NginxMonitor {
-	return v1beta1.NginxMonitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+	m, errs := validation.NginxMonitor(context.Background(), &v1beta1.NginxMonitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec})
+	if len(errs) > 0 {
+		panic(fmt.Sprintf("the CRD refuses the test's monitor %s/%s: %v", ns, name, errs.ToAggregate()))
+	}
+	return *m
 }
 
 func sel(key string) *corev1.SecretKeySelector {

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
 
 // TestScrapeConfigAndServiceMonitorListInstancesInTheSelectionsOrder: both
@@ -14,7 +15,7 @@ import (
 // namespace that prefixes another ("team" and "team-a") comes first in both,
 // as it does in status.instances.
 func TestScrapeConfigAndServiceMonitorListInstancesInTheSelectionsOrder(t *testing.T) {
-	m := &v1beta1.NginxMonitor{ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "all"}}
+	m := validationtest.NginxMonitor(t, &v1beta1.NginxMonitor{ObjectMeta: metav1.ObjectMeta{Namespace: "monitoring", Name: "all"}})
 	sel := NewSelection([]Instance{
 		{Namespace: "team-a", Name: "www", MetricsEnabled: true},
 		{Namespace: "team", Name: "www", MetricsEnabled: true},

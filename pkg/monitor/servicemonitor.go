@@ -64,9 +64,9 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 	ep := mon.Spec.Endpoint
 	smep := monitoringv1.Endpoint{
 		Port:          MetricsPortName,
-		Path:          orDefault(ep.Path, DefaultPath),
-		Scheme:        ptr.To(monitoringv1.Scheme(orDefault(ep.Scheme, DefaultScheme))),
-		Interval:      monitoringv1.Duration(orDefault(ep.Interval, DefaultInterval)),
+		Path:          ep.Path,
+		Scheme:        ptr.To(monitoringv1.Scheme(ep.Scheme)),
+		Interval:      monitoringv1.Duration(ep.Interval),
 		ScrapeTimeout: monitoringv1.Duration(ep.ScrapeTimeout),
 		HonorLabels:   ep.HonorLabels,
 	}
@@ -193,5 +193,5 @@ func labelNames(names ...string) []monitoringv1.LabelName {
 
 func smRelabel(r v1beta1.RelabelConfig) monitoringv1.RelabelConfig {
 	return monitoringv1.RelabelConfig{SourceLabels: labelNames(r.SourceLabels...), Separator: r.Separator, TargetLabel: r.TargetLabel,
-		Regex: r.Regex, Modulus: r.Modulus, Replacement: r.Replacement, Action: orDefault(r.Action, "replace")}
+		Regex: r.Regex, Modulus: r.Modulus, Replacement: r.Replacement, Action: r.Action}
 }

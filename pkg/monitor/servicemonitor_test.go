@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
 
 func TestServiceMonitorSelectsTheSameInstancesAsTheScrapeConfig(t *testing.T) {
@@ -20,6 +21,7 @@ func TestServiceMonitorSelectsTheSameInstancesAsTheScrapeConfig(t *testing.T) {
 			TargetLabels: []string{"team"},
 		},
 	}
+	m = validationtest.NginxMonitor(t, m)
 	sm := BuildServiceMonitor(m, NewSelection([]Instance{
 		{Namespace: "team-b", Name: "shop", Labels: map[string]string{"team": "b"}, MetricsEnabled: true},
 		{Namespace: "team-a", Name: "www", Labels: map[string]string{"team": "a"}, MetricsEnabled: true},
@@ -63,7 +65,7 @@ func TestServiceMonitorAppliesOnlyTheTLSFieldsTheMonitorSets(t *testing.T) {
 			CA: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "tls"}, Key: "ca.crt"},
 		}}},
 	}
-	obj, err := serviceMonitorApplyObject(BuildServiceMonitor(m, Selection{}))
+	obj, err := serviceMonitorApplyObject(BuildServiceMonitor(validationtest.NginxMonitor(t, m), Selection{}))
 	if err != nil {
 		t.Fatal(err)
 	}

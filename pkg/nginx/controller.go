@@ -190,44 +190,48 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	if err != nil {
 		return nil, ctrl.Result{}, err
 	}
-	if errs := validation.NginxOperator(ctx, nginx); len(errs) > 0 {
+	// Everything below builds from the spec as admission defaults it (the
+	// CRD is the one source of defaults and value rules); the status is
+	// written to the object as read.
+	desired, errs := validation.NginxOperator(ctx, nginx)
+	if len(errs) > 0 {
 		err := configErrorf("%v", errs.ToAggregate())
 		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Validate", "%v", err)
 		return live, ctrl.Result{}, err
 	}
-	tlsHash, err := r.checkReferences(ctx, nginx)
+	tlsHash, err := r.checkReferences(ctx, desired)
 	if err != nil {
 		return live, ctrl.Result{}, err
 	}
-	config, err := Render(&nginx.Spec, RenderOptions{Paths: PodPaths(), Namespace: nginx.Namespace})
+	config, err := Render(&desired.Spec, RenderOptions{Paths: PodPaths(), Namespace: nginx.Namespace})
 	if err != nil {
 		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Render", "%v", err)
 		return live, ctrl.Result{}, err
 	}
-	image := nginx.Spec.Image
+	image := desired.Spec.Image
 	if image == "" {
 		image = r.Images.Nginx
 	}
 	in := Inputs{Config: config, ConfigHash: k8sutil.Hash(string(config))[:16], Image: image, ExporterImage: r.Images.Exporter, TLSHash: tlsHash}
-	if in.Restore, err = r.restoreInit(ctx, nginx); err != nil {
+	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return live, ctrl.Result{}, err
 	}
 	nginx.Status.ConfigHash = in.ConfigHash
 
-	sts := StatefulSet(nginx, in)
+	sts := StatefulSet(desired, in)
 	if keepsLegacyTemplate(live, sts) {
 		in.LegacyPodTemplate = true
-		sts = StatefulSet(nginx, in)
+		sts = StatefulSet(desired, in)
 	}
 	// The StatefulSet comes last: should a child's name be taken (see
 	// Applier.ApplyOwned), no pod starts without the rest.
 	children := []client.Object{
-		ServiceAccount(nginx),
-		ConfigSecret(nginx, in),
-		HeadlessService(nginx),
-		Service(nginx),
+		ServiceAccount(desired),
+		ConfigSecret(desired, in),
+		HeadlessService(desired),
+		Service(desired),
 	}
-	pdb := PodDisruptionBudget(nginx)
+	pdb := PodDisruptionBudget(desired)
 	if pdb != nil {
 		children = append(children, pdb)
 	}

@@ -1,12 +1,16 @@
 package nginx
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
+	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
 
 // TestMetricsAddExporterSidecarAndServicePortOnlyWhenEnabled: with
@@ -64,12 +68,15 @@ func TestMetricsAddExporterSidecarAndServicePortOnlyWhenEnabled(t *testing.T) {
 }
 
 func TestPortNamedMetricsIsRefusedWhenMetricsAreEnabled(t *testing.T) {
-	spec := v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "metrics", ContainerPort: 8080}}, Metrics: v1beta1.MetricsSpec{Enabled: true}}
-	if _, err := Render(&spec, RenderOptions{Paths: PodPaths()}); err == nil || !strings.Contains(err.Error(), "metrics") {
-		t.Errorf("Render: %v, want an InvalidConfig error about the port name", err)
+	obj := &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"},
+		Spec:       v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "metrics", ContainerPort: 8080}}, Metrics: v1beta1.MetricsSpec{Enabled: true}},
 	}
-	spec.Metrics.Enabled = false
-	if _, err := Render(&spec, RenderOptions{Paths: PodPaths()}); err != nil {
+	if _, errs := validation.NginxOperator(context.Background(), obj); !strings.Contains(errs.ToAggregate().Error(), "the port name metrics is the exporter's") {
+		t.Errorf("validation: %v, want an error about the port name", errs)
+	}
+	obj.Spec.Metrics.Enabled = false
+	if _, err := Render(&validationtest.NginxOperator(t, obj).Spec, RenderOptions{Paths: PodPaths()}); err != nil {
 		t.Errorf("a port named metrics without metrics enabled: %v", err)
 	}
 }

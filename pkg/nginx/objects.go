@@ -123,10 +123,6 @@ func servicePorts(nginx *v1beta1.NginxOperator) []corev1.ServicePort {
 
 // Service is what clients use.
 func Service(nginx *v1beta1.NginxOperator) *corev1.Service {
-	svcType := nginx.Spec.Service.Type
-	if svcType == "" {
-		svcType = corev1.ServiceTypeClusterIP
-	}
 	meta := objectMeta(nginx, NamesFor(nginx.Name).Service)
 	meta.Annotations = nginx.Spec.Service.Annotations
 	ports := servicePorts(nginx)
@@ -137,7 +133,7 @@ func Service(nginx *v1beta1.NginxOperator) *corev1.Service {
 	}
 	return &corev1.Service{
 		ObjectMeta: meta,
-		Spec:       corev1.ServiceSpec{Type: svcType, Selector: selector(nginx), Ports: ports},
+		Spec:       corev1.ServiceSpec{Type: nginx.Spec.Service.Type, Selector: selector(nginx), Ports: ports},
 	}
 }
 
@@ -284,14 +280,10 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 		pod.Volumes = append(pod.Volumes, in.Restore.Volumes...)
 	}
 	if vct := spec.Content.VolumeClaimTemplate; vct != nil {
-		accessModes := vct.AccessModes
-		if len(accessModes) == 0 {
-			accessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
-		}
 		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
 			ObjectMeta: metav1.ObjectMeta{Name: layout.ContentVolume, Labels: layout.Labels(nginx.Name)},
 			Spec: corev1.PersistentVolumeClaimSpec{
-				AccessModes:      accessModes,
+				AccessModes:      vct.AccessModes,
 				StorageClassName: vct.StorageClassName,
 				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: vct.Size}},
 			},

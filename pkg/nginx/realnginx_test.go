@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -104,7 +105,7 @@ func TestRealNginxServesRenderedConfig(t *testing.T) {
 	must(t, os.Chmod(filepath.Dir(dir), 0o755))
 	paths := testPaths(t, dir, TLSSecrets(&spec))
 	must(t, os.WriteFile(filepath.Join(paths.Content, "index.html"), []byte("<h1>hello</h1>\n"), 0o644))
-	cfg, err := Render(&spec, RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: int(healthPort),
+	cfg, err := Render(validationtest.Spec(t, spec), RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: int(healthPort),
 		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }})
 	must(t, err)
 	file := filepath.Join(dir, "nginx.conf")

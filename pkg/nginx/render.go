@@ -4,7 +4,6 @@
 package nginx
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -52,8 +51,12 @@ func configErrorf(format string, args ...any) error {
 	return k8sutil.InvalidSpec(ReasonInvalidConfig, format, args...)
 }
 
-// Render builds nginx.conf for spec. Every user value becomes a quoted
-// argument of a directive chosen here, so no spec can add directives.
+// Render builds nginx.conf for spec, which must be the spec as
+// validation.NginxOperator returns it: with the CRD's defaults, every value
+// within the CRD's rules. Render restates none of them (the CRD is their one
+// source); it checks only the cross-field rule the CRD cannot hold (see
+// checkCrossField). Every user value becomes a quoted argument of a
+// directive chosen here, so no spec can add directives whatever it holds.
 func Render(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]byte, error) {
 	dirs, err := Directives(spec, opts)
 	if err != nil {
@@ -79,10 +82,10 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 	if opts.StubStatusPort == 0 {
 		opts.StubStatusPort = v1beta1.StubStatusPort
 	}
-	cfg := withConfigDefaults(spec.Config)
-	if err := checkValues(spec, cfg); err != nil {
+	if err := checkCrossField(spec); err != nil {
 		return nil, err
 	}
+	cfg := spec.Config
 	p := opts.Paths
 	temp := func(name string) string { return p.Temp + "/" + name }
 
@@ -113,11 +116,6 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 		),
 	}
 	if spec.Metrics.Enabled {
-		for _, p := range spec.Ports {
-			if p.Name == MetricsPortName {
-				return nil, configErrorf("spec.ports: the port name %q is the exporter's when spec.metrics.enabled is true; rename the port", MetricsPortName)
-			}
-		}
 		// stub_status listens on loopback only: the exporter sidecar shares the
 		// pod's network namespace; nothing outside the pod can reach it.
 		http = append(http, conf.B("server", nil,
@@ -126,11 +124,7 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 			conf.B("location", []string{"=", "/stub_status"}, conf.D("stub_status")),
 		))
 	}
-	servers, err := userServers(spec, cfg, opts)
-	if err != nil {
-		return nil, err
-	}
-	http = append(http, servers...)
+	http = append(http, userServers(spec, cfg, opts)...)
 
 	return []conf.Directive{
 		conf.D("worker_processes", "auto"),
@@ -141,57 +135,24 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 	}, nil
 }
 
-// withConfigDefaults fills what the CRD schema defaults, so objects created
-// before a default existed, and unit tests, render the same.
-func withConfigDefaults(c v1beta1.NginxConfig) v1beta1.NginxConfig {
-	if c.WorkerConnections == 0 {
-		c.WorkerConnections = 1024
-	}
-	if c.ClientMaxBodySize == "" {
-		c.ClientMaxBodySize = "1m"
-	}
-	if c.KeepaliveTimeoutSeconds == 0 {
-		c.KeepaliveTimeoutSeconds = 65
-	}
-	return c
-}
-
 // userServers renders spec.config.servers, or one default server on the first
 // port serving the content when there are none.
-func userServers(spec *v1beta1.NginxOperatorSpec, cfg v1beta1.NginxConfig, opts RenderOptions) ([]conf.Directive, error) {
+func userServers(spec *v1beta1.NginxOperatorSpec, cfg v1beta1.NginxConfig, opts RenderOptions) []conf.Directive {
 	ports := map[string]int32{}
 	for _, p := range spec.Ports {
 		ports[p.Name] = p.ContainerPort
 	}
 	servers := cfg.Servers
-	if len(servers) == 0 {
-		if len(spec.Ports) == 0 {
-			return nil, configErrorf("spec.ports is empty: nginx needs a port to listen on")
-		}
+	if len(servers) == 0 && len(spec.Ports) > 0 {
 		servers = []v1beta1.Server{{Port: spec.Ports[0].Name, DefaultServer: true}}
 	}
-
-	defaults := map[string]bool{}
-	tlsByPort := map[string]bool{}
 	var out []conf.Directive
-	for i, s := range servers {
-		port, ok := ports[s.Port]
-		if !ok {
-			return nil, configErrorf("config.servers[%d].port %q is not the name of a port in spec.ports", i, s.Port)
-		}
-		if seen, ok := tlsByPort[s.Port]; ok && seen != (s.TLS != nil) {
-			return nil, configErrorf("config.servers[%d]: port %q is used both with and without TLS", i, s.Port)
-		}
-		tlsByPort[s.Port] = s.TLS != nil
-		listen := []string{itoa(port)}
+	for _, s := range servers {
+		listen := []string{itoa(ports[s.Port])}
 		if s.TLS != nil {
 			listen = append(listen, "ssl")
 		}
 		if s.DefaultServer {
-			if defaults[s.Port] {
-				return nil, configErrorf("config.servers[%d]: port %q already has a default server", i, s.Port)
-			}
-			defaults[s.Port] = true
 			listen = append(listen, "default_server")
 		}
 		block := []conf.Directive{conf.D("listen", listen...)}
@@ -207,32 +168,17 @@ func userServers(spec *v1beta1.NginxOperatorSpec, cfg v1beta1.NginxConfig, opts 
 			)
 		}
 		block = append(block, conf.D("root", opts.Paths.Content), conf.D("index", "index.html"))
-		locations, err := renderLocations(i, s.Locations, opts)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, conf.B("server", nil, append(block, locations...)...))
+		out = append(out, conf.B("server", nil, append(block, renderLocations(s.Locations, opts)...)...))
 	}
-	return out, nil
+	return out
 }
 
-func renderLocations(server int, locations []v1beta1.Location, opts RenderOptions) ([]conf.Directive, error) {
+func renderLocations(locations []v1beta1.Location, opts RenderOptions) []conf.Directive {
 	if len(locations) == 0 {
 		locations = []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}
 	}
-	seen := map[string]bool{}
 	var out []conf.Directive
-	for j, l := range locations {
-		args := []string{l.Path}
-		if l.Exact {
-			args = []string{"=", l.Path}
-		}
-		key := fmt.Sprint(args)
-		if seen[key] {
-			return nil, configErrorf("config.servers[%d].locations[%d]: path %q appears twice", server, j, l.Path)
-		}
-		seen[key] = true
-
+	for _, l := range locations {
 		var body []conf.Directive
 		switch {
 		case l.Static != nil:
@@ -242,10 +188,6 @@ func renderLocations(server int, locations []v1beta1.Location, opts RenderOption
 			}
 			body = append(body, conf.D("try_files", "$uri", "$uri/", "=404"), conf.D("autoindex", autoindex))
 		case l.Proxy != nil:
-			timeout := l.Proxy.ReadTimeoutSeconds
-			if timeout == 0 {
-				timeout = 60
-			}
 			upstream := "http://" + opts.UpstreamHost(l.Proxy.Service, opts.Namespace) + ":" + itoa(l.Proxy.Port)
 			body = append(body,
 				conf.D("proxy_pass", upstream),
@@ -254,23 +196,26 @@ func renderLocations(server int, locations []v1beta1.Location, opts RenderOption
 				conf.D("proxy_set_header", "X-Real-IP", "$remote_addr"),
 				conf.D("proxy_set_header", "X-Forwarded-For", "$proxy_add_x_forwarded_for"),
 				conf.D("proxy_set_header", "X-Forwarded-Proto", "$scheme"),
-				conf.D("proxy_read_timeout", itoa(timeout)+"s"),
+				conf.D("proxy_read_timeout", itoa(l.Proxy.ReadTimeoutSeconds)+"s"),
 			)
 		case l.Redirect != nil:
-			code := l.Redirect.Code
-			if code == 0 {
-				code = 302
-			}
-			body = append(body, conf.D("return", itoa(code), l.Redirect.URL))
-		default:
-			return nil, configErrorf("config.servers[%d].locations[%d]: needs one of static, proxy or redirect", server, j)
+			body = append(body, conf.D("return", itoa(l.Redirect.Code), l.Redirect.URL))
 		}
 		for _, h := range l.Headers {
 			body = append(body, conf.D("add_header", h.Name, h.Value, "always"))
 		}
-		out = append(out, conf.B("location", args, body...))
+		out = append(out, conf.B("location", locationArgs(l), body...))
 	}
-	return out, nil
+	return out
+}
+
+// locationArgs are the arguments of a location block: the path, after "="
+// for an exact match.
+func locationArgs(l v1beta1.Location) []string {
+	if l.Exact {
+		return []string{"=", l.Path}
+	}
+	return []string{l.Path}
 }
 
 func itoa(i int32) string { return strconv.Itoa(int(i)) }

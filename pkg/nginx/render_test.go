@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"context"
 	"flag"
 	"os"
 	"os/exec"
@@ -8,8 +9,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
+	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -53,7 +57,7 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 func TestRenderMatchesGoldenFiles(t *testing.T) {
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
-			got, err := Render(&spec, RenderOptions{Paths: PodPaths(), Namespace: "team-a"})
+			got, err := Render(validationtest.Spec(t, spec), RenderOptions{Paths: PodPaths(), Namespace: "team-a"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +87,7 @@ func TestGoldenConfigsPassNginxT(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			paths := testPaths(t, dir, TLSSecrets(&spec))
-			cfg, err := Render(&spec, RenderOptions{Paths: paths, Namespace: "team-a",
+			cfg, err := Render(validationtest.Spec(t, spec), RenderOptions{Paths: paths, Namespace: "team-a",
 				UpstreamHost: func(string, string) string { return "127.0.0.1" }})
 			if err != nil {
 				t.Fatal(err)
@@ -100,7 +104,11 @@ func TestGoldenConfigsPassNginxT(t *testing.T) {
 	}
 }
 
-func TestRenderRefusesWhatNginxWouldReject(t *testing.T) {
+// What nginx would reject never reaches a pod: the controller admits the
+// spec by the CRD (validation.NginxOperator) before it renders, and Render
+// refuses the one cross-field rule the CRD cannot hold. Each case is refused
+// by one of the two, as a ConfigError or a field error naming the value.
+func TestControllerRefusesWhatNginxWouldReject(t *testing.T) {
 	http := []v1beta1.Port{{Name: "http", ContainerPort: 8080}}
 	static := &v1beta1.StaticLocation{}
 	for _, tc := range []struct {
@@ -112,9 +120,7 @@ func TestRenderRefusesWhatNginxWouldReject(t *testing.T) {
 		{"duplicate location", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/a", Static: static}, {Path: "/a", Static: static}}}}}}},
 		{"TLS and plain on one port", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "x"}}, {Port: "http", ServerNames: []string{"b"}}}}}},
 		{"location without a handler", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/"}}}}}}},
-		{"no ports", v1beta1.NginxOperatorSpec{}},
-		// Values that only a path around admission can bring (the defects the
-		// hostile review found): the renderer refuses them itself.
+		// Values the hostile review found past earlier checks.
 		{"client_max_body_size 1t", withConfig(http, v1beta1.NginxConfig{ClientMaxBodySize: "1t"})},
 		{"client_max_body_size -1", withConfig(http, v1beta1.NginxConfig{ClientMaxBodySize: "-1"})},
 		{"worker_connections 1", withConfig(http, v1beta1.NginxConfig{WorkerConnections: 1})},
@@ -133,10 +139,15 @@ func TestRenderRefusesWhatNginxWouldReject(t *testing.T) {
 		{"server name *", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", ServerNames: []string{"*"}}}}}},
 		{"TLS Secret name with a path", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "../../etc"}}}}}},
 	} {
-		_, err := Render(&tc.spec, RenderOptions{Paths: PodPaths()})
+		obj := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"}, Spec: tc.spec}
+		admitted, errs := validation.NginxOperator(context.Background(), obj)
+		if len(errs) > 0 {
+			continue
+		}
+		_, err := Render(&admitted.Spec, RenderOptions{Paths: PodPaths()})
 		var cfgErr *ConfigError
 		if err == nil || !asConfigError(err, &cfgErr) {
-			t.Errorf("%s: Render error = %v, want a ConfigError", tc.name, err)
+			t.Errorf("%s: admitted, and Render error = %v, want a ConfigError", tc.name, err)
 		}
 	}
 }
@@ -165,7 +176,7 @@ func TestSameLocationPathAsPrefixAndExactIsAllowed(t *testing.T) {
 			{Path: "/a", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/", Code: 302}},
 		}}}},
 	}
-	if _, err := Render(&spec, RenderOptions{Paths: PodPaths()}); err != nil {
+	if _, err := Render(validationtest.Spec(t, spec), RenderOptions{Paths: PodPaths()}); err != nil {
 		t.Errorf("prefix and exact location on the same path refused: %v", err)
 	}
 }

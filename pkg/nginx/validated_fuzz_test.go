@@ -17,17 +17,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
 	"sigs.k8s.io/yaml"
 
-	crds "github.com/nginx-operator/nginx-operator/config/crd"
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
@@ -107,12 +101,13 @@ const (
 // validatedRendersAcceptedConfig is the property, for one object.
 func validatedRendersAcceptedConfig(t *testing.T, obj *v1beta1.NginxOperator, check *nginxChecker) outcome {
 	t.Helper()
-	if errs := validation.NginxOperator(context.Background(), obj); len(errs) > 0 {
-		return refusedByValidation
-	}
 	// What the controller renders is the object as the apiserver stores it:
 	// with the CRD's defaults.
-	spec := withCRDDefaults(t, obj).Spec
+	admitted, errs := validation.NginxOperator(context.Background(), obj)
+	if len(errs) > 0 {
+		return refusedByValidation
+	}
+	spec := admitted.Spec
 	opts := nginx.RenderOptions{
 		Paths:        nginx.TestPaths(t, check.dir, nginx.TLSSecrets(&spec)),
 		Namespace:    obj.Namespace,
@@ -205,7 +200,7 @@ func TestValidatedSpecFuzzInputsAreNotVacuous(t *testing.T) {
 	for range n {
 		data := make([]byte, 8+rng.Intn(256))
 		rng.Read(data)
-		if len(validation.NginxOperator(context.Background(), specFromFuzz(randfill.NewFromGoFuzz(data)))) == 0 {
+		if _, errs := validation.NginxOperator(context.Background(), specFromFuzz(randfill.NewFromGoFuzz(data))); len(errs) == 0 {
 			accepted++
 		}
 	}
@@ -213,55 +208,6 @@ func TestValidatedSpecFuzzInputsAreNotVacuous(t *testing.T) {
 	if accepted < n/5 || accepted > n*9/10 {
 		t.Errorf("%d of %d random fuzz inputs pass validation, want between 20%% and 90%%: retune specFromFuzz", accepted, n)
 	}
-}
-
-var (
-	nginxOperatorStructural = sync.OnceValues(func() (*structuralschema.Structural, error) {
-		files, err := crds.Files()
-		if err != nil {
-			return nil, err
-		}
-		for _, file := range files {
-			var crd apiextensionsv1.CustomResourceDefinition
-			if err := yaml.Unmarshal(file, &crd); err != nil {
-				return nil, err
-			}
-			if crd.Spec.Names.Kind != "NginxOperator" {
-				continue
-			}
-			for _, v := range crd.Spec.Versions {
-				if v.Name != v1beta1.GroupVersion.Version {
-					continue
-				}
-				var internal apiextensions.JSONSchemaProps
-				if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, &internal, nil); err != nil {
-					return nil, err
-				}
-				return structuralschema.NewStructural(&internal)
-			}
-		}
-		return nil, errors.New("no v1beta1 NginxOperator schema in the shipped CRDs")
-	})
-)
-
-// withCRDDefaults is obj with the shipped CRD's defaults applied, as the
-// apiserver stores it and the controller reads it.
-func withCRDDefaults(t *testing.T, obj *v1beta1.NginxOperator) *v1beta1.NginxOperator {
-	t.Helper()
-	s, err := nginxOperatorStructural()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defaulting.Default(m, s)
-	var out v1beta1.NginxOperator
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &out); err != nil {
-		t.Fatal(err)
-	}
-	return &out
 }
 
 // The tables the fuzz input picks values from. Each field has values the

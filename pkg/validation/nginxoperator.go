@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -23,21 +22,32 @@ func NginxOperatorSchema(ctx context.Context, obj *v1beta1.NginxOperator) field.
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	m["apiVersion"], m["kind"] = v1beta1.GroupVersion.String(), "NginxOperator"
-	return s.Validate(ctx, m)
+	_, errs := Admit(ctx, s, "NginxOperator", obj)
+	return errs
 }
 
-// NginxOperator is NginxOperatorSchema plus the rules the schema cannot
-// express: what the apiserver would refuse in the children the operator
-// builds from the spec (label and annotation syntax, tolerations), checked
-// before any child is applied so that a bad spec changes nothing.
-func NginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) field.ErrorList {
-	errs := NginxOperatorSchema(ctx, obj)
-	return append(errs, childRules(&obj.Spec, field.NewPath("spec"))...)
+// NginxOperator is what the controller renders and builds from: obj with the
+// CRD's defaults, checked against the CRD (as NginxOperatorSchema) and
+// against the rules the schema cannot express: what the apiserver would
+// refuse in the children the operator builds from the spec (label and
+// annotation syntax, tolerations), checked before any child is applied so
+// that a bad spec changes nothing. obj itself is left as it is.
+func NginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
+	s, err := nginxOperatorV1beta1()
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(nil, err)}
+	}
+	return NginxOperatorBy(ctx, s, obj)
+}
+
+// NginxOperatorBy is NginxOperator against the schema s instead of the
+// shipped one.
+func NginxOperatorBy(ctx context.Context, s *Schema, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
+	out, errs := Admit(ctx, s, "NginxOperator", obj)
+	if out == nil {
+		return nil, errs
+	}
+	return out, append(errs, childRules(&out.Spec, field.NewPath("spec"))...)
 }
 
 func childRules(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorList {

@@ -59,6 +59,17 @@ func TestNginxOperatorRefusesWhatAdmissionOrTheChildrenWould(t *testing.T) {
 		}, "spec.config.servers[0].locations[0].redirect.code"},
 		{"schema pattern: server name *", func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].ServerNames = []string{"*"} }, "spec.config.servers[0].serverNames[0]"},
 		{"CEL: server on an undeclared port", func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].Port = "https" }, "spec"},
+		{"CEL: two default servers on one port", func(o *v1beta1.NginxOperator) {
+			o.Spec.Config.Servers = []v1beta1.Server{{Port: "http", DefaultServer: true}, {Port: "http", DefaultServer: true, ServerNames: []string{"b"}}}
+		}, "spec.config: Invalid value: a port can have only one server with defaultServer: true"},
+		{"CEL: TLS and plain on one port", func(o *v1beta1.NginxOperator) {
+			o.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}, {Port: "http", ServerNames: []string{"b"}}}
+		}, "spec.config: Invalid value: servers on one port must all use TLS or all not"},
+		{"CEL: port named metrics with metrics on", func(o *v1beta1.NginxOperator) {
+			o.Spec.Ports = []v1beta1.Port{{Name: "metrics", ContainerPort: 8080}}
+			o.Spec.Config.Servers[0].Port = "metrics"
+			o.Spec.Metrics.Enabled = true
+		}, "the port name metrics is the exporter's"},
 		{"CEL: reserved pod annotation", func(o *v1beta1.NginxOperator) {
 			o.Spec.Pod.Annotations = map[string]string{"nginx.operator.dev/config-hash": "x"}
 		}, "spec.pod.annotations"},
@@ -74,14 +85,14 @@ func TestNginxOperatorRefusesWhatAdmissionOrTheChildrenWould(t *testing.T) {
 		}, "spec.resources.requests[cpu]"},
 	}
 	ctx := context.Background()
-	if errs := validation.NginxOperator(ctx, valid()); len(errs) != 0 {
+	if _, errs := validation.NginxOperator(ctx, valid()); len(errs) != 0 {
 		t.Fatalf("the valid object is refused: %v", errs)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := valid()
 			tc.mutate(obj)
-			errs := validation.NginxOperator(ctx, obj)
+			_, errs := validation.NginxOperator(ctx, obj)
 			if len(errs) == 0 {
 				t.Fatal("accepted")
 			}
@@ -149,7 +160,7 @@ func BenchmarkNginxOperator(b *testing.B) {
 	ctx := context.Background()
 	obj := valid()
 	for b.Loop() {
-		if errs := validation.NginxOperator(ctx, obj); len(errs) != 0 {
+		if _, errs := validation.NginxOperator(ctx, obj); len(errs) != 0 {
 			b.Fatal(errs)
 		}
 	}

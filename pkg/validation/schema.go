@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	crds "github.com/nginx-operator/nginx-operator/config/crd"
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 )
 
 // Schema is one served version of one CRD, compiled for validation.
@@ -44,35 +45,72 @@ type Schema struct {
 // apiserver sees itself; a converted or reconciled object has no meaningful
 // "before".
 func (s *Schema) Validate(ctx context.Context, obj map[string]any) field.ErrorList {
-	return s.validate(ctx, obj, obj)
+	_, errs := s.admit(ctx, obj, false)
+	return errs
 }
 
 // ValidateCreate is Validate as for a create: rules with optionalOldSelf,
 // which only a new object meets (such as the name rules), run too.
 func (s *Schema) ValidateCreate(ctx context.Context, obj map[string]any) field.ErrorList {
-	return s.validate(ctx, obj, nil)
+	_, errs := s.admit(ctx, obj, true)
+	return errs
 }
 
-func (s *Schema) validate(ctx context.Context, obj, old map[string]any) field.ErrorList {
-	obj = runtime.DeepCopyJSON(obj)
+// Default fills, in place, every field of obj that the schema defaults and
+// obj leaves out, as the apiserver does when it decodes an object.
+func (s *Schema) Default(obj map[string]any) {
 	defaulting.Default(obj, s.structural)
-	if old != nil {
-		old = obj
-	}
+}
+
+// admit defaults a copy of obj and validates it, as for a create or as for an
+// update that changes nothing (see Validate); it returns the defaulted copy.
+func (s *Schema) admit(ctx context.Context, obj map[string]any, create bool) (map[string]any, field.ErrorList) {
+	obj = runtime.DeepCopyJSON(obj)
+	s.Default(obj)
 	errs := apiservervalidation.ValidateCustomResource(nil, obj, s.openAPI)
 	// Uniqueness in listType=set and listType=map lists is checked apart
 	// from the OpenAPI schema, as the apiserver does.
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj)...)
 	var oldObj any
-	if old != nil {
-		oldObj = old
+	if !create {
+		oldObj = obj
 	}
 	celErrs, _ := s.cel.Validate(ctx, nil, s.structural, obj, oldObj, celconfig.RuntimeCELCostBudget)
-	return append(errs, celErrs...)
+	return obj, append(errs, celErrs...)
+}
+
+// Admit is admission for a typed object of kind: it defaults a copy of obj
+// by s, checks the copy against the schema and CEL rules (as Validate), and
+// returns it with every violation. The copy is what the apiserver would
+// store and what the controllers build from: the CRD's defaults are stated
+// once, in the CRD, and reach Go only through here.
+func Admit[T any](ctx context.Context, s *Schema, kind string, obj *T) (*T, field.ErrorList) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(nil, err)}
+	}
+	m["apiVersion"], m["kind"] = v1beta1.GroupVersion.String(), kind
+	m, errs := s.admit(ctx, m, false)
+	var out T
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &out); err != nil {
+		return nil, append(errs, field.InternalError(nil, err))
+	}
+	return &out, errs
 }
 
 // Load compiles the schema of version of the shipped CRD whose kind is kind.
 func Load(kind, version string) (*Schema, error) {
+	props, err := ShippedSchema(kind, version)
+	if err != nil {
+		return nil, err
+	}
+	return Compile(props)
+}
+
+// ShippedSchema is the OpenAPI schema of version of the shipped CRD whose
+// kind is kind, decoded afresh: a caller may change it (a test removes a rule
+// to prove that nothing else enforces it) and Compile the result.
+func ShippedSchema(kind, version string) (*apiextensionsv1.JSONSchemaProps, error) {
 	files, err := crds.Files()
 	if err != nil {
 		return nil, err
@@ -87,7 +125,7 @@ func Load(kind, version string) (*Schema, error) {
 		}
 		for _, v := range crd.Spec.Versions {
 			if v.Name == version && v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-				return compile(v.Schema.OpenAPIV3Schema)
+				return v.Schema.OpenAPIV3Schema, nil
 			}
 		}
 		return nil, fmt.Errorf("CRD of %s has no schema for version %s", kind, version)
@@ -95,7 +133,8 @@ func Load(kind, version string) (*Schema, error) {
 	return nil, fmt.Errorf("no shipped CRD for kind %s", kind)
 }
 
-func compile(v1Props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
+// Compile compiles a CRD version's OpenAPI schema for validation.
+func Compile(v1Props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 	var internal apiextensions.JSONSchemaProps
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1Props, &internal, nil); err != nil {
 		return nil, fmt.Errorf("converting the schema: %w", err)
@@ -139,3 +178,23 @@ var (
 	nginxMonitorV1beta1 = lazy("NginxMonitor", "v1beta1")
 	nginxBackupV1beta1  = lazy("NginxBackup", "v1beta1")
 )
+
+// NginxMonitor is obj with the CRD's defaults, checked against the v1beta1
+// NginxMonitor CRD: what the monitor controller builds from.
+func NginxMonitor(ctx context.Context, obj *v1beta1.NginxMonitor) (*v1beta1.NginxMonitor, field.ErrorList) {
+	s, err := nginxMonitorV1beta1()
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(nil, err)}
+	}
+	return Admit(ctx, s, "NginxMonitor", obj)
+}
+
+// NginxBackup is obj with the CRD's defaults, checked against the v1beta1
+// NginxBackup CRD: what the backup controller builds from.
+func NginxBackup(ctx context.Context, obj *v1beta1.NginxBackup) (*v1beta1.NginxBackup, field.ErrorList) {
+	s, err := nginxBackupV1beta1()
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(nil, err)}
+	}
+	return Admit(ctx, s, "NginxBackup", obj)
+}

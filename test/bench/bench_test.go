@@ -42,6 +42,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -253,7 +254,10 @@ func runFloor(b *testing.B, n int, r *Result) {
 	})
 	start, cpu := time.Now(), controlPlaneCPU(c)
 	inParallel(b, n, func(i int) error {
-		inst := benchInstance(i)
+		inst, errs := validation.NginxOperator(ctx, benchInstance(i))
+		if len(errs) > 0 {
+			return errs.ToAggregate()
+		}
 		config, err := nginx.Render(&inst.Spec, nginx.RenderOptions{Paths: nginx.PodPaths(), Namespace: benchNamespace})
 		if err != nil {
 			return err

@@ -22,6 +22,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.servers) || self.config.servers.all(s, has(self.ports) && self.ports.exists(p, p.name == s.port))",message="every config.servers[].port must be the name of one of spec.ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.content) || !(has(self.content.configMaps) && size(self.content.configMaps) > 0 && has(self.content.volumeClaimTemplate))",message="content.configMaps and content.volumeClaimTemplate cannot be combined: choose static content from ConfigMaps or persistent per-replica content"
 // +kubebuilder:validation:XValidation:rule="!has(self.restore) || (has(self.content) && has(self.content.volumeClaimTemplate))",message="restore needs content.volumeClaimTemplate: a backup is restored into the persistent content volume"
+// +kubebuilder:validation:XValidation:rule="!has(self.metrics) || !has(self.metrics.enabled) || !self.metrics.enabled || !has(self.ports) || !self.ports.exists(p, p.name == 'metrics')",message="the port name metrics is the exporter's when metrics.enabled is true: rename the port"
 type NginxOperatorSpec struct {
 	// Replicas is the number of nginx pods; the scale subresource reads and
 	// writes it, so a HorizontalPodAutoscaler may target the NginxOperator when
@@ -141,6 +142,8 @@ type Port struct {
 
 // NginxConfig is the typed nginx configuration. Every value is rendered as a
 // quoted argument: no field can add a directive of its own.
+// +kubebuilder:validation:XValidation:rule="!has(self.servers) || self.servers.all(s, self.servers.all(t, s.port != t.port || has(s.tls) == has(t.tls)))",message="servers on one port must all use TLS or all not: nginx cannot serve both on one port"
+// +kubebuilder:validation:XValidation:rule="!has(self.servers) || self.servers.all(s, !has(s.defaultServer) || !s.defaultServer || self.servers.exists_one(t, t.port == s.port && has(t.defaultServer) && t.defaultServer))",message="a port can have only one server with defaultServer: true"
 type NginxConfig struct {
 	// WorkerConnections is nginx's worker_connections.
 	// +optional

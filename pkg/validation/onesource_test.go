@@ -1,0 +1,274 @@
+package validation_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/monitor"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
+)
+
+// ruleRemoval names one rule of the shipped v1beta1 CRD by where it sits in
+// the schema and what it is, and a spec only that rule refuses (or, for a
+// default, a spec that leaves the field out).
+type ruleRemoval struct {
+	name string
+	// path from the root schema: property names, and "items" for a list's
+	// element schema.
+	path   []string
+	remove func(*apiextensionsv1.JSONSchemaProps)
+	// breaks makes the valid base object break only the rule.
+	breaks func(*v1beta1.NginxOperator)
+	// rendered is what the configuration holds once the rule is gone: the
+	// value itself, passed through as the user wrote it.
+	rendered string
+}
+
+func pattern(p *apiextensionsv1.JSONSchemaProps)   { p.Pattern = "" }
+func minimum(p *apiextensionsv1.JSONSchemaProps)   { p.Minimum = nil }
+func maximum(p *apiextensionsv1.JSONSchemaProps)   { p.Maximum = nil }
+func enum(p *apiextensionsv1.JSONSchemaProps)      { p.Enum = nil }
+func maxLength(p *apiextensionsv1.JSONSchemaProps) { p.MaxLength = nil }
+func noDefault(p *apiextensionsv1.JSONSchemaProps) { p.Default = nil }
+
+// celRule removes the CEL rules whose message contains message.
+func celRule(message string) func(*apiextensionsv1.JSONSchemaProps) {
+	return func(p *apiextensionsv1.JSONSchemaProps) {
+		var kept apiextensionsv1.ValidationRules
+		for _, r := range p.XValidations {
+			if !strings.Contains(r.Message, message) {
+				kept = append(kept, r)
+			}
+		}
+		p.XValidations = kept
+	}
+}
+
+var (
+	specPath     = []string{"properties", "spec"}
+	configPath   = at(specPath, "config")
+	serverPath   = at(configPath, "servers", "items")
+	locationPath = at(serverPath, "locations", "items")
+)
+
+func at(base []string, more ...string) []string {
+	return append(append([]string{}, base...), more...)
+}
+
+func location(o *v1beta1.NginxOperator) *v1beta1.Location {
+	return &o.Spec.Config.Servers[0].Locations[0]
+}
+
+// The CRD is the one source of every value rule and default of the
+// NginxOperator spec: removed from the CRD, a rule is enforced nowhere else
+// (not by the controller's validation, not by the renderer), and a default
+// is restated nowhere. Each case first shows that the shipped CRD holds the
+// rule, then removes only that rule and renders what it used to refuse.
+func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
+	proxy := func(o *v1beta1.NginxOperator) *v1beta1.ProxyLocation {
+		location(o).Static, location(o).Proxy = nil, &v1beta1.ProxyLocation{Service: "api", Port: 80}
+		return location(o).Proxy
+	}
+	redirect := func(o *v1beta1.NginxOperator) *v1beta1.RedirectLocation {
+		location(o).Static, location(o).Redirect = nil, &v1beta1.RedirectLocation{URL: "https://example.com/"}
+		return location(o).Redirect
+	}
+	cases := []ruleRemoval{
+		{"containerPort minimum", at(specPath, "ports", "items", "containerPort"), minimum,
+			func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ContainerPort = 80 }, "listen 80;"},
+		{"reserved ports", at(specPath, "ports", "items"), celRule("reserved by the operator"),
+			func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ContainerPort = v1beta1.StubStatusPort }, "listen 18081;"},
+		{"servers on declared ports", specPath, celRule("must be the name of one of spec.ports"),
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].Port = "other" }, "listen 0;"},
+		{"port named metrics", specPath, celRule("the port name metrics"),
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.Metrics.Enabled = true
+				o.Spec.Ports[0].Name, o.Spec.Config.Servers[0].Port = "metrics", "metrics"
+			}, "stub_status"},
+		{"one TLS mode per port", configPath, celRule("must all use TLS or all not"),
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.Config.Servers = append(o.Spec.Config.Servers, v1beta1.Server{Port: "http", ServerNames: []string{"b.example"}, TLS: &v1beta1.TLS{SecretName: "b-tls"}})
+			}, "listen 8080 ssl;"},
+		{"one default server per port", configPath, celRule("only one server with defaultServer"),
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.Config.Servers[0].DefaultServer = true
+				o.Spec.Config.Servers = append(o.Spec.Config.Servers, v1beta1.Server{Port: "http", ServerNames: []string{"b.example"}, DefaultServer: true})
+			}, "server_name b.example;"},
+		{"workerConnections minimum", at(configPath, "workerConnections"), minimum,
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.WorkerConnections = 1 }, "worker_connections 1;"},
+		{"workerConnections default", at(configPath, "workerConnections"), noDefault,
+			func(*v1beta1.NginxOperator) {}, "worker_connections 0;"},
+		{"clientMaxBodySize pattern", at(configPath, "clientMaxBodySize"), pattern,
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.ClientMaxBodySize = "1t" }, "client_max_body_size 1t;"},
+		{"clientMaxBodySize default", at(configPath, "clientMaxBodySize"), noDefault,
+			func(*v1beta1.NginxOperator) {}, "client_max_body_size \"\";"},
+		{"keepaliveTimeoutSeconds maximum", at(configPath, "keepaliveTimeoutSeconds"), maximum,
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.KeepaliveTimeoutSeconds = 5000 }, "keepalive_timeout 5000;"},
+		{"keepaliveTimeoutSeconds default", at(configPath, "keepaliveTimeoutSeconds"), noDefault,
+			func(*v1beta1.NginxOperator) {}, "keepalive_timeout 0;"},
+		{"serverNames pattern", at(serverPath, "serverNames", "items"), pattern,
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].ServerNames = []string{"Example.COM"} }, "server_name Example.COM;"},
+		{"TLS Secret name pattern", at(serverPath, "tls", "secretName"), pattern,
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].TLS = &v1beta1.TLS{SecretName: "Web_TLS"} }, "/Web_TLS/tls.crt;"},
+		{"location path pattern", at(locationPath, "path"), pattern,
+			func(o *v1beta1.NginxOperator) { location(o).Path = "@internal" }, "location @internal {"},
+		{"one handler per location", locationPath, celRule("exactly one of static, proxy or redirect"),
+			func(o *v1beta1.NginxOperator) { location(o).Static = nil }, "location / {}"},
+		{"proxy Service pattern", at(locationPath, "proxy", "service"), pattern,
+			func(o *v1beta1.NginxOperator) { proxy(o).Service = "API" }, "proxy_pass http://API.team-a.svc:80;"},
+		{"proxy port maximum", at(locationPath, "proxy", "port"), maximum,
+			func(o *v1beta1.NginxOperator) { proxy(o).Port = 65536 }, "proxy_pass http://api.team-a.svc:65536;"},
+		{"proxy read timeout default", at(locationPath, "proxy", "readTimeoutSeconds"), noDefault,
+			func(o *v1beta1.NginxOperator) { proxy(o) }, "proxy_read_timeout 0s;"},
+		{"proxy read timeout minimum", at(locationPath, "proxy", "readTimeoutSeconds"), minimum,
+			func(o *v1beta1.NginxOperator) { proxy(o).ReadTimeoutSeconds = -1 }, "proxy_read_timeout -1s;"},
+		{"redirect URL pattern", at(locationPath, "redirect", "url"), pattern,
+			func(o *v1beta1.NginxOperator) { redirect(o).URL = "ftp://example.com/" }, "return 302 ftp://example.com/;"},
+		{"redirect code enum", at(locationPath, "redirect", "code"), enum,
+			func(o *v1beta1.NginxOperator) { redirect(o).Code = 200 }, "return 200 https://example.com/;"},
+		{"redirect code default", at(locationPath, "redirect", "code"), noDefault,
+			func(o *v1beta1.NginxOperator) { redirect(o) }, "return 0 https://example.com/;"},
+		{"header name pattern", at(locationPath, "headers", "items", "name"), pattern,
+			func(o *v1beta1.NginxOperator) { location(o).Headers = []v1beta1.Header{{Name: "X(Y)", Value: "v"}} }, "add_header X(Y) v always;"},
+		{"header value length", at(locationPath, "headers", "items", "value"), maxLength,
+			func(o *v1beta1.NginxOperator) {
+				location(o).Headers = []v1beta1.Header{{Name: "X", Value: strings.Repeat("v", 2000)}}
+			}, "add_header X " + strings.Repeat("v", 2000) + " always;"},
+	}
+	ctx := context.Background()
+	base := func() *v1beta1.NginxOperator {
+		return &v1beta1.NginxOperator{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"},
+			Spec: v1beta1.NginxOperatorSpec{
+				Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+				Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http",
+					Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}}}},
+			},
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := base()
+			tc.breaks(obj)
+			shipped := compileWithout(t, nil, nil)
+			admitted, errs := validation.NginxOperatorBy(ctx, shipped, obj)
+			if len(errs) == 0 && strings.Contains(render(t, admitted), tc.rendered) {
+				t.Fatalf("the shipped CRD neither refuses the object nor changes what is rendered: the case does not test %s", tc.name)
+			}
+			admitted, errs = validation.NginxOperatorBy(ctx, compileWithout(t, tc.path, tc.remove), obj)
+			if len(errs) > 0 {
+				t.Fatalf("without the rule in the CRD, validation still refuses: %v", errs.ToAggregate())
+			}
+			if got := render(t, admitted); !strings.Contains(got, tc.rendered) {
+				t.Errorf("without the rule in the CRD, the configuration lacks %q:\n%s", tc.rendered, got)
+			}
+		})
+	}
+}
+
+// The endpoint defaults of NginxMonitor live in the CRD only: without the
+// interval's default, the scrape configuration has no interval of its own.
+func TestAMonitorDefaultRemovedFromTheCRDIsRestatedNowhere(t *testing.T) {
+	ctx := context.Background()
+	obj := &v1beta1.NginxMonitor{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "team-a"}}
+	sel := monitor.NewSelection([]monitor.Instance{{Namespace: "team-a", Name: "www", MetricsEnabled: true}})
+	build := func(s *validation.Schema) string {
+		t.Helper()
+		admitted, errs := validation.Admit(ctx, s, "NginxMonitor", obj)
+		if len(errs) > 0 {
+			t.Fatal(errs.ToAggregate())
+		}
+		out, err := monitor.Build(admitted, sel, monitor.Credentials{}, monitor.Options{})
+		if err != nil {
+			return err.Error()
+		}
+		return string(out)
+	}
+	props, err := validation.ShippedSchema("NginxMonitor", "v1beta1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped, err := validation.Compile(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := build(shipped); !strings.Contains(got, "scrape_interval: 30s") {
+		t.Fatalf("with the shipped CRD, the scrape configuration lacks the default interval:\n%s", got)
+	}
+	editSchema(t, props, []string{"properties", "spec", "properties", "endpoint", "properties", "interval"}, noDefault)
+	modified, err := validation.Compile(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := build(modified); strings.Contains(got, "30s") {
+		t.Errorf("without the CRD's default, the scrape configuration still has a 30s interval:\n%s", got)
+	}
+}
+
+// compileWithout compiles the shipped NginxOperator schema with remove
+// applied to the node at path (nothing removed when path is nil).
+func compileWithout(t *testing.T, path []string, remove func(*apiextensionsv1.JSONSchemaProps)) *validation.Schema {
+	t.Helper()
+	props, err := validation.ShippedSchema("NginxOperator", "v1beta1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != nil {
+		var schemaPath []string
+		for _, p := range path {
+			if p == "items" || p == "properties" {
+				schemaPath = append(schemaPath, p)
+				continue
+			}
+			if n := len(schemaPath); n == 0 || schemaPath[n-1] != "properties" {
+				schemaPath = append(schemaPath, "properties")
+			}
+			schemaPath = append(schemaPath, p)
+		}
+		editSchema(t, props, schemaPath, remove)
+	}
+	s, err := validation.Compile(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// editSchema applies edit to the schema node at path ("properties", name,
+// "items", ...), failing when the path leads nowhere.
+func editSchema(t *testing.T, props *apiextensionsv1.JSONSchemaProps, path []string, edit func(*apiextensionsv1.JSONSchemaProps)) {
+	t.Helper()
+	switch {
+	case len(path) == 0:
+		edit(props)
+	case path[0] == "items":
+		if props.Items == nil || props.Items.Schema == nil {
+			t.Fatalf("no list items at %v", path)
+		}
+		editSchema(t, props.Items.Schema, path[1:], edit)
+	case path[0] == "properties" && len(path) > 1:
+		child, ok := props.Properties[path[1]]
+		if !ok {
+			t.Fatalf("no property %q in the schema", path[1])
+		}
+		editSchema(t, &child, path[2:], edit)
+		props.Properties[path[1]] = child
+	default:
+		t.Fatalf("bad schema path %v", path)
+	}
+}
+
+func render(t *testing.T, obj *v1beta1.NginxOperator) string {
+	t.Helper()
+	out, err := nginx.Render(&obj.Spec, nginx.RenderOptions{Paths: nginx.PodPaths(), Namespace: obj.Namespace})
+	if err != nil {
+		t.Fatalf("Render refused what the CRD let through: %v", err)
+	}
+	return string(out)
+}
