@@ -31,6 +31,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/backup/jobs"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/pkg/version"
 )
 
@@ -134,6 +135,12 @@ func (r *Reconciler) sync(ctx context.Context, b *v1beta1.NginxBackup) (ctrl.Res
 // immutable) or CronJob and gathers what the status is computed from.
 func (r *Reconciler) observe(ctx context.Context, b *v1beta1.NginxBackup) (observation, error) {
 	o := observation{now: r.Now()}
+	// The Job or CronJob is built from the backup and its instance as
+	// admission defaults them: the CRDs are the one source of defaults.
+	b, errs := validation.NginxBackup(ctx, b)
+	if len(errs) > 0 {
+		return o, k8sutil.MissingReference(ReasonInvalidSpec, "%v", errs.ToAggregate())
+	}
 	instance, err := r.checkReferences(ctx, b)
 	if err != nil {
 		return o, err
@@ -293,6 +300,11 @@ func (r *Reconciler) checkReferences(ctx context.Context, b *v1beta1.NginxBackup
 		}
 		return nil, err
 	}
+	defaulted, err := validation.Defaulted("NginxOperator", &instance)
+	if err != nil {
+		return nil, err
+	}
+	instance = *defaulted
 	if jobs.IncludesConfig(b) && instance.Status.ConfigHash == "" {
 		// The configuration Secret is named by the hash the instance's
 		// status reports once the operator has rendered it.

@@ -23,6 +23,7 @@ const (
 	ReasonCredentialsSecretNotFound = "CredentialsSecretNotFound"
 	ReasonClaimNotFound             = "PersistentVolumeClaimNotFound"
 	ReasonInvalidSchedule           = "InvalidSchedule"
+	ReasonInvalidSpec               = "InvalidSpec"
 	ReasonContentNotShareable       = "ContentNotShareable"
 	ReasonApplyFailed               = k8sutil.ReasonApplyFailed
 	ReasonJobPending                = "JobPending"

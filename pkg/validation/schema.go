@@ -198,3 +198,24 @@ func NginxBackup(ctx context.Context, obj *v1beta1.NginxBackup) (*v1beta1.NginxB
 	}
 	return Admit(ctx, s, "NginxBackup", obj)
 }
+
+// Defaulted is obj, of kind, with its v1beta1 CRD's defaults and nothing
+// checked: what a controller builds from when it reads an object it does
+// not own (the backup controller, its instance), whose own controller
+// reports whether that object is valid.
+func Defaulted[T any](kind string, obj *T) (*T, error) {
+	s, err := V1beta1(kind)
+	if err != nil {
+		return nil, err
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	s.Default(m)
+	var out T
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

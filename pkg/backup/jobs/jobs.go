@@ -141,15 +141,16 @@ func ContentClaimName(instance string) string {
 	return layout.NamesFor(instance).ContentClaimName(0)
 }
 
-// IncludesConfig reports whether runs back up the configuration (default true).
+// IncludesConfig reports whether runs back up the configuration. backup
+// carries the CRD's defaults (validation.NginxBackup), as every builder input.
 func IncludesConfig(backup *v1beta1.NginxBackup) bool {
-	return ptr.Deref(backup.Spec.Include.Config, true)
+	return ptr.Deref(backup.Spec.Include.Config, false)
 }
 
 // IncludesContent reports whether runs back up the content volume: asked for
 // (default true) and the instance has persistent content.
 func IncludesContent(backup *v1beta1.NginxBackup, instance *v1beta1.NginxOperator) bool {
-	return ptr.Deref(backup.Spec.Include.Content, true) && instance != nil &&
+	return ptr.Deref(backup.Spec.Include.Content, false) && instance != nil &&
 		instance.Spec.Content.VolumeClaimTemplate != nil
 }
 
@@ -381,13 +382,10 @@ func secretEnv(key, secret string, optional bool) corev1.EnvVar {
 }
 
 // needsColocation reports whether the content volume can only be mounted on
-// the node it is attached to: ReadWriteOnce (the default) or
+// the node it is attached to: ReadWriteOnce (the CRD's default) or
 // ReadWriteOncePod. A ReadWriteOncePod volume cannot be mounted by a second
 // pod at all while pod 0 runs (see SharesContent).
 func needsColocation(modes []corev1.PersistentVolumeAccessMode) bool {
-	if len(modes) == 0 {
-		return true
-	}
 	for _, m := range modes {
 		if m == corev1.ReadWriteOnce || m == corev1.ReadWriteOncePod {
 			return true
@@ -407,7 +405,7 @@ func runsPodZero(instance *v1beta1.NginxOperator) bool {
 // volume while nginx runs: not when every access mode is ReadWriteOncePod.
 func SharesContent(instance *v1beta1.NginxOperator) bool {
 	vct := instance.Spec.Content.VolumeClaimTemplate
-	if vct == nil || len(vct.AccessModes) == 0 {
+	if vct == nil {
 		return true
 	}
 	for _, m := range vct.AccessModes {

@@ -14,11 +14,14 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	nvalidation "github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
+// testBackup and testInstance are objects as the controller hands them to
+// the builders: with the CRDs' defaults.
 func testBackup(name string) *v1beta1.NginxBackup {
-	return &v1beta1.NginxBackup{
+	return defaulted("NginxBackup", &v1beta1.NginxBackup{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: "uid-b"},
 		Spec: v1beta1.NginxBackupSpec{
 			Instance: "web",
@@ -26,7 +29,7 @@ func testBackup(name string) *v1beta1.NginxBackup {
 				Endpoint: "s3.example.com:9000", Bucket: "backups", Prefix: "/nightly/", Region: "eu-1", Insecure: true, CredentialsSecret: "s3-creds",
 			}},
 		},
-	}
+	})
 }
 
 func testInstance(pvc bool) *v1beta1.NginxOperator {
@@ -36,7 +39,15 @@ func testInstance(pvc bool) *v1beta1.NginxOperator {
 		n.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("1Gi")}
 		n.Spec.Pod.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
 	}
-	return n
+	return defaulted("NginxOperator", n)
+}
+
+func defaulted[T any](kind string, obj *T) *T {
+	out, err := nvalidation.Defaulted(kind, obj)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }
 
 func testInputs(instance *v1beta1.NginxOperator) Inputs {
@@ -391,7 +402,6 @@ func TestReadWriteOncePodContentCannotBeSharedWhileNginxRuns(t *testing.T) {
 		replicas *int32
 		want     bool
 	}{
-		{"default modes", nil, nil, true},
 		{"ReadWriteOnce", []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, nil, true},
 		{"ReadWriteOncePod", []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}, nil, false},
 		{"ReadWriteOncePod scaled to zero", []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}, ptr.To[int32](0), true},
