@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
@@ -19,10 +20,7 @@ import (
 func NginxOperator(t testing.TB, obj *v1beta1.NginxOperator) *v1beta1.NginxOperator {
 	t.Helper()
 	out, errs := validation.NginxOperator(context.Background(), obj)
-	if len(errs) > 0 {
-		t.Fatalf("the CRD refuses NginxOperator %s/%s: %v", obj.Namespace, obj.Name, errs.ToAggregate())
-	}
-	return out
+	return admitted(t, out, errs, "NginxOperator "+obj.Namespace+"/"+obj.Name)
 }
 
 // Spec is NginxOperator for a spec alone, as the spec of an instance named
@@ -38,8 +36,13 @@ func Spec(t testing.TB, spec v1beta1.NginxOperatorSpec) *v1beta1.NginxOperatorSp
 func NginxMonitor(t testing.TB, obj *v1beta1.NginxMonitor) *v1beta1.NginxMonitor {
 	t.Helper()
 	out, errs := validation.NginxMonitor(context.Background(), obj)
+	return admitted(t, out, errs, "NginxMonitor "+obj.Namespace+"/"+obj.Name)
+}
+
+func admitted[T any](t testing.TB, out *T, errs field.ErrorList, what string) *T {
+	t.Helper()
 	if len(errs) > 0 {
-		t.Fatalf("the CRD refuses NginxMonitor %s/%s: %v", obj.Namespace, obj.Name, errs.ToAggregate())
+		t.Fatalf("the CRD refuses %s: %v", what, errs.ToAggregate())
 	}
 	return out
 }
