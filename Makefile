@@ -14,7 +14,7 @@ CLUSTER_DIR ?= .cache/cluster
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build the operator binary into bin/operator.
@@ -65,6 +65,24 @@ test-deps: kube-binaries ## Install what the tests run for real: Kubernetes bina
 .PHONY: test
 test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane.
 	CI=$${CI:-} NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) ./...
+
+# The three tiers (README, "Tests"): end-to-end tests live under these
+# directories of test/; the unit tier is `go test -short` everywhere else.
+E2E_DIRS := e2e chaos upgrade realpods bench hostile
+E2E_PKGS  = $(shell go list ./... | grep -E '/test/($(subst $() $(),|,$(E2E_DIRS)))(/|$$)')
+UNIT_PKGS = $(shell go list ./... | grep -v -E '/test/($(subst $() $(),|,$(E2E_DIRS)))(/|$$)')
+
+.PHONY: test-unit
+test-unit: ## Unit tier: pure tests only (go test -short; no cluster, no installed binaries, no root), about a minute.
+	go test -short -vet=off $(UNIT_PKGS)
+
+.PHONY: test-integration
+test-integration: test-deps ## Integration tier: the packages outside test/'s end-to-end suites, with a real control plane, nginx, promtool and Prometheus.
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) $(UNIT_PKGS)
+
+.PHONY: test-e2e
+test-e2e: test-deps ## End-to-end tier: test/e2e, test/realpods, test/chaos, test/upgrade, test/hostile on local clusters and a real node.
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) $(E2E_PKGS)
 
 # Instance counts of test/bench (make bench BENCH_N=100 for a quick run) and
 # where it writes performance.json and performance.svg.

@@ -22,6 +22,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 const repoRoot = "../.."
@@ -30,6 +32,7 @@ const repoRoot = "../.."
 // test checks exactly what `make apidocs` writes.
 func generate(t *testing.T) []byte {
 	t.Helper()
+	tools.Integration(t, "make and crd-ref-docs")
 	out := filepath.Join(t.TempDir(), "api.md")
 	cmd := exec.Command("make", "-s", "--no-print-directory", "-C", repoRoot, "apidocs", "APIDOCS_OUT="+out)
 	// Not the flags of a make that runs this test: its jobserver is not ours.
@@ -63,6 +66,7 @@ var (
 // freshReference generates the reference once per test binary.
 func freshReference(t *testing.T) []byte {
 	t.Helper()
+	tools.Integration(t, "make and crd-ref-docs")
 	freshOnce.Do(func() { fresh = generate(t) })
 	if fresh == nil {
 		t.Fatal("generation failed")

@@ -51,6 +51,7 @@ const (
 // operatorBinaryForTest builds ./cmd/operator once, as `make images` does.
 func operatorBinaryForTest(t *testing.T) []byte {
 	t.Helper()
+	tools.Integration(t, "the operator binary built (minutes on a cold cache)")
 	shared.operatorOnce.Do(func() {
 		root, err := moduleRoot()
 		if err != nil {
@@ -97,6 +98,7 @@ func mustAssemble(t *testing.T, spec Spec) v1.Image {
 // test), as test/tools does for executables.
 func requireHostFiles(t *testing.T, pkgByPath map[string]string) {
 	t.Helper()
+	tools.Integration(t, "files of Debian packages on the host")
 	for p, pkg := range pkgByPath {
 		if err := requireHostFile(p, pkg); err != nil {
 			if tools.Required() {
@@ -109,6 +111,7 @@ func requireHostFiles(t *testing.T, pkgByPath map[string]string) {
 
 func requireRoot(t *testing.T, why string) {
 	t.Helper()
+	tools.Integration(t, "root")
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (chroot and changing users): " + why)
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // Env is the local cluster of one test package, started by the first test
@@ -43,6 +44,15 @@ type Env struct {
 	failed  error    // the cluster did not start
 
 	stderr io.Writer // where Main reports; os.Stderr when nil
+
+	short func() bool // whether only the unit tier runs; testing.Short when nil
+}
+
+func (e *Env) unitTier() bool {
+	if e.short != nil {
+		return e.short()
+	}
+	return testing.Short()
 }
 
 // NewEnv returns an Env that will start a cluster with opts (Options.Dir is
@@ -58,6 +68,9 @@ func NewEnv(opts Options) *Env {
 // that asks for it.
 func (e *Env) Cluster(t testing.TB) *Cluster {
 	t.Helper()
+	if e.unitTier() {
+		t.Skipf("%s", tools.NotAUnitTest("a local cluster"))
+	}
 	e.once.Do(e.start)
 	switch {
 	case e.missing != nil && ToolsRequired():

@@ -52,6 +52,7 @@ func TestMissingBinariesSkipEveryTestThatAsksForTheClusterWithTheInstallCommand(
 	t.Setenv("CI", "")
 	t.Setenv("NGINX_OPERATOR_REQUIRE_TOOLS", "")
 	env, r := NewEnv(Options{}), &recorder{}
+	env.short = func() bool { return false }
 	for _, c := range clusterFrom(env, r, 4) {
 		if c != nil {
 			t.Fatal("Cluster returned a cluster without its binaries")
@@ -73,12 +74,29 @@ func TestMissingBinariesFailTheTestWhenToolsAreRequired(t *testing.T) {
 	t.Setenv(BinDirEnv, t.TempDir())
 	t.Setenv("NGINX_OPERATOR_REQUIRE_TOOLS", "1")
 	env, r := NewEnv(Options{Nodes: 1}), &recorder{}
+	env.short = func() bool { return false }
 	clusterFrom(env, r, 2)
 	if len(r.fatal) != 2 || len(r.skipped) != 0 {
 		t.Fatalf("failed %d, skipped %d (%v); want 2 failed", len(r.fatal), len(r.skipped), r.skipped)
 	}
 	if !strings.Contains(r.fatal[0], Etcd+" not found in") || !strings.Contains(r.fatal[0], installHint) {
 		t.Errorf("failure %q does not name the binary and the install command", r.fatal[0])
+	}
+}
+
+// The unit tier (go test -short) never starts a cluster, even with every
+// binary installed and tools required: the test is skipped, saying why.
+func TestUnitTierSkipsEveryTestThatAsksForTheCluster(t *testing.T) {
+	t.Setenv("NGINX_OPERATOR_REQUIRE_TOOLS", "1")
+	env, r := NewEnv(Options{}), &recorder{}
+	env.short = func() bool { return true }
+	for _, c := range clusterFrom(env, r, 2) {
+		if c != nil {
+			t.Fatal("Cluster returned a cluster in the unit tier")
+		}
+	}
+	if len(r.skipped) != 2 || len(r.fatal) != 0 || !strings.Contains(r.skipped[0], "not a unit test") {
+		t.Fatalf("skipped %v, failed %v; want 2 skipped as not unit tests", r.skipped, r.fatal)
 	}
 }
 

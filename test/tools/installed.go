@@ -38,6 +38,7 @@ const InstallPrometheus = "hack/install-prometheus.sh"
 // skipped otherwise, saying which installer to run.
 func Installed(t testing.TB, installer, binary string) string {
 	t.Helper()
+	Integration(t, binary)
 	if p, ok := installed(installer, binary); ok {
 		return p
 	}

@@ -224,6 +224,7 @@ func OnRealNode(spec *corev1.PodSpec) {
 // node cannot start.
 func Require(t testing.TB) {
 	t.Helper()
+	tools.Integration(t, "a real node (root, kubelet, containerd)")
 	err := New(Options{}).Missing()
 	for _, bin := range []string{framework.Etcd, framework.KubeAPIServer, framework.KubeControllerManager, framework.KubeScheduler} {
 		if err != nil {
