@@ -28,4 +28,23 @@
 // When plain JSON would exceed the apiserver's 256 KiB limit on annotations,
 // the values are gzip-compressed (see compressedPrefix); an object too large
 // even so is refused with an error rather than converted with a loss.
+//
+// # Why our own handler and certificates
+//
+// controller-runtime's conversion handler (Hub and Convertible on the API
+// types) decodes the objects of a ConversionReview leniently, with the
+// scheme's universal deserializer: a field the Go types do not know is dropped
+// without a word. Ours decodes strictly and refuses such an object, so a
+// v1alpha1 client never loses a field silently, and it checks the result
+// against the v1beta1 schema before the apiserver stores it. So the API types
+// carry no Hub or Convertible methods: the conversion lives here, once.
+//
+// open-policy-agent/cert-controller rotates the CA and the serving
+// certificate together and injects only the new CA, so until every apiserver
+// sees the new caBundle the webhook serves a certificate it cannot verify;
+// ours keeps the previous CA in the bundle (keyPreviousCA) through a rotation.
+// cert-controller also watches the objects it injects into through a cache,
+// which needs list and watch on every CRD of the cluster; ours reads and
+// patches the one CRD it serves, by name (RBAC get and patch with
+// resourceNames), and re-checks it on a timer instead of watching.
 package conversion

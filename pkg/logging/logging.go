@@ -21,7 +21,7 @@ var (
 )
 
 // New returns a logger writing in format to w, dropping records below lvl. Every
-// record carries a UTC timestamp and the caller.
+// record carries a UTC timestamp (ts).
 func New(w io.Writer, format, lvl string) (kitlog.Logger, error) {
 	var logger kitlog.Logger
 	sw := kitlog.NewSyncWriter(w)

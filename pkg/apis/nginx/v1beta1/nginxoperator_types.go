@@ -467,9 +467,6 @@ type NginxOperator struct {
 	Status NginxOperatorStatus `json:"status,omitempty"`
 }
 
-// Hub marks NginxOperator v1beta1 as the version other versions convert through.
-func (*NginxOperator) Hub() {}
-
 // NginxOperatorList is a list of NginxOperator.
 //
 // +kubebuilder:object:root=true
