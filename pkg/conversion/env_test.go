@@ -15,42 +15,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1alpha1"
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/conversion"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
 func ptr[T any](v T) *T { return &v }
 
-func testScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	s := operator.NewScheme()
-	if err := apiextensionsv1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // adminClient talks straight to the apiserver (no cache) as the cluster admin.
-func adminClient(t *testing.T, cfg *rest.Config) client.Client {
-	t.Helper()
-	c, err := client.New(cfg, client.Options{Scheme: testScheme(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func adminClient(t *testing.T, cfg *rest.Config) client.Client { return inprocess.AdminClient(t, cfg) }
 
 // installCRD installs the CRDs that ship (config/crd/bases), once.
 func installCRD(t *testing.T) { inprocess.InstallCRDs(t, env.Cluster(t).Config) }
@@ -63,8 +43,9 @@ type operatorEnv struct {
 	admin client.Client
 }
 
-// startOperator runs operator.NewManager with Setup, as cmd/operator will,
-// in namespace ns, with the webhook on port and the CRD pointing at it by URL.
+// startOperator runs the operator with its webhook in-process, as
+// cmd/operator will, in namespace ns, with the webhook on port and the CRD
+// pointing at it by URL, and waits until the apiserver converts through it.
 func startOperator(t *testing.T, ns string, port int) *operatorEnv {
 	t.Helper()
 	logStart := testLog.Len()
@@ -73,53 +54,19 @@ func startOperator(t *testing.T, ns string, port int) *operatorEnv {
 			t.Logf("operator log:\n%s", testLog.Since(logStart))
 		}
 	})
-	mgr, certDir := newOperatorManager(t, ns, port)
-	opts := conversion.Options{Namespace: ns, URL: fmt.Sprintf("https://127.0.0.1:%d%s", port, conversion.Path), CertDir: certDir}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := conversion.Setup(ctx, mgr, opts); err != nil {
-		cancel()
-		t.Fatalf("Setup: %v", err)
+	w := inprocess.StartWebhook(t, env.Cluster(t).Config, ns, port, logf.Log.WithName("operator"))
+	opts, err := conversion.WithDefaults(w.Options)
+	if err != nil {
+		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("manager did not stop")
-		}
-	})
-	opts, _ = conversion.WithDefaults(opts)
-	return &operatorEnv{ns: ns, port: port, opts: opts, admin: adminClient(t, env.Cluster(t).Config)}
+	return &operatorEnv{ns: ns, port: port, opts: opts, admin: w.Admin}
 }
 
 // newOperatorManager is the manager cmd/operator builds, with its webhook
 // server on port and its certificate directory returned.
 func newOperatorManager(t *testing.T, ns string, port int) (manager.Manager, string) {
 	t.Helper()
-	certDir := t.TempDir()
-	mgr, err := operator.NewManager(env.Cluster(t).Config, operator.Options{
-		// The NginxOperator controller stays out of the test's namespace: these
-		// tests compare objects before and after conversions and must be the
-		// only writer of them.
-		DenyNamespaces:               []string{ns},
-		SkipControllerNameValidation: true,
-		MetricsBindAddress:           "0",
-		HealthProbeBindAddress:       "0",
-		WebhookPort:                  port,
-		WebhookCertDir:               certDir,
-		LeaderElect:                  false,
-		GracefulShutdownTimeout:      5 * time.Second,
-		Images:                       operator.Images{Nginx: "nginx:1.27", Exporter: "nginx/nginx-prometheus-exporter:1.4", Agent: "ghcr.io/nginx-operator/nginx-operator:test"},
-	}, logf.Log.WithName("operator"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mgr, certDir
+	return inprocess.WebhookManager(t, env.Cluster(t).Config, ns, port, logf.Log.WithName("operator"))
 }
 
 func newNamespace(t *testing.T) string {
@@ -134,28 +81,6 @@ func freePort(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return port
-}
-
-// waitForWebhook waits until the injector configured the CRD and the
-// apiserver converts through the webhook: an object written as v1beta1 reads
-// as v1alpha1 with its port. (Without the webhook the apiserver would only
-// relabel the apiVersion, and v1alpha1's schema would prune the ports.)
-func (e *operatorEnv) waitForWebhook(t *testing.T) {
-	t.Helper()
-	ctx := context.Background()
-	probe := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: e.ns},
-		Spec: v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8123}}}}
-	if err := e.admin.Create(ctx, probe); err != nil {
-		t.Fatal(err)
-	}
-	var lastErr error
-	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
-		got := &v1alpha1.NginxOperator{}
-		lastErr = e.admin.Get(ctx, client.ObjectKeyFromObject(probe), got)
-		return lastErr == nil && got.Spec.Port != nil && *got.Spec.Port == 8123
-	}) {
-		t.Fatalf("the apiserver does not convert through the webhook (last error: %v)", lastErr)
-	}
 }
 
 func assertNoReservedAnnotations(t *testing.T, obj *v1beta1.NginxOperator) {

@@ -35,7 +35,6 @@ func TestV1alpha1AndV1beta1ClientsShareOneObjectThroughTheWebhookWithoutLoss(t *
 	installCRD(t)
 	ctx := context.Background()
 	e := startOperator(t, newNamespace(t), freePort(t))
-	e.waitForWebhook(t)
 	c := e.admin
 
 	// 1. A book user creates exactly what the book shows.
@@ -191,7 +190,6 @@ func TestCertificateNearExpiryIsRotatedWhileTheApiserverKeepsConverting(t *testi
 	}
 
 	e := startOperator(t, ns, port)
-	e.waitForWebhook(t)
 
 	s := e.secret(t)
 	if string(s.Data[conversion.KeyPreviousCA]) != string(oldData[conversion.KeyCACert]) || string(s.Data[conversion.KeyCACert]) == string(oldData[conversion.KeyCACert]) {
@@ -283,7 +281,6 @@ func TestAConfigBeyondTheAnnotationLimitReadsAndWritesBackAsV1alpha1(t *testing.
 	installCRD(t)
 	ctx := context.Background()
 	e := startOperator(t, newNamespace(t), freePort(t))
-	e.waitForWebhook(t)
 
 	big := conversion.BigBeta(32, 10, func(i, j int) string { return strings.Repeat(fmt.Sprintf("server %d location %d; ", i, j), 40) })
 	big.ObjectMeta = metav1.ObjectMeta{Name: "big", Namespace: e.ns}

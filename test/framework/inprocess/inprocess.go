@@ -79,7 +79,7 @@ func Start(t testing.TB, cfg *rest.Config, opts operator.Options, counter *Reque
 	if counter != nil {
 		cfg.WrapTransport = counter.Wrap
 	}
-	mgr, err := operator.NewManager(cfg, opts, testLogger())
+	mgr, err := operator.NewManager(cfg, opts, Logger())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,10 @@ import (
 
 var setLogger sync.Once
 
-// testLogger returns the logger in-process managers use: errors only, on stderr;
+// Logger returns the logger in-process managers use: errors only, on stderr;
 // tests report everything else. It is also installed as controller-runtime's
 // global logger, once.
-func testLogger() logr.Logger {
+func Logger() logr.Logger {
 	kit, err := logging.New(os.Stderr, "logfmt", "error")
 	if err != nil {
 		panic(err) // constant, valid arguments

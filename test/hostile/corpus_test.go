@@ -1,4 +1,4 @@
-package conversion_test
+package hostile
 
 // A corpus of hostile NginxOperator specs, each sent to the real apiserver as
 // v1beta1 and as v1alpha1 (the hostile spec riding in the v1beta1-spec
@@ -38,17 +38,22 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1alpha1"
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/conversion"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
 const (
@@ -68,7 +73,8 @@ var hostileReservedPorts = map[int]bool{v1beta1.HealthPort: true, v1beta1.StubSt
 // Every send must end in one of:
 //
 //	a) refused by the apiserver (schema, CEL or the conversion webhook);
-//	b) stored, and refused by nginx.Render (the controller's InvalidConfig);
+//	b) stored, and refused by the controller's validation or nginx.Render
+//	   (the controller's InvalidConfig);
 //	c) stored and rendered, and the real `nginx -t` (run as an unprivileged
 //	   user, as in the pod) accepts the file, which parses back to exactly the
 //	   tree nginx.Directives built, and means what the fields say: locations
@@ -81,16 +87,21 @@ var hostileReservedPorts = map[int]bool{v1beta1.HealthPort: true, v1beta1.StubSt
 // v1alpha1 endpoint bypassed the v1beta1 schema and CEL rules.
 func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVersions(t *testing.T) {
 	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
-	installCRD(t)
-	e := startOperator(t, newNamespace(t), freePort(t))
-	e.waitForWebhook(t)
+	cfg := env.Cluster(t).Config
+	inprocess.InstallCRDs(t, cfg)
+	ns, _ := env.Namespace(t)
+	port, err := framework.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := inprocess.StartWebhook(t, cfg, ns, port, inprocess.Logger())
 	start := time.Now()
 
 	cases := hostileCorpus(t)
 	if len(cases) < hostileMinCases {
 		t.Fatalf("the corpus has %d distinct cases, want at least %d", len(cases), hostileMinCases)
 	}
-	env := newHostileEnv(t, e.ns)
+	env := newHostileEnv(t, e.Namespace)
 
 	// 1. Admission, read-back, dry-run re-check and rendering.
 	var sends []*hostileSend
@@ -99,7 +110,7 @@ func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVer
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	hostilePool(hostileAPIWorkers, len(sends), func(i int) { env.send(ctx, e.admin, sends[i]) })
+	hostilePool(hostileAPIWorkers, len(sends), func(i int) { env.send(ctx, e.Admin, sends[i]) })
 	apiDone := time.Now()
 
 	// 2. The real nginx, once per distinct rendered file.
@@ -183,7 +194,7 @@ type hostileField struct {
 func hostileBaseSpec() v1beta1.NginxOperatorSpec {
 	tcp := corev1.ProtocolTCP
 	return v1beta1.NginxOperatorSpec{
-		Replicas:         ptr[int32](2),
+		Replicas:         ptr.To[int32](2),
 		Image:            "nginx:1.27",
 		ImagePullPolicy:  corev1.PullIfNotPresent,
 		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "regcred"}},
@@ -202,13 +213,13 @@ func hostileBaseSpec() v1beta1.NginxOperatorSpec {
 			},
 		},
 		Content: v1beta1.Content{VolumeClaimTemplate: &v1beta1.VolumeClaimTemplate{
-			Size: resource.MustParse("1Gi"), StorageClassName: ptr("standard"),
+			Size: resource.MustParse("1Gi"), StorageClassName: ptr.To("standard"),
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 		}},
 		Restore:             &v1beta1.RestoreSpec{Backup: "nightly", ID: "20261122T030000.000000000Z-1a2b3c4d"},
 		Metrics:             v1beta1.MetricsSpec{Enabled: true},
 		Service:             v1beta1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Annotations: map[string]string{"lb.example.com/internal": "true"}},
-		PodDisruptionBudget: &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr(intstr.FromInt32(1))},
+		PodDisruptionBudget: &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
 		Pod: v1beta1.PodSettings{
 			Labels:            map[string]string{"team": "a"},
 			Annotations:       map[string]string{"example.com/owner": "web"},
@@ -535,8 +546,8 @@ func hostileShow(v any) string {
 
 const (
 	outcomeRefused        = "a refused by the apiserver"
-	outcomeRenderConfig   = "b refused by the renderer (*nginx.ConfigError)"
-	outcomeRenderOther    = "b refused by the renderer (other error: retried, not terminal)"
+	outcomeRenderConfig   = "b refused by the controller (*nginx.ConfigError)"
+	outcomeRenderOther    = "b refused by the controller (other error: retried, not terminal)"
 	outcomeRendered       = "c rendered"
 	outcomeInfrastructure = "request failed"
 	outcomeUndecodable    = "stored, but the operator cannot decode it"
@@ -783,6 +794,15 @@ func (h *hostileEnv) render(s *hostileSend, spec *v1beta1.NginxOperatorSpec) {
 			s.config = nil
 		}
 	}()
+	// The controller renders the object as validation.NginxOperator returns
+	// it, and degrades it (InvalidConfig) when that refuses it.
+	obj := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "hostile", Namespace: h.ns}, Spec: *spec}
+	admitted, errs := validation.NginxOperator(context.Background(), obj)
+	if len(errs) > 0 {
+		s.renderErr = k8sutil.InvalidSpec(nginx.ReasonInvalidConfig, "%v", errs.ToAggregate())
+		return
+	}
+	spec = &admitted.Spec
 	opts := h.renderOptions()
 	config, err := nginx.Render(spec, opts)
 	if err != nil {
