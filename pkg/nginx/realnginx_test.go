@@ -1,17 +1,9 @@
 package nginx
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,6 +18,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // testPaths lays out what a rendered config needs under dir: a document root,
@@ -36,7 +29,8 @@ func testPaths(t *testing.T, dir string, secrets []string) Paths {
 	must(t, os.MkdirAll(p.Content, 0o755))
 	must(t, os.WriteFile(p.MimeTypes, []byte("types {\n    text/html html;\n    text/plain txt;\n}\n"), 0o644))
 	for _, s := range secrets {
-		certPEM, keyPEM := selfSigned(t)
+		_, certPEM, keyPEM, err := tools.ServingCert("example.com", "127.0.0.1")
+		must(t, err)
 		must(t, os.MkdirAll(filepath.Join(p.TLS, s), 0o755))
 		must(t, os.WriteFile(filepath.Join(p.TLS, s, "tls.crt"), certPEM, 0o644))
 		must(t, os.WriteFile(filepath.Join(p.TLS, s, "tls.key"), keyPEM, 0o600))
@@ -49,23 +43,6 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	must(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "example.com"},
-		DNSNames: []string{"example.com"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	must(t, err)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	must(t, err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }
 
 func freePort(t *testing.T) int32 {

@@ -2,16 +2,9 @@ package framework
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	_ "embed"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -29,6 +22,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 //go:embed kwok/stages.yaml
@@ -222,45 +217,18 @@ func reissueServingCert(p *pki, ip net.IP) error {
 	if err != nil {
 		return err
 	}
-	caBlock, _ := pem.Decode(p.caPEM)
-	keyBlock, _ := pem.Decode(caKeyPEM)
-	if caBlock == nil || keyBlock == nil {
-		return errors.New("unreadable CA")
-	}
-	ca, err := x509.ParseCertificate(caBlock.Bytes)
+	ca, err := tools.LoadCA(p.caPEM, caKeyPEM)
 	if err != nil {
 		return err
 	}
-	caKey, err := x509.ParsePKCS1PrivateKey(keyBlock.Bytes)
+	certPEM, keyPEM, err := ca.Issue(apiserverServing(ip), pkiValidity)
 	if err != nil {
 		return err
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
+	if err := os.WriteFile(p.ServingCert, certPEM, 0o600); err != nil {
 		return err
 	}
-	now := time.Now()
-	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano()),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(30 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1"), ip},
-	}, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(p.ServingCert, pemBlock("CERTIFICATE", der), 0o600); err != nil {
-		return err
-	}
-	return os.WriteFile(p.Serving, pemBlock("EC PRIVATE KEY", keyDER), 0o600)
+	return os.WriteFile(p.Serving, keyPEM, 0o600)
 }
 
 // run starts one binary and remembers it for Stop.

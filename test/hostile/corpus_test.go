@@ -8,18 +8,11 @@ package hostile
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +47,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 const (
@@ -677,31 +671,11 @@ func newHostileEnv(t *testing.T, ns string) *hostileEnv {
 	if err := os.WriteFile(h.paths.MimeTypes, []byte("types {\n  text/html html;\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h.cert, h.key = hostileCertificate(t)
+	var err error
+	if _, h.cert, h.key, err = tools.ServingCert("hostile.example.com"); err != nil {
+		t.Fatal(err)
+	}
 	return h
-}
-
-// hostileCertificate is a throwaway self-signed ECDSA certificate and key.
-func hostileCertificate(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tmpl := x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: "hostile.example.com"},
-		DNSNames: []string{"hostile.example.com"}, NotBefore: now.Add(-time.Minute), NotAfter: now.Add(24 * time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, &tmpl, &tmpl, priv.Public(), priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
 }
 
 // mountSecret writes tls.crt and tls.key where the pod would mount the

@@ -1,17 +1,8 @@
 package node
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
-	"errors"
 	"fmt"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +11,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // writeClientKubeconfig writes a kubeconfig for user (with groups) holding a
@@ -29,77 +22,27 @@ func writeClientKubeconfig(path, server, caCertFile, caKeyFile, user string, gro
 	if err != nil {
 		return err
 	}
-	ca, caKey, err := loadCA(caPEM, caKeyFile)
+	caKeyPEM, err := os.ReadFile(caKeyFile)
 	if err != nil {
 		return err
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := tools.LoadCA(caPEM, caKeyPEM)
 	if err != nil {
-		return err
+		return fmt.Errorf("the cluster's CA: %w", err)
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: user, Organization: groups},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(30 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}, ca, &key.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
+	certPEM, keyPEM, err := ca.Issue(tools.Client(user, groups...), 30*24*time.Hour)
 	if err != nil {
 		return err
 	}
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{
-		ClientCertificateData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		ClientKeyData:         pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+		ClientCertificateData: certPEM,
+		ClientKeyData:         keyPEM,
 	}
 	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
 	cfg.CurrentContext = "local"
 	return clientcmd.WriteToFile(*cfg, path)
-}
-
-func loadCA(caPEM []byte, keyFile string) (*x509.Certificate, crypto.Signer, error) {
-	block, _ := pem.Decode(caPEM)
-	if block == nil {
-		return nil, nil, errors.New("no certificate in the cluster's CA file")
-	}
-	ca, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyPEM, err := os.ReadFile(keyFile)
-	if err != nil {
-		return nil, nil, err
-	}
-	kb, _ := pem.Decode(keyPEM)
-	if kb == nil {
-		return nil, nil, fmt.Errorf("no key in %s", keyFile)
-	}
-	if k, err := x509.ParsePKCS1PrivateKey(kb.Bytes); err == nil {
-		return ca, k, nil
-	}
-	if k, err := x509.ParseECPrivateKey(kb.Bytes); err == nil {
-		return ca, k, nil
-	}
-	k, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
-	if err != nil {
-		return nil, nil, fmt.Errorf("parsing %s: %w", keyFile, err)
-	}
-	signer, ok := k.(crypto.Signer)
-	if !ok {
-		return nil, nil, fmt.Errorf("%s: not a signing key", keyFile)
-	}
-	return ca, signer, nil
 }
 
 // tomlString quotes s for TOML (a basic string is JSON-compatible here).
