@@ -1,26 +1,25 @@
 package monitor
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	yaml "go.yaml.in/yaml/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig is
@@ -57,25 +56,27 @@ func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *t
 	}
 	nginxConf := filepath.Join(dir, "nginx.conf")
 	must(t, os.WriteFile(nginxConf, cfg, 0o644))
-	start(t, "nginx", nginxBin, "-p", dir, "-c", nginxConf, "-e", "stderr", "-g", "daemon off;")
+	proc := tools.StartNginx(t, nginxBin, dir, nginxConf)
 
 	// The Debian exporter (0.11) exits when stub_status does not answer at
 	// its start: wait for nginx first.
-	stubReady := false
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(nginx.StubStatusURI(stubPort)); err == nil {
-			resp.Body.Close()
-			if stubReady = resp.StatusCode == http.StatusOK; stubReady {
-				break
-			}
+	tools.Eventually(t, 20*time.Second, "nginx's stub_status answers on loopback", func() error {
+		if err := proc.Exited(); err != nil {
+			return &tools.Stop{Err: err}
 		}
-	}
-	if !stubReady {
-		t.Fatal("nginx's stub_status did not answer on loopback")
-	}
+		resp, err := http.Get(nginx.StubStatusURI(stubPort))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("stub_status: %s", resp.Status)
+		}
+		return nil
+	})
 
 	// The exporter with the sidecar's arguments, on loopback.
-	start(t, "exporter", exporterBin,
+	tools.Start(t, "exporter", exporterBin,
 		"--nginx.scrape-uri="+nginx.StubStatusURI(stubPort),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", exporterPort))
 
@@ -105,44 +106,36 @@ func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *t
 	must(t, err)
 	promFile := filepath.Join(dir, "prometheus.yml")
 	must(t, os.WriteFile(promFile, promCfg, 0o644))
-	start(t, "prometheus", prometheusBin,
+	tools.Start(t, "prometheus", prometheusBin,
 		"--config.file="+promFile,
 		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", promPort))
 
 	// Prometheus' answer for nginx_up, polled until the first scrapes are in.
-	query := func(q string) []promSample {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v1/query?query=%s", promPort, url.QueryEscape(q)))
+	ctx := context.Background()
+	prom := tools.NewPrometheus(t, fmt.Sprintf("http://127.0.0.1:%d", promPort), nil)
+	query := func(q string) model.Vector {
+		v, err := prom.Query(ctx, q)
 		if err != nil {
-			return nil
+			t.Fatalf("query %s: %v", q, err)
 		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		var r struct {
-			Data struct {
-				Result []promSample `json:"result"`
-			} `json:"data"`
-		}
-		if json.Unmarshal(body, &r) != nil {
-			return nil
-		}
-		return r.Data.Result
+		return v
 	}
-	var up []promSample
-	deadline := time.Now().Add(45 * time.Second)
-	for time.Now().Before(deadline) {
-		if up = query("nginx_up"); len(up) > 0 && up[0].Value[1] == "1" {
-			break
+	var up model.Vector
+	tools.Eventually(t, 45*time.Second, "nginx_up is 1", func() error {
+		v, err := prom.Query(ctx, "nginx_up")
+		if err != nil {
+			return err
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if len(up) != 1 || up[0].Value[1] != "1" {
-		t.Fatalf("nginx_up = %+v, want one sample with value 1\nprometheus.yml:\n%s", up, promCfg)
-	}
+		if up = v; len(up) != 1 || up[0].Value != 1 {
+			return fmt.Errorf("nginx_up = %v, want one sample with value 1\nprometheus.yml:\n%s", up, promCfg)
+		}
+		return nil
+	})
 	want := map[string]string{"job": JobName("team-a", "web"), LabelNamespace: "team-a", LabelInstance: "www", LabelPod: "www-0"}
 	for k, v := range want {
-		if up[0].Metric[k] != v {
-			t.Errorf("nginx_up label %s = %q, want %q (all: %v)", k, up[0].Metric[k], v, up[0].Metric)
+		if string(up[0].Metric[model.LabelName(k)]) != v {
+			t.Errorf("nginx_up label %s = %q, want %q (all: %v)", k, up[0].Metric[model.LabelName(k)], v, up[0].Metric)
 		}
 	}
 	if got := query("nginx_connections_accepted"); len(got) != 1 {
@@ -151,37 +144,7 @@ func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *t
 	if got := query("nginx_connections_waiting"); len(got) != 0 {
 		t.Errorf("the metric relabeling should drop nginx_connections_waiting: %+v", got)
 	}
-	t.Logf("nginx_up %s %v", up[0].Value[1], up[0].Metric)
-}
-
-type promSample struct {
-	Metric map[string]string `json:"metric"`
-	Value  [2]any            `json:"value"`
-}
-
-// start runs a process in its own process group, stopped (with its children)
-// when the test ends; its output is logged if the test failed.
-func start(t *testing.T, name, bin string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	must(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("%s output:\n%s", name, out.String())
-		}
-	})
+	t.Logf("nginx_up %s %v", up[0].Value, up[0].Metric)
 }
 
 func must(t *testing.T, err error) {

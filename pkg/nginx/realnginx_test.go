@@ -7,11 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -88,18 +86,12 @@ func TestRealNginxServesRenderedConfig(t *testing.T) {
 	file := filepath.Join(dir, "nginx.conf")
 	must(t, os.WriteFile(file, cfg, 0o644))
 
-	cmd := exec.Command(nginxBin, "-p", dir, "-c", file, "-e", "stderr", "-g", "daemon off;")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	must(t, cmd.Start())
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGQUIT)
-		_ = cmd.Wait()
+	proc := tools.StartNginx(t, nginxBin, dir, file)
+	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("nginx stderr:\n%s\nconfig:\n%s", stderr.String(), cfg)
+			t.Logf("config:\n%s", cfg)
 		}
-	}()
+	})
 
 	client := &http.Client{
 		Timeout:       3 * time.Second,
@@ -109,16 +101,14 @@ func TestRealNginxServesRenderedConfig(t *testing.T) {
 	get := func(url string) (*http.Response, string) {
 		t.Helper()
 		var resp *http.Response
-		var err error
-		for i := 0; i < 50; i++ {
-			if resp, err = client.Get(url); err == nil {
-				break
+		tools.Eventually(t, 5*time.Second, "GET "+url, func() error {
+			if err := proc.Exited(); err != nil {
+				return &tools.Stop{Err: err}
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatalf("GET %s: %v", url, err)
-		}
+			var err error
+			resp, err = client.Get(url)
+			return err
+		})
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
 		return resp, string(body)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -96,9 +96,8 @@ func TestGoldenConfigsPassNginxT(t *testing.T) {
 			if err := os.WriteFile(file, cfg, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, err := exec.Command(nginxBin, "-t", "-p", dir, "-c", file, "-e", "stderr").CombinedOutput()
-			if err != nil {
-				t.Fatalf("nginx -t rejected the %s config: %v\n%s\n%s", name, err, out, cfg)
+			if err := tools.NginxTest(nginxBin, dir, file); err != nil {
+				t.Fatalf("the %s config: %v\n%s", name, err, cfg)
 			}
 		})
 	}

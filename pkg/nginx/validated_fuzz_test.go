@@ -1,15 +1,12 @@
 package nginx_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"flag"
-	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -27,6 +24,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // FuzzValidatedSpecRendersAConfigNginxAccepts is a differential test of
@@ -162,9 +160,8 @@ func (c *nginxChecker) run(t *testing.T, text []byte) string {
 		t.Fatal(err)
 	}
 	var msg string
-	out, err := exec.Command(c.bin, "-t", "-q", "-p", c.dir, "-c", file, "-e", "stderr").CombinedOutput()
-	if err != nil {
-		msg = fmt.Sprintf("%v: %s", err, bytes.TrimSpace(out))
+	if err := tools.NginxTest(c.bin, c.dir, file); err != nil {
+		msg = err.Error()
 	}
 	if len(c.results) < 100000 {
 		c.results[key] = msg

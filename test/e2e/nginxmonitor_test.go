@@ -3,9 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -29,9 +27,9 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// discoveredTarget is one active target of Prometheus' /api/v1/targets.
+// discoveredTarget is one active target of Prometheus, by its labels.
 type discoveredTarget struct {
-	Labels map[string]string `json:"labels"`
+	Labels map[string]string
 }
 
 func (d discoveredTarget) String() string {
@@ -140,23 +138,22 @@ func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testi
 	})
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 
+	promAPI := tools.NewPrometheus(t, base, nil)
 	targets := func() []discoveredTarget {
-		resp, err := http.Get(base + "/api/v1/targets?state=active")
+		active, err := promAPI.ActiveTargets(ctx)
 		if err != nil {
 			return nil
 		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		var r struct {
-			Data struct {
-				ActiveTargets []discoveredTarget `json:"activeTargets"`
-			} `json:"data"`
+		out := make([]discoveredTarget, 0, len(active))
+		for _, tg := range active {
+			labels := map[string]string{}
+			for k, v := range tg.Labels {
+				labels[string(k)] = string(v)
+			}
+			out = append(out, discoveredTarget{Labels: labels})
 		}
-		if json.Unmarshal(body, &r) != nil {
-			return nil
-		}
-		sort.Slice(r.Data.ActiveTargets, func(i, j int) bool { return r.Data.ActiveTargets[i].String() < r.Data.ActiveTargets[j].String() })
-		return r.Data.ActiveTargets
+		sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+		return out
 	}
 	expect := func(what string, want ...string) []discoveredTarget {
 		t.Helper()

@@ -949,8 +949,7 @@ func (h *hostileEnv) nginxTest(bin string, config []byte) string {
 	if err := os.WriteFile(file, config, 0o644); err != nil {
 		return "writing the file: " + err.Error()
 	}
-	// -e: nginx >= 1.19.5 opens no compiled-in error log before reading ours.
-	cmd := exec.Command(bin, "-t", "-q", "-e", "stderr", "-p", h.dir, "-c", file)
+	cmd := exec.Command(bin, tools.NginxArgs(h.dir, file, "-t", "-q")...)
 	if os.Geteuid() == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	}

@@ -2,11 +2,7 @@ package realpods
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,11 +125,11 @@ spec:
 		}
 	})
 
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	promAPI := tools.NewPrometheus(t, fmt.Sprintf("http://127.0.0.1:%d", port), nil)
 	began := time.Now()
 	var last string
 	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
-		got, err := query(ctx, base, "nginx_up")
+		got, err := query(ctx, promAPI, "nginx_up")
 		if err != nil {
 			last = err.Error()
 			return false
@@ -164,33 +160,14 @@ spec:
 }
 
 // query runs an instant query and returns each series' value by its pod label.
-func query(ctx context.Context, base, q string) (map[string]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/query?query="+url.QueryEscape(q), nil)
+func query(ctx context.Context, prom *tools.Prometheus, q string) (map[string]string, error) {
+	vec, err := prom.Query(ctx, q)
 	if err != nil {
 		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var r struct {
-		Status string `json:"status"`
-		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
-		return nil, fmt.Errorf("query %s: %s: %s", q, resp.Status, body)
 	}
 	out := map[string]string{}
-	for _, s := range r.Data.Result {
-		v, _ := s.Value[1].(string)
-		out[s.Metric["pod"]] = v
+	for _, s := range vec {
+		out[string(s.Metric["pod"])] = s.Value.String()
 	}
 	return out, nil
 }

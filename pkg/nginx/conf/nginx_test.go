@@ -1,11 +1,11 @@
 package conf
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -69,57 +69,28 @@ func TestRealNginxServesHostileStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// As a non-root user nginx complains that it cannot open its compiled-in
-	// error log before it has read ours, and carries on; -e would silence it
-	// but needs nginx >= 1.19.5.
-	out, err := exec.Command(nginx, "-t", "-p", prefix, "-c", conf).CombinedOutput()
-	if err != nil {
-		t.Fatalf("nginx -t: %v\n%s\nconfig:\n%s", err, out, text)
+	if err := tools.NginxTest(nginx, prefix, conf); err != nil {
+		t.Fatalf("%v\nconfig:\n%s", err, text)
 	}
-
-	// A file rather than a buffer: exec hands it to nginx directly, so
-	// reading it while nginx runs is not a data race.
-	output, err := os.Create(path("nginx.out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer output.Close()
-	cmd := exec.Command(nginx, "-p", prefix, "-c", conf, "-g", "daemon off;")
-	cmd.Stdout, cmd.Stderr = output, output
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	proc := tools.StartNginx(t, nginx, prefix, conf)
 	failf := func(format string, args ...any) {
 		t.Helper()
-		out, _ := os.ReadFile(path("nginx.out"))
 		log, _ := os.ReadFile(path("error.log"))
-		t.Fatalf(format+"\nnginx output:\n%s\nerror.log:\n%s", append(args, out, log)...)
+		t.Fatalf(format+"\nnginx output:\n%s\nerror.log:\n%s", append(args, proc.Output(), log)...)
 	}
 
 	client := &http.Client{Timeout: 5 * time.Second}
 	url := "http://" + addr + "/"
 	var resp *http.Response
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		select {
-		case err := <-exited:
-			exited <- err // for the cleanup
-			failf("nginx exited before serving: %v", err)
-		default:
+	tools.Eventually(t, 15*time.Second, "nginx answers on "+addr, func() error {
+		if err := proc.Exited(); err != nil {
+			log, _ := os.ReadFile(path("error.log"))
+			return &tools.Stop{Err: fmt.Errorf("%w before serving\nerror.log:\n%s", err, log)}
 		}
-		if resp, err = client.Get(url); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			failf("nginx did not answer on %s: %v", addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		var err error
+		resp, err = client.Get(url)
+		return err
+	})
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {

@@ -1,0 +1,141 @@
+package tools
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Process is a program a test runs in the background: nginx, the exporter,
+// Prometheus.
+type Process struct {
+	name   string
+	cmd    *exec.Cmd
+	out    lockedBuffer
+	exited chan struct{}
+	err    error
+}
+
+// Start runs bin with args in a process group of its own until the test
+// ends, then stops it and its children (SIGTERM, SIGKILL after 10 s); what it
+// printed is logged when the test failed.
+func Start(t testing.TB, name, bin string, args ...string) *Process {
+	t.Helper()
+	p := &Process{name: name, cmd: exec.Command(bin, args...), exited: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			<-p.exited
+		}
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, p.Output())
+		}
+	})
+	return p
+}
+
+// Exited returns the error the process ended with, or nil while it runs
+// (an exit status of 0 is reported as an error too: these programs serve
+// until stopped).
+func (p *Process) Exited() error {
+	select {
+	case <-p.exited:
+		if p.err == nil {
+			return fmt.Errorf("%s exited", p.name)
+		}
+		return fmt.Errorf("%s exited: %w", p.name, p.err)
+	default:
+		return nil
+	}
+}
+
+// Output is what the process printed so far.
+func (p *Process) Output() string { return p.out.String() }
+
+// NginxArgs are the arguments that run nginx on the configuration file conf
+// with prefix as its prefix directory, then args. Errors go to stderr (-e,
+// nginx 1.19.5 or later): nginx then opens no compiled-in error log, which a
+// test's user may not be allowed to write.
+func NginxArgs(prefix, conf string, args ...string) []string {
+	return append([]string{"-p", prefix, "-c", conf, "-e", "stderr"}, args...)
+}
+
+// NginxTest runs `nginx -t` on conf: nil when nginx accepts it, otherwise an
+// error that quotes nginx.
+func NginxTest(nginx, prefix, conf string) error {
+	out, err := exec.Command(nginx, NginxArgs(prefix, conf, "-t", "-q")...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("nginx -t: %v: %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// StartNginx runs the real nginx on conf in the foreground (see Start).
+func StartNginx(t testing.TB, nginx, prefix, conf string) *Process {
+	t.Helper()
+	return Start(t, "nginx", nginx, NginxArgs(prefix, conf, "-g", "daemon off;")...)
+}
+
+// ErrNotYet is what a condition of Eventually returns while it waits.
+var ErrNotYet = errors.New("not yet")
+
+// Eventually calls cond every 100 ms until it returns nil and fails t when
+// timeout passes first, with what and cond's last error. A cond that
+// returns a *Stop error ends the wait at once (a server that exited will not
+// start answering).
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		var stop *Stop
+		if errors.As(err, &stop) {
+			t.Fatalf("%s: %v", what, stop.Err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still not so after %s: %v", what, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Stop ends Eventually's wait with Err.
+type Stop struct{ Err error }
+
+func (s *Stop) Error() string { return s.Err.Error() }
+
+// lockedBuffer is a buffer a process writes while a test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
