@@ -2,6 +2,7 @@ package backup_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/backup"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 var env = framework.NewEnv(framework.Options{})
@@ -222,7 +224,8 @@ func TestSteadyStateResyncOfBackupsMakesNoWrites(t *testing.T) {
 		o := condition(ctx, c, ns, "once", v1beta1.ConditionReady)
 		return n != nil && n.Reason == backup.ReasonScheduled && o != nil && o.Reason == backup.ReasonJobPending
 	}
-	stop := inprocess.Start(t, cluster.Config, inprocess.Options(ns), nil)
+	first := &inprocess.RequestCounter{}
+	stop := inprocess.Start(t, cluster.Config, inprocess.Options(ns), first)
 	if !framework.WaitFor(ctx, 60*time.Second, settled) {
 		t.Fatalf("backups did not settle: nightly %+v, once %+v",
 			condition(ctx, c, ns, "nightly", v1beta1.ConditionReady), condition(ctx, c, ns, "once", v1beta1.ConditionReady))
@@ -241,12 +244,19 @@ func TestSteadyStateResyncOfBackupsMakesNoWrites(t *testing.T) {
 	}) {
 		t.Error("the backup pod does not project both keys of the content ConfigMap")
 	}
-	time.Sleep(2 * time.Second) // let the last status writes land
+	first.WaitWritesSettled(t, 2*time.Second, time.Minute)
 	stop()
 
 	counter := &inprocess.RequestCounter{}
+	before := inprocess.Reconciles(t, backup.ControllerName)
 	inprocess.Start(t, cluster.Config, inprocess.Options(ns), counter)
-	time.Sleep(5 * time.Second) // the new process lists and reconciles everything
+	// The new process lists and reconciles both backups.
+	tools.Eventually(t, time.Minute, "the new operator reconciles both backups", func() error {
+		if n := inprocess.Reconciles(t, backup.ControllerName) - before; n < 2 {
+			return fmt.Errorf("%v reconciles", n)
+		}
+		return nil
+	})
 	if !settled(ctx) {
 		t.Fatal("the backups lost their state on resync")
 	}

@@ -18,7 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 type reasonError struct{ reason string }
@@ -234,16 +237,15 @@ func TestControllerRuntimeCountsTheReconcilesInstrumentReasons(t *testing.T) {
 		}
 		return wrong
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for wrong := check(); len(wrong) > 0; wrong = check() {
-		if time.Now().After(deadline) {
+	tools.Eventually(t, 30*time.Second, "the reconciles' metrics", func() error {
+		if wrong := check(); len(wrong) > 0 {
 			mu.Lock()
 			seen := fmt.Sprint(calls)
 			mu.Unlock()
-			t.Fatalf("after the reconciles (calls %s):\n%s", seen, strings.Join(wrong, "\n"))
+			return fmt.Errorf("after the reconciles (calls %s):\n%s", seen, strings.Join(wrong, "\n"))
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 
 	// controller-runtime creates every result series of a started controller
 	// at 0, so a ratio of errors to all results is 0, not missing, for a

@@ -21,6 +21,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 var env = framework.NewEnv(framework.Options{})
@@ -522,7 +523,7 @@ func TestMissingCredentialsSecretIsReportedThenPickedUp(t *testing.T) {
 // monitor then writes anything: the writes before and after the change.
 func writesAfterAnUnrelatedChange(ctx context.Context, t *testing.T, c client.Client, ns string, monitorWrites func() []string) (before, after []string) {
 	t.Helper()
-	time.Sleep(2 * time.Second) // let the reconciles the first writes caused settle
+	tools.Settled(t, 2*time.Second, time.Minute, "the monitor's writes", func() int { return len(monitorWrites()) })
 	before = monitorWrites()
 	var web v1beta1.NginxOperator
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &web); err != nil {
@@ -532,6 +533,8 @@ func writesAfterAnUnrelatedChange(ctx context.Context, t *testing.T, c client.Cl
 	if err := c.Update(ctx, &web); err != nil {
 		t.Fatal(err)
 	}
+	// A window in which nothing may happen: the change reaches the
+	// controller's watch well within it, and must cause no write.
 	time.Sleep(3 * time.Second)
 	after = monitorWrites()[len(before):]
 	if len(after) != 0 {

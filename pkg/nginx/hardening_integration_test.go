@@ -158,6 +158,8 @@ func TestInvalidSpecsAndTakenNamesStartNoPod(t *testing.T) {
 
 	// Terminal: with nothing changed, the invalid instance is not retried.
 	settled := errorCount(t, nginx.ReasonInvalidConfig)
+	// A window in which nothing may happen: a retried spec would fail again
+	// within it (the controller's first backoff is milliseconds).
 	time.Sleep(3 * time.Second)
 	if got := errorCount(t, nginx.ReasonInvalidConfig); got != settled {
 		t.Errorf("an invalid spec was retried: errors went from %v to %v with nothing changed", settled, got)

@@ -342,10 +342,11 @@ func watchReady(ctx context.Context, b *testing.B, n int, open func(context.Cont
 				if err == nil {
 					break
 				}
-				if ctx.Err() != nil {
+				select { // retry the watch a second later, unless the run is over
+				case <-ctx.Done():
 					return
+				case <-time.After(time.Second):
 				}
-				time.Sleep(time.Second)
 			}
 		}
 	}()
@@ -528,8 +529,10 @@ func runOperator(b *testing.B, n int, r *Result) {
 func settle(b *testing.B, op *operatorProcess) {
 	b.Helper()
 	quiet := 0
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
 	for quiet < 4 {
-		time.Sleep(500 * time.Millisecond)
+		<-tick.C
 		if scrape(b, op).queueDepth == 0 {
 			quiet++
 		} else {

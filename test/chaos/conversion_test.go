@@ -95,7 +95,8 @@ func TestConversionWebhookOutageFailsOnlyV1alpha1(t *testing.T) {
 	if err := w.delete(ctx, instanceName(conversionInstances-1)); err != nil {
 		t.Errorf("v1beta1 delete with the webhook down: %v", err)
 	}
-	// Stay down a while: v1alpha1 keeps failing, it does not recover by itself.
+	// Stay down a while: v1alpha1 keeps failing, it does not recover by
+	// itself (a window in which nothing may change, checked every second).
 	for time.Since(down) < minOutage {
 		_, err := dyn.Get(ctx, instanceName(1), metav1.GetOptions{})
 		if err == nil || !strings.Contains(err.Error(), "conversion webhook") {

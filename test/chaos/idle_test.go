@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,6 +30,9 @@ type idleFigures struct {
 	leases      int            // leader-election requests (coordination.k8s.io/leases)
 	other       int            // everything else
 	otherByKind map[string]int // "verb group/resource" -> count, for a failure report
+	// logged: the log holds a request (of anyone) received a second after
+	// the window, so every request of the window has been logged.
+	logged bool
 }
 
 func (f idleFigures) rate() float64 { return float64(f.other) / f.window.Seconds() }
@@ -54,12 +58,20 @@ func measureIdle(t *testing.T, c *framework.Cluster, r *replicas, window time.Du
 		restarts := r.unplannedRestarts()
 		offset := fileSize(c.AuditLog())
 		start := time.Now()
+		// The window in which nothing may happen: the idle operator's
+		// requests are counted over it.
 		time.Sleep(window)
 		end := time.Now()
-		// Requests received before end may be logged a moment later.
-		time.Sleep(time.Second)
+		// Requests received before end may be logged a moment later: read
+		// the log until it has moved on past the window (the control
+		// plane's components send requests all the time).
 		var err error
-		f, err = countRequests(c.AuditLog(), offset, operatorUser, start, end)
+		if !framework.WaitFor(context.Background(), time.Minute, func(context.Context) bool {
+			f, err = countRequests(c.AuditLog(), offset, operatorUser, start, end)
+			return err != nil || f.logged
+		}) {
+			t.Fatal("the audit log logged nothing after the idle window")
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,6 +150,9 @@ func countRequests(path string, offset int64, user string, start, end time.Time)
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			continue // a line cut by an apiserver killed mid-write
+		}
+		if !ev.Received.Before(end.Add(time.Second)) {
+			f.logged = true
 		}
 		if ev.User.Username != user || ev.Received.Before(start) || !ev.Received.Before(end) {
 			continue

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -109,16 +111,16 @@ func newInstance(ns, name string, replicas, keepalive int32) *v1beta1.NginxOpera
 // tests cause may fail a request now and then, which a user would retry.
 func retry(ctx context.Context, what string, fn func(context.Context) error) error {
 	var err error
-	deadline := time.Now().Add(time.Minute)
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 2*time.Second) {
-		if err = fn(ctx); err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		time.Sleep(delay)
+	backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Cap: 2 * time.Second, Steps: math.MaxInt32}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		err = fn(ctx)
+		return err == nil, nil
+	}) != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
+	return nil
 }
 
 func (w *world) create(ctx context.Context, name string, replicas, keepalive int32) error {
@@ -395,12 +397,9 @@ func (w *world) waitConverged(ctx context.Context, t *testing.T, timeout time.Du
 	t.Helper()
 	start := time.Now()
 	var last []string
-	if !framework.WaitFor(ctx, timeout, func(ctx context.Context) bool {
+	// Each pass lists every child of hundreds of instances: poll gently.
+	if !framework.WaitForEvery(ctx, time.Second, timeout, func(ctx context.Context) bool {
 		last = w.problems(ctx)
-		if len(last) > 0 {
-			// Each pass lists every child of hundreds of instances: poll gently.
-			time.Sleep(time.Second)
-		}
 		return len(last) == 0
 	}) {
 		if len(last) > 40 {

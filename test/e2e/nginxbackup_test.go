@@ -121,7 +121,8 @@ func TestScheduledBackupHonoursSuspendThenRunsOnSchedule(t *testing.T) {
 	if !framework.WaitFor(ctx, 30*time.Second, readyReason(backup.ReasonSuspended)) {
 		t.Fatalf("Ready = %+v, want reason Suspended", condition(ctx, c, ns, b.Name, v1beta1.ConditionReady))
 	}
-	// Past the next scheduled minute, with margin for the CronJob controller.
+	// A window in which nothing may happen: past the next scheduled minute,
+	// with margin for the CronJob controller, a suspended backup runs no Job.
 	next := time.Now().Truncate(time.Minute).Add(time.Minute)
 	time.Sleep(time.Until(next) + 15*time.Second)
 	jobs, err := cs.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})

@@ -69,7 +69,8 @@ func TestReadyzTurnsReadyOnlyAfterInformersSync(t *testing.T) {
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { code, _ := httpStatus(ctx, healthz, ""); return code == http.StatusOK }) {
 		t.Fatal("/healthz never answered 200")
 	}
-	// Not ready, and it stays so while NginxBackup cannot be listed.
+	// Not ready, and it stays so while NginxBackup cannot be listed: a
+	// window of five seconds in which nothing may change.
 	for range 5 {
 		if code, body := httpStatus(ctx, readyz, ""); code != http.StatusInternalServerError {
 			t.Fatalf("/readyz = %d %q while an informer cannot sync; want 500", code, body)
@@ -153,7 +154,8 @@ func TestLeaderElectionHandsOverWhenTheLeaderDiesOrStops(t *testing.T) {
 	if !framework.WaitFor(ctx, 60*time.Second, func(context.Context) bool { return len(leaders(ops)) > 0 }) {
 		t.Fatal("no operator became leader")
 	}
-	// Give the other candidate several retry periods to (wrongly) lead as well.
+	// A window in which nothing may happen: several retry periods in which
+	// the other candidate could (wrongly) lead as well.
 	time.Sleep(3 * time.Second)
 	if l := leaders(ops); len(l) != 1 {
 		t.Fatalf("leaders = %v, want exactly one", l)
@@ -173,7 +175,9 @@ func TestLeaderElectionHandsOverWhenTheLeaderDiesOrStops(t *testing.T) {
 	// candidate takes over within about one retry period.
 	ops = append(ops, framework.StartOperator(t, kc, args...))
 	third := len(ops) - 1
-	time.Sleep(2 * time.Second) // let the new candidate start trying
+	if !framework.WaitFor(ctx, 30*time.Second, func(context.Context) bool { return ops[third].LogContains("attempting to acquire leader lease") }) {
+		t.Fatal("the new candidate never tried to acquire the lease")
+	}
 	stopped := time.Now()
 	ops[standby].Stop()
 	if !framework.WaitFor(ctx, 60*time.Second, func(context.Context) bool { return ops[third].LogContains("acquired lease") }) {

@@ -217,9 +217,14 @@ func (o *Operator) LogContains(s string) bool {
 
 // WaitFor polls cond every 100ms until it is true or timeout passes.
 func WaitFor(ctx context.Context, timeout time.Duration, cond func(context.Context) bool) bool {
+	return WaitForEvery(ctx, 100*time.Millisecond, timeout, cond)
+}
+
+// WaitForEvery is WaitFor checking cond every interval.
+func WaitForEvery(ctx context.Context, interval, timeout time.Duration, cond func(context.Context) bool) bool {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tick := time.NewTicker(100 * time.Millisecond)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		if cond(ctx) {

@@ -117,6 +117,22 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() er
 	}
 }
 
+// Settled waits until count has not changed for quiet (a burst of writes or
+// reconciles is over), failing t after timeout.
+func Settled(t testing.TB, quiet, timeout time.Duration, what string, count func() int) {
+	t.Helper()
+	last, since := count(), time.Now()
+	Eventually(t, timeout, what+" settle", func() error {
+		if n := count(); n != last {
+			last, since = n, time.Now()
+		}
+		if d := time.Since(since); d < quiet {
+			return fmt.Errorf("last change %s ago", d.Round(time.Millisecond))
+		}
+		return nil
+	})
+}
+
 // Stop ends Eventually's wait with Err.
 type Stop struct{ Err error }
 

@@ -125,7 +125,8 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 			t.Errorf("after the upgrade, %s is stored as %q (%v), want %s/v1beta1", key, v, err, group)
 		}
 	}
-	// A settled upgrade: anything it was going to roll would have begun.
+	// A window in which nothing may happen: anything the upgrade was going
+	// to roll would have begun within it.
 	time.Sleep(3 * time.Second)
 	waitReady(ctx, t, admin, examples)
 	if diff := cmp.Diff(before, snapshot(ctx, t, admin, examples)); diff != "" {
@@ -138,6 +139,7 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 	applyBundle(ctx, t, cluster, filepath.Join(prev.Src, "bundle.yaml"), webhookURL)
 	op = framework.StartOperatorBinary(t, prev.Binary, kubeconfig, args...)
 	waitReconciledAll(ctx, t, op, admin)
+	// The same window for the rollback: nothing may roll.
 	time.Sleep(3 * time.Second)
 	waitReady(ctx, t, admin, examples)
 	if diff := cmp.Diff(before, snapshot(ctx, t, admin, examples)); diff != "" {

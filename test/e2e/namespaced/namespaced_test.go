@@ -102,7 +102,8 @@ func TestNamespacedOverlayInstallsAndWatchesOnlyItsNamespaces(t *testing.T) {
 			t.Fatalf("the instance in watched namespace %s was not reconciled", ns)
 		}
 	}
-	// Time enough for a reconcile of team-c, were it watched.
+	// A window in which nothing may happen: time enough for a reconcile of
+	// team-c, were it watched.
 	time.Sleep(5 * time.Second)
 	var ignored v1beta1.NginxOperator
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "team-c", Name: "web"}, &ignored); err != nil {

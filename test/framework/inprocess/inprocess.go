@@ -14,9 +14,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // RequestCounter records the requests sent through a wrapped transport.
@@ -52,6 +54,39 @@ func (c *RequestCounter) Writes() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.writes...)
+}
+
+// WaitWritesSettled waits until the wrapped client has sent no mutating
+// request for quiet (the status writes that follow a burst of reconciles
+// have landed), failing t after timeout.
+func (c *RequestCounter) WaitWritesSettled(t testing.TB, quiet, timeout time.Duration) {
+	t.Helper()
+	tools.Settled(t, quiet, timeout, "the operator's writes", func() int { return len(c.Writes()) })
+}
+
+// Reconciles is the number of reconciles controller (a controller name,
+// such as nginx.ControllerName) has finished in this test process: the
+// in-process managers report them to controller-runtime's registry.
+func Reconciles(t testing.TB, controller string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

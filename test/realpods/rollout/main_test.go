@@ -193,14 +193,16 @@ func startLoad(ctx context.Context, t *testing.T, n *node.Node, addr string, wor
 		l.done.Add(1)
 		go func() {
 			defer l.done.Done()
+			// About 100 requests a second per worker.
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
 			for {
 				select {
 				case <-l.stop:
 					return
-				default:
+				case <-tick.C:
 				}
 				l.request(client, "http://"+addr+"/")
-				time.Sleep(10 * time.Millisecond)
 			}
 		}()
 	}
