@@ -2,8 +2,10 @@ package k8sutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -11,7 +13,9 @@ import (
 	"k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
 
 // AppliedHashAnnotation records the hash of the apply body the operator last
@@ -219,4 +223,55 @@ func dropNulls(v any) any {
 		}
 	}
 	return v
+}
+
+// ReasonApplyFailed is the reason of an error applying a child.
+const ReasonApplyFailed = "ApplyFailed"
+
+// ApplyError is a child the API refused. It unwraps to the API's error, so
+// apierrors.IsInvalid and the like still tell what kind of refusal it was.
+type ApplyError struct{ Err error }
+
+func (e *ApplyError) Error() string  { return e.Err.Error() }
+func (e *ApplyError) Unwrap() error  { return e.Err }
+func (e *ApplyError) Reason() string { return ReasonApplyFailed }
+
+// ApplyOwned makes owner the controller of child and applies child, unless
+// child's name is taken by an object owner does not control: that is a
+// ReferenceError (ReasonNameConflict) and the object is left as it is. A
+// child the API refused is reported at once in a Warning Event
+// (ApplyFailed) on owner. A child that was created or changed is reported in
+// a Normal Event too, but inside a StatusReconciler's Sync those are gathered
+// into one Event per reconcile (see appliedEvents), so a new instance costs
+// one Event rather than one per child.
+func (a *Applier) ApplyOwned(ctx context.Context, rec recorder.EventRecorder, owner, child client.Object) (Outcome, error) {
+	if err := setOwner(owner, child, a.Scheme); err != nil {
+		return "", &ApplyError{Err: err}
+	}
+	outcome, err := a.apply(ctx, child, owner)
+	var taken *ReferenceError
+	switch {
+	case errors.As(err, &taken):
+		return "", err
+	case err != nil:
+		rec.Eventf(owner, child, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
+		return "", &ApplyError{Err: err}
+	}
+	if outcome != Unchanged {
+		gvk, _ := apiutil.GVKForObject(child, a.Scheme)
+		if batch := appliedEventsFrom(ctx); batch != nil {
+			batch.add(rec, owner, outcome, gvk.Kind+" "+child.GetName())
+		} else {
+			rec.Eventf(owner, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
+		}
+	}
+	return outcome, nil
+}
+
+// setOwner makes owner the controlling owner of child, so deleting the custom
+// resource garbage-collects the child and the child's events requeue the owner.
+// It fails when child already has a different controller: the operator never
+// takes over an object someone else controls.
+func setOwner(owner, child client.Object, scheme *runtime.Scheme) error {
+	return controllerutil.SetControllerReference(owner, child, scheme)
 }

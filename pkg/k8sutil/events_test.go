@@ -34,7 +34,7 @@ func TestAppliedChildrenAreSummarisedInOneEventPerOwner(t *testing.T) {
 	}
 	batch.flush()
 	want := []recordedEvent{
-		{corev1.EventTypeNormal, ReasonApplied, "Created ServiceAccount web, StatefulSet web; Updated Service web"},
+		{corev1.EventTypeNormal, reasonApplied, "Created ServiceAccount web, StatefulSet web; Updated Service web"},
 		{corev1.EventTypeNormal, string(Updated), "Updated Service api"},
 	}
 	if fmt.Sprint(rec.events) != fmt.Sprint(want) {

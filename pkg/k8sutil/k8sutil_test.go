@@ -21,20 +21,20 @@ func TestNameIsAValidDNSLabelAndKeepsInputsDistinct(t *testing.T) {
 		{[]string{"-", "--"}, ""},
 		{[]string{"ünïcode", "x"}, ""},
 	} {
-		got := Name(tc.parts...)
+		got := NameWithLimit(MaxNameLength, tc.parts...)
 		if errs := validation.IsDNS1123Label(got); len(errs) > 0 {
-			t.Errorf("Name(%q) = %q, not a DNS-1123 label: %v", tc.parts, got, errs)
+			t.Errorf("NameWithLimit(63, %q) = %q, not a DNS-1123 label: %v", tc.parts, got, errs)
 		}
 		if tc.want != "" && got != tc.want {
-			t.Errorf("Name(%q) = %q, want %q", tc.parts, got, tc.want)
+			t.Errorf("NameWithLimit(63, %q) = %q, want %q", tc.parts, got, tc.want)
 		}
 	}
-	a := Name(long+"x", "nginx")
-	b := Name(long+"y", "nginx")
+	a := NameWithLimit(MaxNameLength, long+"x", "nginx")
+	b := NameWithLimit(MaxNameLength, long+"y", "nginx")
 	if a == b {
 		t.Errorf("two different long names truncated to the same %q", a)
 	}
-	if Name("Web_Site") == Name("web-site") {
+	if NameWithLimit(MaxNameLength, "Web_Site") == NameWithLimit(MaxNameLength, "web-site") {
 		t.Error("a sanitized name collides with the name it was sanitized into")
 	}
 	if got := NameWithLimit(52, long); len(got) != 52 {

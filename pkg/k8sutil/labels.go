@@ -1,6 +1,3 @@
-// Package k8sutil is the one path by which every controller writes to the API:
-// server-side apply with a single field manager that skips unchanged objects,
-// plus the labels, names, hashes and owner references all children share.
 package k8sutil
 
 import (

@@ -13,12 +13,6 @@ const MaxNameLength = 63
 // of one namespace improbable (1 in 4 billion).
 const hashSuffixLength = 8
 
-// Name joins parts with "-" into a DNS-1123 label of at most MaxNameLength
-// characters. See NameWithLimit.
-func Name(parts ...string) string {
-	return NameWithLimit(MaxNameLength, parts...)
-}
-
 // NameWithLimit joins parts with "-" and makes the result a DNS-1123 label no
 // longer than limit: lower case, only [a-z0-9-], starting and ending with an
 // alphanumeric. When the joined name has to be shortened or changed, a hash of

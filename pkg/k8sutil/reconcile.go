@@ -4,86 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
-
-// The three controllers share one reconcile skeleton (StatusReconciler) and
-// one classification of what goes wrong:
-//
-//   - a SpecError is a spec that cannot be applied as it is: terminal, it
-//     is not retried until the spec changes (which triggers a reconcile);
-//   - a ReferenceError names an object the user must create or fix (a
-//     Secret, a Service, a name taken by someone else's object): looked at
-//     again every ReferenceRetry, without an error backoff storm, because
-//     the operator does not watch users' objects;
-//   - anything else is transient and retried with backoff.
-//
-// Both carry the CamelCase reason their condition and Event report, which
-// the errors metric is labelled with.
-
-// ReferenceRetry is how often an object waiting for something the user must
-// create looks again.
-const ReferenceRetry = 15 * time.Second
-
-// SpecError is a spec that cannot be applied as it is.
-type SpecError struct{ reason, msg string }
-
-func (e *SpecError) Error() string  { return e.msg }
-func (e *SpecError) Reason() string { return e.reason }
-
-// InvalidSpec returns a SpecError with reason and a formatted message.
-func InvalidSpec(reason, format string, args ...any) error {
-	return &SpecError{reason: reason, msg: fmt.Sprintf(format, args...)}
-}
-
-// ReferenceError names an object the user must create or fix.
-type ReferenceError struct{ reason, msg string }
-
-func (e *ReferenceError) Error() string  { return e.msg }
-func (e *ReferenceError) Reason() string { return e.reason }
-
-// MissingReference returns a ReferenceError with reason and a formatted message.
-func MissingReference(reason, format string, args ...any) error {
-	return &ReferenceError{reason: reason, msg: fmt.Sprintf(format, args...)}
-}
-
-// ReasonNameConflict is the reason of a child whose name is taken by an
-// object its owner does not control.
-const ReasonNameConflict = "NameConflict"
-
-// nameTaken is the ReferenceError of a kind/name child that owner would
-// get, were the name not taken by an object owner does not control.
-func nameTaken(kind, name string, owner client.Object, scheme *runtime.Scheme) error {
-	ownerKind := "owner"
-	if gvk, err := apiutil.GVKForObject(owner, scheme); err == nil {
-		ownerKind = gvk.Kind
-	}
-	return MissingReference(ReasonNameConflict, "%s %q already exists and is not controlled by this %s: delete or rename it, or rename the %s",
-		kind, name, ownerKind, ownerKind)
-}
-
-// ReasonOf is the reason err reports (SpecError, ReferenceError or any error
-// with a Reason method in its chain), or fallback.
-func ReasonOf(err error, fallback string) string {
-	var r interface{ Reason() string }
-	if errors.As(err, &r) && r.Reason() != "" {
-		return r.Reason()
-	}
-	return fallback
-}
 
 // SetCondition sets condition typ on conds for an object at generation,
 // keeping lastTransitionTime while the status holds, so that setting the same
@@ -135,7 +67,7 @@ func (r *StatusReconciler[T]) Reconcile(ctx context.Context, req reconcile.Reque
 	ctx, applied := withAppliedEvents(ctx)
 	result, err := r.Sync(ctx, obj)
 	applied.flush()
-	if statusErr := PatchStatus(ctx, r.Client, obj, original); statusErr != nil {
+	if statusErr := patchStatus(ctx, r.Client, obj, original); statusErr != nil {
 		return reconcile.Result{}, errors.Join(err, statusErr)
 	}
 	return Classify(result, err)
@@ -154,125 +86,6 @@ func Classify(result reconcile.Result, err error) (reconcile.Result, error) {
 	return result, err
 }
 
-// ReasonApplyFailed is the reason of an error applying a child.
-const ReasonApplyFailed = "ApplyFailed"
-
-// ApplyError is a child the API refused. It unwraps to the API's error, so
-// apierrors.IsInvalid and the like still tell what kind of refusal it was.
-type ApplyError struct{ Err error }
-
-func (e *ApplyError) Error() string  { return e.Err.Error() }
-func (e *ApplyError) Unwrap() error  { return e.Err }
-func (e *ApplyError) Reason() string { return ReasonApplyFailed }
-
-// ApplyOwned makes owner the controller of child and applies child, unless
-// child's name is taken by an object owner does not control: that is a
-// ReferenceError (ReasonNameConflict) and the object is left as it is. A
-// child the API refused is reported at once in a Warning Event
-// (ApplyFailed) on owner. A child that was created or changed is reported in
-// a Normal Event too, but inside a StatusReconciler's Sync those are gathered
-// into one Event per reconcile (see appliedEvents), so a new instance costs
-// one Event rather than one per child.
-func (a *Applier) ApplyOwned(ctx context.Context, rec recorder.EventRecorder, owner, child client.Object) (Outcome, error) {
-	if err := SetOwner(owner, child, a.Scheme); err != nil {
-		return "", &ApplyError{Err: err}
-	}
-	outcome, err := a.apply(ctx, child, owner)
-	var taken *ReferenceError
-	switch {
-	case errors.As(err, &taken):
-		return "", err
-	case err != nil:
-		rec.Eventf(owner, child, corev1.EventTypeWarning, ReasonApplyFailed, "Apply", "%v", err)
-		return "", &ApplyError{Err: err}
-	}
-	if outcome != Unchanged {
-		gvk, _ := apiutil.GVKForObject(child, a.Scheme)
-		if batch := appliedEventsFrom(ctx); batch != nil {
-			batch.add(rec, owner, outcome, gvk.Kind+" "+child.GetName())
-		} else {
-			rec.Eventf(owner, child, corev1.EventTypeNormal, string(outcome), "Apply", "%s %s %s", outcome, gvk.Kind, child.GetName())
-		}
-	}
-	return outcome, nil
-}
-
-// ReasonApplied is the reason of a reconcile's summary Event when it both
-// created and updated children; one that only created reports Created, one
-// that only updated reports Updated.
-const ReasonApplied = "Applied"
-
-// appliedEvents gathers the children one reconcile created or updated, per
-// owner, so that flush records one Normal Event per owner summarising them.
-type appliedEvents struct {
-	mu     sync.Mutex
-	owners []*ownerChanges
-}
-
-type ownerChanges struct {
-	rec              recorder.EventRecorder
-	owner            client.Object
-	created, updated []string
-}
-
-type appliedEventsKey struct{}
-
-func withAppliedEvents(ctx context.Context) (context.Context, *appliedEvents) {
-	batch := &appliedEvents{}
-	return context.WithValue(ctx, appliedEventsKey{}, batch), batch
-}
-
-func appliedEventsFrom(ctx context.Context) *appliedEvents {
-	batch, _ := ctx.Value(appliedEventsKey{}).(*appliedEvents)
-	return batch
-}
-
-func (b *appliedEvents) add(rec recorder.EventRecorder, owner client.Object, outcome Outcome, what string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var oc *ownerChanges
-	for _, o := range b.owners {
-		if o.owner.GetUID() == owner.GetUID() && o.owner.GetName() == owner.GetName() && o.owner.GetNamespace() == owner.GetNamespace() {
-			oc = o
-			break
-		}
-	}
-	if oc == nil {
-		oc = &ownerChanges{rec: rec, owner: owner}
-		b.owners = append(b.owners, oc)
-	}
-	if outcome == Created {
-		oc.created = append(oc.created, what)
-	} else {
-		oc.updated = append(oc.updated, what)
-	}
-}
-
-// flush records the summary Events, such as "Created ServiceAccount web,
-// Secret web-config-1a2b, StatefulSet web".
-func (b *appliedEvents) flush() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, o := range b.owners {
-		var parts []string
-		reason := ReasonApplied
-		switch {
-		case len(o.updated) == 0:
-			reason = string(Created)
-		case len(o.created) == 0:
-			reason = string(Updated)
-		}
-		if len(o.created) > 0 {
-			parts = append(parts, "Created "+strings.Join(o.created, ", "))
-		}
-		if len(o.updated) > 0 {
-			parts = append(parts, "Updated "+strings.Join(o.updated, ", "))
-		}
-		o.rec.Eventf(o.owner, nil, corev1.EventTypeNormal, reason, "Apply", "%s", strings.Join(parts, "; "))
-	}
-	b.owners = nil
-}
-
 // Deps are what every controller reads and writes the API with.
 type Deps struct {
 	// Client reads from the cache (the custom resources and the children,
@@ -287,8 +100,8 @@ type Deps struct {
 	Applier *Applier
 }
 
-// EventSource is the name Events of the operator are reported by.
-const EventSource = "nginx-operator"
+// eventSource is the name Events of the operator are reported by.
+const eventSource = "nginx-operator"
 
 // NewDeps are mgr's clients, scheme and Event recorder, with an Applier that
 // reads from the cache.
@@ -297,7 +110,30 @@ func NewDeps(mgr manager.Manager) Deps {
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorder(EventSource),
+		Recorder:  mgr.GetEventRecorder(eventSource),
 		Applier:   &Applier{Client: mgr.GetClient(), Reader: mgr.GetClient(), Live: mgr.GetAPIReader(), Scheme: mgr.GetScheme()},
 	}
+}
+
+// patchStatus writes obj's status through the status subresource, as a merge
+// patch against original, only when the two statuses differ: an unchanged
+// status costs no request. meta.SetStatusCondition keeps a condition's
+// lastTransitionTime while its status holds, so re-setting the same
+// conditions leaves the status equal. A deleted object is not an error.
+func patchStatus(ctx context.Context, c client.Client, obj, original client.Object) error {
+	now, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	was, err := runtime.DefaultUnstructuredConverter.ToUnstructured(original)
+	if err != nil {
+		return err
+	}
+	if equality.Semantic.DeepEqual(now["status"], was["status"]) {
+		return nil
+	}
+	if err := c.Status().Patch(ctx, obj, client.MergeFrom(original)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
 }
