@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 func freePort(t *testing.T) int32 {
@@ -38,31 +38,13 @@ func freePort(t *testing.T) int32 {
 	return int32(l.Addr().(*net.TCPAddr).Port)
 }
 
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // container runs one container of the pod: argv chrooted into the image's
 // extracted root, as the pod's user, with the image's environment. The
 // network is this machine's loopback, shared like a pod's.
 type container struct {
 	name string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *tools.Buffer
 	done chan error
 }
 
@@ -71,7 +53,7 @@ func startContainer(t *testing.T, name, root string, argv, env []string, workDir
 	if workDir == "" {
 		workDir = "/"
 	}
-	out := &syncBuffer{}
+	out := &tools.Buffer{}
 	cmd := &exec.Cmd{
 		Path: argv[0], Args: argv, Env: env, Dir: workDir, Stdout: out, Stderr: out,
 		SysProcAttr: &syscall.SysProcAttr{

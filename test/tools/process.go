@@ -17,7 +17,7 @@ import (
 type Process struct {
 	name   string
 	cmd    *exec.Cmd
-	out    lockedBuffer
+	out    Buffer
 	exited chan struct{}
 	err    error
 }
@@ -138,20 +138,35 @@ type Stop struct{ Err error }
 
 func (s *Stop) Error() string { return s.Err.Error() }
 
-// lockedBuffer is a buffer a process writes while a test reads it.
-type lockedBuffer struct {
+// Buffer collects what a process or a logger writes while a test reads it.
+type Buffer struct {
 	mu  sync.Mutex
 	buf strings.Builder
 }
 
-func (b *lockedBuffer) Write(p []byte) (int, error) {
+func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *lockedBuffer) String() string {
+// String is everything written so far.
+func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Len is how many bytes were written so far: an offset for Since.
+func (b *Buffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
+// Since is what was written after offset.
+func (b *Buffer) Since(offset int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()[offset:]
 }
