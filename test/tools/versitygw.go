@@ -2,8 +2,6 @@ package tools
 
 import (
 	"net"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 )
@@ -39,29 +37,17 @@ func StartVersitygwOn(t testing.TB, ip string) string {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	var logs strings.Builder
-	cmd := exec.Command(bin, "--port", addr, "--access", VersitygwAccessKey, "--secret", VersitygwSecretKey, "--quiet", "posix", t.TempDir())
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("versitygw output:\n%s", logs.String())
+	p := Start(t, "versitygw", bin, "--port", addr, "--access", VersitygwAccessKey, "--secret", VersitygwSecretKey, "--quiet", "posix", t.TempDir())
+	Eventually(t, 15*time.Second, "versitygw listens on "+addr, func() error {
+		if err := p.Exited(); err != nil {
+			return &Stop{Err: err}
 		}
-	})
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			break
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("versitygw did not listen on %s: %v", addr, err)
-		}
-	}
+		return c.Close()
+	})
 	return addr
 }
 
