@@ -175,7 +175,7 @@ func TestLeaderElectionHandsOverWhenTheLeaderDiesOrStops(t *testing.T) {
 	// candidate takes over within about one retry period.
 	ops = append(ops, framework.StartOperator(t, kc, args...))
 	third := len(ops) - 1
-	if !framework.WaitFor(ctx, 30*time.Second, func(context.Context) bool { return ops[third].LogContains("attempting to acquire leader lease") }) {
+	if !framework.WaitFor(ctx, 30*time.Second, func(context.Context) bool { return ops[third].LogContains("Attempting to acquire leader lease") }) {
 		t.Fatal("the new candidate never tried to acquire the lease")
 	}
 	stopped := time.Now()
