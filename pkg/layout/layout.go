@@ -36,6 +36,10 @@ const (
 	ConfigMountPath  = "/etc/nginx/operator"
 	ConfigFile       = "nginx.conf"
 	TLSMountPath     = "/etc/nginx/tls"
+	// BackendCAMountPath holds the CA certificates proxy locations verify
+	// their Services with: one directory per ConfigMap or Secret,
+	// <kind in lower case>/<name>.
+	BackendCAMountPath = "/etc/nginx/backend-ca"
 	// MetricsPortName is the exporter's container and Service port.
 	MetricsPortName = "metrics"
 	// HealthPortName is the port the kubelet probes.

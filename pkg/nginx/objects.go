@@ -3,6 +3,7 @@ package nginx
 import (
 	"maps"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -354,7 +355,38 @@ func podVolumes(nginx *v1beta1.NginxOperator, configSecret string) ([]corev1.Vol
 		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: layout.TLSMountPath + "/" + secret, ReadOnly: true})
 	}
+	for _, ref := range BackendCAs(&nginx.Spec) {
+		dir := backendCADir(ref)
+		name := k8sutil.NameWithLimit(63, "ca", strings.ReplaceAll(dir, "/", "-"))
+		source := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}}}
+		if ref.Kind == "Secret" {
+			source = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ref.Name}}
+		}
+		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: source})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: layout.BackendCAMountPath + "/" + dir, ReadOnly: true})
+	}
 	return volumes, mounts
+}
+
+// BackendCAs are the distinct ConfigMaps and Secrets holding the CA
+// certificates proxy locations verify their Services with, in order of
+// first use. They are mounted whole: locations may read different keys.
+func BackendCAs(spec *v1beta1.NginxOperatorSpec) []v1beta1.CACertificateRef {
+	seen := map[string]bool{}
+	var out []v1beta1.CACertificateRef
+	for _, s := range spec.Config.Servers {
+		for _, l := range s.Locations {
+			if l.Proxy == nil || l.Proxy.TLS == nil || l.Proxy.TLS.CACertificate == nil {
+				continue
+			}
+			ref := *l.Proxy.TLS.CACertificate
+			if dir := backendCADir(ref); !seen[dir] {
+				seen[dir] = true
+				out = append(out, ref)
+			}
+		}
+	}
+	return out
 }
 
 // TLSSecrets are the distinct TLS Secrets the servers use, in order of first use.

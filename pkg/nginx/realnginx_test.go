@@ -19,14 +19,22 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// testPaths lays out what a rendered config needs under dir: a document root,
-// a mime.types file and a self-signed certificate per TLS Secret.
-func testPaths(t *testing.T, dir string, secrets []string) Paths {
+// testPaths lays out what a rendered config of spec needs under dir: a
+// document root, a mime.types file, a self-signed certificate per TLS Secret
+// and a CA file per backend CA reference.
+func testPaths(t *testing.T, dir string, spec *v1beta1.NginxOperatorSpec) Paths {
 	t.Helper()
-	p := Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), MimeTypes: filepath.Join(dir, "mime.types")}
+	p := Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), BackendCA: filepath.Join(dir, "backend-ca"), MimeTypes: filepath.Join(dir, "mime.types")}
 	must(t, os.MkdirAll(p.Content, 0o755))
 	must(t, os.WriteFile(p.MimeTypes, []byte("types {\n    text/html html;\n    text/plain txt;\n}\n"), 0o644))
-	for _, s := range secrets {
+	for _, ref := range BackendCAs(spec) {
+		ca, err := tools.NewCA("backend CA", time.Hour)
+		must(t, err)
+		file := p.BackendCAFile(ref)
+		must(t, os.MkdirAll(filepath.Dir(file), 0o755))
+		must(t, os.WriteFile(file, ca.CertPEM, 0o644))
+	}
+	for _, s := range TLSSecrets(spec) {
 		_, certPEM, keyPEM, err := tools.ServingCert("example.com", "127.0.0.1")
 		must(t, err)
 		must(t, os.MkdirAll(filepath.Join(p.TLS, s), 0o755))
@@ -78,7 +86,7 @@ func TestRealNginxServesRenderedConfig(t *testing.T) {
 	// must be able to read the test's files.
 	must(t, os.Chmod(dir, 0o755))
 	must(t, os.Chmod(filepath.Dir(dir), 0o755))
-	paths := testPaths(t, dir, TLSSecrets(&spec))
+	paths := testPaths(t, dir, &spec)
 	must(t, os.WriteFile(filepath.Join(paths.Content, "index.html"), []byte("<h1>hello</h1>\n"), 0o644))
 	cfg, err := Render(validationtest.Spec(t, spec), RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: int(healthPort),
 		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }})
@@ -125,7 +133,7 @@ func TestRealNginxServesRenderedConfig(t *testing.T) {
 	if resp, _ := get(base + "/old"); resp.StatusCode != 301 || resp.Header.Get("Location") != "https://example.com/new" {
 		t.Errorf("redirect: %d Location=%q", resp.StatusCode, resp.Header.Get("Location"))
 	}
-	if resp, body := get(base + "/api/users"); resp.StatusCode != 200 || body != "upstream saw /api/users host=127.0.0.1" {
+	if resp, body := get(base + "/api/users"); resp.StatusCode != 200 || body != fmt.Sprintf("upstream saw /api/users host=127.0.0.1:%d", httpPort) {
 		t.Errorf("proxy: %d %q", resp.StatusCode, body)
 	}
 	if resp, _ := get(base + "/missing"); resp.StatusCode != 404 {

@@ -21,13 +21,33 @@ type Paths struct {
 	Content string
 	// TLS holds one directory per TLS Secret, each with tls.crt and tls.key.
 	TLS string
+	// BackendCA holds one directory per CA certificate reference of a proxy
+	// location: BackendCAFile names the file in it.
+	BackendCA string
 	// MimeTypes is the mime.types file to include.
 	MimeTypes string
 }
 
 // PodPaths are the paths inside the nginx pods the operator builds.
 func PodPaths() Paths {
-	return Paths{Temp: "/tmp", Content: layout.ContentMountPath, TLS: layout.TLSMountPath, MimeTypes: "/etc/nginx/mime.types"}
+	return Paths{
+		Temp: "/tmp", Content: layout.ContentMountPath, TLS: layout.TLSMountPath,
+		BackendCA: layout.BackendCAMountPath, MimeTypes: "/etc/nginx/mime.types",
+	}
+}
+
+// BackendCAFile is where ref's certificates are under paths.
+func (p Paths) BackendCAFile(ref v1beta1.CACertificateRef) string {
+	return p.BackendCA + "/" + backendCADir(ref) + "/" + ref.Key
+}
+
+// backendCADir is ref's directory under Paths.BackendCA: a ConfigMap and a
+// Secret may share a name.
+func backendCADir(ref v1beta1.CACertificateRef) string {
+	if ref.Kind == "Secret" {
+		return "secret/" + ref.Name
+	}
+	return "configmap/" + ref.Name
 }
 
 // RenderOptions are the inputs of Render besides the spec.
@@ -54,7 +74,7 @@ func configErrorf(format string, args ...any) error {
 // Render builds nginx.conf for spec, which must be the spec as
 // validation.NginxOperator returns it: with the CRD's defaults, every value
 // within the CRD's rules. Render restates none of them (the CRD is their one
-// source); it checks only the cross-field rule the CRD cannot hold (see
+// source); it checks only the cross-field rules the CRD cannot hold (see
 // checkCrossField). Every user value becomes a quoted argument of a
 // directive chosen here, so no spec can add directives whatever it holds.
 func Render(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]byte, error) {
@@ -108,13 +128,15 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 		conf.D("fastcgi_temp_path", temp("fastcgi")),
 		conf.D("uwsgi_temp_path", temp("uwsgi")),
 		conf.D("scgi_temp_path", temp("scgi")),
+	}
+	http = append(http, requestVariables(cfg.TrustedProxies)...)
+	http = append(http,
 		// The kubelet probes this port; it answers without touching user content.
 		conf.B("server", nil,
 			conf.D("listen", itoa(int32(opts.HealthPort))),
 			conf.D("access_log", "off"),
 			conf.B("location", []string{"=", "/healthz"}, conf.D("return", "200", "ok\n")),
-		),
-	}
+		))
 	if spec.Metrics.Enabled {
 		// stub_status listens on loopback only: the exporter sidecar shares the
 		// pod's network namespace; nothing outside the pod can reach it.
@@ -124,7 +146,12 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 			conf.B("location", []string{"=", "/stub_status"}, conf.D("stub_status")),
 		))
 	}
-	http = append(http, userServers(spec, cfg, opts)...)
+	r := &renderer{opts: opts}
+	servers := r.servers(spec)
+	// Upstreams and per-location maps are http-level blocks the servers'
+	// locations refer to.
+	http = append(http, r.httpBlocks...)
+	http = append(http, servers...)
 
 	return []conf.Directive{
 		conf.D("worker_processes", "auto"),
@@ -135,19 +162,26 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 	}, nil
 }
 
-// userServers renders spec.config.servers, or one default server on the first
+// renderer renders the user's servers. Locations may need blocks at the
+// http level (an upstream, a map); they collect in httpBlocks.
+type renderer struct {
+	opts       RenderOptions
+	httpBlocks []conf.Directive
+}
+
+// servers renders spec.config.servers, or one default server on the first
 // port serving the content when there are none.
-func userServers(spec *v1beta1.NginxOperatorSpec, cfg v1beta1.NginxConfig, opts RenderOptions) []conf.Directive {
+func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 	ports := map[string]int32{}
 	for _, p := range spec.Ports {
 		ports[p.Name] = p.ContainerPort
 	}
-	servers := cfg.Servers
+	servers := spec.Config.Servers
 	if len(servers) == 0 && len(spec.Ports) > 0 {
 		servers = []v1beta1.Server{{Port: spec.Ports[0].Name, DefaultServer: true}}
 	}
 	var out []conf.Directive
-	for _, s := range servers {
+	for i, s := range servers {
 		listen := []string{itoa(ports[s.Port])}
 		if s.TLS != nil {
 			listen = append(listen, "ssl")
@@ -159,52 +193,49 @@ func userServers(spec *v1beta1.NginxOperatorSpec, cfg v1beta1.NginxConfig, opts 
 		if len(s.ServerNames) > 0 {
 			block = append(block, conf.D("server_name", s.ServerNames...))
 		}
+		if s.RedirectToHTTPS != nil {
+			// $host is the request's host without its port, lower-cased;
+			// $request_uri is its path and query exactly as the client sent
+			// them.
+			target := "https://$host"
+			if port := s.RedirectToHTTPS.Port; port != nil && *port != 443 {
+				target += ":" + itoa(*port)
+			}
+			block = append(block, conf.D("return", itoa(s.RedirectToHTTPS.Code), target+"$request_uri"))
+			out = append(out, conf.B("server", nil, block...))
+			continue
+		}
 		if s.TLS != nil {
-			dir := opts.Paths.TLS + "/" + s.TLS.SecretName
+			dir := r.opts.Paths.TLS + "/" + s.TLS.SecretName
 			block = append(block,
 				conf.D("ssl_certificate", dir+"/tls.crt"),
 				conf.D("ssl_certificate_key", dir+"/tls.key"),
 				conf.D("ssl_protocols", "TLSv1.2", "TLSv1.3"),
 			)
 		}
-		block = append(block, conf.D("root", opts.Paths.Content), conf.D("index", "index.html"))
-		out = append(out, conf.B("server", nil, append(block, renderLocations(s.Locations, opts)...)...))
+		block = append(block, conf.D("root", r.opts.Paths.Content), conf.D("index", "index.html"))
+		block = append(block, r.errorPages(i, s.ErrorPages)...)
+		block = append(block, r.locations(i, s.Locations)...)
+		out = append(out, conf.B("server", nil, block...))
 	}
 	return out
 }
 
-func renderLocations(locations []v1beta1.Location, opts RenderOptions) []conf.Directive {
-	if len(locations) == 0 {
-		locations = []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}
-	}
+// errorPages sends each listed status to a named location that serves the
+// page's file: a named location cannot collide with a user's path, and
+// error_page without "=" keeps the original status.
+func (r *renderer) errorPages(server int, pages []v1beta1.ErrorPage) []conf.Directive {
 	var out []conf.Directive
-	for _, l := range locations {
-		var body []conf.Directive
-		switch {
-		case l.Static != nil:
-			autoindex := "off"
-			if l.Static.Autoindex {
-				autoindex = "on"
-			}
-			body = append(body, conf.D("try_files", "$uri", "$uri/", "=404"), conf.D("autoindex", autoindex))
-		case l.Proxy != nil:
-			upstream := "http://" + opts.UpstreamHost(l.Proxy.Service, opts.Namespace) + ":" + itoa(l.Proxy.Port)
-			body = append(body,
-				conf.D("proxy_pass", upstream),
-				conf.D("proxy_http_version", "1.1"),
-				conf.D("proxy_set_header", "Host", "$host"),
-				conf.D("proxy_set_header", "X-Real-IP", "$remote_addr"),
-				conf.D("proxy_set_header", "X-Forwarded-For", "$proxy_add_x_forwarded_for"),
-				conf.D("proxy_set_header", "X-Forwarded-Proto", "$scheme"),
-				conf.D("proxy_read_timeout", itoa(l.Proxy.ReadTimeoutSeconds)+"s"),
-			)
-		case l.Redirect != nil:
-			body = append(body, conf.D("return", itoa(l.Redirect.Code), l.Redirect.URL))
+	for i, p := range pages {
+		name := "@error_page_" + strconv.Itoa(server) + "_" + strconv.Itoa(i)
+		args := make([]string, 0, len(p.Codes)+1)
+		for _, c := range p.Codes {
+			args = append(args, itoa(c))
 		}
-		for _, h := range l.Headers {
-			body = append(body, conf.D("add_header", h.Name, h.Value, "always"))
-		}
-		out = append(out, conf.B("location", locationArgs(l), body...))
+		out = append(out,
+			conf.D("error_page", append(args, name)...),
+			conf.B("location", []string{name}, conf.D("rewrite", "^", p.Path, "break")),
+		)
 	}
 	return out
 }

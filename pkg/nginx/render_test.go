@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
@@ -52,6 +53,48 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 			},
 		}},
 	},
+	// Every routing field at once: what a gateway in front of real
+	// applications needs.
+	"gateway-routing": {
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}},
+		Config: v1beta1.NginxConfig{
+			TrustedProxies: []string{"10.0.0.0/8", "fd00::/8"},
+			Servers: []v1beta1.Server{
+				{Port: "http", ServerNames: []string{"app.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{}},
+				{Port: "http", ServerNames: []string{"legacy.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Port: ptr.To[int32](8443), Code: 301}},
+				{
+					Port: "https", ServerNames: []string{"app.example.com"}, TLS: &v1beta1.TLS{SecretName: "app-tls"},
+					ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{404}, Path: "/errors/404.html"}, {Codes: []int32{502, 503, 504}, Path: "/errors/5xx.html"}},
+					Locations: []v1beta1.Location{
+						{Path: "/", Static: &v1beta1.StaticLocation{Fallback: "/index.html"}},
+						{Path: "/assets/", Static: &v1beta1.StaticLocation{}, Expires: "7d", ResponseHeaders: &v1beta1.HeaderModifier{Add: []v1beta1.Header{{Name: "X-Content-Type-Options", Value: "nosniff"}}}},
+						{Path: "/api/", ClientMaxBodySize: "100m", Proxy: &v1beta1.ProxyLocation{
+							Backends:              []v1beta1.Backend{{Service: "api", Port: 80, Weight: ptr.To[int32](90)}, {Service: "api-canary", Port: 80, Weight: ptr.To[int32](10)}, {Service: "api-old", Port: 80, Weight: ptr.To[int32](0)}, {Service: "api-next", Port: 80}},
+							ConnectTimeoutSeconds: 5, SendTimeoutSeconds: 30, ReadTimeoutSeconds: 120, InterceptErrors: true,
+							URLRewrite: &v1beta1.URLRewrite{Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/v2/")}},
+						},
+							RequestHeaders: &v1beta1.HeaderModifier{
+								Set:    []v1beta1.Header{{Name: "X-Forwarded-Proto", Value: "https"}, {Name: "X-Team", Value: "a"}},
+								Add:    []v1beta1.Header{{Name: "X-Via", Value: "nginx-operator"}},
+								Remove: []string{"Cookie"},
+							},
+							ResponseHeaders: &v1beta1.HeaderModifier{
+								Set:    []v1beta1.Header{{Name: "Cache-Control", Value: "no-store"}},
+								Remove: []string{"X-Powered-By"},
+							},
+						},
+						{Path: "/events", Proxy: &v1beta1.ProxyLocation{Service: "events", Port: 8080, ReadTimeoutSeconds: 3600,
+							Buffering: &v1beta1.ProxyBuffering{Disabled: true, HeaderBufferKiB: 16, Buffers: 4, BufferKiB: 8}}},
+						{Path: "/secure/", Proxy: &v1beta1.ProxyLocation{Service: "vault", Port: 8200,
+							TLS:        &v1beta1.BackendTLS{CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "vault-ca"}},
+							URLRewrite: &v1beta1.URLRewrite{Hostname: "vault.internal", Path: &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To("/v1/sys/health")}}}},
+						{Path: "/docs/", Redirect: &v1beta1.RedirectLocation{Hostname: "docs.example.com", Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/")}, Code: 301}},
+						{Path: "/moved", Exact: true, Redirect: &v1beta1.RedirectLocation{Scheme: "https", Port: ptr.To[int32](443), Path: &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To("/new")}}},
+					},
+				},
+			},
+		},
+	},
 }
 
 func TestRenderMatchesGoldenFiles(t *testing.T) {
@@ -86,8 +129,9 @@ func TestGoldenConfigsPassNginxT(t *testing.T) {
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			paths := testPaths(t, dir, TLSSecrets(&spec))
-			cfg, err := Render(validationtest.Spec(t, spec), RenderOptions{Paths: paths, Namespace: "team-a",
+			admitted := validationtest.Spec(t, spec)
+			paths := testPaths(t, dir, admitted)
+			cfg, err := Render(admitted, RenderOptions{Paths: paths, Namespace: "team-a",
 				UpstreamHost: func(string, string) string { return "127.0.0.1" }})
 			if err != nil {
 				t.Fatal(err)

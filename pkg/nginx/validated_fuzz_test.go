@@ -107,7 +107,7 @@ func validatedRendersAcceptedConfig(t *testing.T, obj *v1beta1.NginxOperator, ch
 	}
 	spec := admitted.Spec
 	opts := nginx.RenderOptions{
-		Paths:        nginx.TestPaths(t, check.dir, nginx.TLSSecrets(&spec)),
+		Paths:        nginx.TestPaths(t, check.dir, &spec),
 		Namespace:    obj.Namespace,
 		UpstreamHost: func(string, string) string { return "127.0.0.1" },
 	}

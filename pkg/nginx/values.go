@@ -1,6 +1,8 @@
 package nginx
 
 import (
+	"strings"
+
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 )
 
@@ -13,6 +15,10 @@ import (
 // duplicate location, but a CEL rule comparing every pair of locations of
 // every server (32 servers of 64 paths of up to 512 characters) exceeds the
 // apiserver's cost budget for a CRD rule, so the CRD cannot hold it.
+//
+// A header named twice in one requestHeaders or responseHeaders (set, add
+// and remove together, in any case): the same pairwise comparison, for
+// every location, is beyond the budget too.
 func checkCrossField(spec *v1beta1.NginxOperatorSpec) error {
 	for i, s := range spec.Config.Servers {
 		seen := map[[2]string]bool{}
@@ -25,7 +31,36 @@ func checkCrossField(spec *v1beta1.NginxOperatorSpec) error {
 				return configErrorf("config.servers[%d].locations[%d]: path %q appears twice", i, j, l.Path)
 			}
 			seen[key] = true
+			if name := repeatedHeader(l.RequestHeaders); name != "" {
+				return configErrorf("config.servers[%d].locations[%d].requestHeaders: header %q appears more than once in set, add and remove", i, j, name)
+			}
+			if name := repeatedHeader(l.ResponseHeaders); name != "" {
+				return configErrorf("config.servers[%d].locations[%d].responseHeaders: header %q appears more than once in set, add and remove", i, j, name)
+			}
 		}
 	}
 	return nil
+}
+
+// repeatedHeader is the first header name m lists twice, ignoring case.
+func repeatedHeader(m *v1beta1.HeaderModifier) string {
+	if m == nil {
+		return ""
+	}
+	names := make([]string, 0, len(m.Set)+len(m.Add)+len(m.Remove))
+	for _, h := range m.Set {
+		names = append(names, h.Name)
+	}
+	for _, h := range m.Add {
+		names = append(names, h.Name)
+	}
+	names = append(names, m.Remove...)
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[strings.ToLower(n)] {
+			return n
+		}
+		seen[strings.ToLower(n)] = true
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
@@ -121,13 +122,66 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 		{"one handler per location", locationPath, celRule("exactly one of static, proxy or redirect"),
 			func(o *v1beta1.NginxOperator) { location(o).Static = nil }, "location / {}"},
 		{"proxy Service pattern", at(locationPath, "proxy", "service"), pattern,
-			func(o *v1beta1.NginxOperator) { proxy(o).Service = "API" }, "proxy_pass http://API.team-a.svc:80;"},
+			func(o *v1beta1.NginxOperator) { proxy(o).Service = "API" }, "server API.team-a.svc:80;"},
 		{"proxy port maximum", at(locationPath, "proxy", "port"), maximum,
-			func(o *v1beta1.NginxOperator) { proxy(o).Port = 65536 }, "proxy_pass http://api.team-a.svc:65536;"},
+			func(o *v1beta1.NginxOperator) { proxy(o).Port = 65536 }, "server api.team-a.svc:65536;"},
 		{"proxy read timeout default", at(locationPath, "proxy", "readTimeoutSeconds"), noDefault,
 			func(o *v1beta1.NginxOperator) { proxy(o) }, "proxy_read_timeout 0s;"},
 		{"proxy read timeout minimum", at(locationPath, "proxy", "readTimeoutSeconds"), minimum,
 			func(o *v1beta1.NginxOperator) { proxy(o).ReadTimeoutSeconds = -1 }, "proxy_read_timeout -1s;"},
+		{"proxy connect timeout default", at(locationPath, "proxy", "connectTimeoutSeconds"), noDefault,
+			func(o *v1beta1.NginxOperator) { proxy(o) }, "proxy_connect_timeout 0s;"},
+		{"proxy connect timeout maximum", at(locationPath, "proxy", "connectTimeoutSeconds"), maximum,
+			func(o *v1beta1.NginxOperator) { proxy(o).ConnectTimeoutSeconds = 600 }, "proxy_connect_timeout 600s;"},
+		{"proxy send timeout default", at(locationPath, "proxy", "sendTimeoutSeconds"), noDefault,
+			func(o *v1beta1.NginxOperator) { proxy(o) }, "proxy_send_timeout 0s;"},
+		{"backend weight default", at(locationPath, "proxy", "backends", "items", "weight"), noDefault,
+			func(o *v1beta1.NginxOperator) {
+				p := proxy(o)
+				p.Service, p.Port = "", 0
+				p.Backends = []v1beta1.Backend{{Service: "a", Port: 80, Weight: ptr.To[int32](2)}, {Service: "b", Port: 80}}
+			}, "server a.team-a.svc:80 weight=2;\n        keepalive"},
+		{"header buffer maximum", at(locationPath, "proxy", "buffering", "headerBufferKiB"), maximum,
+			func(o *v1beta1.NginxOperator) {
+				proxy(o).Buffering = &v1beta1.ProxyBuffering{HeaderBufferKiB: 2048, Buffers: 256, BufferKiB: 1024}
+			}, "proxy_buffer_size 2048k;"},
+		{"buffers fit nginx's busy rule", at(locationPath, "proxy", "buffering"), celRule("must be less than (buffers - 1) * bufferKiB"),
+			func(o *v1beta1.NginxOperator) {
+				proxy(o).Buffering = &v1beta1.ProxyBuffering{HeaderBufferKiB: 64, Buffers: 2, BufferKiB: 4}
+			}, "proxy_buffers 2 4k;"},
+		{"backend CA key default", at(locationPath, "proxy", "tls", "caCertificate", "key"), noDefault,
+			func(o *v1beta1.NginxOperator) {
+				proxy(o).TLS = &v1beta1.BackendTLS{CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: "ca"}}
+			}, "proxy_ssl_trusted_certificate /etc/nginx/backend-ca/secret/ca/;"},
+		{"rewrite path pattern", at(locationPath, "proxy", "urlRewrite", "path", "replaceFullPath"), pattern,
+			func(o *v1beta1.NginxOperator) {
+				proxy(o).URLRewrite = &v1beta1.URLRewrite{Path: &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To("/a?b")}}
+			}, "rewrite ^ /a?b break;"},
+		{"request header add names", locationPath, celRule("requestHeaders.add names"),
+			func(o *v1beta1.NginxOperator) {
+				proxy(o)
+				location(o).RequestHeaders = &v1beta1.HeaderModifier{Add: []v1beta1.Header{{Name: "X_Y", Value: "v"}}}
+			}, "map $http_x_y $request_header_s0_l0_0"},
+		{"headers nginx manages", at(locationPath, "requestHeaders"), celRule("are nginx's to manage"),
+			func(o *v1beta1.NginxOperator) {
+				proxy(o)
+				location(o).RequestHeaders = &v1beta1.HeaderModifier{Set: []v1beta1.Header{{Name: "Host", Value: "evil.example"}}}
+			}, "proxy_set_header Host evil.example;"},
+		{"static fallback pattern", at(locationPath, "static", "fallback"), pattern,
+			func(o *v1beta1.NginxOperator) { location(o).Static.Fallback = "@named" }, "try_files $uri $uri/ @named;"},
+		{"expires pattern", at(locationPath, "expires"), pattern,
+			func(o *v1beta1.NginxOperator) { location(o).Expires = "-1" }, "expires -1;"},
+		{"https redirect code default", at(serverPath, "redirectToHTTPS", "code"), noDefault,
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.Config.Servers[0].Locations = nil
+				o.Spec.Config.Servers[0].RedirectToHTTPS = &v1beta1.HTTPSRedirect{}
+			}, "return 0 https://$host$request_uri;"},
+		{"error page codes minimum", at(serverPath, "errorPages", "items", "codes", "items"), minimum,
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.Config.Servers[0].ErrorPages = []v1beta1.ErrorPage{{Codes: []int32{200}, Path: "/ok.html"}}
+			}, "error_page 200 @error_page_0_0;"},
+		{"trusted proxies are CIDRs", at(configPath, "trustedProxies", "items"), celRule("must be a CIDR"),
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.TrustedProxies = []string{"0.0.0.0"} }, "0.0.0.0 1;"},
 		{"redirect URL pattern", at(locationPath, "redirect", "url"), pattern,
 			func(o *v1beta1.NginxOperator) { redirect(o).URL = "ftp://example.com/" }, "return 302 ftp://example.com/;"},
 		{"redirect code enum", at(locationPath, "redirect", "code"), enum,

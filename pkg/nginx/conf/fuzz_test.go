@@ -100,12 +100,14 @@ func FuzzRenderParseRoundTrip(f *testing.F) {
 					),
 					B("upstream", []string{a, b, c}),
 				),
+				B("map", []string{"$a", "$b"}, D(name, c), D("default", a)),
 			),
 		}
 		text, err := Render(dirs)
 
 		args := []string{a, b, c}
-		mustRefuse := !nameRE.MatchString(name)
+		// The name is also a map key, refused only for what Quote refuses.
+		mustRefuse := !nameRE.MatchString(name) || hasRefusedByte(name) || len(name) > maxToken
 		for _, s := range args {
 			mustRefuse = mustRefuse || hasRefusedByte(s) || len(s) > maxToken
 		}
@@ -116,7 +118,7 @@ func FuzzRenderParseRoundTrip(f *testing.F) {
 			// Refusing is only allowed for a documented reason. Render stops
 			// at the first problem, which may be in any of the inputs.
 			justified := errors.Is(err, errBadName) && !nameRE.MatchString(name)
-			for _, s := range args {
+			for _, s := range append(args, name) {
 				justified = justified ||
 					errors.Is(err, errControlChar) && hasRefusedByte(s) ||
 					errors.Is(err, errTooLong) && 2*len(s)+2 > maxToken

@@ -28,7 +28,9 @@ var (
 // block is written as "name {}".
 //
 // It fails, and writes nothing, when a name is not a valid directive name
-// (^[a-z_][a-z0-9_]*$) or Quote refuses an argument.
+// (^[a-z_][a-z0-9_]*$) or Quote refuses an argument. Inside map and geo
+// blocks the first token of an entry is a key, not a name, and goes through
+// Quote like an argument.
 func Render(dirs []Directive) ([]byte, error) {
 	var b bytes.Buffer
 	if err := render(&b, dirs, nil); err != nil {
@@ -41,15 +43,25 @@ func Render(dirs []Directive) ([]byte, error) {
 // enclosing blocks, for error messages.
 func render(b *bytes.Buffer, dirs []Directive, path []string) error {
 	indent := strings.Repeat("    ", len(path))
+	keyed := len(path) > 0 && keyedBlocks[path[len(path)-1]]
 	for i, d := range dirs {
-		if !validName(d.Name) {
+		name := d.Name
+		if keyed {
+			// A map or geo entry starts with its key, a value like any
+			// argument (a string, a regex, a CIDR): it goes through Quote.
+			tok, err := Quote(d.Name)
+			if err != nil {
+				return fmt.Errorf("conf: %s: key: %w", where(path, "entry"), err)
+			}
+			name = tok
+		} else if !validName(d.Name) {
 			return fmt.Errorf("conf: %s: %w", where(path, fmt.Sprintf("%q", d.Name)), errBadName)
 		}
 		if len(path) == 0 && i > 0 && (d.Block != nil || dirs[i-1].Block != nil) {
 			b.WriteByte('\n')
 		}
 		b.WriteString(indent)
-		b.WriteString(d.Name)
+		b.WriteString(name)
 		for j, arg := range d.Args {
 			tok, err := Quote(arg)
 			if err != nil {
@@ -74,6 +86,12 @@ func render(b *bytes.Buffer, dirs []Directive, path []string) error {
 	}
 	return nil
 }
+
+// keyedBlocks are the blocks whose entries start with a key rather than a
+// directive name. A key that reads as one of the block's own words (default,
+// hostnames, include, volatile in map; default, delete, ranges, proxy and
+// proxy_recursive in geo) keeps that meaning: the caller builds keys.
+var keyedBlocks = map[string]bool{"map": true, "geo": true}
 
 // where names a directive in error messages, e.g. "http > server > listen".
 func where(path []string, name string) string {

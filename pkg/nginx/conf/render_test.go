@@ -109,6 +109,12 @@ func TestRenderGolden(t *testing.T) {
 		B("http", nil,
 			D("include", "mime.types"),
 			D("log_format", "main", `$remote_addr [$time_local] "$request"`),
+			B("map", []string{"$http_upgrade", "$connection_upgrade"},
+				D("default", "upgrade"),
+				D("", ""),
+				D(`~^\Q/a b\E(/.*)$`, "/x$1"),
+			),
+			B("geo", []string{"$remote_addr", "$trusted"}, D("10.0.0.0/8", "1")),
 			B("server", nil,
 				D("listen", "80", "default_server"),
 				D("server_name", "example.com", "*.example.com"),
@@ -128,6 +134,14 @@ events {}
 http {
     include mime.types;
     log_format main "$remote_addr [$time_local] \"$request\"";
+    map $http_upgrade $connection_upgrade {
+        default upgrade;
+        "" "";
+        "~^\\Q/a b\\E(/.*)$" /x$1;
+    }
+    geo $remote_addr $trusted {
+        10.0.0.0/8 1;
+    }
     server {
         listen 80 default_server;
         server_name example.com *.example.com;

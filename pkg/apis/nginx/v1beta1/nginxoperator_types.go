@@ -165,6 +165,18 @@ type NginxConfig struct {
 	// +kubebuilder:validation:Maximum=3600
 	KeepaliveTimeoutSeconds int32 `json:"keepaliveTimeoutSeconds,omitempty"`
 
+	// TrustedProxies are the addresses (CIDRs) of the hops in front of nginx,
+	// such as a cloud load balancer or a TLS-terminating proxy. A request from
+	// one of them keeps its X-Forwarded-For, -Proto, -Host and -Port on the way
+	// to a proxied Service; from any other client nginx replaces them with
+	// what it saw itself, so a client cannot claim to have used HTTPS.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:items:XValidation:rule="isCIDR(self)",message="must be a CIDR such as 10.0.0.0/8 or fd00::/8"
+	TrustedProxies []string `json:"trustedProxies,omitempty"`
+
 	// Servers are nginx's virtual servers. With none, one server on the first
 	// port serves the content at /.
 	// +optional
@@ -176,6 +188,7 @@ type NginxConfig struct {
 // Server is one nginx virtual server. Two locations with the same path are
 // reported by the controller (condition Degraded, reason InvalidConfig): a
 // schema rule comparing every pair would exceed the apiserver's CEL budget.
+// +kubebuilder:validation:XValidation:rule="!has(self.redirectToHTTPS) || (!has(self.tls) && (!has(self.locations) || size(self.locations) == 0))",message="redirectToHTTPS answers every request of the server with a redirect: it cannot be combined with tls or locations"
 type Server struct {
 	// Port is the name of the entry of spec.ports this server listens on.
 	// +kubebuilder:validation:MinLength=1
@@ -200,11 +213,59 @@ type Server struct {
 	// +optional
 	TLS *TLS `json:"tls,omitempty"`
 
+	// RedirectToHTTPS answers every request with a redirect to the same host,
+	// path and query over https (ingress-nginx's ssl-redirect; Gateway API's
+	// RequestRedirect with scheme https).
+	// +optional
+	RedirectToHTTPS *HTTPSRedirect `json:"redirectToHTTPS,omitempty"`
+
+	// ErrorPages replace the body of nginx's error responses with a page from
+	// the content, keeping the status code (ingress-nginx's
+	// custom-http-errors). Responses of a proxied Service are replaced too
+	// where its location sets proxy.interceptErrors.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ErrorPages []ErrorPage `json:"errorPages,omitempty"`
+
 	// Locations route requests by path. With none, / serves the content.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	Locations []Location `json:"locations,omitempty"`
+}
+
+// HTTPSRedirect sends plain-HTTP clients to https.
+type HTTPSRedirect struct {
+	// Port of the https URL; unset: the scheme's default, 443, which the URL
+	// then leaves out.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+	// Code is the redirect's HTTP status. 308 keeps the method and body of a
+	// POST; 301 is what old clients know.
+	// +optional
+	// +kubebuilder:default=308
+	// +kubebuilder:validation:Enum=301;302;303;307;308
+	Code int32 `json:"code,omitempty"`
+}
+
+// ErrorPage serves a file of the content for some status codes.
+type ErrorPage struct {
+	// Codes are the HTTP status codes (400 to 599) the page is for.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Minimum=400
+	// +kubebuilder:validation:items:Maximum=599
+	Codes []int32 `json:"codes"`
+	// Path of the page in the content, such as /errors/404.html. The client
+	// gets it with the original status code.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._~!&'()*+,=:@%/-]*$`
+	Path string `json:"path"`
 }
 
 // TLS names the certificate of a server.
@@ -218,6 +279,11 @@ type TLS struct {
 
 // Location routes requests under a path to exactly one handler: static, proxy or redirect.
 // +kubebuilder:validation:XValidation:rule="(has(self.static) ? 1 : 0) + (has(self.proxy) ? 1 : 0) + (has(self.redirect) ? 1 : 0) == 1",message="a location needs exactly one of static, proxy or redirect"
+// +kubebuilder:validation:XValidation:rule="!has(self.requestHeaders) || has(self.proxy)",message="requestHeaders needs a proxy location: only a proxied request is sent on"
+// +kubebuilder:validation:XValidation:rule="!has(self.requestHeaders) || !has(self.requestHeaders.add) || self.requestHeaders.add.all(h, h.name.matches('^[A-Za-z0-9-]+$'))",message="requestHeaders.add names may hold letters, digits and '-' only: nginx reads a request header's current value through a variable named after it"
+// +kubebuilder:validation:XValidation:rule="!has(self.responseHeaders) || has(self.proxy) || (!has(self.responseHeaders.set) && !has(self.responseHeaders.remove))",message="responseHeaders.set and responseHeaders.remove need a proxy location: nginx can only replace or drop a header a Service sent; use responseHeaders.add"
+// +kubebuilder:validation:XValidation:rule="!has(self.headers) || !has(self.responseHeaders)",message="headers is the older name of responseHeaders.add: use one of them"
+// +kubebuilder:validation:XValidation:rule="!has(self.exact) || !self.exact || !((has(self.redirect) && has(self.redirect.path) && self.redirect.path.type == 'ReplacePrefixMatch') || (has(self.proxy) && has(self.proxy.urlRewrite) && has(self.proxy.urlRewrite.path) && self.proxy.urlRewrite.path.type == 'ReplacePrefixMatch'))",message="ReplacePrefixMatch needs a prefix location: with exact: true use ReplaceFullPath"
 type Location struct {
 	// Path is the URI prefix this location matches (or the exact URI with exact: true).
 	// +kubebuilder:validation:MinLength=1
@@ -241,12 +307,69 @@ type Location struct {
 	// +optional
 	Redirect *RedirectLocation `json:"redirect,omitempty"`
 
-	// Headers are added to responses from this location.
+	// Headers are added to responses from this location: the older name of
+	// responseHeaders.add, kept for existing objects.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=32
 	Headers []Header `json:"headers,omitempty"`
+
+	// RequestHeaders change the request on its way to the Service (Gateway
+	// API's RequestHeaderModifier). Proxy locations only.
+	// +optional
+	RequestHeaders *HeaderModifier `json:"requestHeaders,omitempty"`
+
+	// ResponseHeaders change the response on its way to the client (Gateway
+	// API's ResponseHeaderModifier). add works everywhere; set and remove
+	// only act on what a proxied Service sends.
+	// +optional
+	ResponseHeaders *HeaderModifier `json:"responseHeaders,omitempty"`
+
+	// ClientMaxBodySize overrides spec.config.clientMaxBodySize here, such
+	// as 100m for an upload endpoint; 0 disables the check.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}[kKmMgG]?$`
+	ClientMaxBodySize string `json:"clientMaxBodySize,omitempty"`
+
+	// Expires sets the Expires and Cache-Control max-age headers of
+	// successful responses (nginx's expires): a time such as 30s, 10m, 12h,
+	// 7d, 4w, 6M or 1y; "epoch" to forbid caching; "max" for ten years.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^(epoch|max|[0-9]{1,8}(s|m|h|d|w|M|y))$`
+	Expires string `json:"expires,omitempty"`
+}
+
+// HeaderModifier sets, adds and removes HTTP headers, with Gateway API's
+// semantics: set replaces every value of the header, add appends one, remove
+// drops it. Header names are case-insensitive; each may appear once in a
+// modifier, which the controller checks (condition Degraded, reason
+// InvalidConfig): a schema rule comparing every pair of names would exceed
+// the apiserver's CEL budget.
+// +kubebuilder:validation:XValidation:rule="(has(self.set) ? self.set.map(h, h.name) : []).all(n, !(n.lowerAscii() in ['host', 'connection', 'upgrade', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'content-length'])) && (has(self.add) ? self.add.map(h, h.name) : []).all(n, !(n.lowerAscii() in ['host', 'connection', 'upgrade', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'content-length'])) && (has(self.remove) ? self.remove : []).all(n, !(n.lowerAscii() in ['host', 'connection', 'upgrade', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'content-length']))",message="Host, Connection, Upgrade, Keep-Alive, TE, Trailer, Transfer-Encoding and Content-Length are nginx's to manage: change the host with proxy.urlRewrite.hostname"
+type HeaderModifier struct {
+	// Set replaces the header's values with this one, or adds it.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Set []Header `json:"set,omitempty"`
+	// Add appends this value to the header, or adds it. In requestHeaders
+	// the names may hold letters, digits and '-' only: nginx reads the
+	// existing value through a variable named after the header.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Add []Header `json:"add,omitempty"`
+	// Remove drops these headers.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=128
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9!#%&'*+.^_|~-]+$`
+	Remove []string `json:"remove,omitempty"`
 }
 
 // StaticLocation serves files from the content root.
@@ -254,10 +377,97 @@ type StaticLocation struct {
 	// Autoindex lists directories that have no index file.
 	// +optional
 	Autoindex bool `json:"autoindex,omitempty"`
+	// Fallback is the file of the content served, with status 200, for a
+	// URI that names no file or directory: /index.html lets a single-page
+	// application answer its deep links. Unset: 404.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._~!&'()*+,=:@%/-]*$`
+	Fallback string `json:"fallback,omitempty"`
 }
 
-// ProxyLocation forwards requests to a Service in the instance's namespace.
+// ProxyLocation forwards requests to one Service of the instance's namespace,
+// or splits them across several by weight. nginx keeps idle connections to
+// them open for reuse, passes WebSocket upgrades through, and sends the
+// request's Host (with its port) and X-Forwarded-For, -Proto, -Host and
+// -Port (see spec.config.trustedProxies).
+// +kubebuilder:validation:XValidation:rule="has(self.service) ? has(self.port) && !has(self.backends) : has(self.backends) && !has(self.port)",message="set service and port to proxy to one Service, or backends to split requests across Services"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.tls.hostname) || !has(self.backends) || size(self.backends) == 1",message="tls.hostname is required with more than one backend: each Service has its own name"
 type ProxyLocation struct {
+	// Service is the name of a Service in this namespace.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Service string `json:"service,omitempty"`
+	// Port of the Service.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+
+	// Backends split requests across Services by weight, for example 90
+	// and 10 for a canary (Gateway API's weighted backendRefs,
+	// ingress-nginx's canary-weight). Each request is placed on its own:
+	// there is no stickiness, so one client may reach both versions.
+	// +optional
+	// +listType=map
+	// +listMapKey=service
+	// +listMapKey=port
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.exists(b, b.weight > 0)",message="at least one backend needs a weight above 0"
+	Backends []Backend `json:"backends,omitempty"`
+
+	// ConnectTimeoutSeconds is how long nginx waits to connect to the
+	// Service (proxy_connect_timeout); the kernel gives up after about 75 s
+	// whatever is set.
+	// +optional
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=75
+	ConnectTimeoutSeconds int32 `json:"connectTimeoutSeconds,omitempty"`
+	// SendTimeoutSeconds is the longest pause between two writes of the
+	// request to the Service (proxy_send_timeout).
+	// +optional
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	SendTimeoutSeconds int32 `json:"sendTimeoutSeconds,omitempty"`
+	// ReadTimeoutSeconds is the longest pause between two reads of the
+	// response (proxy_read_timeout): a Service that needs 30 s to answer
+	// needs more than 30; an idle WebSocket is closed after it.
+	// +optional
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	ReadTimeoutSeconds int32 `json:"readTimeoutSeconds,omitempty"`
+
+	// Buffering controls how nginx buffers the Service's responses. Unset:
+	// nginx's defaults (buffered, eight 4 KiB buffers on x86-64).
+	// +optional
+	Buffering *ProxyBuffering `json:"buffering,omitempty"`
+
+	// TLS connects to the Service over HTTPS (ingress-nginx's
+	// backend-protocol: HTTPS; Gateway API's BackendTLSPolicy).
+	// +optional
+	TLS *BackendTLS `json:"tls,omitempty"`
+
+	// URLRewrite changes the host or path of the request sent to the
+	// Service; the query is kept (Gateway API's URLRewrite filter,
+	// ingress-nginx's rewrite-target).
+	// +optional
+	URLRewrite *URLRewrite `json:"urlRewrite,omitempty"`
+
+	// InterceptErrors serves the server's errorPages in place of the
+	// Service's own body for the codes they list.
+	// +optional
+	InterceptErrors bool `json:"interceptErrors,omitempty"`
+}
+
+// Backend is one Service of a weighted split.
+type Backend struct {
 	// Service is the name of a Service in this namespace.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
@@ -267,25 +477,149 @@ type ProxyLocation struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	Port int32 `json:"port"`
-	// ReadTimeoutSeconds is nginx's proxy_read_timeout.
+	// Weight is this Service's share of the requests, relative to the sum
+	// of all weights; 0 sends it none.
 	// +optional
-	// +kubebuilder:default=60
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=3600
-	ReadTimeoutSeconds int32 `json:"readTimeoutSeconds,omitempty"`
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	Weight *int32 `json:"weight,omitempty"`
 }
 
-// RedirectLocation answers with an HTTP redirect.
+// ProxyBuffering sets how nginx buffers a Service's response.
+// +kubebuilder:validation:XValidation:rule="(self.headerBufferKiB > self.bufferKiB ? self.headerBufferKiB : self.bufferKiB) < (self.buffers - 1) * self.bufferKiB",message="the larger of headerBufferKiB and bufferKiB must be less than (buffers - 1) * bufferKiB, as nginx requires of the buffers it may be sending while reading"
+type ProxyBuffering struct {
+	// Disabled passes the response to the client as it arrives
+	// (proxy_buffering off), for streamed responses and server-sent events.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+	// HeaderBufferKiB holds the response's status line and headers
+	// (proxy_buffer_size); raise it for Services that send large cookies.
+	// +optional
+	// +kubebuilder:default=4
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	HeaderBufferKiB int32 `json:"headerBufferKiB,omitempty"`
+	// Buffers and BufferKiB are the number and size of the buffers a
+	// response is read into per connection (proxy_buffers).
+	// +optional
+	// +kubebuilder:default=8
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=256
+	Buffers int32 `json:"buffers,omitempty"`
+	// +optional
+	// +kubebuilder:default=4
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	BufferKiB int32 `json:"bufferKiB,omitempty"`
+}
+
+// BackendTLS is how nginx speaks TLS to a Service.
+type BackendTLS struct {
+	// Hostname is sent as SNI and, with caCertificate, must be a name of
+	// the Service's certificate. Unset: <service>.<namespace>.svc.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Hostname string `json:"hostname,omitempty"`
+	// CACertificate verifies the Service's certificate. Unset: the
+	// connection is encrypted but the certificate is not checked, as in
+	// ingress-nginx's default.
+	// +optional
+	CACertificate *CACertificateRef `json:"caCertificate,omitempty"`
+}
+
+// CACertificateRef names PEM CA certificates in a ConfigMap or Secret of
+// this namespace. It is mounted into the pods: the operator never reads it.
+type CACertificateRef struct {
+	// Kind is ConfigMap or Secret.
+	// +kubebuilder:validation:Enum=ConfigMap;Secret
+	Kind string `json:"kind"`
+	// Name of the ConfigMap or Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+	// Key holding the certificates.
+	// +optional
+	// +kubebuilder:default="ca.crt"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +kubebuilder:validation:XValidation:rule="self != '.' && self != '..'",message="key cannot be . or .."
+	Key string `json:"key,omitempty"`
+}
+
+// URLRewrite changes the request before it is proxied.
+// +kubebuilder:validation:XValidation:rule="has(self.hostname) || has(self.path)",message="set hostname, path or both"
+type URLRewrite struct {
+	// Hostname replaces the Host header sent to the Service.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Hostname string `json:"hostname,omitempty"`
+	// Path rewrites the path; the query is kept.
+	// +optional
+	Path *PathModifier `json:"path,omitempty"`
+}
+
+// PathModifier replaces a request's path, with Gateway API's semantics.
+// +kubebuilder:validation:XValidation:rule="self.type == 'ReplaceFullPath' ? has(self.replaceFullPath) && !has(self.replacePrefixMatch) : has(self.replacePrefixMatch) && !has(self.replaceFullPath)",message="type ReplaceFullPath needs replaceFullPath, type ReplacePrefixMatch needs replacePrefixMatch, and only that one"
+type PathModifier struct {
+	// Type is ReplaceFullPath or ReplacePrefixMatch.
+	// +kubebuilder:validation:Enum=ReplaceFullPath;ReplacePrefixMatch
+	Type string `json:"type"`
+	// ReplaceFullPath is the whole new path.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._~!&'()*+,=:@%/-]*$`
+	ReplaceFullPath *string `json:"replaceFullPath,omitempty"`
+	// ReplacePrefixMatch replaces the location's path at the start of the
+	// request's path and keeps the rest: with path /api/ and "/v2/",
+	// /api/users becomes /v2/users; "" or "/" strip the prefix. A trailing
+	// '/' on either side is ignored, as in Gateway API.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(/[A-Za-z0-9._~!&'()*+,=:@%/-]*)?$`
+	ReplacePrefixMatch *string `json:"replacePrefixMatch,omitempty"`
+}
+
+// RedirectLocation answers with an HTTP redirect: to a fixed url, or, like
+// Gateway API's RequestRedirect, to the request's own URL with some parts
+// replaced (scheme, hostname, port, path); the query is always kept.
+// +kubebuilder:validation:XValidation:rule="has(self.url) != (has(self.scheme) || has(self.hostname) || has(self.port) || has(self.path))",message="set url for a fixed target, or one or more of scheme, hostname, port and path to keep the rest of the request's URL: not both"
 type RedirectLocation struct {
-	// URL to redirect to, absolute (http or https).
+	// URL to redirect to, absolute (http or https), used as it is.
+	// +optional
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://[A-Za-z0-9._~!&'()*+,;=:@%/?#\[\]-]+$`
-	URL string `json:"url"`
+	URL string `json:"url,omitempty"`
 	// Code is the redirect's HTTP status.
 	// +optional
 	// +kubebuilder:default=302
 	// +kubebuilder:validation:Enum=301;302;303;307;308
 	Code int32 `json:"code,omitempty"`
+	// Scheme of the target. Unset: the request's (as a trusted proxy
+	// reported it).
+	// +optional
+	// +kubebuilder:validation:Enum=http;https
+	Scheme string `json:"scheme,omitempty"`
+	// Hostname of the target. Unset: the request's.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Hostname string `json:"hostname,omitempty"`
+	// Port of the target. Unset: the scheme's default when scheme is set,
+	// otherwise the port the request came in on. 80 for http and 443 for
+	// https are left out of the URL.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port *int32 `json:"port,omitempty"`
+	// Path replaces the path of the target. Unset: the request's path.
+	// +optional
+	Path *PathModifier `json:"path,omitempty"`
 }
 
 // Header is one response header.

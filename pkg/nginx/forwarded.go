@@ -1,0 +1,79 @@
+package nginx
+
+import "github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+
+// Variables the http level defines for proxy locations and redirects. nginx
+// evaluates a map only when a request uses its variable, so they cost
+// nothing where no location needs them.
+const (
+	// varTrustedHop is 1 when the client is one of spec.config.trustedProxies.
+	varTrustedHop = "$trusted_hop"
+	// varConnectionUpgrade is the Connection header sent upstream: "upgrade"
+	// for a WebSocket (or other) upgrade, otherwise none, which keeps the
+	// upstream connection open for the next request.
+	varConnectionUpgrade = "$connection_upgrade"
+	// varHostWithPort is the Host the client sent, port included ($host
+	// drops it), or the server's name for a request without one.
+	varHostWithPort = "$host_with_port"
+	// The X-Forwarded-* values: the trusted hop's own headers when the
+	// client is one, otherwise what nginx saw.
+	varForwardedFor   = "$forwarded_for"
+	varForwardedProto = "$forwarded_proto"
+	varForwardedHost  = "$forwarded_host"
+	varForwardedPort  = "$forwarded_port"
+	// varForwardedPortSuffix is ":<port>" for a URL, or nothing for the
+	// scheme's default port.
+	varForwardedPortSuffix = "$forwarded_port_suffix"
+)
+
+// requestVariables defines the variables above. Only a trusted hop's
+// X-Forwarded-* headers are believed: anyone else could claim HTTPS or
+// another host, and applications build links and security decisions on
+// them (ingress-nginx's use-forwarded-headers, off by default).
+func requestVariables(trustedProxies []string) []conf.Directive {
+	geo := []conf.Directive{conf.D("default", "0")}
+	for _, cidr := range trustedProxies {
+		geo = append(geo, conf.D(cidr, "1"))
+	}
+	mapBlock := func(source, variable string, entries ...conf.Directive) conf.Directive {
+		return conf.B("map", []string{source, variable}, entries...)
+	}
+	return []conf.Directive{
+		conf.B("geo", []string{"$remote_addr", varTrustedHop}, geo...),
+		mapBlock("$http_upgrade", varConnectionUpgrade,
+			conf.D("default", "upgrade"),
+			conf.D("", ""),
+		),
+		mapBlock("$http_host", varHostWithPort,
+			conf.D("default", "$http_host"),
+			conf.D("", "$host"),
+		),
+		mapBlock(varTrustedHop, varForwardedFor,
+			conf.D("default", "$remote_addr"),
+			conf.D("1", "$proxy_add_x_forwarded_for"),
+		),
+		// The keys join the trust bit and the header, so one map decides
+		// both: "1https" is a trusted hop that terminated TLS.
+		mapBlock(varTrustedHop+"$http_x_forwarded_proto", varForwardedProto,
+			conf.D("default", "$scheme"),
+			conf.D("1http", "http"),
+			conf.D("1https", "https"),
+		),
+		mapBlock(varTrustedHop+"$http_x_forwarded_host", varForwardedHost,
+			conf.D("default", varHostWithPort),
+			conf.D("~^1.", "$http_x_forwarded_host"),
+		),
+		// A trusted hop that names a scheme but no port used the scheme's.
+		mapBlock(varTrustedHop+":$http_x_forwarded_port:$http_x_forwarded_proto", varForwardedPort,
+			conf.D("default", "$server_port"),
+			conf.D("~^1:([0-9]{1,5}):", "$1"),
+			conf.D("1::https", "443"),
+			conf.D("1::http", "80"),
+		),
+		mapBlock(varForwardedProto+":"+varForwardedPort, varForwardedPortSuffix,
+			conf.D("default", ":"+varForwardedPort),
+			conf.D("http:80", ""),
+			conf.D("https:443", ""),
+		),
+	}
+}

@@ -1,0 +1,231 @@
+package nginx
+
+import (
+	"strconv"
+	"strings"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+)
+
+// upstreamKeepalive is how many idle connections each worker keeps open to
+// a location's Services for reuse.
+const upstreamKeepalive = "32"
+
+// locations renders the locations of server number server; with none, /
+// serves the content.
+func (r *renderer) locations(server int, locations []v1beta1.Location) []conf.Directive {
+	if len(locations) == 0 {
+		locations = []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}
+	}
+	var out []conf.Directive
+	for i, l := range locations {
+		id := "s" + strconv.Itoa(server) + "_l" + strconv.Itoa(i)
+		var body []conf.Directive
+		switch {
+		case l.Static != nil:
+			body = static(l.Static)
+		case l.Proxy != nil:
+			body = r.proxy(id, l)
+		case l.Redirect != nil:
+			body = r.redirect(id, l)
+		}
+		if l.ClientMaxBodySize != "" {
+			body = append(body, conf.D("client_max_body_size", l.ClientMaxBodySize))
+		}
+		if l.Expires != "" {
+			body = append(body, conf.D("expires", l.Expires))
+		}
+		body = append(body, responseHeaders(l)...)
+		out = append(out, conf.B("location", locationArgs(l), body...))
+	}
+	return out
+}
+
+func static(s *v1beta1.StaticLocation) []conf.Directive {
+	autoindex := "off"
+	if s.Autoindex {
+		autoindex = "on"
+	}
+	last := "=404"
+	if s.Fallback != "" {
+		// try_files' last argument is an internal redirect: the fallback
+		// file is served by whichever location matches it, with status 200.
+		last = s.Fallback
+	}
+	return []conf.Directive{conf.D("try_files", "$uri", "$uri/", last), conf.D("autoindex", autoindex)}
+}
+
+// proxy forwards to an upstream block of the location's own, which is what
+// lets nginx keep connections to the Services open (keepalive) and split
+// requests by weight.
+func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
+	p := l.Proxy
+	backends := p.Backends
+	if len(backends) == 0 {
+		backends = []v1beta1.Backend{{Service: p.Service, Port: p.Port}}
+	}
+	upstream := "backend_" + id
+	var servers []conf.Directive
+	for _, b := range backends {
+		args := []string{r.opts.UpstreamHost(b.Service, r.opts.Namespace) + ":" + itoa(b.Port)}
+		if len(p.Backends) > 0 {
+			// The CRD defaults every weight.
+			weight := ptr.Deref(b.Weight, 0)
+			if weight == 0 {
+				continue // a weight of 0 sends the Service nothing
+			}
+			args = append(args, "weight="+itoa(weight))
+		}
+		servers = append(servers, conf.D("server", args...))
+	}
+	r.httpBlocks = append(r.httpBlocks, conf.B("upstream", []string{upstream}, append(servers, conf.D("keepalive", upstreamKeepalive))...))
+
+	scheme := "http://"
+	if p.TLS != nil {
+		scheme = "https://"
+	}
+	body := []conf.Directive{conf.D("proxy_pass", scheme+upstream), conf.D("proxy_http_version", "1.1")}
+	for _, h := range r.requestHeaders(id, l) {
+		body = append(body, conf.D("proxy_set_header", h.Name, h.Value))
+	}
+	body = append(body,
+		conf.D("proxy_connect_timeout", itoa(p.ConnectTimeoutSeconds)+"s"),
+		conf.D("proxy_send_timeout", itoa(p.SendTimeoutSeconds)+"s"),
+		conf.D("proxy_read_timeout", itoa(p.ReadTimeoutSeconds)+"s"),
+	)
+	if b := p.Buffering; b != nil {
+		buffering := "on"
+		if b.Disabled {
+			buffering = "off"
+		}
+		// nginx's default busy size (twice the larger buffer) breaks its own
+		// rule for few or small buffers; the larger buffer is always within
+		// it, which the CRD checks.
+		busy := max(b.HeaderBufferKiB, b.BufferKiB)
+		body = append(body,
+			conf.D("proxy_buffering", buffering),
+			conf.D("proxy_buffer_size", itoa(b.HeaderBufferKiB)+"k"),
+			conf.D("proxy_buffers", itoa(b.Buffers), itoa(b.BufferKiB)+"k"),
+			conf.D("proxy_busy_buffers_size", itoa(busy)+"k"),
+		)
+	}
+	if t := p.TLS; t != nil {
+		name := t.Hostname
+		if name == "" {
+			name = backends[0].Service + "." + r.opts.Namespace + ".svc"
+		}
+		body = append(body,
+			conf.D("proxy_ssl_server_name", "on"),
+			conf.D("proxy_ssl_name", name),
+			conf.D("proxy_ssl_protocols", "TLSv1.2", "TLSv1.3"),
+		)
+		if t.CACertificate != nil {
+			body = append(body,
+				conf.D("proxy_ssl_verify", "on"),
+				conf.D("proxy_ssl_trusted_certificate", r.opts.Paths.BackendCAFile(*t.CACertificate)),
+			)
+		}
+	}
+	if rw := p.URLRewrite; rw != nil && rw.Path != nil {
+		// After "rewrite ... break" nginx sends the rewritten path, escaped
+		// again, with the original query.
+		if rw.Path.Type == pathReplaceFull {
+			body = append(body, conf.D("rewrite", "^", *rw.Path.ReplaceFullPath, "break"))
+		} else {
+			for _, rule := range prefixRules(l.Path, *rw.Path.ReplacePrefixMatch) {
+				body = append(body, conf.D("rewrite", rule.pattern+"$", rule.replacement, "break"))
+			}
+		}
+	}
+	if p.InterceptErrors {
+		body = append(body, conf.D("proxy_intercept_errors", "on"))
+	}
+	return body
+}
+
+// header is one header of a request or response as rendered.
+type header struct{ Name, Value string }
+
+// requestHeaders are the headers a proxy location sends: the forwarding
+// headers every proxy sets, then spec's requestHeaders, which replace a
+// default of the same name. An empty value makes nginx drop the header.
+func (r *renderer) requestHeaders(id string, l v1beta1.Location) []header {
+	host := varHostWithPort
+	if rw := l.Proxy.URLRewrite; rw != nil && rw.Hostname != "" {
+		host = rw.Hostname
+	}
+	out := []header{
+		{"Host", host},
+		{"Upgrade", "$http_upgrade"},
+		{"Connection", varConnectionUpgrade},
+		{"X-Real-IP", "$remote_addr"},
+		{"X-Forwarded-For", varForwardedFor},
+		{"X-Forwarded-Proto", varForwardedProto},
+		{"X-Forwarded-Host", varForwardedHost},
+		{"X-Forwarded-Port", varForwardedPort},
+	}
+	m := l.RequestHeaders
+	if m == nil {
+		return out
+	}
+	set := func(name, value string) {
+		for i := range out {
+			if strings.EqualFold(out[i].Name, name) {
+				out[i].Value = value
+				return
+			}
+		}
+		out = append(out, header{name, value})
+	}
+	for _, h := range m.Set {
+		set(h.Name, h.Value)
+	}
+	for i, h := range m.Add {
+		// nginx offers a request header's current value as $http_<name>
+		// (the CRD keeps add's names to letters, digits and '-'); a comma
+		// is how HTTP joins the values of a repeated header.
+		current := "$http_" + strings.ReplaceAll(strings.ToLower(h.Name), "-", "_")
+		joined := "$request_header_" + id + "_" + strconv.Itoa(i)
+		r.httpBlocks = append(r.httpBlocks, conf.B("map", []string{current, joined},
+			conf.D("default", current+","+h.Value),
+			conf.D("", h.Value),
+		))
+		set(h.Name, joined)
+	}
+	for _, name := range m.Remove {
+		set(name, "")
+	}
+	return out
+}
+
+// responseHeaders add to every response of the location; set and remove
+// hide what the Service sent first (proxy_hide_header), so they act on
+// proxied responses only, which the CRD requires.
+func responseHeaders(l v1beta1.Location) []conf.Directive {
+	var out []conf.Directive
+	add := func(h v1beta1.Header) {
+		// "always": error responses carry the header too.
+		out = append(out, conf.D("add_header", h.Name, h.Value, "always"))
+	}
+	for _, h := range l.Headers {
+		add(h)
+	}
+	m := l.ResponseHeaders
+	if m == nil {
+		return out
+	}
+	for _, h := range m.Set {
+		out = append(out, conf.D("proxy_hide_header", h.Name))
+		add(h)
+	}
+	for _, name := range m.Remove {
+		out = append(out, conf.D("proxy_hide_header", name))
+	}
+	for _, h := range m.Add {
+		add(h)
+	}
+	return out
+}

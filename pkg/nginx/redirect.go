@@ -1,0 +1,100 @@
+package nginx
+
+import (
+	"strings"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+)
+
+// The path modifier types of Gateway API, as the CRD spells them.
+const (
+	pathReplaceFull   = "ReplaceFullPath"
+	pathReplacePrefix = "ReplacePrefixMatch"
+)
+
+// redirect answers with a redirect: to the fixed url, or to the request's
+// own URL with the parts the spec names replaced (Gateway API's
+// RequestRedirect). The query always goes along.
+func (r *renderer) redirect(id string, l v1beta1.Location) []conf.Directive {
+	rd := l.Redirect
+	if rd.URL != "" {
+		return []conf.Directive{conf.D("return", itoa(rd.Code), rd.URL)}
+	}
+	scheme := varForwardedProto
+	if rd.Scheme != "" {
+		scheme = rd.Scheme
+	}
+	host := "$host"
+	if rd.Hostname != "" {
+		host = rd.Hostname
+	}
+	// With no port: the scheme's default when the scheme changes, else the
+	// port the client used (as a trusted hop reported it).
+	port := ""
+	switch {
+	case rd.Port != nil && !(rd.Scheme == "http" && *rd.Port == 80 || rd.Scheme == "https" && *rd.Port == 443):
+		port = ":" + itoa(*rd.Port)
+	case rd.Port == nil && rd.Scheme == "":
+		port = varForwardedPortSuffix
+	}
+	// $request_uri is the path and query exactly as the client sent them.
+	// The decoded $uri would be unsafe here: a %0d%0a in it would end the
+	// Location header and start another.
+	path := "$request_uri"
+	switch {
+	case rd.Path == nil:
+	case rd.Path.Type == pathReplaceFull:
+		path = *rd.Path.ReplaceFullPath + "$is_args$args"
+	default:
+		path = "$redirect_path_" + id
+		var entries []conf.Directive
+		for _, rule := range prefixRules(l.Path, *rd.Path.ReplacePrefixMatch) {
+			// The raw $request_uri still holds the query. The greedy (/.*) of
+			// the second rule takes it along, leaving (\?.*)? empty.
+			entries = append(entries, conf.D("~"+rule.pattern+`(\?.*)?$`, rule.replacement+"$"+rule.next()))
+		}
+		// A path that does not start with the location's path as sent
+		// (percent-encoded, say) is kept as it is.
+		entries = append(entries, conf.D("default", "$request_uri"))
+		r.httpBlocks = append(r.httpBlocks, conf.B("map", []string{"$request_uri", path}, entries...))
+	}
+	return []conf.Directive{conf.D("return", itoa(rd.Code), scheme+"://"+host+port+path)}
+}
+
+// prefixRule is one regex of a ReplacePrefixMatch: pattern (without its end
+// anchor) matches a path that starts with the location's path, and
+// replacement, followed by the pattern's captures, is the new path.
+type prefixRule struct {
+	pattern, replacement string
+	captures             int
+}
+
+// next is the number of the capture after the rule's own.
+func (p prefixRule) next() string { return string(rune('1' + p.captures)) }
+
+// prefixRules replace the location's path prefix at the start of a path
+// with replacement, as Gateway API defines it: a trailing '/' on either is
+// ignored, and an empty result is "/". /api with /v2 turns /api into /v2
+// and /api/users into /v2/users.
+//
+// The prefix goes into the regex between \Q and \E, which PCRE reads as
+// literal text; the CRD's path pattern has no backslash, so nothing can end
+// the quoting early. Paths that only share a string prefix with the
+// location (/apis under /api) match neither rule and keep their path.
+func prefixRules(prefix, replacement string) []prefixRule {
+	prefix = strings.TrimSuffix(prefix, "/")
+	replacement = strings.TrimSuffix(replacement, "/")
+	literal := "^"
+	if prefix != "" {
+		literal += `\Q` + prefix + `\E`
+	}
+	whole := replacement
+	if whole == "" {
+		whole = "/"
+	}
+	return []prefixRule{
+		{pattern: literal, replacement: whole},
+		{pattern: literal + "(/.*)", replacement: replacement + "$1", captures: 1},
+	}
+}
