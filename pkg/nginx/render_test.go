@@ -162,6 +162,10 @@ func TestControllerRefusesWhatNginxWouldReject(t *testing.T) {
 		{"two default servers on one port", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", DefaultServer: true}, {Port: "http", DefaultServer: true}}}}},
 		{"duplicate location", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/a", Static: static}, {Path: "/a", Static: static}}}}}}},
 		{"TLS and plain on one port", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "x"}}, {Port: "http", ServerNames: []string{"b"}}}}}},
+		{"a header both set and removed", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80},
+			RequestHeaders: &v1beta1.HeaderModifier{Set: []v1beta1.Header{{Name: "X-A", Value: "1"}}, Remove: []string{"x-a"}}})},
+		{"a response header set twice", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80},
+			ResponseHeaders: &v1beta1.HeaderModifier{Set: []v1beta1.Header{{Name: "X-A", Value: "1"}, {Name: "x-A", Value: "2"}}}})},
 		{"location without a handler", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/"}}}}}}},
 		// Values the hostile review found past earlier checks.
 		{"client_max_body_size 1t", withConfig(http, v1beta1.NginxConfig{ClientMaxBodySize: "1t"})},
