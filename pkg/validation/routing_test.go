@@ -99,6 +99,9 @@ func TestRoutingFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) {
 		{"an error page for a success", func(o *v1beta1.NginxOperator) {
 			server(o).ErrorPages = []v1beta1.ErrorPage{{Codes: []int32{200}, Path: "/ok.html"}}
 		}, []string{"spec.config.servers[0].errorPages[0].codes[0]", "should be greater than or equal to 400"}},
+		{"an error page for 499", func(o *v1beta1.NginxOperator) {
+			server(o).ErrorPages = []v1beta1.ErrorPage{{Codes: []int32{404, 499}, Path: "/oops.html"}}
+		}, []string{"spec.config.servers[0].errorPages[0].codes[1]", "nginx refuses a page for it"}},
 		{"an error page outside the content", func(o *v1beta1.NginxOperator) {
 			server(o).ErrorPages = []v1beta1.ErrorPage{{Codes: []int32{404}, Path: "404.html"}}
 		}, []string{"spec.config.servers[0].errorPages[0].path", "should match"}},

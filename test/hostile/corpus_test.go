@@ -196,14 +196,32 @@ func hostileBaseSpec() v1beta1.NginxOperatorSpec {
 		ForceRedeploy:    "2026-01-01",
 		Config: v1beta1.NginxConfig{
 			WorkerConnections: 1024, ClientMaxBodySize: "1m", KeepaliveTimeoutSeconds: 65,
+			TrustedProxies: []string{"10.0.0.0/8"},
 			Servers: []v1beta1.Server{
-				{Port: "http", ServerNames: []string{"example.com"}, DefaultServer: true, Locations: []v1beta1.Location{
-					{Path: "/", Static: &v1beta1.StaticLocation{}, Headers: []v1beta1.Header{{Name: "X-Frame-Options", Value: "DENY"}}},
-					{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 8081, ReadTimeoutSeconds: 60}},
-					{Path: "/old", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/new", Code: 301}},
-				}},
+				{Port: "http", ServerNames: []string{"example.com"}, DefaultServer: true,
+					ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{404}, Path: "/errors/404.html"}},
+					Locations: []v1beta1.Location{
+						{Path: "/", Static: &v1beta1.StaticLocation{Fallback: "/index.html"}, Expires: "1h", Headers: []v1beta1.Header{{Name: "X-Frame-Options", Value: "DENY"}}},
+						{Path: "/api/", ClientMaxBodySize: "10m", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 8081, ReadTimeoutSeconds: 60,
+							ConnectTimeoutSeconds: 5, SendTimeoutSeconds: 60,
+							Buffering: &v1beta1.ProxyBuffering{HeaderBufferKiB: 8, Buffers: 8, BufferKiB: 4},
+							TLS:       &v1beta1.BackendTLS{Hostname: "api.internal", CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "api-ca", Key: "ca.crt"}},
+							URLRewrite: &v1beta1.URLRewrite{Hostname: "api.internal",
+								Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/v2/")}}},
+							RequestHeaders: &v1beta1.HeaderModifier{
+								Set: []v1beta1.Header{{Name: "X-Team", Value: "a"}}, Add: []v1beta1.Header{{Name: "X-Via", Value: "edge"}}, Remove: []string{"X-Debug"},
+							},
+							ResponseHeaders: &v1beta1.HeaderModifier{Set: []v1beta1.Header{{Name: "Cache-Control", Value: "no-store"}}, Remove: []string{"X-Powered-By"}},
+						},
+						{Path: "/old", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/new", Code: 301}},
+						{Path: "/next/", Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{
+							{Service: "next", Port: 80, Weight: ptr.To[int32](9)}, {Service: "next-canary", Port: 80, Weight: ptr.To[int32](1)}}}},
+						{Path: "/docs/", Redirect: &v1beta1.RedirectLocation{Scheme: "https", Hostname: "docs.example.com", Port: ptr.To[int32](8443), Code: 308,
+							Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/guide/")}}},
+					}},
 				{Port: "https", ServerNames: []string{"example.com"}, TLS: &v1beta1.TLS{SecretName: "web-tls"},
 					Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}},
+				{Port: "http", ServerNames: []string{"plain.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Port: ptr.To[int32](8443), Code: 308}},
 			},
 		},
 		Content: v1beta1.Content{VolumeClaimTemplate: &v1beta1.VolumeClaimTemplate{
@@ -368,6 +386,43 @@ func hostileFields() []hostileField {
 		{"config.servers[].locations[].redirect.code", hostileAt(loc(2, "redirect", "code")...), nums(200, 301, 302, 303, 304, 307, 308, 399, 444, 999, 1000)},
 		{"config.servers[].locations[].headers[].name", hostileAt(loc(0, "headers", 0, "name")...), str("X-A B", "X-A:B", "Set-Cookie", strings.Repeat("X", 129))},
 		{"config.servers[].locations[].headers[].value", hostileAt(loc(0, "headers", 0, "value")...), str("a$b", "v\r\nX-Injected: 1", "x always", `"always`, strings.Repeat("v", 1025))},
+		{"config.trustedProxies[]", hostileAt("config", "trustedProxies", 0), str("10.0.0.1", "10.0.0.0/33", "::/0", "0.0.0.0/0", "fd00::/8", "10.0.0.0/8 1", "10.0.0.0/8;", "default")},
+		{"config.servers[].redirectToHTTPS.port", hostileAt("config", "servers", 2, "redirectToHTTPS", "port"), nums(443)},
+		{"config.servers[].redirectToHTTPS.code", hostileAt("config", "servers", 2, "redirectToHTTPS", "code"), nums(301, 200, 404)},
+		{"config.servers[].errorPages[].path", hostileAt(append(srv0, "errorPages", 0, "path")...), str(slashed...)},
+		{"config.servers[].errorPages[].codes[]", hostileAt(append(srv0, "errorPages", 0, "codes", 0)...), nums(400, 499, 599, 600, 200)},
+		{"config.servers[].locations[].static.fallback", hostileAt(loc(0, "static", "fallback")...), str(slashed...)},
+		{"config.servers[].locations[].expires", hostileAt(loc(0, "expires")...), str("max", "epoch", "off", "-1", "1x", "1h 2m", "@15h", "modified 1h", "99999999y")},
+		{"config.servers[].locations[].clientMaxBodySize", hostileAt(loc(1, "clientMaxBodySize")...), str(sizes...)},
+		{"config.servers[].locations[].proxy.connectTimeoutSeconds", hostileAt(loc(1, "proxy", "connectTimeoutSeconds")...), nums(75, 76)},
+		{"config.servers[].locations[].proxy.sendTimeoutSeconds", hostileAt(loc(1, "proxy", "sendTimeoutSeconds")...), nums(3600, 3601)},
+		{"config.servers[].locations[].proxy.buffering.headerBufferKiB", hostileAt(loc(1, "proxy", "buffering", "headerBufferKiB")...), nums(28, 29, 1024, 1025)},
+		{"config.servers[].locations[].proxy.buffering.buffers", hostileAt(loc(1, "proxy", "buffering", "buffers")...), nums(2, 3, 256, 257)},
+		{"config.servers[].locations[].proxy.tls.hostname", hostileAt(loc(1, "proxy", "tls", "hostname")...), str(serverNames...)},
+		{"config.servers[].locations[].proxy.tls.caCertificate.name", hostileAt(loc(1, "proxy", "tls", "caCertificate", "name")...), str("../../etc", ".", "..", "a/b")},
+		{"config.servers[].locations[].proxy.tls.caCertificate.key", hostileAt(loc(1, "proxy", "tls", "caCertificate", "key")...), str("..", ".", "../ca.crt", "a/b", "tls.crt")},
+		{"config.servers[].locations[].proxy.tls.caCertificate.kind", hostileAt(loc(1, "proxy", "tls", "caCertificate", "kind")...), shortStr("Secret", "secret", "Pod")},
+		{"config.servers[].locations[].proxy.urlRewrite.hostname", hostileAt(loc(1, "proxy", "urlRewrite", "hostname")...), str(serverNames...)},
+		{"config.servers[].locations[].proxy.urlRewrite.path.replacePrefixMatch", hostileAt(loc(1, "proxy", "urlRewrite", "path", "replacePrefixMatch")...), str(slashed...)},
+		{"config.servers[].locations[].proxy.urlRewrite.path (full)", func(spec map[string]any, v any) {
+			hostileAt(loc(1, "proxy", "urlRewrite", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
+		}, str(slashed...)},
+		{"config.servers[].locations[].proxy.backends[].service", hostileAt(loc(3, "proxy", "backends", 0, "service")...), str("next-canary", "API", "api.other-ns")},
+		{"config.servers[].locations[].proxy.backends[].weight", hostileAt(loc(3, "proxy", "backends", 0, "weight")...), nums(1000, 1001)},
+		{"config.servers[].locations[].requestHeaders.set[].name", hostileAt(loc(1, "requestHeaders", "set", 0, "name")...), str("Host", "x-via", "Connection", "X-A B", strings.Repeat("X", 129))},
+		{"config.servers[].locations[].requestHeaders.set[].value", hostileAt(loc(1, "requestHeaders", "set", 0, "value")...), str("a$b", "v\r\nX-Injected: 1", strings.Repeat("v", 1025))},
+		{"config.servers[].locations[].requestHeaders.add[].name", hostileAt(loc(1, "requestHeaders", "add", 0, "name")...), str("X_Via", "X.Via", "x-team", "Upgrade")},
+		{"config.servers[].locations[].requestHeaders.add[].value", hostileAt(loc(1, "requestHeaders", "add", 0, "value")...), str("a$b", "x\",y")},
+		{"config.servers[].locations[].requestHeaders.remove[]", hostileAt(loc(1, "requestHeaders", "remove", 0)...), str("Host", "X-Team", "content-length")},
+		{"config.servers[].locations[].responseHeaders.set[].value", hostileAt(loc(1, "responseHeaders", "set", 0, "value")...), str("a$b", "x always")},
+		{"config.servers[].locations[].responseHeaders.remove[]", hostileAt(loc(1, "responseHeaders", "remove", 0)...), str("Cache-Control", "Transfer-Encoding")},
+		{"config.servers[].locations[].redirect.scheme", hostileAt(loc(4, "redirect", "scheme")...), shortStr("http", "HTTPS", "ftp", "javascript")},
+		{"config.servers[].locations[].redirect.hostname", hostileAt(loc(4, "redirect", "hostname")...), str(serverNames...)},
+		{"config.servers[].locations[].redirect.port", hostileAt(loc(4, "redirect", "port")...), nums(443, 80)},
+		{"config.servers[].locations[].redirect.path.replacePrefixMatch", hostileAt(loc(4, "redirect", "path", "replacePrefixMatch")...), str(slashed...)},
+		{"config.servers[].locations[].redirect.path (full)", func(spec map[string]any, v any) {
+			hostileAt(loc(4, "redirect", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
+		}, str(slashed...)},
 		{"content.configMaps[].name", func(spec map[string]any, v any) {
 			spec["content"] = map[string]any{"configMaps": []any{map[string]any{"name": v}}}
 			delete(spec, "restore")
@@ -482,6 +537,21 @@ func hostileStructures() []struct {
 		{"two configMaps named site", func(s map[string]any) {
 			s["content"] = map[string]any{"configMaps": []any{map[string]any{"name": "site"}, map[string]any{"name": "site"}}}
 			delete(s, "restore")
+		}},
+		{"redirectToHTTPS on a server with locations", func(s map[string]any) {
+			hostileAt(append(srv(0), "redirectToHTTPS")...)(s, map[string]any{})
+		}},
+		{"a proxy with a service and backends", func(s map[string]any) {
+			hostileAt(append(srv(0), "locations", 3, "proxy", "service")...)(s, "api")
+		}},
+		{"ReplacePrefixMatch on an exact location", func(s map[string]any) {
+			hostileAt(append(srv(0), "locations", 4, "exact")...)(s, true)
+		}},
+		{"one request header set and removed", func(s map[string]any) {
+			hostileAt(append(srv(0), "locations", 1, "requestHeaders", "remove")...)(s, []any{"x-team"})
+		}},
+		{"requestHeaders on a static location", func(s map[string]any) {
+			hostileAt(append(srv(0), "locations", 0, "requestHeaders")...)(s, map[string]any{"set": []any{map[string]any{"name": "X-A", "value": "b"}}})
 		}},
 		{"9 imagePullSecrets", func(s map[string]any) {
 			s["imagePullSecrets"] = manyOf(9, func(i int) any { return map[string]any{"name": fmt.Sprintf("r%d", i)} })
@@ -657,7 +727,7 @@ func newHostileEnv(t *testing.T, ns string) *hostileEnv {
 	}
 	h := &hostileEnv{t: t, ns: ns, dir: dir, secrets: map[string]bool{}, paths: nginx.Paths{
 		Temp: filepath.Join(dir, "tmp"), Content: filepath.Join(dir, "html"),
-		TLS: filepath.Join(dir, "tls"), MimeTypes: filepath.Join(dir, "mime.types"),
+		TLS: filepath.Join(dir, "tls"), BackendCA: filepath.Join(dir, "backend-ca"), MimeTypes: filepath.Join(dir, "mime.types"),
 	}}
 	for _, d := range []string{h.paths.Temp, h.paths.Content, h.paths.TLS, filepath.Join(dir, "conf")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -697,6 +767,23 @@ func (h *hostileEnv) mountSecret(name string) {
 	}
 	_ = os.WriteFile(filepath.Join(d, "tls.crt"), h.cert, 0o644)
 	_ = os.WriteFile(filepath.Join(d, "tls.key"), h.key, 0o644)
+}
+
+// mountCA writes a CA certificate where the pod would mount ref's key, for
+// names and keys the kubelet could mount: one path element each.
+func (h *hostileEnv) mountCA(ref v1beta1.CACertificateRef) {
+	for _, part := range []string{ref.Name, ref.Key} {
+		if part == "" || part == "." || part == ".." || strings.ContainsAny(part, "/\x00") {
+			return
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	file := h.paths.BackendCAFile(ref)
+	if os.MkdirAll(filepath.Dir(file), 0o755) != nil {
+		return
+	}
+	_ = os.WriteFile(file, h.cert, 0o644)
 }
 
 func (h *hostileEnv) renderOptions() nginx.RenderOptions {
@@ -787,6 +874,9 @@ func (h *hostileEnv) render(s *hostileSend, spec *v1beta1.NginxOperatorSpec) {
 	for _, name := range nginx.TLSSecrets(spec) {
 		h.mountSecret(name)
 	}
+	for _, ref := range nginx.BackendCAs(spec) {
+		h.mountCA(ref)
+	}
 	want, err := nginx.Directives(spec, opts)
 	if err != nil {
 		s.treeDiff = "nginx.Directives failed after Render succeeded: " + err.Error()
@@ -860,8 +950,7 @@ func hostileMeaning(dirs []conf.Directive) []string {
 			continue
 		}
 		for _, srv := range top.Block {
-			// The operator's own servers (health, stub_status) have no root.
-			if srv.Name != "server" || !hostileHas(srv.Block, "root") {
+			if srv.Name != "server" || hostileOperatorServer(srv) {
 				continue
 			}
 			out = append(out, hostileServerMeaning(srv)...)
@@ -870,9 +959,12 @@ func hostileMeaning(dirs []conf.Directive) []string {
 	return out
 }
 
-func hostileHas(dirs []conf.Directive, name string) bool {
-	for _, d := range dirs {
-		if d.Name == name {
+// hostileOperatorServer reports the operator's own servers: health and
+// stub_status.
+func hostileOperatorServer(srv conf.Directive) bool {
+	for _, d := range srv.Block {
+		if d.Name == "listen" && len(d.Args) > 0 &&
+			(d.Args[0] == strconv.Itoa(v1beta1.HealthPort) || d.Args[0] == "127.0.0.1:"+strconv.Itoa(v1beta1.StubStatusPort)) {
 			return true
 		}
 	}
@@ -899,6 +991,8 @@ func hostileServerMeaning(srv conf.Directive) []string {
 					out = append(out, fmt.Sprintf("server_name %q is a regex or a variable", n))
 				}
 			}
+		case "return":
+			out = append(out, hostileReturnMeaning(d)...)
 		case "location":
 			out = append(out, hostileLocationMeaning(d)...)
 		}
@@ -908,32 +1002,77 @@ func hostileServerMeaning(srv conf.Directive) []string {
 
 var hostileRedirectCodes = map[string]bool{"301": true, "302": true, "303": true, "307": true, "308": true}
 
+var (
+	// hostileVariable finds nginx variable references, $name and ${name}.
+	hostileVariable = regexp.MustCompile(`\$(\{[^}]*\}?|[A-Za-z0-9_]+)`)
+	// hostileOperatorVariables are the variables the renderer itself
+	// writes into arguments; a user value may expand none.
+	hostileOperatorVariables = regexp.MustCompile(`^\$(host|uri|request_uri|is_args|args|remote_addr|http_upgrade|` +
+		`connection_upgrade|host_with_port|forwarded_(for|proto|host|port|port_suffix)|` +
+		`redirect_path_s[0-9]+_l[0-9]+|request_header_s[0-9]+_l[0-9]+_[0-9]+|1)$`)
+	// hostileErrorPageLocation is the renderer's named location of an error page.
+	hostileErrorPageLocation = regexp.MustCompile(`^@error_page_[0-9]+_[0-9]+$`)
+	// hostileRewrite is the shape of every rewrite regex the renderer
+	// writes: anything, or a literal prefix quoted by \Q...\E (which only a
+	// backslash in the prefix could end early) and maybe the rest of the path.
+	hostileRewrite = regexp.MustCompile(`^\^(\\Q[^\\]*\\E)?(\(/\.\*\))?\$?$`)
+)
+
+// hostileForeignVariables are the variables in arg the renderer does not write.
+func hostileForeignVariables(arg string) []string {
+	var out []string
+	for _, v := range hostileVariable.FindAllString(arg, -1) {
+		if !hostileOperatorVariables.MatchString(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func hostileReturnMeaning(d conf.Directive) []string {
+	var out []string
+	if len(d.Args) > 0 && !hostileRedirectCodes[d.Args[0]] {
+		out = append(out, fmt.Sprintf("return %q is not a redirect", d.Args[0]))
+	}
+	if len(d.Args) > 1 && !strings.HasPrefix(d.Args[1], "http://") && !strings.HasPrefix(d.Args[1], "https://") && !strings.HasPrefix(d.Args[1], "$forwarded_proto://") {
+		out = append(out, fmt.Sprintf("return %q is not an absolute http(s) URL", d.Args[1]))
+	}
+	return out
+}
+
 func hostileLocationMeaning(loc conf.Directive) []string {
 	var out []string
 	args := loc.Args
 	plain := len(args) == 1 && strings.HasPrefix(args[0], "/") ||
-		len(args) == 2 && args[0] == "=" && strings.HasPrefix(args[1], "/")
+		len(args) == 2 && args[0] == "=" && strings.HasPrefix(args[1], "/") ||
+		len(args) == 1 && hostileErrorPageLocation.MatchString(args[0])
 	if !plain {
 		out = append(out, fmt.Sprintf("location %q is not a URI prefix or an exact URI (nginx reads a modifier, regex or name)", args))
 	}
 	for _, d := range loc.Block {
-		var user []string // the arguments that come from the spec
 		switch d.Name {
 		case "add_header":
-			user = d.Args[:min(2, len(d.Args))]
+			// Values are literal: not even the renderer's variables.
+			for _, a := range d.Args {
+				if strings.Contains(a, "$") {
+					out = append(out, fmt.Sprintf("add_header argument %q expands nginx variables", a))
+				}
+			}
+			continue
 		case "return":
-			if len(d.Args) > 0 && !hostileRedirectCodes[d.Args[0]] {
-				out = append(out, fmt.Sprintf("return %q is not a redirect", d.Args[0]))
+			out = append(out, hostileReturnMeaning(d)...)
+		case "rewrite":
+			if len(d.Args) != 3 || !hostileRewrite.MatchString(d.Args[0]) || d.Args[2] != "break" {
+				out = append(out, fmt.Sprintf("rewrite %q is not a literal prefix or full-path rewrite", d.Args))
 			}
-			if len(d.Args) > 1 {
-				user = d.Args[1:]
+		case "try_files":
+			if n := len(d.Args); n > 0 && !strings.HasPrefix(d.Args[n-1], "/") && d.Args[n-1] != "=404" {
+				out = append(out, fmt.Sprintf("try_files falls back to %q, not a file of the content", d.Args[n-1]))
 			}
-		case "proxy_pass":
-			user = d.Args
 		}
-		for _, a := range user {
-			if strings.Contains(a, "$") {
-				out = append(out, fmt.Sprintf("%s argument %q expands nginx variables", d.Name, a))
+		for _, a := range d.Args {
+			for _, v := range hostileForeignVariables(a) {
+				out = append(out, fmt.Sprintf("%s argument %q expands %s, a variable the renderer does not write", d.Name, a, v))
 			}
 		}
 	}

@@ -253,12 +253,13 @@ type HTTPSRedirect struct {
 
 // ErrorPage serves a file of the content for some status codes.
 type ErrorPage struct {
-	// Codes are the HTTP status codes (400 to 599) the page is for.
+	// Codes are the HTTP status codes (400 to 599, but 499) the page is for.
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:Minimum=400
 	// +kubebuilder:validation:items:Maximum=599
+	// +kubebuilder:validation:items:XValidation:rule="self != 499",message="499 is nginx's log entry for a client that closed the connection, never a response: nginx refuses a page for it"
 	Codes []int32 `json:"codes"`
 	// Path of the page in the content, such as /errors/404.html. The client
 	// gets it with the original status code.
