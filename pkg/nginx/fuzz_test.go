@@ -16,23 +16,39 @@ import (
 // exactly the directive tree the renderer built: no string can add, remove or
 // reshape a directive or a block. Render may refuse a string; it may not
 // misrender one.
+//
+// The routing fields take the same strings: name goes into every header
+// name and value of the header filters, and every other new string field
+// (CIDR, paths, hostnames, CA reference, expiry) takes path or serverName.
 func FuzzRenderedConfigHasExactlyTheDirectivesAsked(f *testing.F) {
-	f.Add("example.com", "/", "max-age=60", "https://example.com/", "web-tls", "api", "1m")
-	f.Add("a; } server { listen 80", "/x { return 200 pwned; }", "v\" always; add_header X-Evil \"1", "https://a/#;", "t\nls", "svc;", "1m; include /etc/passwd")
-	f.Add("", "", "", "", "", "", "")
-	f.Fuzz(func(t *testing.T, serverName, path, headerValue, url, secret, service, bodySize string) {
+	f.Add("example.com", "/", "max-age=60", "https://example.com/", "web-tls", "api", "1m", "X-Team")
+	f.Add("a; } server { listen 80", "/x { return 200 pwned; }", "v\" always; add_header X-Evil \"1", "https://a/#;", "t\nls", "svc;", "1m; include /etc/passwd", "X\\E) { }")
+	f.Add("", "", "", "", "", "", "", "")
+	f.Fuzz(func(t *testing.T, serverName, path, headerValue, url, secret, service, bodySize, name string) {
+		headers := &v1beta1.HeaderModifier{
+			Set: []v1beta1.Header{{Name: name, Value: headerValue}}, Add: []v1beta1.Header{{Name: name + "a", Value: headerValue}}, Remove: []string{name + "b"},
+		}
 		spec := v1beta1.NginxOperatorSpec{
 			Ports:   []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}},
 			Metrics: v1beta1.MetricsSpec{Enabled: true},
 			Config: v1beta1.NginxConfig{
 				ClientMaxBodySize: bodySize,
+				TrustedProxies:    []string{path},
 				Servers: []v1beta1.Server{
-					{Port: "http", ServerNames: []string{serverName}, Locations: []v1beta1.Location{
-						{Path: path, Static: &v1beta1.StaticLocation{}, Headers: []v1beta1.Header{{Name: "X-Test", Value: headerValue}}},
+					{Port: "http", ServerNames: []string{serverName}, ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{404}, Path: path}}, Locations: []v1beta1.Location{
+						{Path: path, Static: &v1beta1.StaticLocation{Fallback: path}, Expires: bodySize, ClientMaxBodySize: bodySize, Headers: []v1beta1.Header{{Name: "X-Test", Value: headerValue}}},
 						{Path: "/r", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: url, Code: 301}},
-						{Path: "/p/", Proxy: &v1beta1.ProxyLocation{Service: service, Port: 80}},
+						{Path: "/p/", Proxy: &v1beta1.ProxyLocation{Service: service, Port: 80,
+							TLS:        &v1beta1.BackendTLS{Hostname: serverName, CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: secret, Key: path}},
+							URLRewrite: &v1beta1.URLRewrite{Hostname: serverName, Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: &path}}},
+							RequestHeaders: headers, ResponseHeaders: headers},
+						{Path: path + "/w", Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{{Service: service, Port: 80}, {Service: serverName, Port: 81}},
+							URLRewrite: &v1beta1.URLRewrite{Path: &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: &path}}}},
+						{Path: path + "/g", Redirect: &v1beta1.RedirectLocation{Hostname: serverName, Scheme: service, Code: 308,
+							Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: &url}}},
 					}},
 					{Port: "https", TLS: &v1beta1.TLS{SecretName: secret}},
+					{Port: "http", ServerNames: []string{serverName + "x"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Code: 308}},
 				},
 			},
 		}

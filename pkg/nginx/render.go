@@ -122,6 +122,10 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 		// (buckets of one cache line, 512 entries) refuse such configs.
 		conf.D("server_names_hash_bucket_size", "512"),
 		conf.D("server_names_hash_max_size", "4096"),
+		// Room for the longest header name the schema allows (128
+		// characters) in the hashes of proxy_set_header and
+		// proxy_hide_header: nginx's default bucket of 64 bytes refuses it.
+		conf.D("proxy_headers_hash_bucket_size", "256"),
 		// The root filesystem is read-only: every temp path lives on the writable emptyDir.
 		conf.D("client_body_temp_path", temp("client_body")),
 		conf.D("proxy_temp_path", temp("proxy")),

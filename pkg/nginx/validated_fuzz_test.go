@@ -274,6 +274,18 @@ var (
 		good: []string{"0", "1", "1m", "512k", "1g", "1G", "10M", "999999999", "999999999k", "999999999m", "999999999g", "08", "000000000"},
 		bad:  []string{"1000000000", "1t", "-1", "1 m", "1mm", "0x10", "1.5m"},
 	}
+	cidrs = values{
+		good: []string{"10.0.0.0/8", "0.0.0.0/0", "192.168.1.1/32", "fd00::/8", "::/0", "2001:db8::1/128"},
+		bad:  []string{"10.0.0.1", "10.0.0.0/33", "10.0.0.0/8 1", "default", "::/129"},
+	}
+	expiry = values{
+		good: []string{"1h", "30s", "7d", "4w", "6M", "1y", "max", "epoch", "99999999y"},
+		bad:  []string{"off", "-1", "1x", "1h 2m", "@15h", "modified 1h", "3600"},
+	}
+	prefixes = values{
+		good: append([]string{"", "/", "/v2", "/v2/"}, paths.good...),
+		bad:  paths.bad,
+	}
 	numbers = []int32{
 		0, 1, 2, 15, 16, 17, 59, 60, 80, 200, 301, 302, 303, 307, 308, 404, 999, 1000, 1023, 1024, 3600, 3601,
 		8080, 8443, 9113, 18080, 18081, 65535, 65536, -1, 1<<31 - 1, -1 << 31,
@@ -394,8 +406,37 @@ func specFromFuzz(f *randfill.Filler) *v1beta1.NginxOperator {
 		}
 	}
 
+	anyProxy := func() *v1beta1.Location {
+		l := anyLocation()
+		if l.Proxy == nil {
+			l.Static, l.Redirect = nil, nil
+			l.Proxy = &v1beta1.ProxyLocation{Service: p.str(serviceNames), Port: p.num(goodUpstreamPorts...)}
+		}
+		return l
+	}
+	pathModifier := func() *v1beta1.PathModifier {
+		if p.chance(50) {
+			return &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To(p.str(paths))}
+		}
+		return &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To(p.str(prefixes))}
+	}
+	headerList := func() []v1beta1.Header {
+		var out []v1beta1.Header
+		for n := p.intn(3); n > 0; n-- {
+			out = append(out, v1beta1.Header{Name: p.str(headerNames), Value: p.str(headerValues)})
+		}
+		return out
+	}
+	headerModifier := func() *v1beta1.HeaderModifier {
+		m := &v1beta1.HeaderModifier{Set: headerList(), Add: headerList()}
+		if p.chance(50) {
+			m.Remove = []string{p.str(headerNames)}
+		}
+		return m
+	}
+
 	for edits := p.intn(10); edits > 0; edits-- {
-		switch p.intn(16) {
+		switch p.intn(23) {
 		case 0:
 			spec.Ports = append(spec.Ports, v1beta1.Port{Name: p.str(portNames), ContainerPort: p.num(goodPorts...)})
 		case 1:
@@ -440,6 +481,84 @@ func specFromFuzz(f *randfill.Filler) *v1beta1.NginxOperator {
 			}
 		case 14:
 			spec.Metrics.Enabled = !spec.Metrics.Enabled
+		case 16: // weighted backends, timeouts, buffering
+			px := anyProxy().Proxy
+			if p.chance(50) {
+				px.Service, px.Port = "", 0
+				for n := 1 + p.intn(3); n > 0; n-- {
+					px.Backends = append(px.Backends, v1beta1.Backend{Service: p.str(serviceNames), Port: p.num(goodUpstreamPorts...), Weight: ptr.To(p.num(0, 1, 10, 1000))})
+				}
+			}
+			px.ConnectTimeoutSeconds, px.SendTimeoutSeconds = p.num(1, 5, 75), p.num(1, 60, 3600)
+			if p.chance(50) {
+				px.Buffering = &v1beta1.ProxyBuffering{Disabled: p.chance(50), HeaderBufferKiB: p.num(1, 4, 16), Buffers: p.num(3, 8, 256), BufferKiB: p.num(1, 4, 1024)}
+			}
+		case 17: // header filters
+			l := anyProxy()
+			l.RequestHeaders = headerModifier()
+			if p.chance(50) {
+				l.ResponseHeaders = headerModifier()
+			}
+		case 18: // a Gateway-style redirect
+			l := anyLocation()
+			l.Static, l.Proxy = nil, nil
+			l.Redirect = &v1beta1.RedirectLocation{Code: p.num(301, 302, 303, 307, 308)}
+			if p.chance(50) {
+				l.Redirect.Scheme = []string{"http", "https", "ftp"}[p.intn(3)]
+			}
+			if p.chance(50) {
+				l.Redirect.Hostname = p.str(hostNames)
+			}
+			if p.chance(30) {
+				l.Redirect.Port = ptr.To(p.num(80, 443, 8443))
+			}
+			if p.chance(60) {
+				l.Redirect.Path = pathModifier()
+			}
+		case 19: // a rewrite
+			l := anyProxy()
+			l.Proxy.URLRewrite = &v1beta1.URLRewrite{}
+			if p.chance(50) {
+				l.Proxy.URLRewrite.Hostname = p.str(hostNames)
+			}
+			if p.chance(70) {
+				l.Proxy.URLRewrite.Path = pathModifier()
+			}
+		case 20: // static extras
+			l := anyLocation()
+			if l.Static != nil && p.chance(60) {
+				l.Static.Fallback = p.str(paths)
+			}
+			if p.chance(50) {
+				l.Expires = p.str(expiry)
+			}
+			if p.chance(50) {
+				l.ClientMaxBodySize = p.str(bodySizes)
+			}
+		case 21: // error pages, HTTPS redirect
+			srv := anyServer()
+			if p.chance(60) {
+				srv.ErrorPages = append(srv.ErrorPages, v1beta1.ErrorPage{Codes: []int32{p.num(404, 500, 502, 599)}, Path: p.str(paths)})
+			} else {
+				srv.Locations, srv.TLS = nil, nil
+				srv.RedirectToHTTPS = &v1beta1.HTTPSRedirect{Code: p.num(301, 308)}
+				if p.chance(50) {
+					srv.RedirectToHTTPS.Port = ptr.To(p.num(443, 8443))
+				}
+			}
+		case 22: // trusted proxies, backend TLS
+			if p.chance(50) {
+				spec.Config.TrustedProxies = append(spec.Config.TrustedProxies, p.str(cidrs))
+			} else {
+				px := anyProxy().Proxy
+				px.TLS = &v1beta1.BackendTLS{}
+				if p.chance(50) {
+					px.TLS.Hostname = p.str(hostNames)
+				}
+				if p.chance(50) {
+					px.TLS.CACertificate = &v1beta1.CACertificateRef{Kind: []string{"ConfigMap", "Secret"}[p.intn(2)], Name: p.str(secretNames)}
+				}
+			}
 		case 15: // remove a server or a location
 			if s := anyServer(); p.chance(50) && len(s.Locations) > 0 {
 				i := p.intn(len(s.Locations))

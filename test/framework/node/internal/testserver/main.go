@@ -1,6 +1,12 @@
 // Command testserver is the program the real node's tests run in pods:
 //
-//	testserver serve ADDR    answer every HTTP request with "hello from <hostname>"
+//	testserver serve ADDR [CERT KEY]
+//	                         answer every HTTP request with "hello from
+//	                         <hostname>" and a line of JSON describing the
+//	                         request as received (see echo), after sleeping
+//	                         for ?sleep=<duration> and with ?status=<code>;
+//	                         echo WebSocket messages on /ws; serve HTTPS with
+//	                         CERT and KEY when given
 //	testserver probe URL...  print the apiserver's version, read through the
 //	                         kubernetes Service with the pod's service account,
 //	                         and the body of each URL; exit 1 on any failure
@@ -18,9 +24,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/websocket"
 )
 
 func main() {
@@ -34,7 +43,11 @@ func main() {
 		if len(os.Args) > 2 {
 			addr = os.Args[2]
 		}
-		serve(addr)
+		var cert, key string
+		if len(os.Args) > 4 {
+			cert, key = os.Args[3], os.Args[4]
+		}
+		serve(addr, cert, key)
 	case "probe":
 		if !probe(os.Args[2:]) {
 			os.Exit(1)
@@ -49,7 +62,16 @@ func main() {
 	}
 }
 
-func serve(addr string) {
+// echo is what the server saw of a request, as the second line of its answer.
+type echo struct {
+	Server  string      `json:"server"`
+	TLS     bool        `json:"tls"`
+	URI     string      `json:"uri"` // path and query as on the request line
+	Host    string      `json:"host"`
+	Headers http.Header `json:"headers"`
+}
+
+func serve(addr, cert, key string) {
 	host, _ := os.Hostname()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -57,10 +79,26 @@ func serve(addr string) {
 		os.Exit(1)
 	}
 	fmt.Printf("serving on %s\n", l.Addr())
-	err = http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux := http.NewServeMux()
+	mux.Handle("/ws", websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Printf("%s %s from %s\n", r.Method, r.URL.Path, r.RemoteAddr)
+		if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil {
+			time.Sleep(d)
+		}
+		w.Header().Set("X-Powered-By", "testserver")
+		w.Header().Set("Cache-Control", "public, max-age=600")
+		if code, err := strconv.Atoi(r.URL.Query().Get("status")); err == nil {
+			w.WriteHeader(code)
+		}
 		fmt.Fprintf(w, "hello from %s\n", host)
-	}))
+		_ = json.NewEncoder(w).Encode(echo{Server: host, TLS: r.TLS != nil, URI: r.RequestURI, Host: r.Host, Headers: r.Header})
+	})
+	if cert != "" {
+		err = http.ServeTLS(l, mux, cert, key)
+	} else {
+		err = http.Serve(l, mux)
+	}
 	fmt.Fprintln(os.Stderr, err)
 	os.Exit(1)
 }
