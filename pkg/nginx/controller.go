@@ -429,6 +429,20 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 			return "", err
 		}
 	}
+	// The pods mount the backend CAs: without one they never start.
+	for _, ref := range BackendCAs(&nginx.Spec) {
+		var obj client.Object = &corev1.ConfigMap{}
+		reason := ReasonConfigMapNotFound
+		if ref.Kind == "Secret" {
+			obj, reason = &corev1.Secret{}, ReasonSecretNotFound
+		}
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: ref.Name}, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				return "", k8sutil.MissingReference(reason, "backend CA %s %q not found in namespace %s", ref.Kind, ref.Name, nginx.Namespace)
+			}
+			return "", err
+		}
+	}
 	for _, cm := range nginx.Spec.Content.ConfigMaps {
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: cm.Name}, &corev1.ConfigMap{}); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -443,15 +457,27 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 	return k8sutil.Hash(tls)[:16], nil
 }
 
-// proxiedServices are the distinct Services the locations proxy to.
+// proxiedServices are the distinct Services the locations proxy to; a
+// backend with weight 0 is not in nginx.conf and need not exist.
 func proxiedServices(spec *v1beta1.NginxOperatorSpec) []string {
 	seen := map[string]bool{}
 	var out []string
+	add := func(name string) {
+		if name != "" && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
 	for _, s := range spec.Config.Servers {
 		for _, l := range s.Locations {
-			if l.Proxy != nil && !seen[l.Proxy.Service] {
-				seen[l.Proxy.Service] = true
-				out = append(out, l.Proxy.Service)
+			if l.Proxy == nil {
+				continue
+			}
+			add(l.Proxy.Service)
+			for _, b := range l.Proxy.Backends {
+				if b.Weight == nil || *b.Weight > 0 {
+					add(b.Service)
+				}
 			}
 		}
 	}
