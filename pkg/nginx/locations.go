@@ -63,26 +63,8 @@ func static(s *v1beta1.StaticLocation) []conf.Directive {
 // requests by weight.
 func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 	p := l.Proxy
-	backends := p.Backends
-	if len(backends) == 0 {
-		backends = []v1beta1.Backend{{Service: p.Service, Port: p.Port}}
-	}
 	upstream := "backend_" + id
-	var servers []conf.Directive
-	for _, b := range backends {
-		args := []string{r.opts.UpstreamHost(b.Service, r.opts.Namespace) + ":" + itoa(b.Port)}
-		if len(p.Backends) > 0 {
-			// The CRD defaults every weight.
-			weight := ptr.Deref(b.Weight, 0)
-			if weight == 0 {
-				continue // a weight of 0 sends the Service nothing
-			}
-			args = append(args, "weight="+itoa(weight))
-		}
-		servers = append(servers, conf.D("server", args...))
-	}
-	r.httpBlocks = append(r.httpBlocks, conf.B("upstream", []string{upstream}, append(servers, conf.D("keepalive", upstreamKeepalive))...))
-
+	r.httpBlocks = append(r.httpBlocks, r.upstream(upstream, p))
 	scheme := "http://"
 	if p.TLS != nil {
 		scheme = "https://"
@@ -96,54 +78,98 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 		conf.D("proxy_send_timeout", itoa(p.SendTimeoutSeconds)+"s"),
 		conf.D("proxy_read_timeout", itoa(p.ReadTimeoutSeconds)+"s"),
 	)
-	if b := p.Buffering; b != nil {
-		buffering := "on"
-		if b.Disabled {
-			buffering = "off"
-		}
-		// nginx's default busy size (twice the larger buffer) breaks its own
-		// rule for few or small buffers; the larger buffer is always within
-		// it, which the CRD checks.
-		busy := max(b.HeaderBufferKiB, b.BufferKiB)
-		body = append(body,
-			conf.D("proxy_buffering", buffering),
-			conf.D("proxy_buffer_size", itoa(b.HeaderBufferKiB)+"k"),
-			conf.D("proxy_buffers", itoa(b.Buffers), itoa(b.BufferKiB)+"k"),
-			conf.D("proxy_busy_buffers_size", itoa(busy)+"k"),
-		)
-	}
-	if t := p.TLS; t != nil {
-		name := t.Hostname
-		if name == "" {
-			name = backends[0].Service + "." + r.opts.Namespace + ".svc"
-		}
-		body = append(body,
-			conf.D("proxy_ssl_server_name", "on"),
-			conf.D("proxy_ssl_name", name),
-			conf.D("proxy_ssl_protocols", "TLSv1.2", "TLSv1.3"),
-		)
-		if t.CACertificate != nil {
-			body = append(body,
-				conf.D("proxy_ssl_verify", "on"),
-				conf.D("proxy_ssl_trusted_certificate", r.opts.Paths.BackendCAFile(*t.CACertificate)),
-			)
-		}
-	}
-	if rw := p.URLRewrite; rw != nil && rw.Path != nil {
-		// After "rewrite ... break" nginx sends the rewritten path, escaped
-		// again, with the original query.
-		if rw.Path.Type == pathReplaceFull {
-			body = append(body, conf.D("rewrite", "^", *rw.Path.ReplaceFullPath, "break"))
-		} else {
-			for _, rule := range prefixRules(l.Path, *rw.Path.ReplacePrefixMatch) {
-				body = append(body, conf.D("rewrite", rule.pattern+"$", rule.replacement, "break"))
-			}
-		}
-	}
+	body = append(body, buffering(p.Buffering)...)
+	body = append(body, r.backendTLS(p)...)
+	body = append(body, rewrite(l.Path, p.URLRewrite)...)
 	if p.InterceptErrors {
 		body = append(body, conf.D("proxy_intercept_errors", "on"))
 	}
 	return body
+}
+
+// upstream is the group of the location's Services: one, or several with
+// their weights (nginx's smooth weighted round robin).
+func (r *renderer) upstream(name string, p *v1beta1.ProxyLocation) conf.Directive {
+	server := func(service string, port int32, more ...string) conf.Directive {
+		return conf.D("server", append([]string{r.opts.UpstreamHost(service, r.opts.Namespace) + ":" + itoa(port)}, more...)...)
+	}
+	var servers []conf.Directive
+	if len(p.Backends) == 0 {
+		servers = append(servers, server(p.Service, p.Port))
+	}
+	for _, b := range p.Backends {
+		// The CRD defaults every weight; 0 sends the Service nothing.
+		if weight := ptr.Deref(b.Weight, 0); weight > 0 {
+			servers = append(servers, server(b.Service, b.Port, "weight="+itoa(weight)))
+		}
+	}
+	return conf.B("upstream", []string{name}, append(servers, conf.D("keepalive", upstreamKeepalive))...)
+}
+
+func buffering(b *v1beta1.ProxyBuffering) []conf.Directive {
+	if b == nil {
+		return nil
+	}
+	on := "on"
+	if b.Disabled {
+		on = "off"
+	}
+	// nginx's default busy size (twice the larger buffer) breaks its own
+	// rule for few or small buffers; the larger buffer is always within it,
+	// which the CRD checks.
+	busy := max(b.HeaderBufferKiB, b.BufferKiB)
+	return []conf.Directive{
+		conf.D("proxy_buffering", on),
+		conf.D("proxy_buffer_size", itoa(b.HeaderBufferKiB)+"k"),
+		conf.D("proxy_buffers", itoa(b.Buffers), itoa(b.BufferKiB)+"k"),
+		conf.D("proxy_busy_buffers_size", itoa(busy)+"k"),
+	}
+}
+
+// backendTLS names the Service in SNI (by default its cluster DNS name: the
+// upstream's own name means nothing to it) and verifies its certificate
+// when a CA is given.
+func (r *renderer) backendTLS(p *v1beta1.ProxyLocation) []conf.Directive {
+	t := p.TLS
+	if t == nil {
+		return nil
+	}
+	name := t.Hostname
+	if name == "" {
+		service := p.Service
+		if len(p.Backends) > 0 {
+			service = p.Backends[0].Service // the CRD requires hostname for several
+		}
+		name = service + "." + r.opts.Namespace + ".svc"
+	}
+	out := []conf.Directive{
+		conf.D("proxy_ssl_server_name", "on"),
+		conf.D("proxy_ssl_name", name),
+		conf.D("proxy_ssl_protocols", "TLSv1.2", "TLSv1.3"),
+	}
+	if t.CACertificate != nil {
+		out = append(out,
+			conf.D("proxy_ssl_verify", "on"),
+			conf.D("proxy_ssl_trusted_certificate", r.opts.Paths.BackendCAFile(*t.CACertificate)),
+		)
+	}
+	return out
+}
+
+// rewrite changes the path sent on. After "rewrite ... break" nginx sends
+// the rewritten path, escaped again, with the original query.
+func rewrite(locationPath string, rw *v1beta1.URLRewrite) []conf.Directive {
+	if rw == nil || rw.Path == nil {
+		return nil
+	}
+	if rw.Path.Type == pathReplaceFull {
+		return []conf.Directive{conf.D("rewrite", "^", *rw.Path.ReplaceFullPath, "break")}
+	}
+	var out []conf.Directive
+	for _, rule := range prefixRules(locationPath, *rw.Path.ReplacePrefixMatch) {
+		out = append(out, conf.D("rewrite", rule.pattern+"$", rule.replacement, "break"))
+	}
+	return out
 }
 
 // header is one header of a request or response as rendered.

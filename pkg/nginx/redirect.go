@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -52,7 +53,8 @@ func (r *renderer) redirect(id string, l v1beta1.Location) []conf.Directive {
 		for _, rule := range prefixRules(l.Path, *rd.Path.ReplacePrefixMatch) {
 			// The raw $request_uri still holds the query. The greedy (/.*) of
 			// the second rule takes it along, leaving (\?.*)? empty.
-			entries = append(entries, conf.D("~"+rule.pattern+`(\?.*)?$`, rule.replacement+"$"+rule.next()))
+			query := "$" + strconv.Itoa(rule.groups+1)
+			entries = append(entries, conf.D("~"+rule.pattern+`(\?.*)?$`, rule.replacement+query))
 		}
 		// A path that does not start with the location's path as sent
 		// (percent-encoded, say) is kept as it is.
@@ -64,14 +66,11 @@ func (r *renderer) redirect(id string, l v1beta1.Location) []conf.Directive {
 
 // prefixRule is one regex of a ReplacePrefixMatch: pattern (without its end
 // anchor) matches a path that starts with the location's path, and
-// replacement, followed by the pattern's captures, is the new path.
+// replacement, which may refer to the pattern's groups, is the new path.
 type prefixRule struct {
 	pattern, replacement string
-	captures             int
+	groups               int
 }
-
-// next is the number of the capture after the rule's own.
-func (p prefixRule) next() string { return string(rune('1' + p.captures)) }
 
 // prefixRules replace the location's path prefix at the start of a path
 // with replacement, as Gateway API defines it: a trailing '/' on either is
@@ -95,6 +94,6 @@ func prefixRules(prefix, replacement string) []prefixRule {
 	}
 	return []prefixRule{
 		{pattern: literal, replacement: whole},
-		{pattern: literal + "(/.*)", replacement: replacement + "$1", captures: 1},
+		{pattern: literal + "(/.*)", replacement: replacement + "$1", groups: 1},
 	}
 }

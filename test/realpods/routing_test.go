@@ -164,7 +164,7 @@ spec:
 	do := func(hc *http.Client, url string, header http.Header) (*http.Response, string) {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		req.Host = host
+		req.Host = host + ":" + req.URL.Port() // as a browser sends it for a port of its own
 		for k, v := range header {
 			req.Header[k] = v
 		}
