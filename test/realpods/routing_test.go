@@ -313,4 +313,3 @@ func serverSaw(t *testing.T, body string) seen {
 	}
 	return s
 }
-
