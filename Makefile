@@ -126,7 +126,7 @@ cluster-down: ## Stop the local cluster and delete its state.
 	go run ./hack/localcluster down -dir $(CLUSTER_DIR)
 
 .PHONY: run
-run: kube-binaries ## Run the operator against $$KUBECONFIG, or against a new local cluster when it is unset.
+run: kube-binaries ## Run the operator against $$KUBECONFIG, or a new local cluster (with a real node where one can run; NODE=kwok for fake nodes) serving example/.
 	bash hack/run.sh
 
 .PHONY: clean

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # make run: runs the operator from source against a cluster.
 #
-# With KUBECONFIG unset, it first brings up the local cluster of test/framework
-# (etcd, kube-apiserver, controller-manager, scheduler, kwok nodes) under
-# .cache/cluster. It then installs the CRDs, starts the operator, waits until it
-# is ready, applies example/ and keeps the operator in the foreground until
-# Ctrl-C. `make cluster-down` stops the local cluster.
+# With KUBECONFIG unset, it first brings up the local cluster of test/framework.
+# Where a real node can run (Linux, root, the node's binaries from
+# `make test-deps`) the cluster has one (kubelet, containerd, runc: pods
+# really run, with the project's images) and lives as long as this script;
+# it forwards 127.0.0.1:$FORWARD_PORT to team-a's www Service, and the
+# script ends by showing that page through it. Elsewhere (or with NODE=kwok)
+# the cluster's nodes are kwok's, under .cache/cluster, left running for
+# `make cluster-down`: pods are scheduled but run nothing.
+#
+# It then installs the CRDs, starts the operator, waits until it is ready,
+# applies example/ and keeps the operator in the foreground until Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,11 +21,34 @@ health=${HEALTH_ADDR:-127.0.0.1:8081}
 metrics=${METRICS_ADDR:-127.0.0.1:8443}
 
 webhook_port=${WEBHOOK_PORT:-9443}
+forward=127.0.0.1:${FORWARD_PORT:-8880}
+node_dir=.cache/node-cluster
+image_args=()
+cluster=
+mkdir -p bin
 if [ -z "${KUBECONFIG:-}" ]; then
-  if [ ! -f .cache/cluster/pids ]; then
-    go run ./hack/localcluster up -dir .cache/cluster
+  go build -o bin/localcluster ./hack/localcluster
+  if [ "${NODE:-real}" != kwok ] && why=$(bin/localcluster node-check); then
+    rm -f "$node_dir/ready"
+    bin/localcluster node -dir "$node_dir" -listen "$forward" -forward team-a/www:8080 &
+    cluster=$!
+    # Whatever ends this script also stops the cluster and its node.
+    trap 'kill -TERM $cluster 2>/dev/null; wait $cluster' EXIT
+    echo "starting a local cluster with a real node (the first start builds images: minutes)"
+    until [ -f "$node_dir/ready" ]; do
+      kill -0 $cluster 2>/dev/null || { echo "the local cluster did not start: see $node_dir/*.log" >&2; exit 1; }
+      sleep 1
+    done
+    export KUBECONFIG=$PWD/$node_dir/kubeconfig
+    mapfile -t image_args < "$node_dir/operator-args"
+  else
+    [ "${NODE:-real}" = kwok ] && why="NODE=kwok"
+    echo "no real node here (${why:-unknown}; \`make test-deps\` installs one where Linux and root allow): kwok nodes schedule the examples' pods but run nothing"
+    if [ ! -f .cache/cluster/pids ]; then
+      bin/localcluster up -dir .cache/cluster
+    fi
+    export KUBECONFIG=$PWD/.cache/cluster/kubeconfig
   fi
-  export KUBECONFIG=$PWD/.cache/cluster/kubeconfig
   echo "using the local cluster: export KUBECONFIG=$KUBECONFIG"
   # The local apiserver reaches the conversion webhook on loopback.
   conversion=(--namespace=default --webhook-port="$webhook_port" --webhook-url="https://127.0.0.1:$webhook_port/convert")
@@ -37,12 +66,12 @@ if curl -fsS "http://$health/readyz" >/dev/null 2>&1; then
   echo "something already answers on $health (an operator of an earlier make run?): stop it or set HEALTH_ADDR" >&2
   exit 1
 fi
-mkdir -p bin
 go build -o bin/operator ./cmd/operator
-bin/operator run --health-probe-bind-address="$health" --metrics-bind-address="$metrics" "${conversion[@]}" "$@" &
+bin/operator run --health-probe-bind-address="$health" --metrics-bind-address="$metrics" "${conversion[@]}" "${image_args[@]}" "$@" &
 operator=$!
-# Whatever ends this script (Ctrl-C, a failed step) also stops the operator.
-trap 'kill -TERM $operator 2>/dev/null; wait $operator' EXIT
+# Whatever ends this script (Ctrl-C, a failed step) also stops the operator,
+# then the cluster it started.
+trap 'kill -TERM $operator 2>/dev/null; wait $operator; [ -z "$cluster" ] || { kill -TERM $cluster 2>/dev/null; wait $cluster; }' EXIT
 trap 'exit 130' INT TERM
 
 for _ in $(seq 1 120); do
@@ -69,11 +98,21 @@ if command -v openssl >/dev/null; then
 else
   echo "openssl not found: create the TLS Secrets team-a/gateway-tls and team-b/shop-tls to make the gateways Available"
 fi
+if [ -n "$cluster" ]; then
+  "$kubectl" -n team-a wait nginxoperator/www --for=condition=Available --timeout=180s
+  echo
+  echo "team-a/www serves on the real node; through $forward:"
+  echo "  curl -H 'Host: www.team-a.example' http://$forward/"
+  curl -fsS --max-time 10 -H 'Host: www.team-a.example' "http://$forward/"
+  stop="Stop the operator, the cluster and its node with Ctrl-C."
+else
+  stop="Stop the operator with Ctrl-C; stop the local cluster with: make cluster-down"
+fi
 cat <<MSG
 
 The operator runs against the cluster; try:
   export KUBECONFIG=$KUBECONFIG
   $kubectl get nginx -A
-Stop it with Ctrl-C; stop the local cluster with: make cluster-down
+$stop
 MSG
 wait $operator

@@ -23,12 +23,14 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: localcluster up|down -dir DIR [-nodes N]")
+		fmt.Fprintln(os.Stderr, "usage: localcluster up|down -dir DIR [-nodes N] | node -dir DIR -listen ADDR -forward NS/SERVICE:PORT | node-check")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	dir := fs.String("dir", ".cache/cluster", "directory for the cluster's state, logs and kubeconfig")
 	nodes := fs.Int("nodes", 3, "number of fake kwok nodes")
+	listen := fs.String("listen", "127.0.0.1:8880", "node: the host address that forwards to -forward")
+	forward := fs.String("forward", "team-a/www:8080", "node: the Service port (namespace/name:port) -listen forwards to")
 	_ = fs.Parse(os.Args[2:])
 
 	var err error
@@ -37,6 +39,14 @@ func main() {
 		err = up(*dir, *nodes)
 	case "down":
 		err = down(*dir)
+	case "node":
+		err = runNode(*dir, *listen, *forward)
+	case "node-check":
+		// Exit status 0 when a real node can run here; otherwise why not.
+		if err = nodeMissing(); err != nil {
+			fmt.Println(err)
+			os.Exit(3)
+		}
 	default:
 		err = fmt.Errorf("unknown command %q: use up or down", os.Args[1])
 	}
