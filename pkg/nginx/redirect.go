@@ -8,11 +8,9 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
 
-// The path modifier types of Gateway API, as the CRD spells them.
-const (
-	pathReplaceFull   = "ReplaceFullPath"
-	pathReplacePrefix = "ReplacePrefixMatch"
-)
+// pathReplaceFull is Gateway API's path modifier type that replaces the
+// whole path; the other, ReplacePrefixMatch, replaces the location's prefix.
+const pathReplaceFull = "ReplaceFullPath"
 
 // redirect answers with a redirect: to the fixed url, or to the request's
 // own URL with the parts the spec names replaced (Gateway API's
