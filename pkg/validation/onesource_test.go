@@ -176,11 +176,11 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 				o.Spec.Config.Servers[0].Locations = nil
 				o.Spec.Config.Servers[0].RedirectToHTTPS = &v1beta1.HTTPSRedirect{}
 			}, "return 0 https://$host$request_uri;"},
-		{"error page codes minimum", at(serverPath, "errorPages", "items", "codes", "items"), minimum,
+		{"error page codes", at(serverPath, "errorPages", "items", "codes"), celRule("codes must be from 400 to 599"),
 			func(o *v1beta1.NginxOperator) {
 				o.Spec.Config.Servers[0].ErrorPages = []v1beta1.ErrorPage{{Codes: []int32{200}, Path: "/ok.html"}}
 			}, "error_page 200 @error_page_0_0;"},
-		{"trusted proxies are CIDRs", at(configPath, "trustedProxies", "items"), celRule("must be a CIDR"),
+		{"trusted proxies are CIDRs", at(configPath, "trustedProxies"), celRule("must be a CIDR"),
 			func(o *v1beta1.NginxOperator) { o.Spec.Config.TrustedProxies = []string{"0.0.0.0"} }, "0.0.0.0 1;"},
 		{"redirect URL pattern", at(locationPath, "redirect", "url"), pattern,
 			func(o *v1beta1.NginxOperator) { redirect(o).URL = "ftp://example.com/" }, "return 302 ftp://example.com/;"},

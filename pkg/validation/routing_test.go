@@ -98,10 +98,10 @@ func TestRoutingFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) {
 			[]string{"spec.config.servers[0]", "redirectToHTTPS answers every request of the server with a redirect: it cannot be combined with tls or locations"}},
 		{"an error page for a success", func(o *v1beta1.NginxOperator) {
 			server(o).ErrorPages = []v1beta1.ErrorPage{{Codes: []int32{200}, Path: "/ok.html"}}
-		}, []string{"spec.config.servers[0].errorPages[0].codes[0]", "should be greater than or equal to 400"}},
+		}, []string{"spec.config.servers[0].errorPages[0].codes", "codes must be from 400 to 599 except 499"}},
 		{"an error page for 499", func(o *v1beta1.NginxOperator) {
 			server(o).ErrorPages = []v1beta1.ErrorPage{{Codes: []int32{404, 499}, Path: "/oops.html"}}
-		}, []string{"spec.config.servers[0].errorPages[0].codes[1]", "nginx refuses a page for it"}},
+		}, []string{"spec.config.servers[0].errorPages[0].codes", "nginx refuses a page for it"}},
 		{"an error page outside the content", func(o *v1beta1.NginxOperator) {
 			server(o).ErrorPages = []v1beta1.ErrorPage{{Codes: []int32{404}, Path: "404.html"}}
 		}, []string{"spec.config.servers[0].errorPages[0].path", "should match"}},
@@ -112,7 +112,7 @@ func TestRoutingFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) {
 			[]string{"spec.config.servers[0].locations[0].expires", "should match"}},
 		{"a trusted proxy that is an address, not a CIDR", func(o *v1beta1.NginxOperator) {
 			o.Spec.Config.TrustedProxies = []string{"10.0.0.1"}
-		}, []string{"spec.config.trustedProxies[0]", "must be a CIDR such as 10.0.0.0/8 or fd00::/8"}},
+		}, []string{"spec.config.trustedProxies", "every entry must be a CIDR such as 10.0.0.0/8 or fd00::/8"}},
 	}
 	ctx := context.Background()
 	for _, tc := range cases {

@@ -5,6 +5,7 @@ package upgrade_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,7 +56,10 @@ const (
 
 // The documented upgrade, from the previous release with the examples
 // running to this tree, and the documented rollback:
-//   - no pod is replaced and no StatefulSet template changes, either way;
+//   - an instance whose nginx.conf the other release renders the same keeps
+//     its pods and its StatefulSet's template; one whose nginx.conf changes
+//     rolls its pods once (until configuration reloads in place), and that
+//     roll also brings the release's pod template (PodTemplateAnnotation);
 //   - every NginxOperator stays readable as v1alpha1 and as v1beta1;
 //   - objects stored as v1alpha1 by the book's operator are rewritten as
 //     v1beta1, and the CRD records v1beta1 as its only stored version.
@@ -129,8 +133,9 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 	// to roll would have begun within it.
 	time.Sleep(3 * time.Second)
 	waitReady(ctx, t, admin, examples)
-	if diff := cmp.Diff(before, snapshot(ctx, t, admin, examples)); diff != "" {
-		t.Errorf("the upgrade replaced pods or changed StatefulSets (-before +after):\n%s", diff)
+	upgraded := snapshot(ctx, t, admin, examples)
+	for _, p := range rolledOnlyForTheirConfiguration(before, upgraded) {
+		t.Errorf("the upgrade: %s", p)
 	}
 	readableInBothVersions(ctx, t, cluster)
 
@@ -142,8 +147,8 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 	// The same window for the rollback: nothing may roll.
 	time.Sleep(3 * time.Second)
 	waitReady(ctx, t, admin, examples)
-	if diff := cmp.Diff(before, snapshot(ctx, t, admin, examples)); diff != "" {
-		t.Errorf("the rollback replaced pods or changed StatefulSets (-before +after):\n%s", diff)
+	for _, p := range rolledOnlyForTheirConfiguration(upgraded, snapshot(ctx, t, admin, examples)) {
+		t.Errorf("the rollback: %s", p)
 	}
 	readableInBothVersions(ctx, t, cluster)
 }
@@ -317,38 +322,116 @@ func list(ctx context.Context, t *testing.T, c client.Client, listKind string) [
 	return l.Items
 }
 
-// snapshot is what an upgrade must not change: each StatefulSet's identity,
-// generation and revision, and each pod's identity, in the examples'
-// namespaces.
-func snapshot(ctx context.Context, t *testing.T, c client.Client, examples []*unstructured.Unstructured) map[string]string {
+// workload is what the examples run: their StatefulSets and pods.
+type workload struct {
+	sets map[string]statefulSetState // by namespace/name
+	pods map[string]string           // namespace/name: UID
+}
+
+type statefulSetState struct {
+	UID        string
+	Generation int64
+	// Template is the pod template as YAML.
+	Template string
+	// ConfigHash is the rendered nginx.conf's hash on the template.
+	ConfigHash string
+}
+
+// snapshot records the examples' workload once every StatefulSet has rolled
+// out its current template.
+func snapshot(ctx context.Context, t *testing.T, c client.Client, examples []*unstructured.Unstructured) workload {
 	t.Helper()
-	out := map[string]string{}
 	namespaces := map[string]bool{}
 	for _, o := range examples {
 		if o.GetNamespace() != "" {
 			namespaces[o.GetNamespace()] = true
 		}
 	}
-	for ns := range namespaces {
-		var sets appsv1.StatefulSetList
-		if err := c.List(ctx, &sets, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
+	var w workload
+	var rolling []string
+	if !framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) bool {
+		w, rolling = workload{sets: map[string]statefulSetState{}, pods: map[string]string{}}, nil
+		for ns := range namespaces {
+			var sets appsv1.StatefulSetList
+			if err := c.List(ctx, &sets, client.InNamespace(ns)); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range sets.Items {
+				key := ns + "/" + s.Name
+				st := s.Status
+				if st.ObservedGeneration != s.Generation || st.CurrentRevision != st.UpdateRevision || st.UpdatedReplicas != st.Replicas {
+					rolling = append(rolling, key)
+				}
+				w.sets[key] = statefulSetState{UID: string(s.UID), Generation: s.Generation,
+					Template: templateYAML(t, s.Spec.Template), ConfigHash: s.Spec.Template.Annotations[nginx.ConfigHashAnnotation]}
+			}
+			var pods corev1.PodList
+			if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pods.Items {
+				w.pods[ns+"/"+p.Name] = string(p.UID)
+			}
 		}
-		for _, s := range sets.Items {
-			out["StatefulSet "+ns+"/"+s.Name] = fmt.Sprintf("uid=%s generation=%d revision=%s", s.UID, s.Generation, s.Status.UpdateRevision)
-		}
-		var pods corev1.PodList
-		if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pods.Items {
-			out["Pod "+ns+"/"+p.Name] = "uid=" + string(p.UID)
-		}
+		return len(rolling) == 0
+	}) {
+		t.Fatalf("StatefulSets still rolling after 3 minutes: %v", rolling)
 	}
-	if len(out) == 0 {
+	if len(w.sets) == 0 || len(w.pods) == 0 {
 		t.Fatal("the examples run no StatefulSet and no pod: nothing to compare")
 	}
-	return out
+	return w
+}
+
+func templateYAML(t *testing.T, tmpl corev1.PodTemplateSpec) string {
+	t.Helper()
+	out, err := yaml.Marshal(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// rolledOnlyForTheirConfiguration compares two workloads: a StatefulSet
+// whose configuration is the same keeps its template, generation and pods;
+// one whose configuration changed rolled once.
+func rolledOnlyForTheirConfiguration(before, after workload) []string {
+	var problems []string
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(before.sets)), slices.Sorted(maps.Keys(after.sets))); diff != "" {
+		problems = append(problems, "the StatefulSets changed (-before +after):\n"+diff)
+	}
+	podsOf := func(w workload, set string) map[string]string {
+		out := map[string]string{}
+		for name, uid := range w.pods {
+			if i := strings.LastIndex(name, "-"); i > 0 && name[:i] == set {
+				out[name] = uid
+			}
+		}
+		return out
+	}
+	for key, b := range before.sets {
+		a, ok := after.sets[key]
+		if !ok {
+			continue
+		}
+		switch {
+		case a.UID != b.UID:
+			problems = append(problems, key+" was replaced")
+		case a.ConfigHash == b.ConfigHash:
+			if a.Template != b.Template {
+				problems = append(problems, fmt.Sprintf("%s's pod template changed with the same configuration (-before +after):\n%s", key, cmp.Diff(b.Template, a.Template)))
+			}
+			if a.Generation != b.Generation {
+				problems = append(problems, fmt.Sprintf("%s went from generation %d to %d with the same configuration", key, b.Generation, a.Generation))
+			}
+			if diff := cmp.Diff(podsOf(before, key), podsOf(after, key)); diff != "" {
+				problems = append(problems, fmt.Sprintf("%s's pods were replaced with the same configuration (-before +after):\n%s", key, diff))
+			}
+		case a.Generation != b.Generation+1:
+			problems = append(problems, fmt.Sprintf("%s went from generation %d to %d for one new configuration: it rolled more than once", key, b.Generation, a.Generation))
+		}
+	}
+	return problems
 }
 
 // readableInBothVersions lists every NginxOperator as v1alpha1 (through the

@@ -174,7 +174,7 @@ type NginxConfig struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=43
-	// +kubebuilder:validation:items:XValidation:rule="isCIDR(self)",message="must be a CIDR such as 10.0.0.0/8 or fd00::/8"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="every entry must be a CIDR such as 10.0.0.0/8 or fd00::/8"
 	TrustedProxies []string `json:"trustedProxies,omitempty"`
 
 	// Servers are nginx's virtual servers. With none, one server on the first
@@ -257,9 +257,7 @@ type ErrorPage struct {
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:items:Minimum=400
-	// +kubebuilder:validation:items:Maximum=599
-	// +kubebuilder:validation:items:XValidation:rule="self != 499",message="499 is nginx's log entry for a client that closed the connection, never a response: nginx refuses a page for it"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c >= 400 && c <= 599 && c != 499)",message="codes must be from 400 to 599 except 499, nginx's log entry for a client that closed the connection (never a response: nginx refuses a page for it)"
 	Codes []int32 `json:"codes"`
 	// Path of the page in the content, such as /errors/404.html. The client
 	// gets it with the original status code.
