@@ -96,9 +96,9 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev
 		setCondition(nginx, v1beta1.ConditionAvailable, metav1.ConditionFalse, ReasonReplicasNotReady, fmt.Sprintf("%d of %d replicas ready", st.ReadyReplicas, desired))
 	}
 
-	rolledOut := st.ObservedGeneration >= sts.Generation && st.UpdatedReplicas == desired &&
-		st.Replicas == desired && st.ReadyReplicas == desired && (st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision)
-	if rolledOut {
+	// runsOnly also sees through a cached StatefulSet older than the one
+	// just applied: its old template, however rolled out, is not done.
+	if runsOnly(sts, nginx.Status.ConfigHash) && st.ReadyReplicas == desired {
 		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionFalse, ReasonRolloutComplete, "all replicas run the current configuration")
 	} else {
 		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingUpdate,

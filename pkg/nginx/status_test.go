@@ -20,6 +20,7 @@ import (
 func TestObserveComputesConditionsFromTheOutcomeAndTheStatefulSet(t *testing.T) {
 	sts := func(replicas, ready, updated int32, rolled bool) *appsv1.StatefulSet {
 		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(replicas)}}
+		s.Spec.Template.Annotations = map[string]string{ConfigHashAnnotation: "current"}
 		s.Status = appsv1.StatefulSetStatus{ObservedGeneration: 3, Replicas: replicas, ReadyReplicas: ready, UpdatedReplicas: updated, CurrentRevision: "a", UpdateRevision: "b"}
 		if rolled {
 			s.Status.CurrentRevision = "b"
@@ -40,6 +41,12 @@ func TestObserveComputesConditionsFromTheOutcomeAndTheStatefulSet(t *testing.T) 
 			want{metav1.ConditionFalse, ReasonStatefulSetMissing}, want{metav1.ConditionTrue, ReasonRollingUpdate}, want{metav1.ConditionFalse, ReasonAsExpected}, want{metav1.ConditionTrue, ReasonReconcileSucceeded}},
 		{"all replicas ready and rolled out", sts(2, 2, 2, true), nil,
 			want{metav1.ConditionTrue, ReasonReplicasReady}, want{metav1.ConditionFalse, ReasonRolloutComplete}, want{metav1.ConditionFalse, ReasonAsExpected}, want{metav1.ConditionTrue, ReasonReconcileSucceeded}},
+		{"a cached StatefulSet, rolled out on the previous configuration", func() *appsv1.StatefulSet {
+			s := sts(2, 2, 2, true)
+			s.Spec.Template.Annotations[ConfigHashAnnotation] = "previous"
+			return s
+		}(), nil,
+			want{metav1.ConditionTrue, ReasonReplicasReady}, want{metav1.ConditionTrue, ReasonRollingUpdate}, want{metav1.ConditionFalse, ReasonAsExpected}, want{metav1.ConditionTrue, ReasonReconcileSucceeded}},
 		{"rolling", sts(2, 2, 1, false), nil,
 			want{metav1.ConditionTrue, ReasonReplicasReady}, want{metav1.ConditionTrue, ReasonRollingUpdate}, want{metav1.ConditionFalse, ReasonAsExpected}, want{metav1.ConditionTrue, ReasonReconcileSucceeded}},
 		{"not ready", sts(3, 1, 3, true), nil,
@@ -55,6 +62,7 @@ func TestObserveComputesConditionsFromTheOutcomeAndTheStatefulSet(t *testing.T) 
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 5}}
+			n.Status.ConfigHash = "current"
 			observe(n, tc.sts, nil, tc.err)
 			if n.Status.ObservedGeneration != 5 || n.Status.Selector == "" {
 				t.Errorf("observedGeneration %d selector %q", n.Status.ObservedGeneration, n.Status.Selector)
