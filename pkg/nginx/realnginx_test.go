@@ -58,6 +58,57 @@ func freePort(t *testing.T) int32 {
 	return int32(p)
 }
 
+// startRendered starts the real nginx on loopback with spec (as
+// validation.NginxOperator returns it) rendered with every upstream at
+// 127.0.0.1, after writing content (file name to body) into its document
+// root and calling prepare, when set, with its paths.
+func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpec, healthPort int32, content map[string]string, prepare func(Paths)) *tools.Process {
+	t.Helper()
+	dir := t.TempDir()
+	// Worker processes of an nginx started as root run as "nobody", which
+	// must be able to read the test's files.
+	must(t, os.Chmod(dir, 0o755))
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	paths := testPaths(t, dir, spec)
+	for file, body := range content {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(paths.Content, file)), 0o755))
+		must(t, os.WriteFile(filepath.Join(paths.Content, file), []byte(body), 0o644))
+	}
+	if prepare != nil {
+		prepare(paths)
+	}
+	cfg, err := Render(spec, RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: int(healthPort),
+		UpstreamHost: func(string, string) string { return "127.0.0.1" }})
+	must(t, err)
+	file := filepath.Join(dir, "nginx.conf")
+	must(t, os.WriteFile(file, cfg, 0o644))
+	proc := tools.StartNginx(t, nginxBin, dir, file)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("config:\n%s", cfg)
+		}
+	})
+	return proc
+}
+
+// fetch sends req with client, retrying while nginx starts, and returns the
+// response with its body.
+func fetch(t *testing.T, proc *tools.Process, client *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	var resp *http.Response
+	tools.Eventually(t, 5*time.Second, req.Method+" "+req.URL.String(), func() error {
+		if err := proc.Exited(); err != nil {
+			return &tools.Stop{Err: err}
+		}
+		var err error
+		resp, err = client.Do(req)
+		return err
+	})
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
 // TestRealNginxServesRenderedConfig starts the real nginx on loopback with a
 // rendered configuration and checks what it serves: a static file, a
 // redirect, a proxied request to a local upstream, TLS, and the health port.
@@ -81,25 +132,7 @@ func TestRealNginxServesRenderedConfig(t *testing.T) {
 			{Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls"}, Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}},
 		}},
 	}
-	dir := t.TempDir()
-	// Worker processes of an nginx started as root run as "nobody", which
-	// must be able to read the test's files.
-	must(t, os.Chmod(dir, 0o755))
-	must(t, os.Chmod(filepath.Dir(dir), 0o755))
-	paths := testPaths(t, dir, &spec)
-	must(t, os.WriteFile(filepath.Join(paths.Content, "index.html"), []byte("<h1>hello</h1>\n"), 0o644))
-	cfg, err := Render(validationtest.Spec(t, spec), RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: int(healthPort),
-		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }})
-	must(t, err)
-	file := filepath.Join(dir, "nginx.conf")
-	must(t, os.WriteFile(file, cfg, 0o644))
-
-	proc := tools.StartNginx(t, nginxBin, dir, file)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("config:\n%s", cfg)
-		}
-	})
+	proc := startRendered(t, nginxBin, validationtest.Spec(t, spec), healthPort, map[string]string{"index.html": "<h1>hello</h1>\n"}, nil)
 
 	client := &http.Client{
 		Timeout:       3 * time.Second,
@@ -108,18 +141,9 @@ func TestRealNginxServesRenderedConfig(t *testing.T) {
 	}
 	get := func(url string) (*http.Response, string) {
 		t.Helper()
-		var resp *http.Response
-		tools.Eventually(t, 5*time.Second, "GET "+url, func() error {
-			if err := proc.Exited(); err != nil {
-				return &tools.Stop{Err: err}
-			}
-			var err error
-			resp, err = client.Get(url)
-			return err
-		})
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp, string(body)
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		must(t, err)
+		return fetch(t, proc, client, req)
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
 

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +20,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/framework"
-	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // echoed is what the echo upstream saw of a request.
@@ -116,42 +114,20 @@ func TestRealNginxRoutesAsGatewayAPIDescribes(t *testing.T) {
 		}},
 	}
 	admitted := validationtest.Spec(t, spec)
-	dir := t.TempDir()
-	// Worker processes of an nginx started as root run as "nobody", which
-	// must be able to read the test's files.
-	must(t, os.Chmod(dir, 0o755))
-	must(t, os.Chmod(filepath.Dir(dir), 0o755))
-	paths := testPaths(t, dir, admitted)
-	caFile := paths.BackendCAFile(*admitted.Config.Servers[1].Locations[5].Proxy.TLS.CACertificate)
-	must(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644))
-	for file, body := range map[string]string{"index.html": "<h1>app</h1>\n", "files/a.txt": "a\n", "errors/404.html": "<h1>not here</h1>\n"} {
-		must(t, os.MkdirAll(filepath.Dir(filepath.Join(paths.Content, file)), 0o755))
-		must(t, os.WriteFile(filepath.Join(paths.Content, file), []byte(body), 0o644))
-	}
-	cfg, err := Render(admitted, RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: int(healthPort),
-		UpstreamHost: func(string, string) string { return "127.0.0.1" }})
-	must(t, err)
-	file := filepath.Join(dir, "nginx.conf")
-	must(t, os.WriteFile(file, cfg, 0o644))
-	proc := tools.StartNginx(t, nginxBin, dir, file)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("config:\n%s", cfg)
-		}
+	content := map[string]string{"index.html": "<h1>app</h1>\n", "files/a.txt": "a\n", "errors/404.html": "<h1>not here</h1>\n"}
+	proc := startRendered(t, nginxBin, admitted, healthPort, content, func(paths Paths) {
+		// The secure upstream's own certificate is the CA nginx trusts.
+		caFile := paths.BackendCAFile(*admitted.Config.Servers[1].Locations[5].Proxy.TLS.CACertificate)
+		must(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644))
 	})
 
 	addr := fmt.Sprintf("127.0.0.1:%d", httpPort)
-	var doWith func(client *http.Client, host, path string, header http.Header) (*http.Response, string)
 	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	// The trusted hop: the same loopback, from another source address.
 	trustedHop := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext,
 	}}
-	do := func(host, path string, header http.Header) (*http.Response, string) {
-		t.Helper()
-		return doWith(client, host, path, header)
-	}
-	doWith = func(client *http.Client, host, path string, header http.Header) (*http.Response, string) {
+	doWith := func(client *http.Client, host, path string, header http.Header) (*http.Response, string) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
 		must(t, err)
@@ -159,17 +135,11 @@ func TestRealNginxRoutesAsGatewayAPIDescribes(t *testing.T) {
 		for k, v := range header {
 			req.Header[k] = v
 		}
-		var resp *http.Response
-		tools.Eventually(t, 5*time.Second, "GET "+path, func() error {
-			if err := proc.Exited(); err != nil {
-				return &tools.Stop{Err: err}
-			}
-			resp, err = client.Do(req)
-			return err
-		})
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp, string(body)
+		return fetch(t, proc, client, req)
+	}
+	do := func(host, path string, header http.Header) (*http.Response, string) {
+		t.Helper()
+		return doWith(client, host, path, header)
 	}
 	upstreamSaw := func(body string) echoed {
 		t.Helper()

@@ -89,17 +89,25 @@ func TestNginxOperatorRefusesWhatAdmissionOrTheChildrenWould(t *testing.T) {
 		t.Fatalf("the valid object is refused: %v", errs)
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := valid()
-			tc.mutate(obj)
-			_, errs := validation.NginxOperator(ctx, obj)
-			if len(errs) == 0 {
-				t.Fatal("accepted")
-			}
-			if !strings.Contains(errs.ToAggregate().Error(), tc.field) {
-				t.Errorf("errors do not name %s: %v", tc.field, errs)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantRefused(t, tc.mutate, tc.field) })
+	}
+}
+
+// wantRefused expects the validator to refuse valid() changed by mutate,
+// with errors that contain each of want.
+func wantRefused(t *testing.T, mutate func(*v1beta1.NginxOperator), want ...string) {
+	t.Helper()
+	obj := valid()
+	mutate(obj)
+	_, errs := validation.NginxOperator(context.Background(), obj)
+	if len(errs) == 0 {
+		t.Fatal("accepted")
+	}
+	got := errs.ToAggregate().Error()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("the errors lack %q:\n%s", w, got)
+		}
 	}
 }
 

@@ -1,14 +1,11 @@
 package validation_test
 
 import (
-	"context"
-	"strings"
 	"testing"
 
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
 // The routing fields refuse bad values at admission with a message that
@@ -114,21 +111,7 @@ func TestRoutingFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) {
 			o.Spec.Config.TrustedProxies = []string{"10.0.0.1"}
 		}, []string{"spec.config.trustedProxies", "every entry must be a CIDR such as 10.0.0.0/8 or fd00::/8"}},
 	}
-	ctx := context.Background()
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			obj := valid()
-			tc.mutate(obj)
-			_, errs := validation.NginxOperator(ctx, obj)
-			if len(errs) == 0 {
-				t.Fatal("accepted")
-			}
-			got := errs.ToAggregate().Error()
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("the errors lack %q:\n%s", w, got)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantRefused(t, tc.mutate, tc.want...) })
 	}
 }

@@ -15,8 +15,6 @@ import (
 	"golang.org/x/net/websocket"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -65,14 +63,8 @@ func TestNginxOperatorRoutesWebSocketsRedirectsRewritesHeadersWeightsTLSAndTimeo
 		t.Fatal(err)
 	}
 	pool, certPEM, keyPEM := framework.ServingCert(t, host)
-	for _, s := range []*corev1.Secret{
-		{ObjectMeta: metav1.ObjectMeta{Name: "web-tls"}, Type: corev1.SecretTypeTLS, Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "secure-tls"}, Type: corev1.SecretTypeTLS, Data: map[string][]byte{corev1.TLSCertKey: secureCert, corev1.TLSPrivateKeyKey: secureKey}},
-	} {
-		if _, err := cs.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tlsSecret(ctx, t, cs, ns, "web-tls", certPEM, keyPEM)
+	tlsSecret(ctx, t, cs, ns, "secure-tls", secureCert, secureKey)
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "secure-ca"}, Data: map[string]string{"ca.crt": string(ca.CertPEM)},
 	}, metav1.CreateOptions{}); err != nil {
@@ -264,42 +256,6 @@ spec:
 		t.Errorf("missing file: %s %q, want 404 with the custom page", resp.Status, body)
 	}
 	wg.Wait()
-}
-
-// testServer runs the node's test server as pod and Service name (port 80,
-// or 443 with HTTPS from the TLS Secret tlsSecret).
-func testServer(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, tlsSecret *string) {
-	t.Helper()
-	args, port := []string{"serve", ":8080"}, int32(80)
-	container := corev1.Container{
-		Name: "server", Image: realcluster.TestServer.Name,
-		Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-		ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}, PeriodSeconds: 1},
-		SecurityContext: restricted(),
-	}
-	var volumes []corev1.Volume
-	if tlsSecret != nil {
-		args, port = []string{"serve", ":8080", "/tls/tls.crt", "/tls/tls.key"}, 443
-		volumes = []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: *tlsSecret}}}}
-		container.VolumeMounts = []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}}
-	}
-	container.Args = args
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
-		Spec:       corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false), Containers: []corev1.Container{container}, Volumes: volumes},
-	}
-	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.ServiceSpec{
-			Selector: map[string]string{"app": name},
-			Ports:    []corev1.ServicePort{{Name: "http", Port: port, TargetPort: intstr.FromString("http")}},
-		},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // serverSaw decodes the test server's description of the request from the

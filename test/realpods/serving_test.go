@@ -9,11 +9,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
-
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 )
@@ -26,40 +21,11 @@ func TestNginxOperatorServesStaticProxyRedirectAndTLSThroughItsService(t *testin
 	rn := realcluster.NodeOf(c)
 
 	// The proxied Service: the node's test server.
-	backend := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "api", Labels: map[string]string{"app": "api"}},
-		Spec: corev1.PodSpec{
-			AutomountServiceAccountToken: ptr.To(false),
-			Containers: []corev1.Container{{
-				Name: "server", Image: realcluster.TestServer.Name, Args: []string{"serve", ":8080"},
-				Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-				ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}, PeriodSeconds: 1},
-				SecurityContext: restricted(),
-			}},
-		},
-	}
-	if _, err := cs.CoreV1().Pods(ns).Create(ctx, backend, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "api"},
-		Spec: corev1.ServiceSpec{
-			Selector: map[string]string{"app": "api"},
-			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
-		},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	testServer(ctx, t, cs, ns, "api", nil)
 
 	const host = "www.realpods.test"
 	pool, certPEM, keyPEM := framework.ServingCert(t, host)
-	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-tls"},
-		Type:       corev1.SecretTypeTLS,
-		Data:       map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	tlsSecret(ctx, t, cs, ns, "web-tls", certPEM, keyPEM)
 
 	objs := apply(ctx, t, c, ns, `
 apiVersion: v1
