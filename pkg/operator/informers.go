@@ -70,8 +70,10 @@ func (s *informerSync) syncOne(ctx context.Context, obj client.Object) {
 		s.setPending(kind, "waiting for the informer to sync")
 		_, err := s.cache.GetInformer(ctx, obj, cache.BlockUntilSynced(true))
 		if err == nil {
-			s.setPending(kind, "")
+			// Logged before readiness turns: whoever sees /readyz answer 200
+			// finds the reason in the log already.
 			s.log.Info("informer synced", "kind", kind)
+			s.setPending(kind, "")
 			return
 		}
 		if ctx.Err() != nil {
