@@ -36,10 +36,12 @@ const (
 	ConfigMountPath  = "/etc/nginx/operator"
 	ConfigFile       = "nginx.conf"
 	TLSMountPath     = "/etc/nginx/tls"
-	// BackendCAMountPath holds the CA certificates proxy locations verify
-	// their Services with: one directory per ConfigMap or Secret,
-	// <kind in lower case>/<name>.
-	BackendCAMountPath = "/etc/nginx/backend-ca"
+	// CAMountPath holds the CA certificates proxy locations verify their
+	// Services with and TLS servers verify clients with: one directory per
+	// ConfigMap or Secret, <kind in lower case>/<name>.
+	CAMountPath = "/etc/nginx/ca"
+	// AuthMountPath holds one directory per basic-auth Secret.
+	AuthMountPath = "/etc/nginx/auth"
 	// MetricsPortName is the exporter's container and Service port.
 	MetricsPortName = "metrics"
 	// HealthPortName is the port the kubelet probes.

@@ -203,7 +203,11 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	if err != nil {
 		return live, ctrl.Result{}, err
 	}
-	config, err := Render(&desired.Spec, RenderOptions{Paths: PodPaths(), Namespace: nginx.Namespace})
+	ipv6, err := r.servesIPv6(ctx, desired)
+	if err != nil {
+		return live, ctrl.Result{}, err
+	}
+	config, err := Render(&desired.Spec, RenderOptions{Paths: PodPaths(), Namespace: nginx.Namespace, IPv6: ipv6})
 	if err != nil {
 		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Render", "%v", err)
 		return live, ctrl.Result{}, err
@@ -403,6 +407,22 @@ func (r *Reconciler) liveStatefulSet(ctx context.Context, nginx *v1beta1.NginxOp
 	return &sts, nil
 }
 
+// servesIPv6 tells whether nginx should listen on IPv6: when the cluster
+// gave the instance's Service an IPv6 address (read from the cache, which
+// holds the operator's Services). Before the Service exists, the spec's
+// ipFamilies say what it will get.
+func (r *Reconciler) servesIPv6(ctx context.Context, nginx *v1beta1.NginxOperator) (bool, error) {
+	var svc corev1.Service
+	key := types.NamespacedName{Namespace: nginx.Namespace, Name: NamesFor(nginx.Name).Service}
+	if err := r.Client.Get(ctx, key, &svc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return slices.Contains(nginx.Spec.Service.IPFamilies, corev1.IPv6Protocol), nil
+		}
+		return false, err
+	}
+	return ServesIPv6(&svc), nil
+}
+
 // checkReferences makes sure every Secret and ConfigMap the spec names exists,
 // so a missing one is reported by name rather than as pods stuck in
 // ContainerCreating. It returns a digest of the TLS Secrets' content, empty
@@ -429,8 +449,22 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 			return "", err
 		}
 	}
-	// The pods mount the backend CAs: without one they never start.
-	for _, ref := range BackendCAs(&nginx.Spec) {
+	// The pods mount the htpasswd files: without the Secret they never
+	// start; without the key nginx answers every request with 500.
+	for _, a := range BasicAuths(&nginx.Spec) {
+		var secret corev1.Secret
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: a.SecretName}, &secret); err != nil {
+			if apierrors.IsNotFound(err) {
+				return "", k8sutil.MissingReference(ReasonSecretNotFound, "basic auth Secret %q not found in namespace %s", a.SecretName, nginx.Namespace)
+			}
+			return "", err
+		}
+		if _, ok := secret.Data[a.Key]; !ok {
+			return "", k8sutil.MissingReference(ReasonSecretNotFound, "basic auth Secret %q has no key %q", a.SecretName, a.Key)
+		}
+	}
+	// The pods mount the CA certificates: without one they never start.
+	for _, ref := range CACertificates(&nginx.Spec) {
 		var obj client.Object = &corev1.ConfigMap{}
 		reason := ReasonConfigMapNotFound
 		if ref.Kind == "Secret" {
@@ -438,7 +472,7 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 		}
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: ref.Name}, obj); err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", k8sutil.MissingReference(reason, "backend CA %s %q not found in namespace %s", ref.Kind, ref.Name, nginx.Namespace)
+				return "", k8sutil.MissingReference(reason, "CA certificate %s %q not found in namespace %s", ref.Kind, ref.Name, nginx.Namespace)
 			}
 			return "", err
 		}

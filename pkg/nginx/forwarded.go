@@ -1,6 +1,9 @@
 package nginx
 
-import "github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+import (
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+)
 
 // Variables the http level defines for proxy locations and redirects. nginx
 // evaluates a map only when a request uses its variable, so they cost
@@ -30,16 +33,25 @@ const (
 // X-Forwarded-* headers are believed: anyone else could claim HTTPS or
 // another host, and applications build links and security decisions on
 // them (ingress-nginx's use-forwarded-headers, off by default).
-func requestVariables(trustedProxies []string) []conf.Directive {
+//
+// The hop is whoever sent the HTTP request: the connection's peer
+// ($realip_remote_addr keeps it when realIP replaces $remote_addr with a
+// header's address), or, behind the PROXY protocol, the address the load
+// balancer reports, since a load balancer that speaks it adds no headers.
+func requestVariables(cfg v1beta1.NginxConfig) []conf.Directive {
+	hop := "$realip_remote_addr"
+	if cfg.RealIP != nil && cfg.RealIP.ProxyProtocol {
+		hop = "$remote_addr"
+	}
 	geo := []conf.Directive{conf.D("default", "0")}
-	for _, cidr := range trustedProxies {
+	for _, cidr := range cfg.TrustedProxies {
 		geo = append(geo, conf.D(cidr, "1"))
 	}
 	mapBlock := func(source, variable string, entries ...conf.Directive) conf.Directive {
 		return conf.B("map", []string{source, variable}, entries...)
 	}
 	return []conf.Directive{
-		conf.B("geo", []string{"$remote_addr", varTrustedHop}, geo...),
+		conf.B("geo", []string{hop, varTrustedHop}, geo...),
 		mapBlock("$http_upgrade", varConnectionUpgrade,
 			conf.D("default", "upgrade"),
 			conf.D("", ""),
@@ -48,9 +60,12 @@ func requestVariables(trustedProxies []string) []conf.Directive {
 			conf.D("default", "$http_host"),
 			conf.D("", "$host"),
 		),
-		mapBlock(varTrustedHop, varForwardedFor,
-			conf.D("default", "$remote_addr"),
-			conf.D("1", "$proxy_add_x_forwarded_for"),
+		// A trusted hop's list, with the hop appended. nginx's
+		// $proxy_add_x_forwarded_for would append $remote_addr, which
+		// realIP may have replaced by the client's address.
+		mapBlock(varTrustedHop+":$http_x_forwarded_for", varForwardedFor,
+			conf.D("default", hop),
+			conf.D("~^1:(.+)$", "$1, "+hop),
 		),
 		// The keys join the trust bit and the header, so one map decides
 		// both: "1https" is a trusted hop that terminated TLS.

@@ -16,7 +16,8 @@ const upstreamKeepalive = "32"
 
 // locations renders the locations of server number server; with none, /
 // serves the content.
-func (r *renderer) locations(server int, locations []v1beta1.Location) []conf.Directive {
+func (r *renderer) locations(server int, s v1beta1.Server) []conf.Directive {
+	locations := s.Locations
 	if len(locations) == 0 {
 		locations = []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}
 	}
@@ -38,7 +39,15 @@ func (r *renderer) locations(server int, locations []v1beta1.Location) []conf.Di
 		if l.Expires != "" {
 			body = append(body, conf.D("expires", l.Expires))
 		}
-		body = append(body, responseHeaders(l)...)
+		if headers := responseHeaders(l); len(headers) > 0 {
+			// Headers of its own hide the server's from the location.
+			body = append(body, headers...)
+			body = append(body, hsts(s.TLS)...)
+		}
+		body = append(body, r.access(id, l.IPAccess, l.BasicAuth, l.RateLimit)...)
+		if l.DisableAccessLog {
+			body = append(body, conf.D("access_log", "off"))
+		}
 		out = append(out, conf.B("location", locationArgs(l), body...))
 	}
 	return out
@@ -150,7 +159,7 @@ func (r *renderer) backendTLS(p *v1beta1.ProxyLocation) []conf.Directive {
 	if t.CACertificate != nil {
 		out = append(out,
 			conf.D("proxy_ssl_verify", "on"),
-			conf.D("proxy_ssl_trusted_certificate", r.opts.Paths.BackendCAFile(*t.CACertificate)),
+			conf.D("proxy_ssl_trusted_certificate", r.opts.Paths.CAFile(*t.CACertificate)),
 		)
 	}
 	return out

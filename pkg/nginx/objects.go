@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -132,10 +133,25 @@ func Service(nginx *v1beta1.NginxOperator) *corev1.Service {
 			Name: MetricsPortName, Port: v1beta1.ExporterPort, TargetPort: intstr.FromString(MetricsPortName), Protocol: corev1.ProtocolTCP,
 		})
 	}
-	return &corev1.Service{
-		ObjectMeta: meta,
-		Spec:       corev1.ServiceSpec{Type: nginx.Spec.Service.Type, Selector: selector(nginx), Ports: ports},
+	svc := nginx.Spec.Service
+	spec := corev1.ServiceSpec{
+		Type: svc.Type, Selector: selector(nginx), Ports: ports,
+		ExternalTrafficPolicy:    svc.ExternalTrafficPolicy,
+		LoadBalancerSourceRanges: svc.LoadBalancerSourceRanges,
+		SessionAffinity:          svc.SessionAffinity,
+		IPFamilyPolicy:           svc.IPFamilyPolicy,
+		IPFamilies:               svc.IPFamilies,
 	}
+	if svc.LoadBalancerClass != "" {
+		spec.LoadBalancerClass = ptr.To(svc.LoadBalancerClass)
+	}
+	return &corev1.Service{ObjectMeta: meta, Spec: spec}
+}
+
+// ServesIPv6 tells whether the cluster gave svc, the instance's Service, an
+// IPv6 address; nginx listens on IPv6 only then (RenderOptions.IPv6).
+func ServesIPv6(svc *corev1.Service) bool {
+	return slices.Contains(svc.Spec.IPFamilies, corev1.IPv6Protocol)
 }
 
 // HeadlessService gives the StatefulSet's pods stable DNS names.
@@ -355,35 +371,76 @@ func podVolumes(nginx *v1beta1.NginxOperator, configSecret string) ([]corev1.Vol
 		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: layout.TLSMountPath + "/" + secret, ReadOnly: true})
 	}
-	for _, ref := range BackendCAs(&nginx.Spec) {
-		dir := backendCADir(ref)
+	for _, secret := range AuthSecrets(&nginx.Spec) {
+		name := k8sutil.NameWithLimit(63, "auth", secret)
+		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: layout.AuthMountPath + "/" + secret, ReadOnly: true})
+	}
+	for _, ref := range CACertificates(&nginx.Spec) {
+		dir := caDir(ref)
 		name := k8sutil.NameWithLimit(63, "ca", strings.ReplaceAll(dir, "/", "-"))
 		source := corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}}}
 		if ref.Kind == "Secret" {
 			source = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ref.Name}}
 		}
 		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: source})
-		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: layout.BackendCAMountPath + "/" + dir, ReadOnly: true})
+		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: layout.CAMountPath + "/" + dir, ReadOnly: true})
 	}
 	return volumes, mounts
 }
 
-// BackendCAs are the distinct ConfigMaps and Secrets holding the CA
-// certificates proxy locations verify their Services with, in order of
-// first use. They are mounted whole: locations may read different keys.
-func BackendCAs(spec *v1beta1.NginxOperatorSpec) []v1beta1.CACertificateRef {
+// CACertificates are the distinct ConfigMaps and Secrets holding the CA
+// certificates that proxy locations verify their Services with and TLS
+// servers verify clients with, in order of first use. They are mounted
+// whole: references may read different keys.
+func CACertificates(spec *v1beta1.NginxOperatorSpec) []v1beta1.CACertificateRef {
 	seen := map[string]bool{}
 	var out []v1beta1.CACertificateRef
+	add := func(ref v1beta1.CACertificateRef) {
+		if dir := caDir(ref); !seen[dir] {
+			seen[dir] = true
+			out = append(out, ref)
+		}
+	}
 	for _, s := range spec.Config.Servers {
+		if s.TLS != nil && s.TLS.ClientCertificates != nil {
+			add(s.TLS.ClientCertificates.CACertificate)
+		}
 		for _, l := range s.Locations {
-			if l.Proxy == nil || l.Proxy.TLS == nil || l.Proxy.TLS.CACertificate == nil {
-				continue
+			if l.Proxy != nil && l.Proxy.TLS != nil && l.Proxy.TLS.CACertificate != nil {
+				add(*l.Proxy.TLS.CACertificate)
 			}
-			ref := *l.Proxy.TLS.CACertificate
-			if dir := backendCADir(ref); !seen[dir] {
-				seen[dir] = true
-				out = append(out, ref)
-			}
+		}
+	}
+	return out
+}
+
+// BasicAuths are the basicAuth settings of the servers and locations that
+// ask for a password (not the disabled ones), in order.
+func BasicAuths(spec *v1beta1.NginxOperatorSpec) []v1beta1.HTTPBasicAuth {
+	var out []v1beta1.HTTPBasicAuth
+	add := func(a *v1beta1.HTTPBasicAuth) {
+		if a != nil && !a.Disabled {
+			out = append(out, *a)
+		}
+	}
+	for _, s := range spec.Config.Servers {
+		add(s.BasicAuth)
+		for _, l := range s.Locations {
+			add(l.BasicAuth)
+		}
+	}
+	return out
+}
+
+// AuthSecrets are the distinct Secrets of BasicAuths, in order of first use.
+func AuthSecrets(spec *v1beta1.NginxOperatorSpec) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, a := range BasicAuths(spec) {
+		if !seen[a.SecretName] {
+			seen[a.SecretName] = true
+			out = append(out, a.SecretName)
 		}
 	}
 	return out

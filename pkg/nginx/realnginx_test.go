@@ -19,20 +19,28 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
+// The one user of every htpasswd file testPaths writes.
+const testUser, testPassword = "ada", "correct horse"
+
 // testPaths lays out what a rendered config of spec needs under dir: a
-// document root, a mime.types file, a self-signed certificate per TLS Secret
-// and a CA file per backend CA reference.
+// document root, a mime.types file, a self-signed certificate per TLS Secret,
+// a CA file per CA certificate reference and an htpasswd file per basic auth.
 func testPaths(t *testing.T, dir string, spec *v1beta1.NginxOperatorSpec) Paths {
 	t.Helper()
-	p := Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), BackendCA: filepath.Join(dir, "backend-ca"), MimeTypes: filepath.Join(dir, "mime.types")}
+	p := Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), CA: filepath.Join(dir, "ca"), Auth: filepath.Join(dir, "auth"), MimeTypes: filepath.Join(dir, "mime.types")}
 	must(t, os.MkdirAll(p.Content, 0o755))
 	must(t, os.WriteFile(p.MimeTypes, []byte("types {\n    text/html html;\n    text/plain txt;\n}\n"), 0o644))
-	for _, ref := range BackendCAs(spec) {
+	for _, ref := range CACertificates(spec) {
 		ca, err := tools.NewCA("backend CA", time.Hour)
 		must(t, err)
-		file := p.BackendCAFile(ref)
+		file := p.CAFile(ref)
 		must(t, os.MkdirAll(filepath.Dir(file), 0o755))
 		must(t, os.WriteFile(file, ca.CertPEM, 0o644))
+	}
+	for _, a := range BasicAuths(spec) {
+		file := p.AuthFile(a)
+		must(t, os.MkdirAll(filepath.Dir(file), 0o755))
+		must(t, os.WriteFile(file, []byte(tools.Htpasswd(testUser, testPassword)), 0o644))
 	}
 	for _, s := range TLSSecrets(spec) {
 		_, certPEM, keyPEM, err := tools.ServingCert("example.com", "127.0.0.1")
@@ -77,8 +85,9 @@ func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpe
 	if prepare != nil {
 		prepare(paths)
 	}
-	cfg, err := Render(spec, RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: int(healthPort),
-		UpstreamHost: func(string, string) string { return "127.0.0.1" }})
+	opts := renderOptions(spec, paths)
+	opts.HealthPort, opts.UpstreamHost = int(healthPort), func(string, string) string { return "127.0.0.1" }
+	cfg, err := Render(spec, opts)
 	must(t, err)
 	file := filepath.Join(dir, "nginx.conf")
 	must(t, os.WriteFile(file, cfg, 0o644))

@@ -30,7 +30,7 @@ func TestReferencesAreWhatNginxResolvesAndMounts(t *testing.T) {
 		t.Errorf("proxied Services (-want +got):\n%s", diff)
 	}
 	wantCAs := []v1beta1.CACertificateRef{*caA, {Kind: "Secret", Name: "a", Key: "ca.crt"}}
-	if diff := cmp.Diff(wantCAs, BackendCAs(spec)); diff != "" {
+	if diff := cmp.Diff(wantCAs, CACertificates(spec)); diff != "" {
 		t.Errorf("backend CAs (-want +got):\n%s", diff)
 	}
 }

@@ -21,9 +21,12 @@ type Paths struct {
 	Content string
 	// TLS holds one directory per TLS Secret, each with tls.crt and tls.key.
 	TLS string
-	// BackendCA holds one directory per CA certificate reference of a proxy
-	// location: BackendCAFile names the file in it.
-	BackendCA string
+	// CA holds one directory per CA certificate reference of a proxy
+	// location: CAFile names the file in it.
+	CA string
+	// Auth holds one directory per basic-auth Secret: AuthFile names the
+	// file in it.
+	Auth string
 	// MimeTypes is the mime.types file to include.
 	MimeTypes string
 }
@@ -32,18 +35,23 @@ type Paths struct {
 func PodPaths() Paths {
 	return Paths{
 		Temp: "/tmp", Content: layout.ContentMountPath, TLS: layout.TLSMountPath,
-		BackendCA: layout.BackendCAMountPath, MimeTypes: "/etc/nginx/mime.types",
+		CA: layout.CAMountPath, Auth: layout.AuthMountPath, MimeTypes: "/etc/nginx/mime.types",
 	}
 }
 
-// BackendCAFile is where ref's certificates are under paths.
-func (p Paths) BackendCAFile(ref v1beta1.CACertificateRef) string {
-	return p.BackendCA + "/" + backendCADir(ref) + "/" + ref.Key
+// CAFile is where ref's certificates are under paths.
+func (p Paths) CAFile(ref v1beta1.CACertificateRef) string {
+	return p.CA + "/" + caDir(ref) + "/" + ref.Key
 }
 
-// backendCADir is ref's directory under Paths.BackendCA: a ConfigMap and a
+// AuthFile is where the htpasswd file of a's Secret is under paths.
+func (p Paths) AuthFile(a v1beta1.HTTPBasicAuth) string {
+	return p.Auth + "/" + a.SecretName + "/" + a.Key
+}
+
+// caDir is ref's directory under Paths.CA: a ConfigMap and a
 // Secret may share a name.
-func backendCADir(ref v1beta1.CACertificateRef) string {
+func caDir(ref v1beta1.CACertificateRef) string {
 	if ref.Kind == "Secret" {
 		return "secret/" + ref.Name
 	}
@@ -60,6 +68,11 @@ type RenderOptions struct {
 	UpstreamHost func(service, namespace string) string
 	// HealthPort and StubStatusPort default to the reserved pod ports.
 	HealthPort, StubStatusPort int
+	// IPv6 makes every server listen on IPv6 too. The controller sets it
+	// when the cluster gave the instance's Service an IPv6 address: then the
+	// pods have IPv6, and where it did not, nginx must not ask for it (a pod
+	// without IPv6 cannot open an IPv6 socket, and nginx would not start).
+	IPv6 bool
 }
 
 // ConfigError is a spec that cannot be applied (nginx or the apiserver would
@@ -113,7 +126,9 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 		conf.D("include", p.MimeTypes),
 		conf.D("default_type", "application/octet-stream"),
 		conf.D("server_tokens", "off"),
-		conf.D("access_log", "/dev/stdout"),
+	}
+	http = append(http, accessLog(cfg.AccessLog)...)
+	http = append(http,
 		conf.D("sendfile", "on"),
 		conf.D("keepalive_timeout", itoa(cfg.KeepaliveTimeoutSeconds)),
 		conf.D("client_max_body_size", cfg.ClientMaxBodySize),
@@ -132,15 +147,24 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 		conf.D("fastcgi_temp_path", temp("fastcgi")),
 		conf.D("uwsgi_temp_path", temp("uwsgi")),
 		conf.D("scgi_temp_path", temp("scgi")),
+	)
+	http = append(http, compression(cfg.Gzip)...)
+	if len(TLSSecrets(spec)) > 0 {
+		http = append(http, tlsPolicy(cfg.TLS)...)
 	}
-	http = append(http, requestVariables(cfg.TrustedProxies)...)
+	http = append(http, realIP(cfg)...)
+	http = append(http, requestVariables(cfg)...)
+	health := []conf.Directive{conf.D("listen", itoa(int32(opts.HealthPort)))}
+	if opts.IPv6 {
+		health = append(health, conf.D("listen", "[::]:"+itoa(int32(opts.HealthPort))))
+	}
 	http = append(http,
-		// The kubelet probes this port; it answers without touching user content.
-		conf.B("server", nil,
-			conf.D("listen", itoa(int32(opts.HealthPort))),
+		// The kubelet probes this port, on the pod's address of the
+		// cluster's primary family; it answers without touching user content.
+		conf.B("server", nil, append(health,
 			conf.D("access_log", "off"),
 			conf.B("location", []string{"=", "/healthz"}, conf.D("return", "200", "ok\n")),
-		))
+		)...))
 	if spec.Metrics.Enabled {
 		// stub_status listens on loopback only: the exporter sidecar shares the
 		// pod's network namespace; nothing outside the pod can reach it.
@@ -152,13 +176,13 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 	}
 	r := &renderer{opts: opts}
 	servers := r.servers(spec)
-	// Upstreams and per-location maps are http-level blocks the servers'
-	// locations refer to.
+	// Upstreams, maps and rate limit zones are http-level blocks the
+	// servers' locations refer to.
 	http = append(http, r.httpBlocks...)
 	http = append(http, servers...)
 
 	return []conf.Directive{
-		conf.D("worker_processes", "auto"),
+		conf.D("worker_processes", workerProcesses(spec.Resources)),
 		conf.D("pid", temp("nginx.pid")),
 		conf.D("error_log", "stderr", "warn"),
 		conf.B("events", nil, conf.D("worker_connections", itoa(cfg.WorkerConnections))),
@@ -186,14 +210,7 @@ func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 	}
 	var out []conf.Directive
 	for i, s := range servers {
-		listen := []string{itoa(ports[s.Port])}
-		if s.TLS != nil {
-			listen = append(listen, "ssl")
-		}
-		if s.DefaultServer {
-			listen = append(listen, "default_server")
-		}
-		block := []conf.Directive{conf.D("listen", listen...)}
+		block := r.listen(spec.Config, s, ports[s.Port])
 		if len(s.ServerNames) > 0 {
 			block = append(block, conf.D("server_name", s.ServerNames...))
 		}
@@ -209,18 +226,37 @@ func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 			out = append(out, conf.B("server", nil, block...))
 			continue
 		}
-		if s.TLS != nil {
-			dir := r.opts.Paths.TLS + "/" + s.TLS.SecretName
-			block = append(block,
-				conf.D("ssl_certificate", dir+"/tls.crt"),
-				conf.D("ssl_certificate_key", dir+"/tls.key"),
-				conf.D("ssl_protocols", "TLSv1.2", "TLSv1.3"),
-			)
-		}
+		block = append(block, r.serverTLS(s.TLS)...)
 		block = append(block, conf.D("root", r.opts.Paths.Content), conf.D("index", "index.html"))
+		block = append(block, r.access("s"+strconv.Itoa(i), s.IPAccess, s.BasicAuth, s.RateLimit)...)
 		block = append(block, r.errorPages(i, s.ErrorPages)...)
-		block = append(block, r.locations(i, s.Locations)...)
+		block = append(block, r.locations(i, s)...)
 		out = append(out, conf.B("server", nil, block...))
+	}
+	return out
+}
+
+// listen is a server's listen directives: on IPv4, and on IPv6 where the
+// Service has it, with the same options.
+func (r *renderer) listen(cfg v1beta1.NginxConfig, s v1beta1.Server, port int32) []conf.Directive {
+	var options []string
+	if s.TLS != nil {
+		options = append(options, "ssl")
+		// "listen ... http2" is what nginx before 1.25.1 knows; later ones
+		// accept it with a deprecation warning.
+		if !cfg.DisableHTTP2 {
+			options = append(options, "http2")
+		}
+	}
+	if cfg.RealIP != nil && cfg.RealIP.ProxyProtocol {
+		options = append(options, "proxy_protocol")
+	}
+	if s.DefaultServer {
+		options = append(options, "default_server")
+	}
+	out := []conf.Directive{conf.D("listen", append([]string{itoa(port)}, options...)...)}
+	if r.opts.IPv6 {
+		out = append(out, conf.D("listen", append([]string{"[::]:" + itoa(port)}, options...)...))
 	}
 	return out
 }

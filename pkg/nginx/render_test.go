@@ -5,9 +5,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -95,12 +98,57 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 			},
 		},
 	},
+	// The protocols, client address, access control and log settings of
+	// an edge server, on a dual-stack Service.
+	"edge-protocols": {
+		Ports:     []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}},
+		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}},
+		Service:   v1beta1.ServiceSpec{IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicyPreferDualStack), IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}},
+		Config: v1beta1.NginxConfig{
+			TrustedProxies: []string{"10.0.0.0/8"},
+			RealIP:         &v1beta1.RealIP{Header: "X-Forwarded-For"},
+			Gzip:           &v1beta1.Gzip{Types: []string{"text/html", "text/css", "application/json"}},
+			AccessLog:      v1beta1.AccessLog{Format: "JSON"},
+			TLS:            v1beta1.TLSPolicy{Protocols: []string{"TLSv1.3"}, SessionCacheMiB: 20},
+			Servers: []v1beta1.Server{
+				{Port: "http", ServerNames: []string{"shop.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{}},
+				{
+					Port: "https", ServerNames: []string{"shop.example.com"}, DefaultServer: true,
+					TLS:       &v1beta1.TLS{SecretName: "shop-tls", HSTS: &v1beta1.HSTS{MaxAgeSeconds: ptr.To[int32](31536000), IncludeSubDomains: true}},
+					IPAccess:  &v1beta1.IPAccess{Deny: []string{"10.66.0.0/16", "2001:db8::/32"}},
+					RateLimit: &v1beta1.RateLimit{RequestsPerSecond: 20, Burst: 40},
+					Locations: []v1beta1.Location{
+						{Path: "/", Static: &v1beta1.StaticLocation{Fallback: "/index.html"}, ResponseHeaders: &v1beta1.HeaderModifier{Add: []v1beta1.Header{{Name: "X-Frame-Options", Value: "DENY"}}}},
+						{Path: "/healthz", Exact: true, Static: &v1beta1.StaticLocation{}, DisableAccessLog: true},
+						{Path: "/admin/", Static: &v1beta1.StaticLocation{}, IPAccess: &v1beta1.IPAccess{Allow: []string{"10.0.0.0/8"}}, BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "admins"}},
+						{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}, RateLimit: &v1beta1.RateLimit{RequestsPerMinute: 600, Burst: 50, ZoneSizeMiB: 4}},
+					},
+				},
+				{
+					Port: "https", ServerNames: []string{"partners.example.com"},
+					TLS:       &v1beta1.TLS{SecretName: "partners-tls", ClientCertificates: &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: "partners-ca"}, VerifyDepth: 2}},
+					BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "partners", Realm: "Partners"},
+					Locations: []v1beta1.Location{
+						{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "partner-api", Port: 8080}},
+						{Path: "/status", Exact: true, Static: &v1beta1.StaticLocation{}, BasicAuth: &v1beta1.HTTPBasicAuth{Disabled: true}},
+					},
+				},
+			},
+		},
+	},
+}
+
+// renderOptions are the options the controller would pass for spec: IPv6
+// when its Service asks for an IPv6 family.
+func renderOptions(spec *v1beta1.NginxOperatorSpec, paths Paths) RenderOptions {
+	return RenderOptions{Paths: paths, Namespace: "team-a", IPv6: slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol)}
 }
 
 func TestRenderMatchesGoldenFiles(t *testing.T) {
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
-			got, err := Render(validationtest.Spec(t, spec), RenderOptions{Paths: PodPaths(), Namespace: "team-a"})
+			admitted := validationtest.Spec(t, spec)
+			got, err := Render(admitted, renderOptions(admitted, PodPaths()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,8 +179,9 @@ func TestGoldenConfigsPassNginxT(t *testing.T) {
 			dir := t.TempDir()
 			admitted := validationtest.Spec(t, spec)
 			paths := testPaths(t, dir, admitted)
-			cfg, err := Render(admitted, RenderOptions{Paths: paths, Namespace: "team-a",
-				UpstreamHost: func(string, string) string { return "127.0.0.1" }})
+			opts := renderOptions(admitted, paths)
+			opts.UpstreamHost = func(string, string) string { return "127.0.0.1" }
+			cfg, err := Render(admitted, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -117,7 +117,7 @@ func TestRealNginxRoutesAsGatewayAPIDescribes(t *testing.T) {
 	content := map[string]string{"index.html": "<h1>app</h1>\n", "files/a.txt": "a\n", "errors/404.html": "<h1>not here</h1>\n"}
 	proc := startRendered(t, nginxBin, admitted, healthPort, content, func(paths Paths) {
 		// The secure upstream's own certificate is the CA nginx trusts.
-		caFile := paths.BackendCAFile(*admitted.Config.Servers[1].Locations[5].Proxy.TLS.CACertificate)
+		caFile := paths.CAFile(*admitted.Config.Servers[1].Locations[5].Proxy.TLS.CACertificate)
 		must(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644))
 	})
 

@@ -95,7 +95,7 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 		{"one TLS mode per port", configPath, celRule("must all use TLS or all not"),
 			func(o *v1beta1.NginxOperator) {
 				o.Spec.Config.Servers = append(o.Spec.Config.Servers, v1beta1.Server{Port: "http", ServerNames: []string{"b.example"}, TLS: &v1beta1.TLS{SecretName: "b-tls"}})
-			}, "listen 8080 ssl;"},
+			}, "listen 8080 ssl http2;"},
 		{"one default server per port", configPath, celRule("only one server with defaultServer"),
 			func(o *v1beta1.NginxOperator) {
 				o.Spec.Config.Servers[0].DefaultServer = true
@@ -152,7 +152,7 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 		{"backend CA key default", at(locationPath, "proxy", "tls", "caCertificate", "key"), noDefault,
 			func(o *v1beta1.NginxOperator) {
 				proxy(o).TLS = &v1beta1.BackendTLS{CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: "ca"}}
-			}, "proxy_ssl_trusted_certificate /etc/nginx/backend-ca/secret/ca/;"},
+			}, "proxy_ssl_trusted_certificate /etc/nginx/ca/secret/ca/;"},
 		{"rewrite path pattern", at(locationPath, "proxy", "urlRewrite", "path", "replaceFullPath"), pattern,
 			func(o *v1beta1.NginxOperator) {
 				proxy(o).URLRewrite = &v1beta1.URLRewrite{Path: &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To("/a?b")}}
@@ -195,6 +195,7 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 				location(o).Headers = []v1beta1.Header{{Name: "X", Value: strings.Repeat("v", 2000)}}
 			}, "add_header X " + strings.Repeat("v", 2000) + " always;"},
 	}
+	cases = append(cases, protocolRules()...)
 	ctx := context.Background()
 	base := func() *v1beta1.NginxOperator {
 		return &v1beta1.NginxOperator{
@@ -325,4 +326,65 @@ func render(t *testing.T, obj *v1beta1.NginxOperator) string {
 		t.Fatalf("Render refused what the CRD let through: %v", err)
 	}
 	return string(out)
+}
+
+// protocolRules are the rules and defaults of the protocol, client address,
+// access control and log fields.
+func protocolRules() []ruleRemoval {
+	tlsServer := func(o *v1beta1.NginxOperator) *v1beta1.TLS {
+		o.Spec.Config.Servers[0].TLS = &v1beta1.TLS{SecretName: "web-tls"}
+		return o.Spec.Config.Servers[0].TLS
+	}
+	server := func(o *v1beta1.NginxOperator) *v1beta1.Server { return &o.Spec.Config.Servers[0] }
+	return []ruleRemoval{
+		{"TLS protocols default", at(configPath, "tls", "protocols"), noDefault,
+			func(o *v1beta1.NginxOperator) { tlsServer(o) }, "ssl_protocols;"},
+		{"TLS ciphers default", at(configPath, "tls", "ciphers"), noDefault,
+			func(o *v1beta1.NginxOperator) { tlsServer(o) }, `ssl_ciphers "";`},
+		{"TLS protocols enum", at(configPath, "tls", "protocols", "items"), enum,
+			func(o *v1beta1.NginxOperator) {
+				tlsServer(o)
+				o.Spec.Config.TLS.Protocols = []string{"TLSv1.1"}
+			}, "ssl_protocols TLSv1.1;"},
+		{"TLS session cache default", at(configPath, "tls", "sessionCacheMiB"), noDefault,
+			func(o *v1beta1.NginxOperator) { tlsServer(o) }, "ssl_session_cache shared:TLS:0m;"},
+		{"TLS session timeout default", at(configPath, "tls", "sessionTimeoutMinutes"), noDefault,
+			func(o *v1beta1.NginxOperator) { tlsServer(o) }, "ssl_session_timeout 0m;"},
+		{"HSTS max-age default", at(serverPath, "tls", "hsts", "maxAgeSeconds"), noDefault,
+			func(o *v1beta1.NginxOperator) { tlsServer(o).HSTS = &v1beta1.HSTS{} }, "Strict-Transport-Security max-age=0 always;"},
+		{"HSTS preload rule", at(serverPath, "tls", "hsts"), celRule("preload needs includeSubDomains"),
+			func(o *v1beta1.NginxOperator) { tlsServer(o).HSTS = &v1beta1.HSTS{MaxAgeSeconds: ptr.To[int32](60), Preload: true} }, `"max-age=60; preload"`},
+		{"client certificate depth default", at(serverPath, "tls", "clientCertificates", "verifyDepth"), noDefault,
+			func(o *v1beta1.NginxOperator) {
+				tlsServer(o).ClientCertificates = &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: "ca", Key: "ca.crt"}}
+			}, "ssl_verify_depth 0;"},
+		{"gzip level default", at(configPath, "gzip", "level"), noDefault,
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.Gzip = &v1beta1.Gzip{} }, "gzip_comp_level 0;"},
+		{"gzip level maximum", at(configPath, "gzip", "level"), maximum,
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.Gzip = &v1beta1.Gzip{Level: 10} }, "gzip_comp_level 10;"},
+		{"gzip minimum length default", at(configPath, "gzip", "minLengthBytes"), noDefault,
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.Gzip = &v1beta1.Gzip{} }, "gzip_min_length 0;"},
+		{"gzip types default", at(configPath, "gzip", "types"), noDefault,
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.Gzip = &v1beta1.Gzip{} }, "gzip_proxied any;\n    geo"},
+		{"gzip types pattern", at(configPath, "gzip", "types", "items"), pattern,
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.Gzip = &v1beta1.Gzip{Types: []string{"*"}} }, "gzip_types *;"},
+		{"access log format default", at(configPath, "accessLog", "format"), noDefault,
+			func(*v1beta1.NginxOperator) {}, `access_log /dev/stdout "";`},
+		{"realIP needs trusted proxies", configPath, celRule("realIP needs trustedProxies"),
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.RealIP = &v1beta1.RealIP{Header: "X-Real-IP"} }, "real_ip_header X-Real-IP;"},
+		{"ipAccess CIDRs", at(serverPath, "ipAccess", "allow"), celRule("must be a CIDR"),
+			func(o *v1beta1.NginxOperator) { server(o).IPAccess = &v1beta1.IPAccess{Allow: []string{"all"}} }, "allow all;"},
+		{"basic auth realm off", at(serverPath, "basicAuth", "realm"), celRule("realm cannot be off"),
+			func(o *v1beta1.NginxOperator) {
+				server(o).BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users", Realm: "off"}
+			}, "auth_basic off;"},
+		{"basic auth key default", at(serverPath, "basicAuth", "key"), noDefault,
+			func(o *v1beta1.NginxOperator) { server(o).BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users"} }, "auth_basic_user_file /etc/nginx/auth/users/;"},
+		{"basic auth realm default", at(serverPath, "basicAuth", "realm"), noDefault,
+			func(o *v1beta1.NginxOperator) { server(o).BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users"} }, `auth_basic "";`},
+		{"rate limit needs a rate", at(serverPath, "rateLimit"), celRule("set requestsPerSecond or requestsPerMinute"),
+			func(o *v1beta1.NginxOperator) { server(o).RateLimit = &v1beta1.RateLimit{ZoneSizeMiB: 1} }, "rate=0r/s"},
+		{"rate limit zone default", at(serverPath, "rateLimit", "zoneSizeMiB"), noDefault,
+			func(o *v1beta1.NginxOperator) { server(o).RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 5} }, "zone=rate_s0:0m rate=5r/s;"},
+	}
 }

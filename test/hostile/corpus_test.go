@@ -727,7 +727,7 @@ func newHostileEnv(t *testing.T, ns string) *hostileEnv {
 	}
 	h := &hostileEnv{t: t, ns: ns, dir: dir, secrets: map[string]bool{}, paths: nginx.Paths{
 		Temp: filepath.Join(dir, "tmp"), Content: filepath.Join(dir, "html"),
-		TLS: filepath.Join(dir, "tls"), BackendCA: filepath.Join(dir, "backend-ca"), MimeTypes: filepath.Join(dir, "mime.types"),
+		TLS: filepath.Join(dir, "tls"), CA: filepath.Join(dir, "ca"), MimeTypes: filepath.Join(dir, "mime.types"),
 	}}
 	for _, d := range []string{h.paths.Temp, h.paths.Content, h.paths.TLS, filepath.Join(dir, "conf")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -779,7 +779,7 @@ func (h *hostileEnv) mountCA(ref v1beta1.CACertificateRef) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	file := h.paths.BackendCAFile(ref)
+	file := h.paths.CAFile(ref)
 	if os.MkdirAll(filepath.Dir(file), 0o755) != nil {
 		return
 	}
@@ -874,7 +874,7 @@ func (h *hostileEnv) render(s *hostileSend, spec *v1beta1.NginxOperatorSpec) {
 	for _, name := range nginx.TLSSecrets(spec) {
 		h.mountSecret(name)
 	}
-	for _, ref := range nginx.BackendCAs(spec) {
+	for _, ref := range nginx.CACertificates(spec) {
 		h.mountCA(ref)
 	}
 	want, err := nginx.Directives(spec, opts)

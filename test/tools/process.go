@@ -64,6 +64,9 @@ func (p *Process) Exited() error {
 	}
 }
 
+// PID is the process's id.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
 // Output is what the process printed so far.
 func (p *Process) Output() string { return p.out.String() }
 

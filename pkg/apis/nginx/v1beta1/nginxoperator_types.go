@@ -144,6 +144,7 @@ type Port struct {
 // quoted argument: no field can add a directive of its own.
 // +kubebuilder:validation:XValidation:rule="!has(self.servers) || self.servers.all(s, self.servers.all(t, s.port != t.port || has(s.tls) == has(t.tls)))",message="servers on one port must all use TLS or all not: nginx cannot serve both on one port"
 // +kubebuilder:validation:XValidation:rule="!has(self.servers) || self.servers.all(s, !has(s.defaultServer) || !s.defaultServer || self.servers.exists_one(t, t.port == s.port && has(t.defaultServer) && t.defaultServer))",message="a port can have only one server with defaultServer: true"
+// +kubebuilder:validation:XValidation:rule="!has(self.realIP) || (has(self.trustedProxies) && size(self.trustedProxies) > 0)",message="realIP needs trustedProxies: nginx takes the client address only from the hops listed there"
 type NginxConfig struct {
 	// WorkerConnections is nginx's worker_connections.
 	// +optional
@@ -177,6 +178,38 @@ type NginxConfig struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="every entry must be a CIDR such as 10.0.0.0/8 or fd00::/8"
 	TrustedProxies []string `json:"trustedProxies,omitempty"`
 
+	// RealIP makes nginx take the client's address from what a trusted
+	// proxy (spec.config.trustedProxies) reports, instead of the proxy's own
+	// address: for access control, rate limits, logs and the X-Real-IP and
+	// X-Forwarded-For headers sent to Services (ingress-nginx's
+	// use-forwarded-headers and use-proxy-protocol).
+	// +optional
+	RealIP *RealIP `json:"realIP,omitempty"`
+
+	// DisableHTTP2 turns HTTP/2 off on the TLS servers, which otherwise offer
+	// it to clients by ALPN next to HTTP/1.1 (NGINX Gateway Fabric's
+	// disableHTTP2). nginx negotiates it per port, so it is one setting for
+	// every server.
+	// +optional
+	DisableHTTP2 bool `json:"disableHTTP2,omitempty"`
+
+	// TLS is the TLS policy of every server with tls: protocols, ciphers and
+	// the session cache. nginx chooses the protocol before it knows the
+	// server a client asks for, so these cannot differ between servers.
+	// +optional
+	TLS TLSPolicy `json:"tls,omitempty"`
+
+	// Gzip compresses responses of the listed types for clients that accept
+	// it, and adds Vary: Accept-Encoding. Unset: no compression; gzip: {}
+	// turns it on with the defaults.
+	// +optional
+	Gzip *Gzip `json:"gzip,omitempty"`
+
+	// AccessLog sets the format of the access log nginx writes to its
+	// standard output.
+	// +optional
+	AccessLog AccessLog `json:"accessLog,omitempty"`
+
 	// Servers are nginx's virtual servers. With none, one server on the first
 	// port serves the content at /.
 	// +optional
@@ -188,7 +221,7 @@ type NginxConfig struct {
 // Server is one nginx virtual server. Two locations with the same path are
 // reported by the controller (condition Degraded, reason InvalidConfig): a
 // schema rule comparing every pair would exceed the apiserver's CEL budget.
-// +kubebuilder:validation:XValidation:rule="!has(self.redirectToHTTPS) || (!has(self.tls) && (!has(self.locations) || size(self.locations) == 0))",message="redirectToHTTPS answers every request of the server with a redirect: it cannot be combined with tls or locations"
+// +kubebuilder:validation:XValidation:rule="!has(self.redirectToHTTPS) || (!has(self.tls) && (!has(self.locations) || size(self.locations) == 0) && !has(self.ipAccess) && !has(self.basicAuth) && !has(self.rateLimit))",message="redirectToHTTPS answers every request of the server with a redirect: it cannot be combined with tls, locations, ipAccess, basicAuth or rateLimit, which would never apply"
 type Server struct {
 	// Port is the name of the entry of spec.ports this server listens on.
 	// +kubebuilder:validation:MinLength=1
@@ -227,6 +260,21 @@ type Server struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
 	ErrorPages []ErrorPage `json:"errorPages,omitempty"`
+
+	// IPAccess allows or denies clients by address in every location of the
+	// server that has no ipAccess of its own.
+	// +optional
+	IPAccess *IPAccess `json:"ipAccess,omitempty"`
+
+	// BasicAuth asks for a user name and password in every location of the
+	// server that has no basicAuth of its own.
+	// +optional
+	BasicAuth *HTTPBasicAuth `json:"basicAuth,omitempty"`
+
+	// RateLimit limits the requests of each client in every location of the
+	// server that has no rateLimit of its own.
+	// +optional
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
 
 	// Locations route requests by path. With none, / serves the content.
 	// +optional
@@ -274,6 +322,229 @@ type TLS struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	SecretName string `json:"secretName"`
+
+	// HSTS sends Strict-Transport-Security on every response of the server:
+	// browsers then use only https for the host.
+	// +optional
+	HSTS *HSTS `json:"hsts,omitempty"`
+
+	// ClientCertificates makes nginx ask every client for a certificate and
+	// refuse a request without one that the CA signed (mutual TLS;
+	// ingress-nginx's auth-tls-secret).
+	// +optional
+	ClientCertificates *ClientCertificates `json:"clientCertificates,omitempty"`
+}
+
+// HSTS is the Strict-Transport-Security header of a TLS server.
+// +kubebuilder:validation:XValidation:rule="!has(self.preload) || !self.preload || (has(self.includeSubDomains) && self.includeSubDomains && self.maxAgeSeconds >= 31536000)",message="preload needs includeSubDomains and a maxAgeSeconds of at least 31536000 (one year), as the browsers' preload lists require"
+type HSTS struct {
+	// MaxAgeSeconds is how long a browser remembers to use only https; 0
+	// makes it forget.
+	// +optional
+	// +kubebuilder:default=31536000
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=63072000
+	MaxAgeSeconds *int32 `json:"maxAgeSeconds,omitempty"`
+	// IncludeSubDomains extends the rule to every subdomain of the host.
+	// +optional
+	IncludeSubDomains bool `json:"includeSubDomains,omitempty"`
+	// Preload asks to be listed in the browsers' built-in HSTS lists.
+	// +optional
+	Preload bool `json:"preload,omitempty"`
+}
+
+// ClientCertificates verifies clients' certificates.
+type ClientCertificates struct {
+	// CACertificate holds the PEM certificates of the CAs a client's
+	// certificate must chain to. It is mounted into the pods.
+	CACertificate CACertificateRef `json:"caCertificate"`
+	// VerifyDepth is the longest chain accepted: 1 for certificates the CA
+	// signed itself, more for intermediate CAs.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=8
+	VerifyDepth int32 `json:"verifyDepth,omitempty"`
+}
+
+// TLSPolicy is how every TLS server negotiates with clients.
+type TLSPolicy struct {
+	// Protocols the servers accept. TLS 1.0 and 1.1 are not offered: they
+	// are deprecated (RFC 8996).
+	// +optional
+	// +listType=set
+	// +kubebuilder:default={TLSv1.2,TLSv1.3}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:items:Enum=TLSv1.2;TLSv1.3
+	Protocols []string `json:"protocols,omitempty"`
+	// Ciphers the servers accept for TLS 1.2, in OpenSSL's names; TLS 1.3
+	// always uses its own safe suites. The choice is limited to ciphers with
+	// forward secrecy and authenticated encryption; the default is all of them.
+	// +optional
+	// +listType=set
+	// +kubebuilder:default={ECDHE-ECDSA-AES128-GCM-SHA256,ECDHE-RSA-AES128-GCM-SHA256,ECDHE-ECDSA-AES256-GCM-SHA384,ECDHE-RSA-AES256-GCM-SHA384,ECDHE-ECDSA-CHACHA20-POLY1305,ECDHE-RSA-CHACHA20-POLY1305,DHE-RSA-AES128-GCM-SHA256,DHE-RSA-AES256-GCM-SHA384}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:Enum=ECDHE-ECDSA-AES128-GCM-SHA256;ECDHE-RSA-AES128-GCM-SHA256;ECDHE-ECDSA-AES256-GCM-SHA384;ECDHE-RSA-AES256-GCM-SHA384;ECDHE-ECDSA-CHACHA20-POLY1305;ECDHE-RSA-CHACHA20-POLY1305;DHE-RSA-AES128-GCM-SHA256;DHE-RSA-AES256-GCM-SHA384
+	Ciphers []string `json:"ciphers,omitempty"`
+	// SessionCacheMiB is the size of the session cache the workers of a pod
+	// share, so a returning client skips the full handshake; one MiB holds
+	// about 4,000 sessions.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=512
+	SessionCacheMiB int32 `json:"sessionCacheMiB,omitempty"`
+	// SessionTimeoutMinutes is how long a cached session may be resumed.
+	// +optional
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1440
+	SessionTimeoutMinutes int32 `json:"sessionTimeoutMinutes,omitempty"`
+}
+
+// RealIP names where a trusted proxy reports the client's address: set
+// exactly one of header and proxyProtocol.
+// +kubebuilder:validation:XValidation:rule="has(self.header) != (has(self.proxyProtocol) && self.proxyProtocol)",message="set header or proxyProtocol: true, not both"
+type RealIP struct {
+	// Header carrying the client's address, such as X-Forwarded-For (whose
+	// last address not in trustedProxies is taken) or X-Real-IP.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9-]+$`
+	Header string `json:"header,omitempty"`
+	// ProxyProtocol makes every server's port expect the PROXY protocol
+	// (v1 or v2) in front of each connection, as a load balancer sends it
+	// when told to. Clients that connect without it, in-cluster ones
+	// included, are refused.
+	// +optional
+	ProxyProtocol bool `json:"proxyProtocol,omitempty"`
+}
+
+// Gzip is response compression.
+type Gzip struct {
+	// Types are the MIME types compressed; text/html always is.
+	// +optional
+	// +listType=set
+	// +kubebuilder:default={text/css,text/plain,text/javascript,application/javascript,application/json,application/xml,image/svg+xml}
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=127
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9][-a-z0-9.+_]*/[a-z0-9][-a-z0-9.+_]*$`
+	Types []string `json:"types,omitempty"`
+	// MinLengthBytes: shorter responses (by Content-Length) are sent as
+	// they are, since compressing them saves little.
+	// +optional
+	// +kubebuilder:default=1024
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10485760
+	MinLengthBytes int32 `json:"minLengthBytes,omitempty"`
+	// Level from 1 (fastest) to 9 (smallest).
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9
+	Level int32 `json:"level,omitempty"`
+}
+
+// AccessLog is the format of nginx's access log.
+type AccessLog struct {
+	// Format is Combined (nginx's and Apache's combined format) or JSON: one
+	// object per request with the fields time, request_id, method, uri,
+	// status, bytes, request_time, upstream_time, client_ip, user_agent,
+	// host and protocol (Documentation/nginxoperator.md lists their types).
+	// +optional
+	// +kubebuilder:default=Combined
+	// +kubebuilder:validation:Enum=Combined;JSON
+	Format string `json:"format,omitempty"`
+}
+
+// IPAccess allows and denies clients by address (nginx's allow and deny):
+// a client in deny is refused with 403; with allow set, so is every client
+// not in it. The address is the client's as spec.config.realIP finds it.
+// +kubebuilder:validation:XValidation:rule="has(self.allow) || has(self.deny)",message="set allow, deny or both"
+type IPAccess struct {
+	// Allow lists the CIDRs allowed; unset: every address not denied.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="every entry must be a CIDR such as 10.0.0.0/8, 192.0.2.7/32 or fd00::/8"
+	Allow []string `json:"allow,omitempty"`
+	// Deny lists the CIDRs refused, even when allow covers them.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="every entry must be a CIDR such as 10.0.0.0/8, 192.0.2.7/32 or fd00::/8"
+	Deny []string `json:"deny,omitempty"`
+}
+
+// HTTPBasicAuth is HTTP basic authentication against an htpasswd file in a
+// Secret. The Secret is mounted into the pods and never rendered into
+// nginx.conf; nginx reads the file on every request, so a changed password
+// applies once the kubelet has updated the mounted Secret, without a reload.
+// +kubebuilder:validation:XValidation:rule="(has(self.disabled) && self.disabled) || has(self.secretName)",message="secretName is required unless disabled is true"
+type HTTPBasicAuth struct {
+	// SecretName is a Secret in this namespace with an htpasswd file
+	// (bcrypt, SHA or apr1 hashes, as htpasswd writes them).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	SecretName string `json:"secretName,omitempty"`
+	// Key of the htpasswd file in the Secret (ingress-nginx's auth-secret
+	// uses "auth").
+	// +optional
+	// +kubebuilder:default=auth
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +kubebuilder:validation:XValidation:rule="self != '.' && self != '..'",message="key cannot be . or .."
+	Key string `json:"key,omitempty"`
+	// Realm is shown by the browser when it asks for the password.
+	// +optional
+	// +kubebuilder:default=Restricted
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[^\x00-\x1f\x7f$"\\]*$`
+	// +kubebuilder:validation:XValidation:rule="self != 'off'",message="realm cannot be off: nginx reads it as turning authentication off"
+	Realm string `json:"realm,omitempty"`
+	// Disabled turns off the server's basicAuth in a location, such as a
+	// public health page.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// RateLimit limits each client (by address, see spec.config.realIP) to a
+// rate, with room for a burst; requests beyond it get 429 Too Many Requests.
+// Each limit keeps its counters in a zone of shared memory in every pod.
+// +kubebuilder:validation:XValidation:rule="has(self.requestsPerSecond) != has(self.requestsPerMinute)",message="set requestsPerSecond or requestsPerMinute"
+type RateLimit struct {
+	// RequestsPerSecond each client may make.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	RequestsPerSecond int32 `json:"requestsPerSecond,omitempty"`
+	// RequestsPerMinute each client may make, for rates below one a second.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	RequestsPerMinute int32 `json:"requestsPerMinute,omitempty"`
+	// Burst is how many requests beyond the rate are served at once before
+	// the limit applies (nginx's burst with nodelay).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100000
+	Burst int32 `json:"burst,omitempty"`
+	// ZoneSizeMiB is the shared memory for the clients' counters; one MiB
+	// holds about 16,000 IPv4 or 8,000 IPv6 clients. When it is full the
+	// oldest clients are forgotten.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	ZoneSizeMiB int32 `json:"zoneSizeMiB,omitempty"`
 }
 
 // Location routes requests under a path to exactly one handler: static, proxy or redirect.
@@ -337,6 +608,24 @@ type Location struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^(epoch|max|[0-9]{1,8}(s|m|h|d|w|M|y))$`
 	Expires string `json:"expires,omitempty"`
+
+	// IPAccess replaces the server's ipAccess here.
+	// +optional
+	IPAccess *IPAccess `json:"ipAccess,omitempty"`
+
+	// BasicAuth replaces the server's basicAuth here; disabled: true
+	// turns it off.
+	// +optional
+	BasicAuth *HTTPBasicAuth `json:"basicAuth,omitempty"`
+
+	// RateLimit replaces the server's rateLimit here.
+	// +optional
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+
+	// DisableAccessLog stops logging this location's requests, such as a
+	// health check polled every second.
+	// +optional
+	DisableAccessLog bool `json:"disableAccessLog,omitempty"`
 }
 
 // HeaderModifier sets, adds and removes HTTP headers, with Gateway API's
@@ -681,6 +970,10 @@ type MetricsSpec struct {
 }
 
 // ServiceSpec configures the client Service.
+// +kubebuilder:validation:XValidation:rule="!has(self.externalTrafficPolicy) || self.type in ['NodePort', 'LoadBalancer']",message="externalTrafficPolicy needs type NodePort or LoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerSourceRanges) || self.type == 'LoadBalancer'",message="loadBalancerSourceRanges needs type LoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerClass) || self.type == 'LoadBalancer'",message="loadBalancerClass needs type LoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.ipFamilies) || size(self.ipFamilies) < 2 || (has(self.ipFamilyPolicy) && self.ipFamilyPolicy != 'SingleStack')",message="two ipFamilies need ipFamilyPolicy PreferDualStack or RequireDualStack"
 type ServiceSpec struct {
 	// Type of the Service.
 	// +optional
@@ -693,6 +986,45 @@ type ServiceSpec struct {
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('nginx.operator.dev/'))",message="annotation keys under nginx.operator.dev/ are reserved for the operator"
 	Annotations map[string]string `json:"annotations,omitempty"`
+	// ExternalTrafficPolicy Local keeps the client's address on the way to
+	// nginx: a node sends external traffic only to nginx pods on itself.
+	// Cluster (Kubernetes' default) spreads it over every pod but replaces
+	// the client's address with a node's. NodePort and LoadBalancer only.
+	// +optional
+	// +kubebuilder:validation:Enum=Cluster;Local
+	ExternalTrafficPolicy corev1.ServiceExternalTrafficPolicy `json:"externalTrafficPolicy,omitempty"`
+	// LoadBalancerSourceRanges restricts the clients of a load balancer to
+	// these CIDRs, where the cloud supports it. LoadBalancer only.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="every entry must be a CIDR such as 203.0.113.0/24"
+	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+	// LoadBalancerClass picks the load balancer implementation. Kubernetes
+	// does not let a LoadBalancer Service change it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	LoadBalancerClass string `json:"loadBalancerClass,omitempty"`
+	// SessionAffinity ClientIP sends each client to the same pod while it
+	// keeps connecting.
+	// +optional
+	// +kubebuilder:validation:Enum=None;ClientIP
+	SessionAffinity corev1.ServiceAffinity `json:"sessionAffinity,omitempty"`
+	// IPFamilyPolicy is Kubernetes' SingleStack, PreferDualStack or
+	// RequireDualStack. nginx listens on IPv6 when the cluster gives the
+	// Service an IPv6 address, and only then: a pod without IPv6 starts.
+	// +optional
+	// +kubebuilder:validation:Enum=SingleStack;PreferDualStack;RequireDualStack
+	IPFamilyPolicy *corev1.IPFamilyPolicy `json:"ipFamilyPolicy,omitempty"`
+	// IPFamilies of the Service, the primary first.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:items:Enum=IPv4;IPv6
+	// +kubebuilder:validation:XValidation:rule="size(self) < 2 || self[0] != self[1]",message="IPv4 and IPv6 may each appear once"
+	IPFamilies []corev1.IPFamily `json:"ipFamilies,omitempty"`
 }
 
 // PodDisruptionBudgetSpec sets exactly one of minAvailable or maxUnavailable.
