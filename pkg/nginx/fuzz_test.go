@@ -20,6 +20,10 @@ import (
 // The routing fields take the same strings: name goes into every header
 // name and value of the header filters, and every other new string field
 // (CIDR, paths, hostnames, CA reference, expiry) takes path or serverName.
+// So do the protocol and access fields: the real IP header and gzip types
+// take name and headerValue, TLS protocols and ciphers take bodySize and
+// url, the allow/deny CIDRs take path and serverName, and basic auth takes
+// secret, name and headerValue.
 func FuzzRenderedConfigHasExactlyTheDirectivesAsked(f *testing.F) {
 	f.Add("example.com", "/", "max-age=60", "https://example.com/", "web-tls", "api", "1m", "X-Team")
 	f.Add("a; } server { listen 80", "/x { return 200 pwned; }", "v\" always; add_header X-Evil \"1", "https://a/#;", "t\nls", "svc;", "1m; include /etc/passwd", "X\\E) { }")
@@ -34,20 +38,29 @@ func FuzzRenderedConfigHasExactlyTheDirectivesAsked(f *testing.F) {
 			Config: v1beta1.NginxConfig{
 				ClientMaxBodySize: bodySize,
 				TrustedProxies:    []string{path},
+				RealIP:            &v1beta1.RealIP{Header: name},
+				Gzip:              &v1beta1.Gzip{Types: []string{headerValue, name}, Level: 5},
+				AccessLog:         v1beta1.AccessLog{Format: "JSON"},
+				TLS:               v1beta1.TLSPolicy{Protocols: []string{bodySize}, Ciphers: []string{url, name}, SessionCacheMiB: 1, SessionTimeoutMinutes: 1},
 				Servers: []v1beta1.Server{
-					{Port: "http", ServerNames: []string{serverName}, ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{404}, Path: path}}, Locations: []v1beta1.Location{
-						{Path: path, Static: &v1beta1.StaticLocation{Fallback: path}, Expires: bodySize, ClientMaxBodySize: bodySize, Headers: []v1beta1.Header{{Name: "X-Test", Value: headerValue}}},
-						{Path: "/r", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: url, Code: 301}},
-						{Path: "/p/", Proxy: &v1beta1.ProxyLocation{Service: service, Port: 80,
-							TLS:        &v1beta1.BackendTLS{Hostname: serverName, CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: secret, Key: path}},
-							URLRewrite: &v1beta1.URLRewrite{Hostname: serverName, Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: &path}}},
-							RequestHeaders: headers, ResponseHeaders: headers},
-						{Path: path + "/w", Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{{Service: service, Port: 80}, {Service: serverName, Port: 81}},
-							URLRewrite: &v1beta1.URLRewrite{Path: &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: &path}}}},
-						{Path: path + "/g", Redirect: &v1beta1.RedirectLocation{Hostname: serverName, Scheme: service, Code: 308,
-							Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: &url}}},
-					}},
-					{Port: "https", TLS: &v1beta1.TLS{SecretName: secret}},
+					{Port: "http", ServerNames: []string{serverName}, ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{404}, Path: path}},
+						IPAccess:  &v1beta1.IPAccess{Allow: []string{path}, Deny: []string{serverName}},
+						BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: secret, Key: name, Realm: headerValue},
+						RateLimit: &v1beta1.RateLimit{RequestsPerSecond: 1, ZoneSizeMiB: 1},
+						Locations: []v1beta1.Location{
+							{Path: path, Static: &v1beta1.StaticLocation{Fallback: path}, Expires: bodySize, ClientMaxBodySize: bodySize, Headers: []v1beta1.Header{{Name: "X-Test", Value: headerValue}}},
+							{Path: "/r", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: url, Code: 301}},
+							{Path: "/p/", Proxy: &v1beta1.ProxyLocation{Service: service, Port: 80,
+								TLS:        &v1beta1.BackendTLS{Hostname: serverName, CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: secret, Key: path}},
+								URLRewrite: &v1beta1.URLRewrite{Hostname: serverName, Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: &path}}},
+								RequestHeaders: headers, ResponseHeaders: headers},
+							{Path: path + "/w", Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{{Service: service, Port: 80}, {Service: serverName, Port: 81}},
+								URLRewrite: &v1beta1.URLRewrite{Path: &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: &path}}}},
+							{Path: path + "/g", Redirect: &v1beta1.RedirectLocation{Hostname: serverName, Scheme: service, Code: 308,
+								Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: &url}}},
+						}},
+					{Port: "https", TLS: &v1beta1.TLS{SecretName: secret,
+						ClientCertificates: &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: secret, Key: name}, VerifyDepth: 1}}},
 					{Port: "http", ServerNames: []string{serverName + "x"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Code: 308}},
 				},
 			},

@@ -138,8 +138,8 @@ func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
 		}{
 			{client, "", 200},
 			{proxy, "198.51.100.4", 200},
-			{proxy, "203.0.113.9", 403}, // denied, as the trusted proxy reports it
-			{proxy, "192.0.2.7", 403},   // not allowed
+			{proxy, "203.0.113.9", 403},  // denied, as the trusted proxy reports it
+			{proxy, "192.0.2.7", 403},    // not allowed
 			{client, "203.0.113.9", 200}, // an untrusted claim changes nothing
 		} {
 			if resp, _ := get(tc.client, "/internal/", "X-Forwarded-For", tc.xff); resp.StatusCode != tc.want {

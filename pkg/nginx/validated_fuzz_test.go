@@ -8,12 +8,15 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
@@ -110,6 +113,7 @@ func validatedRendersAcceptedConfig(t *testing.T, obj *v1beta1.NginxOperator, ch
 		Paths:        nginx.TestPaths(t, check.dir, &spec),
 		Namespace:    obj.Namespace,
 		UpstreamHost: func(string, string) string { return "127.0.0.1" },
+		IPv6:         slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol),
 	}
 	text, err := nginx.Render(&spec, opts)
 	if err != nil {
@@ -282,6 +286,19 @@ var (
 		good: []string{"1h", "30s", "7d", "4w", "6M", "1y", "max", "epoch", "99999999y"},
 		bad:  []string{"off", "-1", "1x", "1h 2m", "@15h", "modified 1h", "3600"},
 	}
+	realms = values{
+		good: []string{"Restricted", "Team A", "a", "Off", "{x}", "a;b", "#", "é", strings.Repeat("r", 128)},
+		bad:  []string{"off", `a"b`, `a\b`, "$remote_user", "a\nb", strings.Repeat("r", 129)},
+	}
+	tlsProtocols = values{good: []string{"TLSv1.2", "TLSv1.3"}, bad: []string{"TLSv1.1", "TLSv1", "SSLv3", "tlsv1.2"}}
+	ciphers      = values{
+		good: []string{"ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-CHACHA20-POLY1305", "DHE-RSA-AES256-GCM-SHA384"},
+		bad:  []string{"ALL", "HIGH:!aNULL", "AES128-SHA", "NULL-SHA"},
+	}
+	mimeTypes = values{
+		good: []string{"text/css", "application/json", "image/svg+xml", "text/html", "application/vnd.api+json", "a/b"},
+		bad:  []string{"*", "text/*", "text", "TEXT/CSS", "a/b c"},
+	}
 	prefixes = values{
 		good: append([]string{"", "/", "/v2", "/v2/"}, paths.good...),
 		bad:  paths.bad,
@@ -435,8 +452,42 @@ func specFromFuzz(f *randfill.Filler) *v1beta1.NginxOperator {
 		return m
 	}
 
+	access := func() (*v1beta1.IPAccess, *v1beta1.HTTPBasicAuth, *v1beta1.RateLimit) {
+		var ip *v1beta1.IPAccess
+		var auth *v1beta1.HTTPBasicAuth
+		var limit *v1beta1.RateLimit
+		if p.chance(50) {
+			ip = &v1beta1.IPAccess{}
+			for n := p.intn(3); n > 0; n-- {
+				ip.Allow = append(ip.Allow, p.str(cidrs))
+			}
+			for n := p.intn(3); n > 0; n-- {
+				ip.Deny = append(ip.Deny, p.str(cidrs))
+			}
+		}
+		if p.chance(50) {
+			auth = &v1beta1.HTTPBasicAuth{Disabled: p.chance(20), Realm: p.str(realms)}
+			if p.chance(90) {
+				auth.SecretName = p.str(secretNames)
+			}
+			if p.chance(30) {
+				auth.Key = p.str(secretNames)
+			}
+		}
+		if p.chance(50) {
+			limit = &v1beta1.RateLimit{Burst: p.num(0, 1, 100000), ZoneSizeMiB: p.num(1, 64)}
+			if p.chance(60) {
+				limit.RequestsPerSecond = p.num(1, 100000)
+			}
+			if p.chance(50) {
+				limit.RequestsPerMinute = p.num(1, 100000)
+			}
+		}
+		return ip, auth, limit
+	}
+
 	for edits := p.intn(10); edits > 0; edits-- {
-		switch p.intn(23) {
+		switch p.intn(27) {
 		case 0:
 			spec.Ports = append(spec.Ports, v1beta1.Port{Name: p.str(portNames), ContainerPort: p.num(goodPorts...)})
 		case 1:
@@ -558,6 +609,54 @@ func specFromFuzz(f *randfill.Filler) *v1beta1.NginxOperator {
 				if p.chance(50) {
 					px.TLS.CACertificate = &v1beta1.CACertificateRef{Kind: []string{"ConfigMap", "Secret"}[p.intn(2)], Name: p.str(secretNames)}
 				}
+			}
+		case 23: // access control on a server or a location
+			if p.chance(50) {
+				srv := anyServer()
+				srv.IPAccess, srv.BasicAuth, srv.RateLimit = access()
+			} else {
+				l := anyLocation()
+				l.IPAccess, l.BasicAuth, l.RateLimit = access()
+				l.DisableAccessLog = p.chance(50)
+			}
+		case 24: // TLS policy, HSTS, client certificates, HTTP/2
+			spec.Config.DisableHTTP2 = p.chance(30)
+			if p.chance(50) {
+				spec.Config.TLS.Protocols = []string{p.str(tlsProtocols)}
+			}
+			if p.chance(50) {
+				spec.Config.TLS.Ciphers = []string{p.str(ciphers)}
+			}
+			spec.Config.TLS.SessionCacheMiB = p.num(0, 1, 10, 512)
+			if srv := anyServer(); srv.TLS != nil {
+				srv.TLS.HSTS = &v1beta1.HSTS{MaxAgeSeconds: ptr.To(p.num(0, 600, 31536000, 63072000)), IncludeSubDomains: p.chance(50), Preload: p.chance(30)}
+				if p.chance(50) {
+					srv.TLS.ClientCertificates = &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: p.str(secretNames)}, VerifyDepth: p.num(1, 8)}
+				}
+			}
+		case 25: // client address
+			if p.chance(50) {
+				spec.Config.TrustedProxies = append(spec.Config.TrustedProxies, p.str(cidrs))
+			}
+			spec.Config.RealIP = &v1beta1.RealIP{}
+			if p.chance(50) {
+				spec.Config.RealIP.ProxyProtocol = true
+			}
+			if p.chance(60) {
+				spec.Config.RealIP.Header = p.str(headerNames)
+			}
+		case 26: // compression, logs, IPv6, workers
+			spec.Config.Gzip = &v1beta1.Gzip{Level: p.num(1, 9), MinLengthBytes: p.num(0, 1024)}
+			for n := p.intn(3); n > 0; n-- {
+				spec.Config.Gzip.Types = append(spec.Config.Gzip.Types, p.str(mimeTypes))
+			}
+			spec.Config.AccessLog.Format = []string{"", "Combined", "JSON", "json"}[p.intn(4)]
+			if p.chance(50) {
+				spec.Service.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
+				spec.Service.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+			}
+			if p.chance(50) {
+				spec.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse([]string{"1m", "1", "1500m", "64"}[p.intn(4)])}
 			}
 		case 15: // remove a server or a location
 			if s := anyServer(); p.chance(50) && len(s.Locations) > 0 {

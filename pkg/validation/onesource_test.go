@@ -353,7 +353,9 @@ func protocolRules() []ruleRemoval {
 		{"HSTS max-age default", at(serverPath, "tls", "hsts", "maxAgeSeconds"), noDefault,
 			func(o *v1beta1.NginxOperator) { tlsServer(o).HSTS = &v1beta1.HSTS{} }, "Strict-Transport-Security max-age=0 always;"},
 		{"HSTS preload rule", at(serverPath, "tls", "hsts"), celRule("preload needs includeSubDomains"),
-			func(o *v1beta1.NginxOperator) { tlsServer(o).HSTS = &v1beta1.HSTS{MaxAgeSeconds: ptr.To[int32](60), Preload: true} }, `"max-age=60; preload"`},
+			func(o *v1beta1.NginxOperator) {
+				tlsServer(o).HSTS = &v1beta1.HSTS{MaxAgeSeconds: ptr.To[int32](60), Preload: true}
+			}, `"max-age=60; preload"`},
 		{"client certificate depth default", at(serverPath, "tls", "clientCertificates", "verifyDepth"), noDefault,
 			func(o *v1beta1.NginxOperator) {
 				tlsServer(o).ClientCertificates = &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: "ca", Key: "ca.crt"}}

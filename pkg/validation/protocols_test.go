@@ -75,7 +75,9 @@ func TestProtocolFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) 
 			[]string{srv + ".ipAccess", "set allow, deny or both"}},
 		{"basic auth without a Secret", func(o *v1beta1.NginxOperator) { server(o).BasicAuth = &v1beta1.HTTPBasicAuth{Realm: "Team"} },
 			[]string{srv + ".basicAuth", "secretName is required unless disabled is true"}},
-		{"the realm off", func(o *v1beta1.NginxOperator) { server(o).BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users", Realm: "off"} },
+		{"the realm off", func(o *v1beta1.NginxOperator) {
+			server(o).BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users", Realm: "off"}
+		},
 			[]string{srv + ".basicAuth.realm", "nginx reads it as turning authentication off"}},
 		{"a realm with a quote", func(o *v1beta1.NginxOperator) {
 			server(o).BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users", Realm: `Team "A"`}

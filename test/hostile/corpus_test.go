@@ -13,10 +13,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,11 +199,21 @@ func hostileBaseSpec() v1beta1.NginxOperatorSpec {
 		Config: v1beta1.NginxConfig{
 			WorkerConnections: 1024, ClientMaxBodySize: "1m", KeepaliveTimeoutSeconds: 65,
 			TrustedProxies: []string{"10.0.0.0/8"},
+			RealIP:         &v1beta1.RealIP{Header: "X-Forwarded-For"},
+			Gzip:           &v1beta1.Gzip{Types: []string{"text/css", "application/json"}, MinLengthBytes: 1024, Level: 5},
+			AccessLog:      v1beta1.AccessLog{Format: "JSON"},
+			TLS: v1beta1.TLSPolicy{Protocols: []string{"TLSv1.2", "TLSv1.3"}, Ciphers: []string{"ECDHE-RSA-AES128-GCM-SHA256"},
+				SessionCacheMiB: 10, SessionTimeoutMinutes: 60},
 			Servers: []v1beta1.Server{
 				{Port: "http", ServerNames: []string{"example.com"}, DefaultServer: true,
+					IPAccess:   &v1beta1.IPAccess{Allow: []string{"10.0.0.0/8"}, Deny: []string{"10.66.0.0/16"}},
+					BasicAuth:  &v1beta1.HTTPBasicAuth{SecretName: "users", Key: "auth", Realm: "Team A"},
+					RateLimit:  &v1beta1.RateLimit{RequestsPerSecond: 10, Burst: 20, ZoneSizeMiB: 1},
 					ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{404}, Path: "/errors/404.html"}},
 					Locations: []v1beta1.Location{
-						{Path: "/", Static: &v1beta1.StaticLocation{Fallback: "/index.html"}, Expires: "1h", Headers: []v1beta1.Header{{Name: "X-Frame-Options", Value: "DENY"}}},
+						{Path: "/", Static: &v1beta1.StaticLocation{Fallback: "/index.html"}, Expires: "1h", Headers: []v1beta1.Header{{Name: "X-Frame-Options", Value: "DENY"}},
+							DisableAccessLog: true, IPAccess: &v1beta1.IPAccess{Deny: []string{"192.0.2.0/24"}}, BasicAuth: &v1beta1.HTTPBasicAuth{Disabled: true, Key: "auth", Realm: "x"},
+							RateLimit: &v1beta1.RateLimit{RequestsPerMinute: 60, ZoneSizeMiB: 2}},
 						{Path: "/api/", ClientMaxBodySize: "10m", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 8081, ReadTimeoutSeconds: 60,
 							ConnectTimeoutSeconds: 5, SendTimeoutSeconds: 60,
 							Buffering: &v1beta1.ProxyBuffering{HeaderBufferKiB: 8, Buffers: 8, BufferKiB: 4},
@@ -219,7 +231,9 @@ func hostileBaseSpec() v1beta1.NginxOperatorSpec {
 						{Path: "/docs/", Redirect: &v1beta1.RedirectLocation{Scheme: "https", Hostname: "docs.example.com", Port: ptr.To[int32](8443), Code: 308,
 							Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/guide/")}}},
 					}},
-				{Port: "https", ServerNames: []string{"example.com"}, TLS: &v1beta1.TLS{SecretName: "web-tls"},
+				{Port: "https", ServerNames: []string{"example.com"}, TLS: &v1beta1.TLS{SecretName: "web-tls",
+					HSTS:               &v1beta1.HSTS{MaxAgeSeconds: ptr.To[int32](31536000), IncludeSubDomains: true},
+					ClientCertificates: &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: "clients-ca", Key: "ca.crt"}, VerifyDepth: 2}},
 					Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}},
 				{Port: "http", ServerNames: []string{"plain.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Port: ptr.To[int32](8443), Code: 308}},
 			},
@@ -228,9 +242,12 @@ func hostileBaseSpec() v1beta1.NginxOperatorSpec {
 			Size: resource.MustParse("1Gi"), StorageClassName: ptr.To("standard"),
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 		}},
-		Restore:             &v1beta1.RestoreSpec{Backup: "nightly", ID: "20261122T030000.000000000Z-1a2b3c4d"},
-		Metrics:             v1beta1.MetricsSpec{Enabled: true},
-		Service:             v1beta1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Annotations: map[string]string{"lb.example.com/internal": "true"}},
+		Restore: &v1beta1.RestoreSpec{Backup: "nightly", ID: "20261122T030000.000000000Z-1a2b3c4d"},
+		Metrics: v1beta1.MetricsSpec{Enabled: true},
+		Service: v1beta1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Annotations: map[string]string{"lb.example.com/internal": "true"},
+			ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, LoadBalancerSourceRanges: []string{"203.0.113.0/24"},
+			LoadBalancerClass: "example.com/lb", SessionAffinity: corev1.ServiceAffinityClientIP,
+			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicyPreferDualStack), IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}},
 		PodDisruptionBudget: &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
 		Pod: v1beta1.PodSettings{
 			Labels:            map[string]string{"team": "a"},
@@ -423,6 +440,39 @@ func hostileFields() []hostileField {
 		{"config.servers[].locations[].redirect.path (full)", func(spec map[string]any, v any) {
 			hostileAt(loc(4, "redirect", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
 		}, str(slashed...)},
+		{"config.realIP.header", hostileAt("config", "realIP", "header"), str("X-Forwarded-For", "proxy_protocol", "X Real IP", "X-Real-IP:", strings.Repeat("X", 65))},
+		{"config.realIP (PROXY protocol and a header)", func(spec map[string]any, v any) {
+			hostileAt("config", "realIP")(spec, map[string]any{"proxyProtocol": true, "header": v})
+		}, shortStr("X-Real-IP")},
+		{"config.gzip.types[]", hostileAt("config", "gzip", "types", 0), str("text/*", "*", "text/html", "image/svg+xml", "a/b c", "TEXT/CSS")},
+		{"config.gzip.level", hostileAt("config", "gzip", "level"), nums(9, 10)},
+		{"config.gzip.minLengthBytes", hostileAt("config", "gzip", "minLengthBytes"), nums(10485760, 10485761)},
+		{"config.accessLog.format", hostileAt("config", "accessLog", "format"), shortStr("JSON", "Combined", "json", "main", "combined")},
+		{"config.tls.protocols[]", hostileAt("config", "tls", "protocols", 0), shortStr("TLSv1.1", "SSLv3", "TLSv1", "TLSv1.3", "tlsv1.2")},
+		{"config.tls.ciphers[]", hostileAt("config", "tls", "ciphers", 0), str("HIGH:!aNULL", "ALL", "AES128-SHA", "NULL-SHA", "ECDHE-RSA-AES128-GCM-SHA256:ALL")},
+		{"config.tls.sessionCacheMiB", hostileAt("config", "tls", "sessionCacheMiB"), nums(512, 513)},
+		{"config.tls.sessionTimeoutMinutes", hostileAt("config", "tls", "sessionTimeoutMinutes"), nums(1440, 1441)},
+		{"config.servers[].tls.hsts.maxAgeSeconds", hostileAt("config", "servers", 1, "tls", "hsts", "maxAgeSeconds"), nums(63072000, 63072001)},
+		{"config.servers[].tls.clientCertificates.caCertificate.name", hostileAt("config", "servers", 1, "tls", "clientCertificates", "caCertificate", "name"), str("../../etc", ".", "..", "a/b")},
+		{"config.servers[].tls.clientCertificates.caCertificate.key", hostileAt("config", "servers", 1, "tls", "clientCertificates", "caCertificate", "key"), str("..", ".", "../ca.crt", "a/b")},
+		{"config.servers[].tls.clientCertificates.verifyDepth", hostileAt("config", "servers", 1, "tls", "clientCertificates", "verifyDepth"), nums(8, 9)},
+		{"config.servers[].ipAccess.allow[]", hostileAt(append(srv0, "ipAccess", "allow", 0)...), str("all", "unix:", "10.0.0.1", "0.0.0.0/0", "::/0", "10.0.0.0/8 1")},
+		{"config.servers[].ipAccess.deny[]", hostileAt(append(srv0, "ipAccess", "deny", 0)...), str("all", "unix:", "10.0.0.1", "::/0")},
+		{"config.servers[].basicAuth.secretName", hostileAt(append(srv0, "basicAuth", "secretName")...), str("../../etc", ".", "..", "a/b", "Users")},
+		{"config.servers[].basicAuth.key", hostileAt(append(srv0, "basicAuth", "key")...), str("..", ".", "../auth", "a/b", ".htpasswd")},
+		{"config.servers[].basicAuth.realm", hostileAt(append(srv0, "basicAuth", "realm")...), str("off", "Off", "OFF", `Team "A"`, "Team A")},
+		{"config.servers[].rateLimit.requestsPerSecond", hostileAt(append(srv0, "rateLimit", "requestsPerSecond")...), nums(100000, 100001)},
+		{"config.servers[].rateLimit.burst", hostileAt(append(srv0, "rateLimit", "burst")...), nums(100000, 100001)},
+		{"config.servers[].rateLimit.zoneSizeMiB", hostileAt(append(srv0, "rateLimit", "zoneSizeMiB")...), nums(64, 65)},
+		{"config.servers[].locations[].ipAccess.deny[]", hostileAt(loc(0, "ipAccess", "deny", 0)...), str("all", "10.0.0.1")},
+		{"config.servers[].locations[].basicAuth.realm", hostileAt(loc(0, "basicAuth", "realm")...), str("off")},
+		{"config.servers[].locations[].rateLimit.requestsPerMinute", hostileAt(loc(0, "rateLimit", "requestsPerMinute")...), nums(100000, 100001)},
+		{"service.externalTrafficPolicy", hostileAt("service", "externalTrafficPolicy"), shortStr("Local", "Cluster", "local")},
+		{"service.loadBalancerSourceRanges[]", hostileAt("service", "loadBalancerSourceRanges", 0), shortStr("203.0.113.9", "0.0.0.0/0", "::/0", "10.0.0.0/33")},
+		{"service.loadBalancerClass", hostileAt("service", "loadBalancerClass"), shortStr("example.com/lb", "a/b/c", "-x", "kubernetes.io/x")},
+		{"service.sessionAffinity", hostileAt("service", "sessionAffinity"), shortStr("ClientIP", "None", "Cookie")},
+		{"service.ipFamilyPolicy", hostileAt("service", "ipFamilyPolicy"), shortStr("SingleStack", "RequireDualStack", "dual")},
+		{"service.ipFamilies[]", hostileAt("service", "ipFamilies", 1), shortStr("IPv4", "IPv6", "ipv6")},
 		{"content.configMaps[].name", func(spec map[string]any, v any) {
 			spec["content"] = map[string]any{"configMaps": []any{map[string]any{"name": v}}}
 			delete(spec, "restore")
@@ -727,7 +777,7 @@ func newHostileEnv(t *testing.T, ns string) *hostileEnv {
 	}
 	h := &hostileEnv{t: t, ns: ns, dir: dir, secrets: map[string]bool{}, paths: nginx.Paths{
 		Temp: filepath.Join(dir, "tmp"), Content: filepath.Join(dir, "html"),
-		TLS: filepath.Join(dir, "tls"), CA: filepath.Join(dir, "ca"), MimeTypes: filepath.Join(dir, "mime.types"),
+		TLS: filepath.Join(dir, "tls"), CA: filepath.Join(dir, "ca"), Auth: filepath.Join(dir, "auth"), MimeTypes: filepath.Join(dir, "mime.types"),
 	}}
 	for _, d := range []string{h.paths.Temp, h.paths.Content, h.paths.TLS, filepath.Join(dir, "conf")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -865,6 +915,7 @@ func (h *hostileEnv) render(s *hostileSend, spec *v1beta1.NginxOperatorSpec) {
 	}
 	spec = &admitted.Spec
 	opts := h.renderOptions()
+	opts.IPv6 = slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol)
 	config, err := nginx.Render(spec, opts)
 	if err != nil {
 		s.renderErr = err
@@ -972,11 +1023,11 @@ func hostileOperatorServer(srv conf.Directive) bool {
 }
 
 func hostileServerMeaning(srv conf.Directive) []string {
-	var out []string
+	out := hostileAuthMeaning(srv)
 	for _, d := range srv.Block {
 		switch d.Name {
 		case "listen":
-			port, err := strconv.Atoi(d.Args[0])
+			port, err := strconv.Atoi(strings.TrimPrefix(d.Args[0], "[::]:"))
 			switch {
 			case err != nil:
 				out = append(out, fmt.Sprintf("listen %q is not a port", d.Args[0]))
@@ -995,9 +1046,53 @@ func hostileServerMeaning(srv conf.Directive) []string {
 			out = append(out, hostileReturnMeaning(d)...)
 		case "location":
 			out = append(out, hostileLocationMeaning(d)...)
+		case "allow", "deny":
+			out = append(out, hostileAccessMeaning(d)...)
+		default:
+			// auth_basic's realm and the file paths are complex values:
+			// nginx would expand a variable in them.
+			for _, a := range d.Args {
+				for _, v := range hostileForeignVariables(a) {
+					out = append(out, fmt.Sprintf("%s argument %q expands %s, a variable the renderer does not write", d.Name, a, v))
+				}
+			}
 		}
 	}
 	return out
+}
+
+// hostileAuthMeaning: the renderer writes "auth_basic off" only to turn a
+// server's authentication off, never with a password file; a realm nginx
+// reads as "off" would leave one behind, unused.
+func hostileAuthMeaning(block conf.Directive) []string {
+	off, file := false, false
+	for _, d := range block.Block {
+		switch {
+		case d.Name == "auth_basic" && len(d.Args) == 1 && d.Args[0] == "off":
+			off = true
+		case d.Name == "auth_basic_user_file":
+			file = true
+		}
+	}
+	if off && file {
+		return []string{"a realm nginx reads as \"off\" turns basic authentication off"}
+	}
+	return nil
+}
+
+// hostileAccessMeaning: allow and deny take one CIDR (or the renderer's
+// "deny all"); nginx also reads a bare address, "all" and "unix:".
+func hostileAccessMeaning(d conf.Directive) []string {
+	if len(d.Args) != 1 {
+		return []string{fmt.Sprintf("%s %q is not one CIDR", d.Name, d.Args)}
+	}
+	if d.Name == "deny" && d.Args[0] == "all" {
+		return nil
+	}
+	if _, _, err := net.ParseCIDR(d.Args[0]); err != nil {
+		return []string{fmt.Sprintf("%s %q is not a CIDR", d.Name, d.Args[0])}
+	}
+	return nil
 }
 
 var hostileRedirectCodes = map[string]bool{"301": true, "302": true, "303": true, "307": true, "308": true}
@@ -1041,7 +1136,7 @@ func hostileReturnMeaning(d conf.Directive) []string {
 }
 
 func hostileLocationMeaning(loc conf.Directive) []string {
-	var out []string
+	out := hostileAuthMeaning(loc)
 	args := loc.Args
 	plain := len(args) == 1 && strings.HasPrefix(args[0], "/") ||
 		len(args) == 2 && args[0] == "=" && strings.HasPrefix(args[1], "/") ||
@@ -1065,6 +1160,8 @@ func hostileLocationMeaning(loc conf.Directive) []string {
 			if len(d.Args) != 3 || !hostileRewrite.MatchString(d.Args[0]) || d.Args[2] != "break" {
 				out = append(out, fmt.Sprintf("rewrite %q is not a literal prefix or full-path rewrite", d.Args))
 			}
+		case "allow", "deny":
+			out = append(out, hostileAccessMeaning(d)...)
 		case "try_files":
 			if n := len(d.Args); n > 0 && !strings.HasPrefix(d.Args[n-1], "/") && d.Args[n-1] != "=404" {
 				out = append(out, fmt.Sprintf("try_files falls back to %q, not a file of the content", d.Args[n-1]))
