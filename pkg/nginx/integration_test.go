@@ -321,3 +321,62 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 		t.Error("a paused instance's StatefulSet was changed")
 	}
 }
+
+// The Service carries the traffic fields of spec.service, and a basic auth
+// Secret is waited for, key included, then mounted into the pods.
+func TestServiceTrafficFieldsAndBasicAuthSecretsReachTheCluster(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
+
+	edge := instance(ns, "edge")
+	edge.Spec.Service = v1beta1.ServiceSpec{
+		Type: corev1.ServiceTypeLoadBalancer, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal,
+		LoadBalancerSourceRanges: []string{"203.0.113.0/24"}, LoadBalancerClass: "example.com/lb",
+		SessionAffinity: corev1.ServiceAffinityClientIP,
+	}
+	edge.Spec.Config.Servers = []v1beta1.Server{{Port: "http", BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "users"}}}
+	users := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "users", Namespace: ns}, Data: map[string][]byte{"htpasswd": []byte("a:{SHA}x\n")}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, users, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, edge); err != nil {
+		t.Fatal(err)
+	}
+	// The Secret lacks the key the spec names (by default "auth"): nginx
+	// would answer every request with 500, so the instance says so instead.
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		cond := condition(ctx, c, ns, "edge", v1beta1.ConditionDegraded)
+		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == nginx.ReasonSecretNotFound && strings.Contains(cond.Message, `has no key "auth"`)
+	}) {
+		t.Fatalf("a basic auth Secret without its key did not give Degraded/SecretNotFound: %+v", condition(ctx, c, ns, "edge", v1beta1.ConditionDegraded))
+	}
+	users.Data["auth"] = users.Data["htpasswd"]
+	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, users, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool { return reconciled(ctx, c, ns, "edge") }) {
+		t.Fatal("the instance did not recover once its Secret had the key")
+	}
+
+	svc, err := cs.CoreV1().Services(ns).Get(ctx, nginx.NamesFor("edge").Service, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := svc.Spec
+	if s.Type != corev1.ServiceTypeLoadBalancer || s.ExternalTrafficPolicy != corev1.ServiceExternalTrafficPolicyLocal ||
+		fmt.Sprint(s.LoadBalancerSourceRanges) != "[203.0.113.0/24]" || ptr.Deref(s.LoadBalancerClass, "") != "example.com/lb" ||
+		s.SessionAffinity != corev1.ServiceAffinityClientIP || s.HealthCheckNodePort == 0 {
+		t.Errorf("Service spec %+v; want the spec.service fields (and the health check port Kubernetes adds for Local)", s)
+	}
+	var sts appsv1.StatefulSet
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("edge").StatefulSet}, &sts); err != nil {
+		t.Fatal(err)
+	}
+	mounted := false
+	for _, m := range sts.Spec.Template.Spec.Containers[0].VolumeMounts {
+		mounted = mounted || m.MountPath == "/etc/nginx/auth/users" && m.ReadOnly
+	}
+	if !mounted {
+		t.Errorf("the basic auth Secret is not mounted read-only at /etc/nginx/auth/users: %+v", sts.Spec.Template.Spec.Containers[0].VolumeMounts)
+	}
+}

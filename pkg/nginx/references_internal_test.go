@@ -9,8 +9,8 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 )
 
-// The controller waits for every Service nginx will resolve and every CA it
-// will mount, and for nothing else.
+// The controller waits for every Service nginx will resolve and every CA and
+// htpasswd file it will mount, and for nothing else.
 func TestReferencesAreWhatNginxResolvesAndMounts(t *testing.T) {
 	caA := &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "a", Key: "ca.crt"}
 	spec := &v1beta1.NginxOperatorSpec{Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
@@ -25,12 +25,29 @@ func TestReferencesAreWhatNginxResolvesAndMounts(t *testing.T) {
 			}, TLS: &v1beta1.BackendTLS{Hostname: "x", CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: "a", Key: "ca.crt"}}}},
 		}},
 		{Locations: []v1beta1.Location{{Path: "/again/", Proxy: &v1beta1.ProxyLocation{Service: "one", Port: 80, TLS: &v1beta1.BackendTLS{CACertificate: caA}}}}},
+		{
+			TLS:       &v1beta1.TLS{SecretName: "web-tls", ClientCertificates: &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: "clients", Key: "ca.crt"}}},
+			BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "users", Key: "auth"},
+			Locations: []v1beta1.Location{
+				{Path: "/open", BasicAuth: &v1beta1.HTTPBasicAuth{Disabled: true, SecretName: "ignored", Key: "auth"}},
+				{Path: "/admins/", BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "admins", Key: "htpasswd"}},
+				{Path: "/more-admins/", BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "admins", Key: "auth"}},
+			},
+		},
 	}}}
 	if diff := cmp.Diff([]string{"one", "stable", "unset-weight"}, proxiedServices(spec)); diff != "" {
 		t.Errorf("proxied Services (-want +got):\n%s", diff)
 	}
-	wantCAs := []v1beta1.CACertificateRef{*caA, {Kind: "Secret", Name: "a", Key: "ca.crt"}}
+	wantCAs := []v1beta1.CACertificateRef{*caA, {Kind: "Secret", Name: "a", Key: "ca.crt"}, {Kind: "Secret", Name: "clients", Key: "ca.crt"}}
 	if diff := cmp.Diff(wantCAs, CACertificates(spec)); diff != "" {
-		t.Errorf("backend CAs (-want +got):\n%s", diff)
+		t.Errorf("CA certificates (-want +got):\n%s", diff)
+	}
+	// Each key is checked; each Secret is mounted once; a disabled
+	// basicAuth names nothing that must exist.
+	if diff := cmp.Diff([]string{"users", "admins"}, AuthSecrets(spec)); diff != "" {
+		t.Errorf("basic auth Secrets (-want +got):\n%s", diff)
+	}
+	if n := len(BasicAuths(spec)); n != 3 {
+		t.Errorf("%d basic auths to check, want 3", n)
 	}
 }
