@@ -220,11 +220,18 @@ func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
 		strangerCert, err := tls.X509KeyPair(strangerPEM, strangerKey)
 		must(t, err)
 		for _, tc := range []struct {
-			name  string
-			certs []tls.Certificate
-			want  int
-		}{{"no certificate", nil, 400}, {"a stranger's certificate", []tls.Certificate{strangerCert}, 400}, {"the CA's certificate", []tls.Certificate{cert}, 200}} {
-			c := from("127.0.0.2", &tls.Config{InsecureSkipVerify: true, ServerName: "partners.test", Certificates: tc.certs})
+			name, sni string
+			certs     []tls.Certificate
+			want      int
+		}{
+			{"no certificate", "partners.test", nil, 400},
+			{"a stranger's certificate", "partners.test", []tls.Certificate{strangerCert}, 400},
+			{"the CA's certificate", "partners.test", []tls.Certificate{cert}, 200},
+			// The handshake with the default server asks for no
+			// certificate; the request for partners.test is refused all the same.
+			{"another server in SNI", "www.test", nil, 400},
+		} {
+			c := from("127.0.0.2", &tls.Config{InsecureSkipVerify: true, ServerName: tc.sni, Certificates: tc.certs})
 			req, err := http.NewRequest(http.MethodGet, url, nil)
 			must(t, err)
 			req.Host = "partners.test"
