@@ -21,8 +21,9 @@ type Paths struct {
 	Content string
 	// TLS holds one directory per TLS Secret, each with tls.crt and tls.key.
 	TLS string
-	// CA holds one directory per CA certificate reference of a proxy
-	// location: CAFile names the file in it.
+	// CA holds one directory per CA certificate reference (of a proxy
+	// location or of a server's client certificates): CAFile names the
+	// file in it.
 	CA string
 	// Auth holds one directory per basic-auth Secret: AuthFile names the
 	// file in it.

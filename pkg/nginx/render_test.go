@@ -276,3 +276,20 @@ func TestSameLocationPathAsPrefixAndExactIsAllowed(t *testing.T) {
 		t.Errorf("prefix and exact location on the same path refused: %v", err)
 	}
 }
+
+// BenchmarkRender renders each golden spec, as admitted: what one reconcile
+// of such an instance spends on its nginx.conf.
+func BenchmarkRender(b *testing.B) {
+	for _, name := range []string{"minimal", "gateway-routing", "edge-protocols"} {
+		admitted := validationtest.Spec(b, specs[name])
+		opts := renderOptions(admitted, PodPaths())
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Render(admitted, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,12 +1,14 @@
 package validation_test
 
 import (
+	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
 // The protocol, client address, access control, log and Service fields
@@ -121,5 +123,33 @@ func TestProtocolFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) 
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { wantRefused(t, tc.mutate, tc.want...) })
+	}
+}
+
+// BenchmarkNginxOperatorAdmission is what one reconcile spends checking an
+// instance against the CRD: the benchmark's default instance, and one that
+// uses the protocol and access fields on two servers.
+func BenchmarkNginxOperatorAdmission(b *testing.B) {
+	edge := valid()
+	edge.Spec.Ports = append(edge.Spec.Ports, v1beta1.Port{Name: "https", ContainerPort: 8443})
+	edge.Spec.Config.TrustedProxies = []string{"10.0.0.0/8"}
+	edge.Spec.Config.RealIP = &v1beta1.RealIP{Header: "X-Forwarded-For"}
+	edge.Spec.Config.Gzip = &v1beta1.Gzip{}
+	edge.Spec.Config.AccessLog.Format = "JSON"
+	srv := &edge.Spec.Config.Servers[0]
+	srv.IPAccess = &v1beta1.IPAccess{Allow: []string{"10.0.0.0/8"}, Deny: []string{"10.66.0.0/16"}}
+	srv.BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users"}
+	srv.RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 10, Burst: 20}
+	edge.Spec.Config.Servers = append(edge.Spec.Config.Servers, v1beta1.Server{Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls",
+		HSTS: &v1beta1.HSTS{IncludeSubDomains: true}, ClientCertificates: &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: "ca"}}}})
+	for name, obj := range map[string]*v1beta1.NginxOperator{"default": {Spec: v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}}}}, "edge": edge} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, errs := validation.NginxOperator(context.Background(), obj); len(errs) > 0 {
+					b.Fatal(errs.ToAggregate())
+				}
+			}
+		})
 	}
 }

@@ -329,7 +329,10 @@ func (c *Cluster) startAPIServer(ctx context.Context, pki *pki, etcdURL string) 
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+pki.SAPub,
 		"--service-account-signing-key-file="+pki.SAKey,
-		"--service-cluster-ip-range=10.96.0.0/16",
+		// Dual-stack: a Service that asks for IPv6 gets an IPv6 address (the
+		// real node's pods have one where the machine has IPv6); the
+		// others stay IPv4, the first family.
+		"--service-cluster-ip-range=10.96.0.0/16,fd00:10:96::/112",
 		"--allow-privileged=true",
 		// Priority and fairness costs CPU and adds nothing on a one-user test cluster.
 		"--enable-priority-and-fairness=false",

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -32,8 +33,9 @@ import (
 // HTTP/1.1, gzip with Vary, HSTS, TLS 1.1 refused, basic auth (401, then 200),
 // a denied address (403), requests beyond the burst (429), the client address
 // taken from a trusted proxy's header and ignored from anyone else, a JSON
-// access log line from the pod's log, workers from the CPU limit, and a
-// dual-stack request on a cluster without IPv6 that starts IPv4-only.
+// access log line from the pod's log, workers from the CPU limit, and nginx
+// on the pod's IPv6 address when its Service is dual-stack, and not when it
+// is IPv4 only.
 func TestNginxOperatorSpeaksHTTP2GzipTLSPolicyAndGuardsTheDoor(t *testing.T) {
 	ctx, c, ns, cs, cl := setup(t)
 	rn := realcluster.NodeOf(c)
@@ -111,11 +113,23 @@ spec:
 apiVersion: nginx.operator.dev/v1beta1
 kind: NginxOperator
 metadata:
-  name: strict
+  name: dual
 spec:
   replicas: 1
   service:
-    ipFamilyPolicy: PreferDualStack
+    ipFamilyPolicy: RequireDualStack
+  config:
+    servers:
+    - port: http
+      locations:
+      - {path: /api/, proxy: {service: api, port: 80}}
+---
+apiVersion: nginx.operator.dev/v1beta1
+kind: NginxOperator
+metadata:
+  name: strict
+spec:
+  replicas: 1
   config:
     trustedProxies: [192.0.2.0/24]
     realIP: {header: X-Forwarded-For}
@@ -126,7 +140,7 @@ spec:
 `)
 	began := time.Now()
 	waitReady(ctx, t, cl, 2*time.Minute, objs...)
-	t.Logf("edge and strict Available %s after they were applied", time.Since(began).Round(time.Millisecond))
+	t.Logf("edge, dual and strict Available %s after they were applied", time.Since(began).Round(time.Millisecond))
 
 	ip := clusterIP(ctx, t, cs, ns, "edge")
 	plain := "http://" + net.JoinHostPort(ip, "8080")
@@ -276,22 +290,47 @@ spec:
 		}
 	})
 
-	t.Run("dual stack on a cluster without IPv6", func(t *testing.T) {
-		svc, err := cs.CoreV1().Services(ns).Get(ctx, "strict", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(svc.Spec.IPFamilies) != "[IPv4]" {
-			t.Fatalf("the Service of a PreferDualStack instance on an IPv4 cluster has families %v", svc.Spec.IPFamilies)
-		}
-		// strict served above: nginx started without asking for IPv6.
-		logs := containerLogs(ctx, t, cs, ns, labels.SelectorFromSet(layout.Selector("strict")).String())
-		for name, l := range logs {
-			if strings.Contains(l, "[emerg]") {
-				t.Errorf("%s: %s", name, l)
+	t.Run("IPv6 where the Service has it, and only there", func(t *testing.T) {
+		for name, families := range map[string]string{"dual": "[IPv4 IPv6]", "strict": "[IPv4]"} {
+			svc, err := cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(svc.Spec.IPFamilies); got != families {
+				t.Fatalf("Service %s has families %s, want %s", name, got, families)
 			}
 		}
+		dual, strict := podIPv6(ctx, t, cs, ns, "dual-0"), podIPv6(ctx, t, cs, ns, "strict-0")
+		if dual == "" || strict == "" {
+			t.Skip("the node's pods have no IPv6 address: this machine has no IPv6")
+		}
+		v6 := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DialContext: rn.DialContext, DisableKeepAlives: true}}
+		get(ctx, t, v6, "http://"+net.JoinHostPort(dual, "8080")+"/api/", want(http.StatusOK, "hello from api"))
+		get(ctx, t, v6, "http://"+net.JoinHostPort(dual, "18080")+"/healthz", want(http.StatusOK, "ok"))
+		// strict's Service is IPv4 only, so its nginx does not listen on
+		// IPv6, though its pod has an address: it would not start in a pod
+		// without IPv6 otherwise.
+		if conn, err := rn.DialContext(ctx, "tcp", net.JoinHostPort(strict, "8080")); err == nil {
+			conn.Close()
+			t.Errorf("nginx of an IPv4-only Service accepted a connection on its pod's IPv6 address %s", strict)
+		}
+		t.Logf("dual served on [%s]:8080; strict refused [%s]:8080", dual, strict)
 	})
+}
+
+// podIPv6 is the IPv6 address of pod, or "" without one.
+func podIPv6(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, pod string) string {
+	t.Helper()
+	p, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range p.Status.PodIPs {
+		if strings.Contains(ip.IP, ":") {
+			return ip.IP
+		}
+	}
+	return ""
 }
 
 // indent prefixes every line of s.

@@ -131,8 +131,15 @@ disabled_plugins = [
 func (n *Node) containerdSocket() string { return filepath.Join(n.runDir, "containerd.sock") }
 
 // cniConfig is the pods' network: a bridge in the node's namespace with
-// addresses from the node's pod subnet, and hostPort support.
+// addresses from the node's pod subnets (IPv4, and IPv6 where the machine
+// has it), and hostPort support.
 func (n *Node) cniConfig() ([]byte, error) {
+	ranges := [][]map[string]string{{{"subnet": n.net.podCIDR, "gateway": n.net.gateway}}}
+	routes := []map[string]string{{"dst": "0.0.0.0/0"}}
+	if n.net.podCIDR6 != "" {
+		ranges = append(ranges, []map[string]string{{"subnet": n.net.podCIDR6, "gateway": n.net.gateway6}})
+		routes = append(routes, map[string]string{"dst": "::/0"})
+	}
 	return json.MarshalIndent(map[string]any{
 		"cniVersion": "1.0.0",
 		"name":       "nok" + n.token,
@@ -147,8 +154,8 @@ func (n *Node) cniConfig() ([]byte, error) {
 				"hairpinMode": true,
 				"ipam": map[string]any{
 					"type":    "host-local",
-					"ranges":  [][]map[string]string{{{"subnet": n.net.podCIDR, "gateway": n.net.gateway}}},
-					"routes":  []map[string]string{{"dst": "0.0.0.0/0"}},
+					"ranges":  ranges,
+					"routes":  routes,
 					"dataDir": filepath.Join(n.runDir, "ipam"),
 				},
 			},

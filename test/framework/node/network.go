@@ -25,8 +25,16 @@ import (
 // subnet, and a crashed run's lease ends with its process.
 const (
 	subnetBase  = "10.201"
+	subnet6Base = "fd00:10:201:"
 	leasePrefix = "@nginx-operator-node/"
 )
+
+// ipv6Enabled tells whether the machine's kernel offers IPv6 (it may be
+// built without it, booted with ipv6.disable=1, or have it switched off).
+func ipv6Enabled() bool {
+	b, err := os.ReadFile("/proc/sys/net/ipv6/conf/all/disable_ipv6")
+	return err == nil && strings.TrimSpace(string(b)) == "0"
+}
 
 type network struct {
 	index          int
@@ -35,7 +43,11 @@ type network struct {
 	hostIP, nodeIP string
 	podCIDR        string // the pods' subnet, on the bridge
 	gateway        string // the bridge's address
-	bridge         string
+	// podCIDR6 and gateway6 are the pods' IPv6 subnet and the bridge's
+	// IPv6 address where the machine has IPv6, empty elsewhere: pods are
+	// dual-stack then, so a test can reach nginx on a pod's IPv6 address.
+	podCIDR6, gateway6 string
+	bridge             string
 }
 
 // leaseSubnet picks a subnet no route of the host covers and no other node
@@ -60,11 +72,16 @@ func leaseSubnet(token string) (*network, error) {
 			continue
 		}
 		p := fmt.Sprintf("%s.%d.", subnetBase, i)
-		return &network{
+		nw := &network{
 			index: i, lease: l, hostIf: "nok" + token,
 			hostIP: p + "1", nodeIP: p + "2", podCIDR: p + "128/25", gateway: p + "129",
 			bridge: "nok" + token + "b",
-		}, nil
+		}
+		if ipv6Enabled() {
+			// A unique local prefix per lease: the lease keeps it unique too.
+			nw.podCIDR6, nw.gateway6 = fmt.Sprintf("%s%x::/64", subnet6Base, i), fmt.Sprintf("%s%x::1", subnet6Base, i)
+		}
+		return nw, nil
 	}
 	return nil, fmt.Errorf("no free /24 left in %s.0.0/16", subnetBase)
 }
