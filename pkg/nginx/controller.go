@@ -409,14 +409,18 @@ func (r *Reconciler) liveStatefulSet(ctx context.Context, nginx *v1beta1.NginxOp
 
 // servesIPv6 tells whether nginx should listen on IPv6: when the cluster
 // gave the instance's Service an IPv6 address (read from the cache, which
-// holds the operator's Services). Before the Service exists, the spec's
-// ipFamilies say what it will get.
+// holds the operator's Services). Before the Service exists, the spec says
+// what it will get where it can: an IPv6 family, or RequireDualStack.
+// PreferDualStack depends on the cluster, so on a dual-stack cluster the
+// first pods roll once when the Service appears.
 func (r *Reconciler) servesIPv6(ctx context.Context, nginx *v1beta1.NginxOperator) (bool, error) {
 	var svc corev1.Service
 	key := types.NamespacedName{Namespace: nginx.Namespace, Name: NamesFor(nginx.Name).Service}
 	if err := r.Client.Get(ctx, key, &svc); err != nil {
 		if apierrors.IsNotFound(err) {
-			return slices.Contains(nginx.Spec.Service.IPFamilies, corev1.IPv6Protocol), nil
+			svc := nginx.Spec.Service
+			return slices.Contains(svc.IPFamilies, corev1.IPv6Protocol) ||
+				ptr.Deref(svc.IPFamilyPolicy, "") == corev1.IPFamilyPolicyRequireDualStack, nil
 		}
 		return false, err
 	}

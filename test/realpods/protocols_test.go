@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -300,22 +302,46 @@ spec:
 				t.Fatalf("Service %s has families %s, want %s", name, got, families)
 			}
 		}
-		dual, strict := podIPv6(ctx, t, cs, ns, "dual-0"), podIPv6(ctx, t, cs, ns, "strict-0")
-		if dual == "" || strict == "" {
+		if !podHasIPv6(ctx, t, cs, ns, "strict-0") {
 			t.Skip("the node's pods have no IPv6 address: this machine has no IPv6")
 		}
-		v6 := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DialContext: rn.DialContext, DisableKeepAlives: true}}
-		get(ctx, t, v6, "http://"+net.JoinHostPort(dual, "8080")+"/api/", want(http.StatusOK, "hello from api"))
-		get(ctx, t, v6, "http://"+net.JoinHostPort(dual, "18080")+"/healthz", want(http.StatusOK, "ok"))
+		// The pod may still be starting: wait until it answers.
+		v6 := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: rn.DialContext, DisableKeepAlives: true}}
+		var dual string
+		tools.Eventually(t, 90*time.Second, "dual serving on its pod's IPv6 address", func() error {
+			dual = podIPv6(ctx, t, cs, ns, "dual-0")
+			for _, url := range []string{"http://" + net.JoinHostPort(dual, "8080") + "/api/", "http://" + net.JoinHostPort(dual, "18080") + "/healthz"} {
+				resp, err := v6.Get(url)
+				if err != nil {
+					return err
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					return fmt.Errorf("GET %s: %s", url, resp.Status)
+				}
+			}
+			return nil
+		})
 		// strict's Service is IPv4 only, so its nginx does not listen on
-		// IPv6, though its pod has an address: it would not start in a pod
-		// without IPv6 otherwise.
-		if conn, err := rn.DialContext(ctx, "tcp", net.JoinHostPort(strict, "8080")); err == nil {
-			conn.Close()
-			t.Errorf("nginx of an IPv4-only Service accepted a connection on its pod's IPv6 address %s", strict)
+		// IPv6 (it would not start in a pod without IPv6 otherwise): its
+		// pod's IPv6 address refuses the connection its IPv4 address takes.
+		strict := podIPv6(ctx, t, cs, ns, "strict-0")
+		_, err := rn.DialContext(ctx, "tcp", net.JoinHostPort(strict, "8080"))
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("nginx of an IPv4-only Service on its pod's IPv6 address %s: %v, want connection refused", strict, err)
 		}
+		v4, err := cs.CoreV1().Pods(ns).Get(ctx, "strict-0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		get(ctx, t, v6, "http://"+net.JoinHostPort(v4.Status.PodIP, "8080")+"/api/", want(http.StatusOK, "hello from api"))
 		t.Logf("dual served on [%s]:8080; strict refused [%s]:8080", dual, strict)
 	})
+}
+
+// podHasIPv6 tells whether pod has an IPv6 address.
+func podHasIPv6(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, pod string) bool {
+	return podIPv6(ctx, t, cs, ns, pod) != ""
 }
 
 // podIPv6 is the IPv6 address of pod, or "" without one.
