@@ -158,8 +158,9 @@ struct, whose section lists them.
 {{- $m := . -}}
 {{- $sep := "" -}}
 {{- with index $m "kubebuilder:validation:Enum" }}{{ $sep }}Enum: {{ template "codeList" (first .) }}{{ $sep = "<br>" }}{{ end -}}
+{{- /* Bounds are whole numbers: int64 keeps 10485760 from printing as 1.048576e+07. */ -}}
 {{- range $k := list "Minimum" "Maximum" "ExclusiveMinimum" "ExclusiveMaximum" "MultipleOf" -}}
-{{- with index $m (print "kubebuilder:validation:" $k) }}{{ $sep }}{{ $k }}: {{ first . }}{{ $sep = "<br>" }}{{ end -}}
+{{- with index $m (print "kubebuilder:validation:" $k) }}{{ $sep }}{{ $k }}: {{ first . | int64 }}{{ $sep = "<br>" }}{{ end -}}
 {{- end -}}
 {{- range $p := list (list "MinLength" "Min length") (list "MaxLength" "Max length") (list "MinItems" "Min items") (list "MaxItems" "Max items") (list "MinProperties" "Min properties") (list "MaxProperties" "Max properties") -}}
 {{- with index $m (print "kubebuilder:validation:" (first $p)) }}{{ $sep }}{{ last $p }}: {{ first . }}{{ $sep = "<br>" }}{{ end -}}
