@@ -1,0 +1,83 @@
+// Command nginx-reloader runs nginx and reloads it when its mounted
+// configuration changes (see pkg/reloader). Usage:
+//
+//	nginx-reloader [flags] -- nginx -c /etc/nginx/operator/nginx.conf -g 'daemon off;'
+//
+// It serves Prometheus metrics on /metrics and its state as JSON on /status.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
+)
+
+// paths is a repeatable flag.
+type paths []string
+
+func (p *paths) String() string     { return strings.Join(*p, ",") }
+func (p *paths) Set(v string) error { *p = append(*p, v); return nil }
+
+func main() {
+	var watch paths
+	listen := flag.String("listen-address", ":9533", "where to serve /metrics, /status and /healthz; empty: nowhere")
+	config := flag.String("config", "/etc/nginx/operator/nginx.conf", "the nginx.conf whose hash /status and /metrics report")
+	interval := flag.Duration("interval", time.Second, "how often to look at the watched files")
+	flag.Var(&watch, "watch", "a file or directory nginx reads when it loads its configuration; repeatable (default: the directory of -config)")
+	flag.Parse()
+	args := flag.Args()
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: nginx-reloader [flags] -- nginx ARGS...")
+		os.Exit(2)
+	}
+	if len(watch) == 0 {
+		watch = paths{dir(*config)}
+	}
+	logger := log.New(os.Stderr, "nginx-reloader: ", log.LstdFlags)
+	r := reloader.New(reloader.Options{Nginx: args[0], Args: args[1:], Config: *config, Watch: watch, Interval: *interval, Logf: logger.Printf})
+
+	if *listen != "" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			_, _ = w.Write(r.Metrics())
+		})
+		mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(r.Status())
+		})
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+		srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Fatalf("serving %s: %v", *listen, err)
+			}
+		}()
+	}
+	// SIGTERM (Kubernetes' default) and SIGQUIT (nginx images' STOPSIGNAL)
+	// both end in a graceful quit of nginx.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	defer stop()
+	if err := r.Run(ctx); err != nil {
+		logger.Print(err)
+		os.Exit(1)
+	}
+}
+
+func dir(path string) string {
+	if i := strings.LastIndex(path, "/"); i > 0 {
+		return path[:i]
+	}
+	return "."
+}

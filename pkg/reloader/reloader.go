@@ -1,0 +1,280 @@
+// Package reloader runs nginx and reloads it gracefully when its mounted
+// configuration changes, in the manner of prometheus-operator's
+// config-reloader. It depends on the standard library only: it runs in every
+// nginx pod, so what it maps into memory is paid once per pod.
+//
+// It is nginx's parent: it starts nginx, checks every new configuration with
+// `nginx -t` before it signals a reload (SIGHUP), so a configuration nginx
+// refuses is reported with nginx's own message while the old one keeps
+// serving, and it stops nginx with a graceful quit (SIGQUIT) whatever signal
+// it is stopped with.
+package reloader
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options configure a Reloader.
+type Options struct {
+	// Nginx is the nginx binary and Args its arguments (-c, -g).
+	Nginx string
+	Args  []string
+	// Config is the nginx.conf whose hash the reloader reports.
+	Config string
+	// Watch are the files and directories whose content nginx reads only
+	// when it (re)loads: the configuration and the TLS and CA files.
+	Watch []string
+	// Interval between two looks at Watch.
+	Interval time.Duration
+	// Logf reports what the reloader does.
+	Logf func(format string, args ...any)
+}
+
+// Reloader runs nginx; its state is what Metrics and Status report.
+type Reloader struct {
+	opts Options
+
+	mu          sync.Mutex
+	reloads     int
+	failures    int
+	lastOK      bool
+	lastSuccess time.Time
+	loadedHash  string
+	lastError   string
+}
+
+// New returns a Reloader for opts.
+func New(opts Options) *Reloader {
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	return &Reloader{opts: opts, lastOK: true}
+}
+
+// ConfigHash identifies a rendered nginx.conf: the value the operator writes
+// to status.configHash, so that the two can be compared.
+func ConfigHash(config []byte) string {
+	b, _ := json.Marshal(string(config)) // a string always encodes
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// Run starts nginx and watches the configuration until ctx ends, then quits
+// nginx gracefully and waits for it. It returns nginx's exit error, or nil
+// when nginx exited after the graceful quit.
+func (r *Reloader) Run(ctx context.Context) error {
+	digest, err := r.digest()
+	if err != nil {
+		return err
+	}
+	r.loaded()
+	cmd := exec.Command(r.opts.Nginx, r.opts.Args...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting nginx: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	tick := time.NewTicker(r.opts.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("nginx exited: %w", errOrExit(err))
+		case <-ctx.Done():
+			// SIGQUIT: nginx closes its listeners and lets the workers
+			// finish the requests in flight (SIGTERM would cut them).
+			_ = cmd.Process.Signal(syscall.SIGQUIT)
+			return quitError(<-exited)
+		case <-tick.C:
+			now, err := r.digest()
+			if err != nil {
+				r.opts.Logf("reading the configuration: %v", err)
+				continue
+			}
+			if now == digest {
+				continue
+			}
+			digest = now
+			r.reload(cmd.Process)
+		}
+	}
+}
+
+func errOrExit(err error) error {
+	if err == nil {
+		return errors.New("exit status 0")
+	}
+	return err
+}
+
+// quitError is nil when nginx ended well after SIGQUIT.
+func quitError(err error) error {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() != 0 {
+		return err
+	}
+	if err != nil && !errors.As(err, &exit) {
+		return err
+	}
+	return nil
+}
+
+// reload checks the new configuration with nginx -t and, when nginx accepts
+// it, makes nginx load it: new workers take new connections while the old
+// ones finish theirs.
+func (r *Reloader) reload(nginx *os.Process) {
+	out, err := exec.Command(r.opts.Nginx, append(append([]string{}, r.opts.Args...), "-t")...).CombinedOutput()
+	if err != nil {
+		msg := nginxError(out, err)
+		r.mu.Lock()
+		r.failures, r.lastOK, r.lastError = r.failures+1, false, msg
+		r.mu.Unlock()
+		r.opts.Logf("nginx refused the new configuration; the old one keeps serving: %s", msg)
+		return
+	}
+	if err := nginx.Signal(syscall.SIGHUP); err != nil {
+		r.mu.Lock()
+		r.failures, r.lastOK, r.lastError = r.failures+1, false, err.Error()
+		r.mu.Unlock()
+		return
+	}
+	r.loaded()
+	r.mu.Lock()
+	r.reloads++
+	r.mu.Unlock()
+	r.opts.Logf("reloaded nginx with configuration %s", r.Status().Hash)
+}
+
+// loaded records a successful load of the configuration on disk.
+func (r *Reloader) loaded() {
+	config, err := os.ReadFile(r.opts.Config)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil {
+		r.loadedHash = ConfigHash(config)
+	}
+	r.lastOK, r.lastError, r.lastSuccess = true, "", time.Now()
+}
+
+// nginxError is the line of nginx -t's output that says what is wrong.
+func nginxError(out []byte, err error) string {
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "[emerg]") || strings.Contains(line, "[crit]") {
+			return strings.TrimSpace(line)
+		}
+	}
+	if s := strings.TrimSpace(string(out)); s != "" {
+		return s
+	}
+	return err.Error()
+}
+
+// digest sums the content of every watched file, following symlinks (the
+// kubelet swaps a mounted volume's ..data link to update it atomically) and
+// skipping the kubelet's own "..<name>" entries.
+func (r *Reloader) digest() (string, error) {
+	h := sha256.New()
+	var add func(path string) error
+	add = func(path string) error {
+		info, err := os.Stat(path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(h, "%s missing\n", path)
+				return nil
+			}
+			return err
+		}
+		if !info.IsDir() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "%s %d\n", path, len(b))
+			h.Write(b)
+			return nil
+		}
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return err
+		}
+		names := make([]string, 0, len(entries))
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), "..") {
+				names = append(names, e.Name())
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if err := add(filepath.Join(path, n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, p := range r.opts.Watch {
+		if err := add(p); err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Status is the reloader's state.
+type Status struct {
+	// Hash is the ConfigHash of the configuration nginx last loaded.
+	Hash string `json:"hash"`
+	// LastReloadSuccessful is false after nginx refused a configuration,
+	// until one loads; Error is nginx's message then.
+	LastReloadSuccessful bool   `json:"lastReloadSuccessful"`
+	Error                string `json:"error,omitempty"`
+	Reloads              int    `json:"reloads"`
+	Failures             int    `json:"failures"`
+}
+
+// Status returns the current state.
+func (r *Reloader) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Status{Hash: r.loadedHash, LastReloadSuccessful: r.lastOK, Error: r.lastError, Reloads: r.reloads, Failures: r.failures}
+}
+
+// Metrics is the Prometheus text exposition of the state, with the names
+// prometheus-operator's config-reloader uses.
+func (r *Reloader) Metrics() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b bytes.Buffer
+	metric := func(name, help, typ string, value any, labels string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n%s%s %v\n", name, help, name, typ, name, labels, value)
+	}
+	ok := 0
+	if r.lastOK {
+		ok = 1
+	}
+	metric("reloader_reloads_total", "Reloads of nginx with a new configuration.", "counter", r.reloads, "")
+	metric("reloader_reloads_failed_total", "New configurations nginx refused; the previous one kept serving.", "counter", r.failures, "")
+	metric("reloader_last_reload_successful", "1 if nginx runs the configuration on disk, 0 if it refused it.", "gauge", ok, "")
+	metric("reloader_last_reload_success_timestamp_seconds", "When nginx last loaded a configuration.", "gauge", r.lastSuccess.Unix(), "")
+	metric("reloader_config_info", "The configuration nginx runs, by the hash the operator reports.", "gauge", 1, fmt.Sprintf("{hash=%q}", r.loadedHash))
+	return b.Bytes()
+}

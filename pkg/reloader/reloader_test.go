@@ -1,0 +1,205 @@
+package reloader
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
+)
+
+// volume imitates a Secret volume the kubelet updates: files are links
+// through ..data to a versioned directory, and an update swaps ..data
+// atomically.
+type volume struct {
+	t       *testing.T
+	dir     string
+	version int
+}
+
+func (v *volume) write(files map[string]string) {
+	v.t.Helper()
+	v.version++
+	versioned := fmt.Sprintf("..v%d", v.version)
+	must(v.t, os.Mkdir(filepath.Join(v.dir, versioned), 0o755))
+	for name, content := range files {
+		must(v.t, os.WriteFile(filepath.Join(v.dir, versioned, name), []byte(content), 0o644))
+		link := filepath.Join(v.dir, name)
+		if _, err := os.Lstat(link); err != nil {
+			must(v.t, os.Symlink(filepath.Join("..data", name), link))
+		}
+	}
+	tmp := filepath.Join(v.dir, "..data_tmp")
+	must(v.t, os.Symlink(versioned, tmp))
+	must(v.t, os.Rename(tmp, filepath.Join(v.dir, "..data")))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// config is an nginx.conf answering body on port, with /slow proxied to
+// upstream.
+func config(dir string, port int, body, upstream string) string {
+	return fmt.Sprintf(`pid %[1]s/nginx.pid;
+error_log stderr warn;
+events {}
+http {
+    access_log off;
+    client_body_temp_path %[1]s/body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    server {
+        listen 127.0.0.1:%[2]d;
+        location / { return 200 "%[3]s"; }
+        location /slow { proxy_pass %[4]s; }
+    }
+}
+`, dir, port, body, upstream)
+}
+
+// A changed configuration is checked and loaded without restarting nginx; a
+// request in flight finishes; a configuration nginx refuses is reported with
+// nginx's message while the old one keeps serving; stopping quits nginx
+// gracefully.
+func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
+	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	dir := t.TempDir()
+	must(t, os.Chmod(dir, 0o755))
+	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(2 * time.Second)
+		_, _ = io.WriteString(w, "slow answer")
+	}))
+	defer slow.Close()
+	p, err := framework.FreePort()
+	must(t, err)
+	confDir := filepath.Join(dir, "config")
+	must(t, os.Mkdir(confDir, 0o755))
+	vol := &volume{t: t, dir: confDir}
+	vol.write(map[string]string{"nginx.conf": config(dir, p, "one", slow.URL)})
+	conf := filepath.Join(confDir, "nginx.conf")
+
+	r := New(Options{Nginx: nginxBin, Args: []string{"-p", dir, "-c", conf, "-g", "daemon off;"}, Config: conf,
+		Watch: []string{confDir}, Interval: 100 * time.Millisecond, Logf: t.Logf})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	url := fmt.Sprintf("http://127.0.0.1:%d", p)
+	body := func(path string) (string, error) {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	serves := func(want string) {
+		t.Helper()
+		tools.Eventually(t, 10*time.Second, "nginx answering "+want, func() error {
+			if got, err := body("/"); err != nil || got != want {
+				return fmt.Errorf("got %q, %v", got, err)
+			}
+			return nil
+		})
+	}
+	serves("one")
+	master, err := os.ReadFile(filepath.Join(dir, "nginx.pid"))
+	must(t, err)
+
+	// A request in flight across the reload gets its answer.
+	inFlight := make(chan string, 1)
+	startSlowRequest := func() {
+		go func() {
+			b, err := body("/slow")
+			if err != nil {
+				b = err.Error()
+			}
+			inFlight <- b
+		}()
+		time.Sleep(300 * time.Millisecond) // it reached the upstream
+	}
+	startSlowRequest()
+	vol.write(map[string]string{"nginx.conf": config(dir, p, "two", slow.URL)})
+	serves("two")
+	if got := <-inFlight; got != "slow answer" {
+		t.Errorf("the request in flight during the reload got %q", got)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "nginx.pid")); string(again) != string(master) {
+		t.Errorf("nginx's master changed from %s to %s: it restarted instead of reloading", master, again)
+	}
+	two, err := os.ReadFile(conf)
+	must(t, err)
+	if s := r.Status(); s.Reloads != 1 || s.Failures != 0 || !s.LastReloadSuccessful || s.Hash != ConfigHash(two) {
+		t.Errorf("after one reload: %+v, want 1 reload of hash %s", s, ConfigHash(two))
+	}
+
+	// A configuration nginx refuses: reported, and the old one serves on.
+	vol.write(map[string]string{"nginx.conf": strings.Replace(config(dir, p, "three", slow.URL), "events {}", "events {}\nnot_a_directive on;", 1)})
+	tools.Eventually(t, 10*time.Second, "the refusal reported", func() error {
+		if s := r.Status(); s.Failures != 1 || s.LastReloadSuccessful || !strings.Contains(s.Error, `unknown directive "not_a_directive"`) {
+			return fmt.Errorf("status %+v", s)
+		}
+		return nil
+	})
+	if got, err := body("/"); got != "two" {
+		t.Errorf("after a refused configuration nginx answers %q (%v), want the previous configuration's two", got, err)
+	}
+	metrics := string(r.Metrics())
+	for _, want := range []string{"reloader_reloads_total 1\n", "reloader_reloads_failed_total 1\n", "reloader_last_reload_successful 0\n", `reloader_config_info{hash="` + ConfigHash(two) + `"} 1`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %q:\n%s", want, metrics)
+		}
+	}
+
+	// Stopping: a request in flight still gets its answer, then nginx and
+	// the reloader exit cleanly.
+	startSlowRequest()
+	cancel()
+	if got := <-inFlight; got != "slow answer" {
+		t.Errorf("the request in flight when nginx was stopped got %q", got)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run after a graceful stop: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nginx did not stop")
+	}
+	done <- nil // for the deferred receive
+	if _, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second); err == nil {
+		t.Error("nginx still listens after the reloader stopped")
+	}
+}
+
+// The reloader reports the hash the operator writes to status.configHash
+// (pkg/nginx: k8sutil.Hash of the text, 16 digits), so the two compare.
+func TestConfigHashIsTheOperatorsConfigHash(t *testing.T) {
+	for _, config := range []string{"", "events {}\n", "http { return 200 \"\\u00e9\"; }\n"} {
+		if got, want := ConfigHash([]byte(config)), k8sutil.Hash(config)[:16]; got != want {
+			t.Errorf("ConfigHash(%q) = %s, the operator's is %s", config, got, want)
+		}
+	}
+}
