@@ -28,6 +28,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
@@ -216,7 +217,7 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	if image == "" {
 		image = r.Images.Nginx
 	}
-	in := Inputs{Config: config, ConfigHash: k8sutil.Hash(string(config))[:16], Image: image, ExporterImage: r.Images.Exporter, TLSHash: tlsHash}
+	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, ExporterImage: r.Images.Exporter, TLSHash: tlsHash}
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return live, ctrl.Result{}, err
 	}

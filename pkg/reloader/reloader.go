@@ -69,8 +69,11 @@ func New(opts Options) *Reloader {
 	return &Reloader{opts: opts, lastOK: true}
 }
 
-// ConfigHash identifies a rendered nginx.conf: the value the operator writes
-// to status.configHash, so that the two can be compared.
+// ConfigHash identifies a rendered nginx.conf. The operator names its
+// configurations and writes status.configHash with it too, so the hash a pod
+// reports compares with the instance's. (It is the first 16 hex digits of
+// the SHA-256 of the text as a JSON string, the operator's hash before there
+// was a reloader: existing instances keep their hashes.)
 func ConfigHash(config []byte) string {
 	b, _ := json.Marshal(string(config)) // a string always encodes
 	sum := sha256.Sum256(b)

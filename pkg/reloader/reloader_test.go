@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
-	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -78,7 +76,7 @@ http {
 // nginx's message while the old one keeps serving; stopping quits nginx
 // gracefully.
 func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
-	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
 	dir := t.TempDir()
 	must(t, os.Chmod(dir, 0o755))
 	must(t, os.Chmod(filepath.Dir(dir), 0o755))
@@ -87,7 +85,7 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 		_, _ = io.WriteString(w, "slow answer")
 	}))
 	defer slow.Close()
-	p, err := framework.FreePort()
+	p, err := tools.FreePort()
 	must(t, err)
 	confDir := filepath.Join(dir, "config")
 	must(t, os.Mkdir(confDir, 0o755))
@@ -191,15 +189,5 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 	done <- nil // for the deferred receive
 	if _, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second); err == nil {
 		t.Error("nginx still listens after the reloader stopped")
-	}
-}
-
-// The reloader reports the hash the operator writes to status.configHash
-// (pkg/nginx: k8sutil.Hash of the text, 16 digits), so the two compare.
-func TestConfigHashIsTheOperatorsConfigHash(t *testing.T) {
-	for _, config := range []string{"", "events {}\n", "http { return 200 \"\\u00e9\"; }\n"} {
-		if got, want := ConfigHash([]byte(config)), k8sutil.Hash(config)[:16]; got != want {
-			t.Errorf("ConfigHash(%q) = %s, the operator's is %s", config, got, want)
-		}
 	}
 }

@@ -207,11 +207,12 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 			},
 		}
 	}
+	shipped := compileWithout(t, nil, nil)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case compiles a schema of its own
 			obj := base()
 			tc.breaks(obj)
-			shipped := compileWithout(t, nil, nil)
 			admitted, errs := validation.NginxOperatorBy(ctx, shipped, obj)
 			if len(errs) == 0 && strings.Contains(render(t, admitted), tc.rendered) {
 				t.Fatalf("the shipped CRD neither refuses the object nor changes what is rendered: the case does not test %s", tc.name)

@@ -2,7 +2,6 @@ package framework
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // process is one control-plane binary running in its own process group, with
@@ -91,17 +92,8 @@ func killGroup(pid int, grace time.Duration) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 }
 
-// FreePort asks the kernel for a free loopback TCP port. The port is released
-// before use, so a rare collision with another process is possible; callers
-// that start servers retry on a bind failure.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort is tools.FreePort, for tests that already use the framework.
+var FreePort = tools.FreePort
 
 // Exited lists the components of the cluster that are not running, stopped
 // or crashed: a crashed one explains a test that waits in vain for a pod or

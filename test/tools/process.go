@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"strings"
 	"sync"
@@ -172,4 +173,16 @@ func (b *Buffer) Since(offset int) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()[offset:]
+}
+
+// FreePort asks the kernel for a free loopback TCP port. The port is released
+// before use, so a rare collision with another process is possible; callers
+// that start servers retry on a bind failure.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
