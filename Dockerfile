@@ -3,7 +3,9 @@
 # The nginx-operator image. The same image is the backup agent: NginxBackup
 # Jobs and CronJobs and the restore init containers of NginxOperator pods run
 # "operator backup" and "operator restore" from it (the operator's
-# --agent-image defaults to this image at the operator's own version).
+# --agent-image defaults to this image at the operator's own version). It
+# also holds /nginx-reloader, which every nginx pod copies out of it
+# (--reloader-image).
 #
 #   docker build --build-arg VERSION=$(git describe --tags --always --dirty) \
 #     --build-arg REVISION=$(git rev-parse HEAD) -t ghcr.io/nginx-operator/nginx-operator:dev .
@@ -30,12 +32,16 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
     go build -trimpath \
       -ldflags "-s -w -X github.com/nginx-operator/nginx-operator/pkg/version.Version=${VERSION} -X github.com/nginx-operator/nginx-operator/pkg/version.Revision=${REVISION}" \
-      -o /out/operator ./cmd/operator
+      -o /out/operator ./cmd/operator && \
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -trimpath -ldflags "-s -w" -o /out/nginx-reloader ./cmd/nginx-reloader
 
 # distroless/static: CA certificates (for S3 over HTTPS), tzdata and a
 # non-root user, nothing else to patch.
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/operator /operator
+# The nginx pods' init container copies the reloader out of this image.
+COPY --from=build /out/nginx-reloader /nginx-reloader
 # Numeric, so the kubelet can verify runAsNonRoot without resolving a name.
 USER 65532:65532
 ENTRYPOINT ["/operator"]

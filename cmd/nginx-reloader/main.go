@@ -2,6 +2,11 @@
 // configuration changes (see pkg/reloader). Usage:
 //
 //	nginx-reloader [flags] -- nginx -c /etc/nginx/operator/nginx.conf -g 'daemon off;'
+//	nginx-reloader -install /reloader/nginx-reloader
+//
+// The second form copies the binary to a path and exits: the operator's init
+// container puts the reloader into an emptyDir with it, for the nginx
+// container to run from whatever nginx image it has.
 //
 // It serves Prometheus metrics on /metrics and its state as JSON on /status.
 package main
@@ -31,11 +36,19 @@ func (p *paths) Set(v string) error { *p = append(*p, v); return nil }
 
 func main() {
 	var watch paths
-	listen := flag.String("listen-address", ":9533", "where to serve /metrics, /status and /healthz; empty: nowhere")
+	listen := flag.String("listen-address", ":18082", "where to serve /metrics, /status and /healthz; empty: nowhere")
 	config := flag.String("config", "/etc/nginx/operator/nginx.conf", "the nginx.conf whose hash /status and /metrics report")
 	interval := flag.Duration("interval", time.Second, "how often to look at the watched files")
+	install := flag.String("install", "", "copy this binary to the given path and exit")
 	flag.Var(&watch, "watch", "a file or directory nginx reads when it loads its configuration; repeatable (default: the directory of -config)")
 	flag.Parse()
+	if *install != "" {
+		if err := reloader.Install(*install); err != nil {
+			fmt.Fprintln(os.Stderr, "nginx-reloader:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	args := flag.Args()
 	if len(args) == 0 {
 		fmt.Fprintln(os.Stderr, "usage: nginx-reloader [flags] -- nginx ARGS...")

@@ -40,8 +40,12 @@ var images = []imageDef{
 		if err != nil {
 			return Spec{}, err
 		}
-		fmt.Fprintf(os.Stderr, "images: built ./cmd/operator %s in %s\n", b.version, time.Since(start).Round(time.Second))
-		return operatorSpec(bin, b.version, b.revision)
+		reloader, err := b.goBinary(ctx, reloaderPackage, reloaderLDFlags)
+		if err != nil {
+			return Spec{}, err
+		}
+		fmt.Fprintf(os.Stderr, "images: built ./cmd/operator %s and %s in %s\n", b.version, reloaderPackage, time.Since(start).Round(time.Second))
+		return operatorSpec(bin, reloader, b.version, b.revision)
 	}},
 	{name: "nginx", repository: "nginx", build: func(context.Context, *builder) (Spec, error) { return nginxSpec() }},
 	{name: "exporter", repository: "nginx-prometheus-exporter", build: func(context.Context, *builder) (Spec, error) { return exporterSpec() }},

@@ -133,7 +133,7 @@ func TestOperatorImageMatchesDockerfile(t *testing.T) {
 		{what: "base image", image: "gcr.io/distroless/static-debian12:nonroot", want: final.from},
 		{what: "ENTRYPOINT", image: cfg.Entrypoint, want: entrypoint},
 		{what: "USER", image: cfg.User, want: final.last("USER")},
-		{what: "binary path (COPY destination)", image: []string{operatorBinary}, want: copied},
+		{what: "binary paths (COPY destinations)", image: []string{operatorBinary, reloaderBinary}, want: copied},
 		{what: "CMD (none)", image: cfg.Cmd, want: []string(nil)},
 	} {
 		if diff := cmp.Diff(tc.want, tc.image); diff != "" {
@@ -167,7 +167,7 @@ func TestOperatorBuildFlagsMatchDockerfile(t *testing.T) {
 	if diff := cmp.Diff(operatorLDFlags("${VERSION}", "${REVISION}"), ldflags[1]); diff != "" {
 		t.Errorf("-ldflags: hack/images (-) and Dockerfile (+) differ:\n%s", diff)
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "./cmd/operator"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "./cmd/operator", `-ldflags "` + reloaderLDFlags + `"`, reloaderPackage} {
 		if !strings.Contains(build, want) {
 			t.Errorf("Dockerfile's go build lacks %s, which hack/images uses: %q", want, build)
 		}

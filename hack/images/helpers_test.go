@@ -29,6 +29,10 @@ var shared struct {
 	operatorOnce sync.Once
 	operatorBin  []byte
 	operatorErr  error
+
+	reloaderOnce sync.Once
+	reloaderBin  []byte
+	reloaderErr  error
 }
 
 func TestMain(m *testing.M) {
@@ -70,10 +74,31 @@ func operatorBinaryForTest(t *testing.T) []byte {
 	return shared.operatorBin
 }
 
+// reloaderBinaryForTest builds ./cmd/nginx-reloader once, as `make images` does.
+func reloaderBinaryForTest(t *testing.T) []byte {
+	t.Helper()
+	shared.reloaderOnce.Do(func() {
+		root, err := moduleRoot()
+		if err != nil {
+			shared.reloaderErr = err
+			return
+		}
+		out := filepath.Join(shared.dir, "nginx-reloader")
+		if shared.reloaderErr = goBuild(context.Background(), root, reloaderPackage, out, reloaderLDFlags); shared.reloaderErr != nil {
+			return
+		}
+		shared.reloaderBin, shared.reloaderErr = os.ReadFile(out)
+	})
+	if shared.reloaderErr != nil {
+		t.Fatalf("building the reloader: %v", shared.reloaderErr)
+	}
+	return shared.reloaderBin
+}
+
 // operatorImageForTest is the operator image as `make images` builds it.
 func operatorImageForTest(t *testing.T) v1.Image {
 	t.Helper()
-	spec, err := operatorSpec(operatorBinaryForTest(t), testVersion, testRevision)
+	spec, err := operatorSpec(operatorBinaryForTest(t), reloaderBinaryForTest(t), testVersion, testRevision)
 	if err != nil {
 		t.Fatal(err)
 	}

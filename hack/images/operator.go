@@ -17,6 +17,13 @@ import (
 //   - nothing else: no shell, no package manager.
 const (
 	operatorBinary = "/operator"
+	// reloaderBinary is the nginx-reloader, which the nginx pods' init
+	// container copies out of this image (see pkg/nginx's reloaderInstaller).
+	reloaderBinary  = "/nginx-reloader"
+	reloaderPackage = "./cmd/nginx-reloader"
+	// reloaderLDFlags strip the reloader, as the Dockerfile does; it has no
+	// version to stamp.
+	reloaderLDFlags = "-s -w"
 	caCertificates = "/etc/ssl/certs/ca-certificates.crt"
 	zoneinfo       = "/usr/share/zoneinfo"
 	nonrootUID     = 65532
@@ -54,16 +61,17 @@ func distrolessBase() (Layer, error) {
 }
 
 // operatorSpec is the operator image around binary, a static build of
-// ./cmd/operator (see goBuild and operatorLDFlags).
-func operatorSpec(binary []byte, version, revision string) (Spec, error) {
+// ./cmd/operator (see goBuild and operatorLDFlags), with reloader, a static
+// build of ./cmd/nginx-reloader.
+func operatorSpec(binary, reloader []byte, version, revision string) (Spec, error) {
 	base, err := distrolessBase()
 	if err != nil {
 		return Spec{}, err
 	}
 	return Spec{
 		Layers: []Layer{base, {
-			CreatedBy: "hack/images: COPY operator " + operatorBinary,
-			Entries:   []Entry{FileEntry(operatorBinary, 0o755, binary)},
+			CreatedBy: "hack/images: COPY operator " + operatorBinary + " and nginx-reloader " + reloaderBinary,
+			Entries:   []Entry{FileEntry(operatorBinary, 0o755, binary), FileEntry(reloaderBinary, 0o755, reloader)},
 		}},
 		Config: v1.Config{
 			Entrypoint: []string{operatorBinary},

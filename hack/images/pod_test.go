@@ -131,7 +131,7 @@ func get(t *testing.T, client *http.Client, url, want string, containers ...*con
 // stub_status.
 func TestImagesRunTheOperatorsPod(t *testing.T) {
 	requireRoot(t, "containers are run chrooted as the pod's user")
-	nginxImg, exporterImg := nginxImageForTest(t), exporterImageForTest(t)
+	nginxImg, exporterImg, operatorImg := nginxImageForTest(t), exporterImageForTest(t), operatorImageForTest(t)
 
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "upstream saw %s", r.URL.Path)
@@ -151,23 +151,50 @@ func TestImagesRunTheOperatorsPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sts := nginx.StatefulSet(instance, nginx.Inputs{Config: conf, ConfigHash: "test", Image: "nginx", ExporterImage: "exporter"})
+	sts := nginx.StatefulSet(instance, nginx.Inputs{Config: conf, ConfigHash: "test", Image: "nginx", ExporterImage: "exporter", ReloaderImage: "operator"})
 	pod := sts.Spec.Template.Spec
 	byName := map[string]corev1.Container{}
-	for _, c := range pod.Containers {
+	for _, c := range append(pod.InitContainers, pod.Containers...) {
 		byName[c.Name] = c
 	}
 
-	// nginx: the image's tree plus the pod's volumes.
+	// The init container copies the reloader out of the operator's image
+	// into the emptyDir both containers mount (here: a directory of the
+	// installer's root, then copied into nginx's).
+	operatorRoot := rootFor(t, operatorImg)
+	installer := byName["install-reloader"]
+	for _, m := range installer.VolumeMounts {
+		mountVolume(t, operatorRoot, m, nil)
+	}
+	operatorCfg := mustConfig(t, operatorImg).Config
+	workDir := operatorCfg.WorkingDir
+	if installer.WorkingDir != "" {
+		workDir = installer.WorkingDir
+	}
+	install := startContainer(t, "install-reloader", operatorRoot, installer.Command, operatorCfg.Env, workDir, pod.SecurityContext, syscall.SIGTERM)
+	err = <-install.done
+	install.done <- err // for the cleanup's wait
+	if err != nil {
+		t.Fatalf("install-reloader: %v\n%s", err, install.out.String())
+	}
+
+	// nginx, under the reloader: the image's tree plus the pod's volumes.
 	nginxRoot := rootFor(t, nginxImg)
 	nginxC := byName["nginx"]
 	for _, m := range nginxC.VolumeMounts {
 		mountVolume(t, nginxRoot, m, conf)
+		if m.Name == layout.ReloaderVolume {
+			copyFile(t, filepath.Join(operatorRoot, layout.ReloaderBinary), filepath.Join(nginxRoot, layout.ReloaderBinary))
+		}
 	}
 	nginxCfg := mustConfig(t, nginxImg).Config
-	argv := append(append([]string(nil), nginxC.Command...), nginxC.Args...)
-	if argv[0], err = lookPathIn(nginxRoot, nginxCfg.Env, argv[0]); err != nil {
-		t.Fatal(err)
+	reloaderPort := freePort(t)
+	var argv []string
+	for _, a := range append(append([]string(nil), nginxC.Command...), nginxC.Args...) {
+		if a == "-listen-address=:"+strconv.Itoa(v1beta1.ReloaderPort) {
+			a = "-listen-address=127.0.0.1:" + strconv.Itoa(int(reloaderPort))
+		}
+		argv = append(argv, a)
 	}
 	nginxProc := startContainer(t, "nginx", nginxRoot, argv, nginxCfg.Env, nginxCfg.WorkingDir, pod.SecurityContext, syscall.SIGQUIT)
 
@@ -177,6 +204,18 @@ func TestImagesRunTheOperatorsPod(t *testing.T) {
 	get(t, client, base(httpPort)+"/", "content volume", nginxProc)
 	get(t, client, base(httpPort)+"/api/x", "upstream saw /api/x", nginxProc)
 	get(t, client, "https://127.0.0.1:"+strconv.Itoa(int(httpsPort))+"/", "content volume", nginxProc)
+	get(t, client, base(reloaderPort)+"/metrics", "reloader_last_reload_successful 1", nginxProc)
+
+	// A new configuration in the config volume is loaded by the same nginx.
+	changed := strings.Replace(string(conf), "location /api/ {", "location = /new {\n            return 200 \"reloaded\";\n        }\n        location /api/ {", 1)
+	if changed == string(conf) {
+		t.Fatal("this test's configuration edit no longer applies: update it")
+	}
+	if err := os.WriteFile(filepath.Join(nginxRoot, layout.ConfigMountPath, layout.ConfigFile), []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	get(t, client, base(httpPort)+"/new", "reloaded", nginxProc)
+	get(t, client, base(reloaderPort)+"/metrics", "reloader_reloads_total 1", nginxProc)
 
 	// The exporter: the pod gives arguments only, so the image's entrypoint
 	// runs them. The pod's fixed ports are swapped for free ones.
@@ -251,7 +290,7 @@ func mountVolume(t *testing.T, root string, m corev1.VolumeMount, conf []byte) {
 		}
 	case strings.HasPrefix(m.MountPath, layout.TLSMountPath+"/"):
 		writeTLSSecret(t, dir)
-	case m.MountPath == "/tmp" || m.MountPath == nginxCache || m.MountPath == layout.ContentMountPath:
+	case m.MountPath == "/tmp" || m.MountPath == nginxCache || m.MountPath == layout.ContentMountPath || m.MountPath == layout.ReloaderMountPath:
 		if err := os.Chmod(dir, 0o777); err != nil {
 			t.Fatal(err)
 		}
@@ -263,5 +302,17 @@ func mountVolume(t *testing.T, root string, m corev1.VolumeMount, conf []byte) {
 		}
 	default:
 		t.Fatalf("the pod mounts %s (%s), which this test does not emulate", m.MountPath, m.Name)
+	}
+}
+
+// copyFile copies an executable from one container's root to another's.
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }

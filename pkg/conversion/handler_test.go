@@ -165,7 +165,7 @@ func TestHandlerFailsAReviewWithAnObjectItCannotConvert(t *testing.T) {
 		{"a preserved spec with a header that splits lines", "nginx.operator.dev/v1beta1", []string{withPreservedSpec(`{"config":{"servers":[{"port":"http","locations":[{"path":"/","static":{},"headers":[{"name":"X","value":"a\r\nb"}]}]}]}}`)},
 			"spec.config.servers[0].locations[0].headers[0].value"},
 		{"a preserved spec listening on the health port", "nginx.operator.dev/v1beta1", []string{withPreservedSpec(`{"ports":[{"name":"http"},{"name":"h","containerPort":18080}]}`)},
-			"containerPort 18080, 18081 and 9113 are reserved"},
+			"containerPort 18080, 18081, 18082 and 9113 are reserved"},
 		{"a preserved spec whose server names an undeclared port", "nginx.operator.dev/v1beta1", []string{withPreservedSpec(`{"config":{"servers":[{"port":"other"}]}}`)},
 			"every config.servers[].port must be the name of one of spec.ports"},
 		{"a preserved pod annotation overriding the config hash", "nginx.operator.dev/v1beta1", []string{withPreservedSpec(`{"pod":{"annotations":{"nginx.operator.dev/config-hash":"x"}}}`)},

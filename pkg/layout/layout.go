@@ -46,6 +46,14 @@ const (
 	MetricsPortName = "metrics"
 	// HealthPortName is the port the kubelet probes.
 	HealthPortName = "health"
+	// ReloaderPortName is the nginx-reloader's container and Service port:
+	// /metrics for Prometheus, /status for the operator.
+	ReloaderPortName = "reloader"
+	// ReloaderVolume is the emptyDir an init container copies the
+	// nginx-reloader binary into, mounted at ReloaderMountPath.
+	ReloaderVolume    = "reloader"
+	ReloaderMountPath = "/reloader"
+	ReloaderBinary    = ReloaderMountPath + "/nginx-reloader"
 	// RestoreContainerName is the init container that seeds the content
 	// from a backup; the controller finds it by this name.
 	RestoreContainerName = "restore"
@@ -55,19 +63,21 @@ const (
 // instance's name only, so several instances in one namespace never collide
 // unless their names do. Admission keeps instance names from ending in
 // "-pods" (the headless Service's suffix), and no other kind's children end in
-// "-pods" or in "-config-" and a hex hash, so no two objects of the three kinds
+// "-pods" or in "-nginx-config", so no two objects of the three kinds
 // in a namespace derive the same child name (see the property test in
 // pkg/validation).
 type Names struct {
 	StatefulSet, Service, HeadlessService, ServiceAccount, PodDisruptionBudget string
-	// ConfigSecretPrefix starts the name of every config Secret: one per
-	// rendered configuration, named by its hash (ConfigSecretName).
+	// ConfigSecret holds the current nginx.conf; the pods' reloaders load
+	// each new content in place. (Not <base>-config: an NginxMonitor's
+	// Secret is <name>-scrape-config, so an instance named <name>-scrape
+	// would take it.)
+	ConfigSecret string
+	// ConfigSecretPrefix started the names of the per-configuration Secrets
+	// (<prefix><hash>) of operators that rolled the pods for every new
+	// configuration; the controller deletes them.
 	ConfigSecretPrefix string
 }
-
-// ConfigSecretName is the name of the Secret holding the configuration whose
-// hash (status.configHash) is hash.
-func (n Names) ConfigSecretName(hash string) string { return n.ConfigSecretPrefix + hash }
 
 // ContentClaimName is the persistent content claim of the instance's pod
 // ordinal, as the StatefulSet controller names it.
@@ -91,6 +101,7 @@ func NamesFor(instance string) Names {
 		StatefulSet:         base,
 		Service:             base,
 		HeadlessService:     base + "-pods",
+		ConfigSecret:        base + "-nginx-config",
 		ConfigSecretPrefix:  base + "-config-",
 		ServiceAccount:      base,
 		PodDisruptionBudget: base,

@@ -2,6 +2,8 @@ package nginx
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -36,8 +38,18 @@ import (
 const ControllerName = "nginxoperator"
 
 // tlsRecheckInterval is how often an instance with TLS re-reads its TLS
-// Secrets, so a rotated certificate rolls the pods (see TLSHashAnnotation).
+// Secrets (they are not in the cache), so that a rotated certificate makes
+// the kubelet refresh the pods' volumes at once (see TLSHashAnnotation); the
+// kubelet's own periodic sync brings it within about a minute anyway.
 const tlsRecheckInterval = time.Minute
+
+// Polling the pods' reloaders: soon while some pod answered with an older
+// configuration (its volume is about to change), seldom while a pod does
+// not answer at all.
+const (
+	reloadPollInterval      = 2 * time.Second
+	unreachablePollInterval = 30 * time.Second
+)
 
 // recreateRetry is how soon an instance whose StatefulSet is being replaced
 // looks again.
@@ -52,27 +64,31 @@ const recreateRetry = 2 * time.Second
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch
 
 // Reconciler reconciles NginxOperator objects.
 type Reconciler struct {
 	k8sutil.Deps
 	// Images are the operator's default nginx image and its exporter image.
 	Images Images
+	// PodConfig reads what each pod's reloader serves; nil reports no
+	// status.loadedReplicas (--read-pod-status=false).
+	PodConfig PodConfigReader
 }
 
 // Images are the images the operator deploys: nginx for instances that do not
 // name one (--nginx-image), the nginx-prometheus-exporter sidecar of
-// instances with spec.metrics.enabled (--exporter-image), and the backup
-// agent that restores spec.restore (--agent-image; empty refuses restores).
+// instances with spec.metrics.enabled (--exporter-image), the backup agent
+// that restores spec.restore (--agent-image; empty refuses restores) and
+// the image the nginx-reloader is copied from (--reloader-image).
 type Images struct {
-	Nginx, Exporter, Agent string
+	Nginx, Exporter, Agent, Reloader string
 }
 
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
-func SetupWithManager(mgr ctrl.Manager, images Images) error {
-	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: images}
+func SetupWithManager(mgr ctrl.Manager, images Images, podConfig PodConfigReader) error {
+	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: images, PodConfig: podConfig}
 	registerMetrics()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -117,14 +133,19 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 	if before != nil && before.Status == metav1.ConditionTrue {
 		wasDegradedBy = before.Reason
 	}
-	observe(nginx, sts, r.pods(ctx, nginx, sts), err)
+	pods := r.pods(ctx, nginx, sts)
+	var configs podConfigs
+	if err == nil {
+		configs = readPodConfigs(ctx, r.PodConfig, pods, nginx.Status.ConfigHash)
+	}
+	observe(nginx, sts, pods, configs, err)
 	// Warnings the condition alone would not bring to kubectl's attention,
 	// once per transition (the name conflict is retried every
 	// k8sutil.ReferenceRetry).
 	if c := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue && c.Reason != wasDegradedBy {
 		switch c.Reason {
 		case ReasonConfigRejected:
-			r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonConfigRejected, "Rollout", "%s; the rolling update stops at this pod and the pods of an earlier configuration, if any, keep serving", c.Message)
+			r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonConfigRejected, "Reload", "%s", c.Message)
 		case ReasonNameConflict:
 			r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonNameConflict, "Apply", "%s", c.Message)
 		}
@@ -136,9 +157,24 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 	if restoreUnderway(nginx) {
 		// A restore init container failing does not change the StatefulSet,
 		// so nothing would wake the controller to report it: look again.
-		result.RequeueAfter = restorePollInterval
+		result.RequeueAfter = sooner(result.RequeueAfter, restorePollInterval)
+	}
+	// A pod loading the configuration changes no object: look again.
+	switch {
+	case configs.behind > 0:
+		result.RequeueAfter = sooner(result.RequeueAfter, reloadPollInterval)
+	case len(configs.unreachable) > 0:
+		result.RequeueAfter = sooner(result.RequeueAfter, unreachablePollInterval)
 	}
 	return result, nil
+}
+
+// sooner is the shorter of two requeue delays, 0 being none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
 }
 
 // pods are the instance's pods from the cache, nil without a StatefulSet or
@@ -166,8 +202,10 @@ func podInstance(_ context.Context, obj client.Object) []reconcile.Request {
 }
 
 // podStatusChanged passes pod creations and deletions, and updates that
-// change what observe reads: the pod's configuration hash, its deletion or
-// its containers' states.
+// change what observe reads: its IP (where its reloader answers), its
+// deletion or its containers' states, and the operator's nudge after a new
+// configuration (ConfigHashAnnotation), so the pods' reloaders are read
+// soon after it.
 func podStatusChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*corev1.Pod)
@@ -176,6 +214,8 @@ func podStatusChanged() predicate.Predicate {
 			return true
 		}
 		return o.Annotations[ConfigHashAnnotation] != n.Annotations[ConfigHashAnnotation] ||
+			o.Annotations[TLSHashAnnotation] != n.Annotations[TLSHashAnnotation] ||
+			o.Status.PodIP != n.Status.PodIP ||
 			o.DeletionTimestamp.IsZero() != n.DeletionTimestamp.IsZero() ||
 			!equality.Semantic.DeepEqual(o.Status.ContainerStatuses, n.Status.ContainerStatuses)
 	}}
@@ -217,17 +257,13 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	if image == "" {
 		image = r.Images.Nginx
 	}
-	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, ExporterImage: r.Images.Exporter, TLSHash: tlsHash}
+	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, ExporterImage: r.Images.Exporter, ReloaderImage: r.Images.Reloader, TLSHash: tlsHash}
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return live, ctrl.Result{}, err
 	}
 	nginx.Status.ConfigHash = in.ConfigHash
 
 	sts := StatefulSet(desired, in)
-	if keepsLegacyTemplate(live, sts) {
-		in.LegacyPodTemplate = true
-		sts = StatefulSet(desired, in)
-	}
 	// The StatefulSet comes last: should a child's name be taken (see
 	// Applier.ApplyOwned), no pod starts without the rest.
 	children := []client.Object{
@@ -249,8 +285,18 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 			return live, ctrl.Result{}, err
 		}
 	}
+	configChanged := false
 	for _, child := range children {
-		if err := r.applyChild(ctx, nginx, child); err != nil {
+		outcome, err := r.applyChild(ctx, nginx, child)
+		if err != nil {
+			return live, ctrl.Result{}, err
+		}
+		if _, ok := child.(*corev1.Secret); ok && outcome == k8sutil.Updated {
+			configChanged = true
+		}
+	}
+	if configChanged {
+		if err := r.nudgePods(ctx, nginx, in); err != nil {
 			return live, ctrl.Result{}, err
 		}
 	}
@@ -258,8 +304,8 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	if err != nil {
 		return nil, ctrl.Result{}, err
 	}
-	if runsOnly(live, in.ConfigHash) {
-		if err := r.deleteOldConfigs(ctx, nginx, in.ConfigHash); err != nil {
+	if rolledOut(live) && live.Spec.Template.Annotations[PodTemplateAnnotation] == PodTemplateVersion {
+		if err := r.deleteLegacyConfigs(ctx, nginx); err != nil {
 			return live, ctrl.Result{}, err
 		}
 	}
@@ -274,33 +320,57 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 // applyChild applies child as the instance's. A child the apiserver refuses
 // as invalid is a spec error the validation did not foresee, not worth
 // retrying.
-func (r *Reconciler) applyChild(ctx context.Context, nginx *v1beta1.NginxOperator, child client.Object) error {
-	_, err := r.Applier.ApplyOwned(ctx, r.Recorder, nginx, child)
+func (r *Reconciler) applyChild(ctx context.Context, nginx *v1beta1.NginxOperator, child client.Object) (k8sutil.Outcome, error) {
+	outcome, err := r.Applier.ApplyOwned(ctx, r.Recorder, nginx, child)
 	if apierrors.IsInvalid(err) {
-		return configErrorf("%v", err)
+		return outcome, configErrorf("%v", err)
 	}
-	return err
+	return outcome, err
 }
 
-// keepsLegacyTemplate tells whether live, a StatefulSet from an operator
-// before PodTemplateAnnotation, keeps its pod template's shape: yes unless
-// desired rolls its pods anyway (a new configuration, forceRedeploy or TLS
-// certificate). Upgrading the operator then rolls no pod; the next rollout
-// brings the current shape.
-func keepsLegacyTemplate(live, desired *appsv1.StatefulSet) bool {
-	if live == nil {
-		return false
+// nudgePods sets the new configuration's annotations on every pod of the
+// instance after the config Secret changed: the kubelet syncs a pod when
+// it changes, and refreshes its Secret volumes then, so the reloaders see
+// the new files within seconds rather than at the kubelet's next periodic
+// sync (up to about a minute and a half). One patch per pod and change;
+// nothing on resync. A pod created after the change mounts the new content
+// anyway, and one the operator misses (it stopped in between) gets the
+// files at the periodic sync.
+func (r *Reconciler) nudgePods(ctx context.Context, nginx *v1beta1.NginxOperator, in Inputs) error {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(nginx.Namespace), client.MatchingLabels(selector(nginx))); err != nil {
+		return err
 	}
-	had, want := live.Spec.Template.Annotations, desired.Spec.Template.Annotations
-	if had[PodTemplateAnnotation] != "" {
-		return false
+	want := syncAnnotations(in)
+	annotations := map[string]any{ConfigHashAnnotation: want[ConfigHashAnnotation], TLSHashAnnotation: nil}
+	if tls, ok := want[TLSHashAnnotation]; ok {
+		annotations[TLSHashAnnotation] = tls
 	}
-	for _, key := range []string{ConfigHashAnnotation, ForceRedeployAnnotation, TLSHashAnnotation} {
-		if had[key] != want[key] {
-			return false
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return err
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !pod.DeletionTimestamp.IsZero() || maps.Equal(podSyncAnnotations(pod), want) {
+			continue
+		}
+		if err := r.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+			return &k8sutil.ApplyError{Err: err}
 		}
 	}
-	return true
+	return nil
+}
+
+// podSyncAnnotations are pod's annotations of syncAnnotations' keys.
+func podSyncAnnotations(pod *corev1.Pod) map[string]string {
+	out := map[string]string{}
+	for _, key := range []string{ConfigHashAnnotation, TLSHashAnnotation} {
+		if v, ok := pod.Annotations[key]; ok {
+			out[key] = v
+		}
+	}
+	return out
 }
 
 // claimTemplatesDiffer tells whether the StatefulSet's volumeClaimTemplates,
@@ -338,14 +408,6 @@ func (r *Reconciler) recreateStatefulSet(ctx context.Context, nginx *v1beta1.Ngi
 	return nil
 }
 
-// runsOnly tells whether every replica of sts runs the configuration hash,
-// so the older configurations' Secrets may go. The cache may not have seen
-// the StatefulSet just applied: one still on an older template does not
-// count, however rolled out it is.
-func runsOnly(sts *appsv1.StatefulSet, hash string) bool {
-	return rolledOut(sts) && sts.Spec.Template.Annotations[ConfigHashAnnotation] == hash
-}
-
 // rolledOut is true when every replica of sts runs its current template.
 func rolledOut(sts *appsv1.StatefulSet) bool {
 	if sts == nil {
@@ -357,21 +419,19 @@ func rolledOut(sts *appsv1.StatefulSet) bool {
 		(st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision)
 }
 
-// deleteOldConfigs deletes the instance's config Secrets of earlier
-// configurations once no pod runs them any more, including the single
-// mutable Secret <name>-config that operators before versioned configs wrote.
-// The Secrets are read from the cache, selected by the instance's labels.
-func (r *Reconciler) deleteOldConfigs(ctx context.Context, nginx *v1beta1.NginxOperator, current string) error {
+// deleteLegacyConfigs deletes the per-configuration Secrets
+// (<name>-config-<hash>) of operators before the reloader, once no pod
+// mounts them any more: every replica runs the current pod template. The
+// Secrets are read from the cache, selected by the instance's labels.
+func (r *Reconciler) deleteLegacyConfigs(ctx context.Context, nginx *v1beta1.NginxOperator) error {
 	var secrets corev1.SecretList
 	if err := r.Client.List(ctx, &secrets, client.InNamespace(nginx.Namespace), client.MatchingLabels(selector(nginx))); err != nil {
 		return err
 	}
 	names := NamesFor(nginx.Name)
-	legacy := strings.TrimSuffix(names.ConfigSecretPrefix, "-")
 	for i := range secrets.Items {
 		s := &secrets.Items[i]
-		old := s.Name == legacy || (strings.HasPrefix(s.Name, names.ConfigSecretPrefix) && s.Name != names.ConfigSecretName(current))
-		if !old || !metav1.IsControlledBy(s, nginx) {
+		if !strings.HasPrefix(s.Name, names.ConfigSecretPrefix) || !metav1.IsControlledBy(s, nginx) {
 			continue
 		}
 		if err := r.Client.Delete(ctx, s, client.Preconditions{UID: &s.UID}); err != nil && !apierrors.IsNotFound(err) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -177,8 +178,12 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &got); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().Secrets(ns).Get(ctx, names.ConfigSecretName(got.Status.ConfigHash), metav1.GetOptions{}); err != nil {
-		t.Errorf("config Secret: %v", err)
+	cfg, err := cs.CoreV1().Secrets(ns).Get(ctx, names.ConfigSecret, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("config Secret: %v", err)
+	}
+	if h := cfg.Annotations[nginx.ConfigHashAnnotation]; h != got.Status.ConfigHash || reloader.ConfigHash(cfg.Data["nginx.conf"]) != h {
+		t.Errorf("config Secret written for configuration %q holds %q; status says %q", h, reloader.ConfigHash(cfg.Data["nginx.conf"]), got.Status.ConfigHash)
 	}
 }
 

@@ -19,24 +19,30 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 )
 
-// Pod template annotations that roll the pods when they change. The
-// nginx.operator.dev/ prefix is reserved: admission refuses user annotations
-// under it, and the operator's values win over spec.pod.annotations anyway.
+// Annotations of the operator. The nginx.operator.dev/ prefix is reserved:
+// admission refuses user annotations under it, and the operator's values win
+// over spec.pod.annotations anyway.
 const (
-	ConfigHashAnnotation    = "nginx.operator.dev/config-hash"
+	// ForceRedeployAnnotation on the pod template rolls the pods when
+	// spec.forceRedeploy changes.
 	ForceRedeployAnnotation = "nginx.operator.dev/force-redeploy"
-	// TLSHashAnnotation is a digest of the TLS Secrets' certificates and
-	// keys: nginx reads them only when it starts, so a rotated certificate
-	// reaches clients by rolling the pods.
-	TLSHashAnnotation = "nginx.operator.dev/tls-hash"
-	// PodTemplateAnnotation versions the pod template's own shape: "2" adds
-	// nginx's termination message from its log and its preStop delay.
-	// StatefulSets from before it keep their template until something else
-	// rolls their pods (see Inputs.LegacyPodTemplate), so upgrading the
-	// operator rolls no pod.
+	// ConfigHashAnnotation and TLSHashAnnotation record, on the config
+	// Secret, the configuration and the TLS Secrets' content it was written
+	// for; when either changes, the operator sets them on every pod too,
+	// which makes the kubelet refresh the pod's Secret volumes at once
+	// rather than on its next periodic sync, for the reloader to load them.
+	// (Operators before the reloader put them on the pod template, which
+	// rolled the pods instead.)
+	ConfigHashAnnotation = "nginx.operator.dev/config-hash"
+	TLSHashAnnotation    = "nginx.operator.dev/tls-hash"
+	// PodTemplateAnnotation versions the pod template's own shape: "2"
+	// added nginx's termination message and its preStop delay; "3" runs
+	// nginx under the nginx-reloader, so a new configuration or certificate
+	// is loaded in place. Upgrading from an operator before "3" rolls every
+	// instance's pods once.
 	PodTemplateAnnotation = "nginx.operator.dev/pod-template"
 	// PodTemplateVersion is the current value of PodTemplateAnnotation.
-	PodTemplateVersion = "2"
+	PodTemplateVersion = "3"
 )
 
 // PreStopDelaySeconds is how long a stopping nginx keeps serving before it
@@ -57,16 +63,14 @@ type Inputs struct {
 	// ExporterImage runs the nginx-prometheus-exporter sidecar of instances
 	// with spec.metrics.enabled.
 	ExporterImage string
+	// ReloaderImage holds the nginx-reloader binary an init container
+	// copies into the pod (the operator's own image, --reloader-image).
+	ReloaderImage string
 	// Restore, when set, is the init container that seeds the content volume
 	// (spec.restore) and the volumes it needs besides that one.
 	Restore *RestoreInit
 	// TLSHash digests the TLS Secrets' content; empty without TLS.
 	TLSHash string
-	// LegacyPodTemplate builds the pod template of operators before
-	// PodTemplateAnnotation: no termination message from nginx's log, no
-	// preStop delay. For a live StatefulSet of that shape that would not roll
-	// otherwise (see keepsLegacyTemplate).
-	LegacyPodTemplate bool
 }
 
 // RestoreInit is an init container plus the extra volumes it mounts.
@@ -91,18 +95,29 @@ func selector(nginx *v1beta1.NginxOperator) map[string]string {
 }
 
 // ConfigSecret holds nginx.conf. A Secret rather than a ConfigMap because
-// configurations may name internal hosts and paths. Each rendered
-// configuration gets its own immutable Secret, named by its hash: a pod of the
-// previous version that restarts during a rollout still finds its own
-// configuration, so a configuration that fails on new pods never takes the
-// old ones down. Old versions are deleted once every pod runs the new one.
+// configurations may name internal hosts and paths. It is one Secret whose
+// content changes: the kubelet updates the pods' volume in place, and each
+// pod's reloader checks the new configuration with nginx -t and loads it
+// gracefully, or keeps the old one serving and reports why. Its annotations
+// say what it was written for (see ConfigHashAnnotation).
 func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
+	meta := objectMeta(nginx, NamesFor(nginx.Name).ConfigSecret)
+	meta.Annotations = syncAnnotations(in)
 	return &corev1.Secret{
-		ObjectMeta: objectMeta(nginx, NamesFor(nginx.Name).ConfigSecretName(in.ConfigHash)),
+		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
-		Immutable:  ptr.To(true),
 		Data:       map[string][]byte{layout.ConfigFile: in.Config},
 	}
+}
+
+// syncAnnotations are what the config Secret and, once it changed, every pod
+// carry (see ConfigHashAnnotation).
+func syncAnnotations(in Inputs) map[string]string {
+	a := map[string]string{ConfigHashAnnotation: in.ConfigHash}
+	if in.TLSHash != "" {
+		a[TLSHashAnnotation] = in.TLSHash
+	}
+	return a
 }
 
 // ServiceAccount of the pods; nginx needs no API access, so no token is mounted.
@@ -183,9 +198,11 @@ func PodDisruptionBudget(nginx *v1beta1.NginxOperator) *policyv1.PodDisruptionBu
 	}
 }
 
-// StatefulSet runs nginx. Its pod template carries the config hash and the
-// forceRedeploy value, so a new configuration or a new forceRedeploy rolls the
-// pods and nothing else does.
+// StatefulSet runs nginx under the nginx-reloader. The configuration and
+// the certificates are mounted Secrets the reloader loads in place when they
+// change, so they are not in the pod template: what changes the template
+// (image, resources, ports, volumes, pod settings, forceRedeploy) rolls the
+// pods, and nothing else does.
 func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 	names := NamesFor(nginx.Name)
 	spec := nginx.Spec
@@ -202,18 +219,15 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[ConfigHashAnnotation] = in.ConfigHash
 	if spec.ForceRedeploy != "" {
 		annotations[ForceRedeployAnnotation] = spec.ForceRedeploy
 	}
-	if in.TLSHash != "" {
-		annotations[TLSHashAnnotation] = in.TLSHash
-	}
-	if !in.LegacyPodTemplate {
-		annotations[PodTemplateAnnotation] = PodTemplateVersion
-	}
+	annotations[PodTemplateAnnotation] = PodTemplateVersion
 
-	containerPorts := []corev1.ContainerPort{{Name: layout.HealthPortName, ContainerPort: v1beta1.HealthPort, Protocol: corev1.ProtocolTCP}}
+	containerPorts := []corev1.ContainerPort{
+		{Name: layout.HealthPortName, ContainerPort: v1beta1.HealthPort, Protocol: corev1.ProtocolTCP},
+		{Name: layout.ReloaderPortName, ContainerPort: v1beta1.ReloaderPort, Protocol: corev1.ProtocolTCP},
+	}
 	for _, p := range spec.Ports {
 		containerPorts = append(containerPorts, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: corev1.ProtocolTCP})
 	}
@@ -224,7 +238,7 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 		}
 	}
 
-	volumes, mounts := podVolumes(nginx, names.ConfigSecretName(in.ConfigHash))
+	volumes, mounts := podVolumes(nginx)
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: objectMeta(nginx, names.StatefulSet),
 		Spec: appsv1.StatefulSetSpec{
@@ -246,6 +260,10 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 					Affinity:                     spec.Pod.Affinity,
 					TopologySpreadConstraints:    spec.Pod.TopologySpreadConstraints,
 					PriorityClassName:            spec.Pod.PriorityClassName,
+					// A stop takes the preStop delay, then the time the
+					// requests in flight need (worker_shutdown_timeout).
+					TerminationGracePeriodSeconds: ptr.To(spec.Pod.TerminationGracePeriodSeconds),
+					InitContainers:                []corev1.Container{reloaderInstaller(in.ReloaderImage)},
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr.To(true),
 						RunAsUser:      ptr.To[int64](layout.UID),
@@ -257,9 +275,11 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 						Name:            NginxContainerName,
 						Image:           in.Image,
 						ImagePullPolicy: spec.ImagePullPolicy,
-						// The image's entrypoint scripts write to /etc/nginx, which is
-						// read-only here; start nginx directly on the operator's config.
-						Command:         []string{"nginx", "-c", layout.ConfigMountPath + "/" + layout.ConfigFile, "-g", "daemon off;"},
+						// The reloader runs nginx as its child, reloads it when
+						// the mounted files change and turns any stop signal
+						// into nginx's graceful quit. The image's entrypoint
+						// scripts write to /etc/nginx, which is read-only here.
+						Command:         reloaderCommand(nginx),
 						Ports:           containerPorts,
 						ReadinessProbe:  probe(5),
 						LivenessProbe:   probe(10),
@@ -268,7 +288,8 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 						SecurityContext: layout.RestrictedContainer(),
 						// nginx logs to stderr: when it exits with an error,
 						// the kubelet keeps its last lines as the termination
-						// message, which the status quotes (ConfigRejected).
+						// message, which the status quotes (ConfigRejected)
+						// for a pod that cannot start.
 						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						// A deleted pod leaves the Services' endpoints while the
 						// kubelet stops it: nginx keeps serving for a while
@@ -276,6 +297,8 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 						// listeners, then finishes the requests in flight), so
 						// that kube-proxy stops sending it new connections
 						// first. Without it, a rollout refuses connections.
+						// (The reloader turns the image's stop signal,
+						// whichever it is, into SIGQUIT.)
 						Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: PreStopDelaySeconds}}},
 					}},
 					Volumes: volumes,
@@ -284,9 +307,6 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 		},
 	}
 	pod := &sts.Spec.Template.Spec
-	if in.LegacyPodTemplate {
-		pod.Containers[0].TerminationMessagePolicy, pod.Containers[0].Lifecycle = "", nil
-	}
 	if spec.Metrics.Enabled {
 		pod.Containers = append(pod.Containers, exporterContainer(in.ExporterImage, spec.ImagePullPolicy))
 	}
@@ -307,6 +327,48 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 		}}
 	}
 	return sts
+}
+
+// configPath is where nginx and the reloader find nginx.conf.
+const configPath = layout.ConfigMountPath + "/" + layout.ConfigFile
+
+// reloaderCommand runs nginx under the reloader, which watches the files
+// nginx reads only when it loads a configuration: nginx.conf, the TLS
+// certificates and the CA certificates. (Basic-auth files need no reload:
+// nginx reads them on every request.)
+func reloaderCommand(nginx *v1beta1.NginxOperator) []string {
+	cmd := []string{layout.ReloaderBinary,
+		"-listen-address=:" + strconv.Itoa(v1beta1.ReloaderPort),
+		"-config=" + configPath,
+		"-watch=" + layout.ConfigMountPath,
+	}
+	if len(TLSSecrets(&nginx.Spec)) > 0 {
+		cmd = append(cmd, "-watch="+layout.TLSMountPath)
+	}
+	if len(CACertificates(&nginx.Spec)) > 0 {
+		cmd = append(cmd, "-watch="+layout.CAMountPath)
+	}
+	return append(cmd, "--", "nginx", "-c", configPath, "-g", "daemon off;")
+}
+
+// reloaderInstaller is the init container that copies the nginx-reloader
+// from the operator's image into the pod, for any nginx image to run it.
+func reloaderInstaller(image string) corev1.Container {
+	return corev1.Container{
+		Name:    "install-reloader",
+		Image:   image,
+		Command: []string{"/nginx-reloader", "-install=" + layout.ReloaderBinary},
+		// The image's working directory is its own user's home, which
+		// the pod's user may not enter.
+		WorkingDir: "/",
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("32Mi")},
+		},
+		VolumeMounts:             []corev1.VolumeMount{{Name: layout.ReloaderVolume, MountPath: layout.ReloaderMountPath}},
+		SecurityContext:          layout.RestrictedContainer(),
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
 }
 
 // exporterContainer is the nginx-prometheus-exporter sidecar: it reads
@@ -335,16 +397,19 @@ func StubStatusURI(port int) string {
 	return "http://127.0.0.1:" + strconv.Itoa(port) + "/stub_status"
 }
 
-// podVolumes: the config Secret, writable emptyDirs for the read-only root
-// filesystem, the content and one volume per TLS Secret.
-func podVolumes(nginx *v1beta1.NginxOperator, configSecret string) ([]corev1.Volume, []corev1.VolumeMount) {
+// podVolumes: the config Secret, the reloader's binary, writable emptyDirs
+// for the read-only root filesystem, the content and one volume per TLS
+// Secret.
+func podVolumes(nginx *v1beta1.NginxOperator) ([]corev1.Volume, []corev1.VolumeMount) {
 	volumes := []corev1.Volume{
-		{Name: "config", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: configSecret}}},
+		{Name: "config", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: NamesFor(nginx.Name).ConfigSecret}}},
+		{Name: layout.ReloaderVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
 		{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}}},
 	}
 	mounts := []corev1.VolumeMount{
 		{Name: "config", MountPath: layout.ConfigMountPath, ReadOnly: true},
+		{Name: layout.ReloaderVolume, MountPath: layout.ReloaderMountPath, ReadOnly: true},
 		{Name: "tmp", MountPath: "/tmp"},
 		{Name: "cache", MountPath: "/var/cache/nginx"},
 	}

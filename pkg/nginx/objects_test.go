@@ -1,11 +1,12 @@
 package nginx
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -36,27 +37,6 @@ func TestPodsPassTheRestrictedPodSecurityStandard(t *testing.T) {
 	}
 }
 
-func TestConfigHashAndForceRedeployAloneChangeThePodTemplate(t *testing.T) {
-	base := StatefulSet(testInstance("web"), Inputs{Image: "nginx:1.27", ConfigHash: "h1"}).Spec.Template
-	scaled := testInstance("web")
-	scaled.Spec.Replicas = ptr.To[int32](5)
-	if got := StatefulSet(scaled, Inputs{Image: "nginx:1.27", ConfigHash: "h1"}).Spec.Template; !equalTemplates(base, got) {
-		t.Error("scaling changed the pod template: it would roll every pod")
-	}
-	if got := StatefulSet(testInstance("web"), Inputs{Image: "nginx:1.27", ConfigHash: "h2"}).Spec.Template; equalTemplates(base, got) {
-		t.Error("a new config hash left the pod template unchanged: pods would keep the old config")
-	}
-	forced := testInstance("web")
-	forced.Spec.ForceRedeploy = "now"
-	if got := StatefulSet(forced, Inputs{Image: "nginx:1.27", ConfigHash: "h1"}).Spec.Template; equalTemplates(base, got) {
-		t.Error("forceRedeploy left the pod template unchanged")
-	}
-}
-
-func equalTemplates(a, b corev1.PodTemplateSpec) bool {
-	return a.String() == b.String()
-}
-
 func TestNamesAreValidAndDistinctPerInstance(t *testing.T) {
 	for _, name := range []string{"web", "1st-site", strings.Repeat("a", 253), "www.example.com"} {
 		names := NamesFor(name)
@@ -65,7 +45,7 @@ func TestNamesAreValidAndDistinctPerInstance(t *testing.T) {
 				t.Errorf("%q: child name %q invalid: %v", name, n, errs)
 			}
 		}
-		if secret := names.ConfigSecretName("0123456789abcdef"); len(validation.IsDNS1123Subdomain(secret)) > 0 {
+		if secret := names.ConfigSecret; len(validation.IsDNS1123Subdomain(secret)) > 0 {
 			t.Errorf("%q: config Secret name %q invalid", name, secret)
 		}
 		if len(names.StatefulSet) > 47 {
@@ -119,41 +99,57 @@ func TestNginxKeepsServingWhileTheEndpointsDropAStoppingPod(t *testing.T) {
 	}
 }
 
-// A StatefulSet from an operator before PodTemplateAnnotation keeps its
-// pod template's shape until its pods roll for a reason of their own, so
-// upgrading the operator rolls no pod; the next rollout brings the current
-// shape (nginx's log as termination message, the preStop delay).
-func TestUpgradingKeepsTheLegacyPodTemplateUntilTheNextRollout(t *testing.T) {
-	n := testInstance("web")
-	current := StatefulSet(n, Inputs{Image: "nginx:1.27", ConfigHash: "h1"})
-	legacy := StatefulSet(n, Inputs{Image: "nginx:1.27", ConfigHash: "h1", LegacyPodTemplate: true})
-	if c := legacy.Spec.Template.Spec.Containers[0]; c.Lifecycle != nil || c.TerminationMessagePolicy != "" || legacy.Spec.Template.Annotations[PodTemplateAnnotation] != "" {
-		t.Errorf("legacy template: lifecycle %+v, terminationMessagePolicy %q, annotations %v: want none", c.Lifecycle, c.TerminationMessagePolicy, legacy.Spec.Template.Annotations)
+// What reloads and what rolls: a new configuration or certificate changes
+// the config Secret (which the reloader loads in place) and not the pod
+// template; what the pod itself is made of changes the template, which
+// rolls the pods. Documentation/nginxoperator.md has the same table.
+func TestANewConfigurationOrCertificateReloadsAndAPodChangeRolls(t *testing.T) {
+	base := testInstance("web")
+	in := Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1", Config: []byte("one"), ConfigHash: "h1", TLSHash: "t1"}
+	template := func(n *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec {
+		return StatefulSet(n, in).Spec.Template
 	}
-	if current.Spec.Template.Annotations[PodTemplateAnnotation] != PodTemplateVersion {
-		t.Errorf("current template annotations %v, want %s=%s", current.Spec.Template.Annotations, PodTemplateAnnotation, PodTemplateVersion)
-	}
-	rolled := func(edit func(*v1beta1.NginxOperator), hash, tls string) *appsv1.StatefulSet {
-		m := testInstance("web")
-		if edit != nil {
-			edit(m)
-		}
-		return StatefulSet(m, Inputs{Image: "nginx:1.27", ConfigHash: hash, TLSHash: tls})
-	}
+	secret := func(in Inputs) *corev1.Secret { return ConfigSecret(base, in) }
 	for _, tc := range []struct {
-		name          string
-		live, desired *appsv1.StatefulSet
-		want          bool
+		name       string
+		edit       func(*v1beta1.NginxOperator, *Inputs)
+		wantRoll   bool
+		wantSecret bool
 	}{
-		{"no StatefulSet yet", nil, current, false},
-		{"a legacy StatefulSet, same configuration", legacy, current, true},
-		{"a legacy StatefulSet, new configuration", legacy, rolled(nil, "h2", ""), false},
-		{"a legacy StatefulSet, forceRedeploy", legacy, rolled(func(m *v1beta1.NginxOperator) { m.Spec.ForceRedeploy = "now" }, "h1", ""), false},
-		{"a legacy StatefulSet, rotated certificate", legacy, rolled(nil, "h1", "t2"), false},
-		{"a current StatefulSet", current, current, false},
+		{"a new configuration", func(_ *v1beta1.NginxOperator, in *Inputs) { in.Config, in.ConfigHash = []byte("two"), "h2" }, false, true},
+		{"a rotated certificate", func(_ *v1beta1.NginxOperator, in *Inputs) { in.TLSHash = "t2" }, false, true},
+		{"scaling", func(n *v1beta1.NginxOperator, _ *Inputs) { n.Spec.Replicas = ptr.To[int32](5) }, false, false},
+		{"the image", func(_ *v1beta1.NginxOperator, in *Inputs) { in.Image = "nginx:1.28" }, true, false},
+		{"the reloader's image (an operator upgrade)", func(_ *v1beta1.NginxOperator, in *Inputs) { in.ReloaderImage = "operator:2" }, true, false},
+		{"resources", func(n *v1beta1.NginxOperator, _ *Inputs) {
+			n.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		}, true, false},
+		{"forceRedeploy", func(n *v1beta1.NginxOperator, _ *Inputs) { n.Spec.ForceRedeploy = "now" }, true, false},
+		{"the grace period", func(n *v1beta1.NginxOperator, _ *Inputs) { n.Spec.Pod.TerminationGracePeriodSeconds = 300 }, true, false},
 	} {
-		if got := keepsLegacyTemplate(tc.live, tc.desired); got != tc.want {
-			t.Errorf("%s: keepsLegacyTemplate = %v, want %v", tc.name, got, tc.want)
+		n, changed := base.DeepCopy(), in
+		tc.edit(n, &changed)
+		roll := !equality.Semantic.DeepEqual(template(base, in), template(n, changed))
+		rewrite := !equality.Semantic.DeepEqual(secret(in), secret(changed))
+		if roll != tc.wantRoll || rewrite != tc.wantSecret {
+			t.Errorf("%s: rolls %v, rewrites the config Secret %v; want %v, %v", tc.name, roll, rewrite, tc.wantRoll, tc.wantSecret)
 		}
+	}
+}
+
+// nginx runs under the reloader, copied in by an init container from the
+// operator's image, with the files it must reload on watch.
+func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
+	n := testInstance("web")
+	n.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
+	pod := StatefulSet(n, Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1"}).Spec.Template.Spec
+	if len(pod.InitContainers) != 1 || pod.InitContainers[0].Image != "operator:1" ||
+		!slices.Equal(pod.InitContainers[0].Command, []string{"/nginx-reloader", "-install=/reloader/nginx-reloader"}) {
+		t.Errorf("init containers %+v, want the reloader's installer from operator:1", pod.InitContainers)
+	}
+	cmd := strings.Join(pod.Containers[0].Command, " ")
+	want := "/reloader/nginx-reloader -listen-address=:18082 -config=/etc/nginx/operator/nginx.conf -watch=/etc/nginx/operator -watch=/etc/nginx/tls -- nginx -c /etc/nginx/operator/nginx.conf -g daemon off;"
+	if cmd != want {
+		t.Errorf("nginx command\n%s\nwant\n%s", cmd, want)
 	}
 }

@@ -184,6 +184,7 @@ func Directives(spec *v1beta1.NginxOperatorSpec, opts RenderOptions) ([]conf.Dir
 
 	return []conf.Directive{
 		conf.D("worker_processes", workerProcesses(spec.Resources)),
+		conf.D("worker_shutdown_timeout", strconv.FormatInt(workerShutdownTimeout(spec.Pod.TerminationGracePeriodSeconds), 10)+"s"),
 		conf.D("pid", temp("nginx.pid")),
 		conf.D("error_log", "stderr", "warn"),
 		conf.B("events", nil, conf.D("worker_connections", itoa(cfg.WorkerConnections))),
@@ -291,3 +292,11 @@ func locationArgs(l v1beta1.Location) []string {
 }
 
 func itoa(i int32) string { return strconv.Itoa(int(i)) }
+
+// workerShutdownTimeout is how long nginx's workers may finish their
+// requests after a graceful quit or a reload: what the pod's grace period
+// leaves after the preStop delay, less 2 s for nginx to exit before the
+// kubelet kills it.
+func workerShutdownTimeout(gracePeriod int64) int64 {
+	return max(gracePeriod-PreStopDelaySeconds-2, 1)
+}

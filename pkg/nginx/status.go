@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
@@ -35,11 +36,12 @@ const (
 	// ReasonRecreating: the StatefulSet is replaced (orphaning its pods)
 	// because its volumeClaimTemplates changed.
 	ReasonRecreating = "RecreatingStatefulSet"
-	// ReasonConfigRejected: nginx refuses to start on the current
-	// configuration (say, a proxied host that does not resolve). The
-	// StatefulSet's rolling update halts on the crashing pod and the pods of
-	// the previous configuration keep serving.
+	// ReasonConfigRejected: nginx refuses the current configuration (say, a
+	// proxied host that does not resolve): running pods keep serving the
+	// configuration they loaded before, and a pod that starts on it cannot.
 	ReasonConfigRejected = "ConfigRejected"
+	// ReasonReloading: some pods have yet to load the current configuration.
+	ReasonReloading = "Reloading"
 )
 
 // NginxContainerName is the name of the nginx container in the instance's pods.
@@ -56,8 +58,9 @@ func setPaused(nginx *v1beta1.NginxOperator) {
 }
 
 // observe fills the status from the reconcile's outcome, the live
-// StatefulSet and its pods (from the cache, which holds only the operator's).
-func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev1.Pod, err error) {
+// StatefulSet, its pods (from the cache, which holds only the operator's)
+// and what their reloaders report.
+func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev1.Pod, configs podConfigs, err error) {
 	nginx.Status.ObservedGeneration = nginx.Generation
 	nginx.Status.Selector = metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: selector(nginx)})
 
@@ -67,13 +70,21 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev
 		setCondition(nginx, v1beta1.ConditionDegraded, metav1.ConditionTrue, reason, err.Error())
 	} else {
 		setCondition(nginx, v1beta1.ConditionReconciled, metav1.ConditionTrue, ReasonReconcileSucceeded, "all children are applied")
-		if msg := rejectedConfig(pods, nginx.Status.ConfigHash); msg != "" {
+		if msg := rejectedConfig(pods); msg != "" {
 			setCondition(nginx, v1beta1.ConditionDegraded, metav1.ConditionTrue, ReasonConfigRejected, msg)
+		} else if len(configs.rejected) > 0 {
+			setCondition(nginx, v1beta1.ConditionDegraded, metav1.ConditionTrue, ReasonConfigRejected, configs.rejectionMessage(nginx.Status.ConfigHash))
 		} else {
 			setCondition(nginx, v1beta1.ConditionDegraded, metav1.ConditionFalse, ReasonAsExpected, "")
 		}
 	}
 
+	// A failed reconcile reads no pod: the count stays as last seen.
+	if configs.read {
+		nginx.Status.LoadedReplicas = ptr.To(configs.loaded)
+	} else if err == nil {
+		nginx.Status.LoadedReplicas = nil
+	}
 	if sts == nil {
 		nginx.Status.Replicas, nginx.Status.ReadyReplicas, nginx.Status.UpdatedReplicas = 0, 0, 0
 		setCondition(nginx, v1beta1.ConditionAvailable, metav1.ConditionFalse, ReasonStatefulSetMissing, "the StatefulSet does not exist yet")
@@ -96,35 +107,39 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev
 		setCondition(nginx, v1beta1.ConditionAvailable, metav1.ConditionFalse, ReasonReplicasNotReady, fmt.Sprintf("%d of %d replicas ready", st.ReadyReplicas, desired))
 	}
 
-	// runsOnly also sees through a cached StatefulSet older than the one
+	// rolledOut also sees through a cached StatefulSet older than the one
 	// just applied: its old template, however rolled out, is not done.
-	if runsOnly(sts, nginx.Status.ConfigHash) && st.ReadyReplicas == desired {
-		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionFalse, ReasonRolloutComplete, "all replicas run the current configuration")
-	} else {
+	switch {
+	case !rolledOut(sts) || st.ReadyReplicas != desired:
 		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingUpdate,
 			fmt.Sprintf("%d of %d replicas updated, %d ready", st.UpdatedReplicas, desired, st.ReadyReplicas))
+	case configs.read && configs.loaded != desired:
+		msg := fmt.Sprintf("%d of %d replicas serve configuration %s", configs.loaded, desired, nginx.Status.ConfigHash)
+		if len(configs.unreachable) > 0 {
+			msg += fmt.Sprintf("; no answer from the reloader of pod %s", strings.Join(configs.unreachable, ", "))
+		}
+		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionTrue, ReasonReloading, msg)
+	default:
+		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionFalse, ReasonRolloutComplete, "all replicas run the current pod template and configuration")
 	}
 }
 
 // maxNginxErrorLen bounds the part of nginx's error quoted in a condition.
 const maxNginxErrorLen = 1024
 
-// rejectedConfig says why nginx refuses configuration hash, quoting its
-// error from the termination message of a pod that runs that configuration
-// (the nginx container's terminationMessagePolicy is FallbackToLogsOnError,
-// so the kubelet keeps nginx's last log lines there). It is "" when no such
-// pod's nginx is down with an error line: pods of an older configuration,
-// pods being deleted and a ready nginx do not count, whatever they did
-// before.
-func rejectedConfig(pods []corev1.Pod, hash string) string {
-	if hash == "" {
-		return ""
-	}
+// rejectedConfig says why nginx cannot start on the configuration, quoting
+// its error from the termination message of a pod whose nginx is down (the
+// nginx container's terminationMessagePolicy is FallbackToLogsOnError, so
+// the kubelet keeps nginx's last log lines there). All pods mount the one
+// config Secret, so that is the current configuration or, briefly, the one
+// before. It is "" when no pod's nginx is down with an error line: pods
+// being deleted and a ready nginx do not count, whatever they did before.
+func rejectedConfig(pods []corev1.Pod) string {
 	sorted := slices.Clone(pods)
 	slices.SortFunc(sorted, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	for i := range sorted {
 		pod := &sorted[i]
-		if pod.Annotations[ConfigHashAnnotation] != hash || !pod.DeletionTimestamp.IsZero() {
+		if !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
 		for _, st := range pod.Status.ContainerStatuses {

@@ -1,18 +1,22 @@
 package nginx
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
 // observe is the one place an instance's status is computed from the
@@ -20,7 +24,6 @@ import (
 func TestObserveComputesConditionsFromTheOutcomeAndTheStatefulSet(t *testing.T) {
 	sts := func(replicas, ready, updated int32, rolled bool) *appsv1.StatefulSet {
 		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(replicas)}}
-		s.Spec.Template.Annotations = map[string]string{ConfigHashAnnotation: "current"}
 		s.Status = appsv1.StatefulSetStatus{ObservedGeneration: 3, Replicas: replicas, ReadyReplicas: ready, UpdatedReplicas: updated, CurrentRevision: "a", UpdateRevision: "b"}
 		if rolled {
 			s.Status.CurrentRevision = "b"
@@ -41,9 +44,9 @@ func TestObserveComputesConditionsFromTheOutcomeAndTheStatefulSet(t *testing.T) 
 			want{metav1.ConditionFalse, ReasonStatefulSetMissing}, want{metav1.ConditionTrue, ReasonRollingUpdate}, want{metav1.ConditionFalse, ReasonAsExpected}, want{metav1.ConditionTrue, ReasonReconcileSucceeded}},
 		{"all replicas ready and rolled out", sts(2, 2, 2, true), nil,
 			want{metav1.ConditionTrue, ReasonReplicasReady}, want{metav1.ConditionFalse, ReasonRolloutComplete}, want{metav1.ConditionFalse, ReasonAsExpected}, want{metav1.ConditionTrue, ReasonReconcileSucceeded}},
-		{"a cached StatefulSet, rolled out on the previous configuration", func() *appsv1.StatefulSet {
+		{"a cached StatefulSet older than the one just applied", func() *appsv1.StatefulSet {
 			s := sts(2, 2, 2, true)
-			s.Spec.Template.Annotations[ConfigHashAnnotation] = "previous"
+			s.Generation = 4
 			return s
 		}(), nil,
 			want{metav1.ConditionTrue, ReasonReplicasReady}, want{metav1.ConditionTrue, ReasonRollingUpdate}, want{metav1.ConditionFalse, ReasonAsExpected}, want{metav1.ConditionTrue, ReasonReconcileSucceeded}},
@@ -63,7 +66,7 @@ func TestObserveComputesConditionsFromTheOutcomeAndTheStatefulSet(t *testing.T) 
 		t.Run(tc.name, func(t *testing.T) {
 			n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 5}}
 			n.Status.ConfigHash = "current"
-			observe(n, tc.sts, nil, tc.err)
+			observe(n, tc.sts, nil, podConfigs{}, tc.err)
 			if n.Status.ObservedGeneration != 5 || n.Status.Selector == "" {
 				t.Errorf("observedGeneration %d selector %q", n.Status.ObservedGeneration, n.Status.Selector)
 			}
@@ -78,41 +81,12 @@ func TestObserveComputesConditionsFromTheOutcomeAndTheStatefulSet(t *testing.T) 
 	}
 }
 
-// Old config Secrets are deleted only once the StatefulSet in the cache runs
-// the new configuration on every replica: a stale cached StatefulSet that is
-// fully rolled out on the old one must not free the Secret its pods use.
-func TestOldConfigsAreFreedOnlyWhenEveryReplicaRunsTheNewOne(t *testing.T) {
-	sts := func(hash string, updated int32, rolled bool) *appsv1.StatefulSet {
-		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](2)}}
-		s.Spec.Template.Annotations = map[string]string{ConfigHashAnnotation: hash}
-		s.Status = appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 2, ReadyReplicas: 2, UpdatedReplicas: updated, CurrentRevision: "a", UpdateRevision: "b"}
-		if rolled {
-			s.Status.CurrentRevision = "b"
-		}
-		return s
-	}
-	for _, tc := range []struct {
-		name string
-		sts  *appsv1.StatefulSet
-		want bool
-	}{
-		{"no StatefulSet", nil, false},
-		{"the cache still holds the old template, fully rolled out", sts("old", 2, true), false},
-		{"the new template, rolling", sts("new", 1, false), false},
-		{"the new template on every replica", sts("new", 2, true), true},
-	} {
-		if got := runsOnly(tc.sts, "new"); got != tc.want {
-			t.Errorf("%s: runsOnly = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
-// A pod whose nginx exits on the current configuration degrades the instance
-// with nginx's own error line; pods of an older configuration, a ready nginx,
-// a pod being deleted and a crash without an nginx error do not.
-func TestDegradedQuotesNginxWhenPodsOfTheCurrentConfigurationCrash(t *testing.T) {
+// A pod whose nginx cannot start degrades the instance with nginx's own
+// error line; a ready nginx, a pod being deleted and a crash without an
+// nginx error do not.
+func TestDegradedQuotesNginxWhenAPodCannotStartOnTheConfiguration(t *testing.T) {
 	const emerg = `nginx: [emerg] host not found in upstream "nope.team-a.svc.cluster.local:80" in /etc/nginx/conf/nginx.conf:31`
-	crashed := func(name, hash string, edit func(*corev1.ContainerStatus)) corev1.Pod {
+	crashed := func(name string, edit func(*corev1.ContainerStatus)) corev1.Pod {
 		st := corev1.ContainerStatus{
 			Name: NginxContainerName, RestartCount: 3,
 			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
@@ -122,12 +96,12 @@ func TestDegradedQuotesNginxWhenPodsOfTheCurrentConfigurationCrash(t *testing.T)
 			edit(&st)
 		}
 		return corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{ConfigHashAnnotation: hash}},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Status:     corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "exporter", Ready: true}, st}},
 		}
 	}
-	ready := func(name, hash string) corev1.Pod {
-		return crashed(name, hash, func(st *corev1.ContainerStatus) {
+	ready := func(name string) corev1.Pod {
+		return crashed(name, func(st *corev1.ContainerStatus) {
 			st.Ready, st.State = true, corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 		})
 	}
@@ -138,32 +112,31 @@ func TestDegradedQuotesNginxWhenPodsOfTheCurrentConfigurationCrash(t *testing.T)
 		want string // Degraded's message when ConfigRejected, "" for not degraded
 	}{
 		{"no pods", nil, ""},
-		{"every pod ready", []corev1.Pod{ready("web-0", "new"), ready("web-1", "new")}, ""},
-		{"a pod of the current configuration in CrashLoopBackOff", []corev1.Pod{ready("web-0", "old"), crashed("web-1", "new", nil)}, want},
-		{"nginx exited and is not restarted yet", []corev1.Pod{crashed("web-1", "new", func(st *corev1.ContainerStatus) {
+		{"every pod ready", []corev1.Pod{ready("web-0"), ready("web-1")}, ""},
+		{"a pod of the current configuration in CrashLoopBackOff", []corev1.Pod{ready("web-0"), crashed("web-1", nil)}, want},
+		{"nginx exited and is not restarted yet", []corev1.Pod{crashed("web-1", func(st *corev1.ContainerStatus) {
 			st.State, st.LastTerminationState = st.LastTerminationState, corev1.ContainerState{}
 		})}, want},
-		{"nginx runs again but is not ready yet", []corev1.Pod{crashed("web-1", "new", func(st *corev1.ContainerStatus) {
+		{"nginx runs again but is not ready yet", []corev1.Pod{crashed("web-1", func(st *corev1.ContainerStatus) {
 			st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 		})}, want},
-		{"only a pod of the previous configuration crashed", []corev1.Pod{crashed("web-1", "old", nil), ready("web-0", "new")}, ""},
-		{"the crashed pod is ready now", []corev1.Pod{ready("web-1", "new")}, ""},
+		{"the crashed pod is ready now", []corev1.Pod{ready("web-1")}, ""},
 		{"the crashed pod is being deleted", func() []corev1.Pod {
-			p := crashed("web-1", "new", nil)
+			p := crashed("web-1", nil)
 			p.DeletionTimestamp = ptr.To(metav1.Now())
 			return []corev1.Pod{p}
 		}(), ""},
-		{"killed without an nginx error", []corev1.Pod{crashed("web-1", "new", func(st *corev1.ContainerStatus) {
+		{"killed without an nginx error", []corev1.Pod{crashed("web-1", func(st *corev1.ContainerStatus) {
 			st.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}
 		})}, ""},
-		{"a clean exit", []corev1.Pod{crashed("web-1", "new", func(st *corev1.ContainerStatus) {
+		{"a clean exit", []corev1.Pod{crashed("web-1", func(st *corev1.ContainerStatus) {
 			st.LastTerminationState.Terminated.ExitCode = 0
 		})}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 2}}
 			n.Status.ConfigHash = "new"
-			observe(n, nil, tc.pods, nil)
+			observe(n, nil, tc.pods, podConfigs{}, nil)
 			c := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionDegraded)
 			switch {
 			case tc.want == "" && (c.Status != metav1.ConditionFalse || c.Reason != ReasonAsExpected):
@@ -177,7 +150,7 @@ func TestDegradedQuotesNginxWhenPodsOfTheCurrentConfigurationCrash(t *testing.T)
 	// An error of the reconcile itself says more than the pods do.
 	n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web"}}
 	n.Status.ConfigHash = "new"
-	observe(n, nil, []corev1.Pod{crashed("web-1", "new", nil)}, configErrorf("bad"))
+	observe(n, nil, []corev1.Pod{crashed("web-1", nil)}, podConfigs{}, configErrorf("bad"))
 	if c := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionDegraded); c.Reason != ReasonInvalidConfig {
 		t.Errorf("Degraded reason with a reconcile error = %s, want %s", c.Reason, ReasonInvalidConfig)
 	}
@@ -197,5 +170,90 @@ func TestNginxErrorQuotesTheLastErrorLineFromItsLevel(t *testing.T) {
 		if got := nginxError(tc.log); got != tc.want {
 			t.Errorf("nginxError(%q) = %q, want %q", tc.log, got, tc.want)
 		}
+	}
+}
+
+// What the pods' reloaders report decides Progressing (until every replica
+// serves the current configuration), Degraded (a pod refused it, named with
+// nginx's error) and status.loadedReplicas.
+func TestObserveReportsWhatThePodsLoaded(t *testing.T) {
+	rolledOut := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](2)}}
+	rolledOut.Status = appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 2, ReadyReplicas: 2, UpdatedReplicas: 2}
+	for _, tc := range []struct {
+		name                  string
+		configs               podConfigs
+		progressing, degraded string // reasons
+		loaded                *int32
+	}{
+		{"not read", podConfigs{}, ReasonRolloutComplete, ReasonAsExpected, nil},
+		{"both loaded", podConfigs{read: true, loaded: 2}, ReasonRolloutComplete, ReasonAsExpected, ptr.To[int32](2)},
+		{"one still on the previous configuration", podConfigs{read: true, loaded: 1, behind: 1}, ReasonReloading, ReasonAsExpected, ptr.To[int32](1)},
+		{"one refused it", podConfigs{read: true, loaded: 1, rejected: []string{"web-1 (serving configuration old): [emerg] bad"}}, ReasonReloading, ReasonConfigRejected, ptr.To[int32](1)},
+		{"one does not answer", podConfigs{read: true, loaded: 1, unreachable: []string{"web-1"}}, ReasonReloading, ReasonAsExpected, ptr.To[int32](1)},
+	} {
+		n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 1}}
+		n.Status.ConfigHash = "new"
+		observe(n, rolledOut, nil, tc.configs, nil)
+		prog := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionProgressing)
+		deg := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionDegraded)
+		if prog.Reason != tc.progressing || deg.Reason != tc.degraded || !equality.Semantic.DeepEqual(n.Status.LoadedReplicas, tc.loaded) {
+			t.Errorf("%s: Progressing %s %q, Degraded %s %q, loadedReplicas %v; want %s, %s, %v",
+				tc.name, prog.Reason, prog.Message, deg.Reason, deg.Message, ptr.Deref(n.Status.LoadedReplicas, -1), tc.progressing, tc.degraded, ptr.Deref(tc.loaded, -1))
+		}
+		if tc.degraded == ReasonConfigRejected && deg.Message != "nginx refuses configuration new (or a certificate it reads) and keeps serving what it loaded before, in pod web-1 (serving configuration old): [emerg] bad" {
+			t.Errorf("%s: Degraded message %q", tc.name, deg.Message)
+		}
+	}
+}
+
+// fakeReloaders answer for pods by name.
+type fakeReloaders map[string]reloader.Status
+
+func (f fakeReloaders) Read(_ context.Context, pod *corev1.Pod) (reloader.Status, error) {
+	st, ok := f[pod.Name]
+	if !ok {
+		return st, errors.New("connection refused")
+	}
+	return st, nil
+}
+
+// Each running pod is asked; a pod not running nginx, being deleted or
+// without an IP is not; the answers are sorted into loaded, behind,
+// refused and unreachable.
+func TestReadPodConfigsSortsThePodsByWhatTheyServe(t *testing.T) {
+	pod := func(name string, edit func(*corev1.Pod)) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{PodIP: "10.0.0.1",
+			ContainerStatuses: []corev1.ContainerStatus{{Name: NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+		if edit != nil {
+			edit(&p)
+		}
+		return p
+	}
+	pods := []corev1.Pod{
+		pod("web-0", nil), pod("web-1", nil), pod("web-2", nil), pod("web-3", nil), pod("web-4", nil),
+		pod("starting", func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}
+		}),
+		pod("leaving", func(p *corev1.Pod) { p.DeletionTimestamp = ptr.To(metav1.Now()) }),
+		pod("no-ip", func(p *corev1.Pod) { p.Status.PodIP = "" }),
+	}
+	answers := fakeReloaders{
+		"web-0":    {Hash: "new", LastReloadSuccessful: true},
+		"web-1":    {Hash: "old", LastReloadSuccessful: true},
+		"web-2":    {Hash: "old", LastReloadSuccessful: false, RejectedHash: "new", Error: "[emerg] unknown directive"},
+		"web-3":    {Hash: "new", LastReloadSuccessful: false, RejectedHash: "new", Error: "[emerg] cannot load certificate"},
+		"starting": {Hash: "new", LastReloadSuccessful: true},
+		"leaving":  {Hash: "new", LastReloadSuccessful: true},
+		"no-ip":    {Hash: "new", LastReloadSuccessful: true},
+	}
+	got := readPodConfigs(context.Background(), answers, pods, "new")
+	want := podConfigs{read: true, loaded: 2, behind: 1,
+		rejected:    []string{"web-2 (serving configuration old): [emerg] unknown directive", "web-3 (serving configuration new): [emerg] cannot load certificate"},
+		unreachable: []string{"web-4"}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(podConfigs{})); diff != "" {
+		t.Errorf("readPodConfigs (-want +got):\n%s", diff)
+	}
+	if got := readPodConfigs(context.Background(), nil, pods, "new"); got.read {
+		t.Errorf("without a reader: %+v, want nothing read", got)
 	}
 }

@@ -3,6 +3,7 @@ package operator
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
@@ -114,7 +115,12 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 	if err := mgr.AddReadyzCheck("informers", informers.Check); err != nil {
 		return nil, err
 	}
-	if err := nginx.SetupWithManager(mgr, nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter, Agent: opts.Images.Agent}); err != nil {
+	var podConfig nginx.PodConfigReader
+	if opts.ReadPodStatus {
+		podConfig = nginx.NewHTTPPodConfigReader(podStatusTimeout)
+	}
+	images := nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter, Agent: opts.Images.Agent, Reloader: opts.Images.Reloader}
+	if err := nginx.SetupWithManager(mgr, images, podConfig); err != nil {
 		return nil, fmt.Errorf("setting up the NginxOperator controller: %w", err)
 	}
 	if err := monitor.SetupWithManager(mgr); err != nil {
@@ -125,6 +131,9 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 	}
 	return mgr, nil
 }
+
+// podStatusTimeout bounds one request to a pod's reloader.
+const podStatusTimeout = 2 * time.Second
 
 // CacheOptions scope the informer cache: only the watched namespaces, and for
 // child kinds only the objects the operator manages.

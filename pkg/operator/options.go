@@ -47,6 +47,9 @@ type Options struct {
 
 	// Images are the defaults for what the operator deploys.
 	Images Images
+	// ReadPodStatus reads each nginx pod's reloader over the pod network
+	// for status.loadedReplicas and refused configurations.
+	ReadPodStatus bool
 
 	LogLevel  string
 	LogFormat string
@@ -63,9 +66,11 @@ type Images struct {
 	Nginx    string
 	Exporter string
 	Agent    string
+	Reloader string
 }
 
-// DefaultAgentImage is the operator's own image, which also runs the backup agent.
+// DefaultAgentImage is the operator's own image, which also runs the backup
+// agent and holds the nginx-reloader.
 const DefaultAgentImage = "ghcr.io/nginx-operator/nginx-operator"
 
 // BindFlags registers every option on fs with its default.
@@ -97,6 +102,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet, version string) {
 	fs.StringVar(&o.Images.Nginx, "nginx-image", "nginx:1.27", "nginx image for NginxOperator objects that do not set spec.image")
 	fs.StringVar(&o.Images.Exporter, "exporter-image", "nginx/nginx-prometheus-exporter:1.4", "nginx-prometheus-exporter sidecar image")
 	fs.StringVar(&o.Images.Agent, "agent-image", DefaultAgentImage+":"+version, "image running the backup and restore agent")
+	fs.StringVar(&o.Images.Reloader, "reloader-image", DefaultAgentImage+":"+version, "image holding /nginx-reloader, which an init container copies into every nginx pod")
+	fs.BoolVar(&o.ReadPodStatus, "read-pod-status", true, "read each nginx pod's reloader (port 18082, over the pod network) to report status.loadedReplicas and configurations nginx refused; false where the operator cannot reach the pods")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: "+strings.Join(logging.Levels, ", "))
 	fs.StringVar(&o.LogFormat, "log-format", "logfmt", "log format: "+strings.Join(logging.Formats, ", "))
 }
@@ -138,7 +145,7 @@ func (o *Options) Validate() error {
 	if o.WebhookPort < 1 || o.WebhookPort > 65535 {
 		errs = append(errs, fmt.Errorf("--webhook-port %d is not a port number", o.WebhookPort))
 	}
-	for flagName, image := range map[string]string{"--nginx-image": o.Images.Nginx, "--exporter-image": o.Images.Exporter, "--agent-image": o.Images.Agent} {
+	for flagName, image := range map[string]string{"--nginx-image": o.Images.Nginx, "--exporter-image": o.Images.Exporter, "--agent-image": o.Images.Agent, "--reloader-image": o.Images.Reloader} {
 		if strings.TrimSpace(image) == "" || strings.ContainsAny(image, " \t\n") {
 			errs = append(errs, fmt.Errorf("%s %q is not an image reference", flagName, image))
 		}

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -27,6 +28,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nginx-operator/nginx-operator/pkg/fsutil"
 )
 
 // Options configure a Reloader.
@@ -56,6 +59,8 @@ type Reloader struct {
 	lastSuccess time.Time
 	loadedHash  string
 	lastError   string
+	// rejectedHash is the configuration nginx last refused, until one loads.
+	rejectedHash string
 }
 
 // New returns a Reloader for opts.
@@ -149,16 +154,12 @@ func (r *Reloader) reload(nginx *os.Process) {
 	out, err := exec.Command(r.opts.Nginx, append(append([]string{}, r.opts.Args...), "-t")...).CombinedOutput()
 	if err != nil {
 		msg := nginxError(out, err)
-		r.mu.Lock()
-		r.failures, r.lastOK, r.lastError = r.failures+1, false, msg
-		r.mu.Unlock()
+		r.refused(msg)
 		r.opts.Logf("nginx refused the new configuration; the old one keeps serving: %s", msg)
 		return
 	}
 	if err := nginx.Signal(syscall.SIGHUP); err != nil {
-		r.mu.Lock()
-		r.failures, r.lastOK, r.lastError = r.failures+1, false, err.Error()
-		r.mu.Unlock()
+		r.refused(err.Error())
 		return
 	}
 	r.loaded()
@@ -170,13 +171,31 @@ func (r *Reloader) reload(nginx *os.Process) {
 
 // loaded records a successful load of the configuration on disk.
 func (r *Reloader) loaded() {
-	config, err := os.ReadFile(r.opts.Config)
+	hash := r.diskHash()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err == nil {
-		r.loadedHash = ConfigHash(config)
+	if hash != "" {
+		r.loadedHash = hash
 	}
-	r.lastOK, r.lastError, r.lastSuccess = true, "", time.Now()
+	r.lastOK, r.lastError, r.lastSuccess, r.rejectedHash = true, "", time.Now(), ""
+}
+
+// refused records that nginx did not load the configuration on disk.
+func (r *Reloader) refused(msg string) {
+	hash := r.diskHash()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failures, r.lastOK, r.lastError, r.rejectedHash = r.failures+1, false, msg, hash
+}
+
+// diskHash is the ConfigHash of the configuration on disk, "" when it cannot
+// be read.
+func (r *Reloader) diskHash() string {
+	config, err := os.ReadFile(r.opts.Config)
+	if err != nil {
+		return ""
+	}
+	return ConfigHash(config)
 }
 
 // nginxError is the line of nginx -t's output that says what is wrong.
@@ -247,9 +266,12 @@ type Status struct {
 	// Hash is the ConfigHash of the configuration nginx last loaded.
 	Hash string `json:"hash"`
 	// LastReloadSuccessful is false after nginx refused a configuration,
-	// until one loads; Error is nginx's message then.
+	// until one loads; Error is nginx's message then, and RejectedHash the
+	// ConfigHash of the nginx.conf it refused (the TLS and CA files it reads
+	// may be what it refused, with the same nginx.conf as Hash).
 	LastReloadSuccessful bool   `json:"lastReloadSuccessful"`
 	Error                string `json:"error,omitempty"`
+	RejectedHash         string `json:"rejectedHash,omitempty"`
 	Reloads              int    `json:"reloads"`
 	Failures             int    `json:"failures"`
 }
@@ -258,7 +280,7 @@ type Status struct {
 func (r *Reloader) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Status{Hash: r.loadedHash, LastReloadSuccessful: r.lastOK, Error: r.lastError, Reloads: r.reloads, Failures: r.failures}
+	return Status{Hash: r.loadedHash, LastReloadSuccessful: r.lastOK, Error: r.lastError, RejectedHash: r.rejectedHash, Reloads: r.reloads, Failures: r.failures}
 }
 
 // Metrics is the Prometheus text exposition of the state, with the names
@@ -280,4 +302,23 @@ func (r *Reloader) Metrics() []byte {
 	metric("reloader_last_reload_success_timestamp_seconds", "When nginx last loaded a configuration.", "gauge", r.lastSuccess.Unix(), "")
 	metric("reloader_config_info", "The configuration nginx runs, by the hash the operator reports.", "gauge", 1, fmt.Sprintf("{hash=%q}", r.loadedHash))
 	return b.Bytes()
+}
+
+// Install copies the running executable to dst, executable by all, for an
+// init container to put the reloader beside nginx in an image that lacks it.
+func Install(dst string) error {
+	self, err := os.Executable()
+	if err != nil {
+		// No /proc (a chroot): the path it was started by.
+		self = os.Args[0]
+	}
+	f, err := os.Open(self)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return fsutil.Write(dst, 0o755, func(w io.Writer) error {
+		_, err := io.Copy(w, f)
+		return err
+	})
 }

@@ -154,9 +154,11 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 	}
 
 	// A configuration nginx refuses: reported, and the old one serves on.
-	vol.write(map[string]string{"nginx.conf": strings.Replace(config(dir, p, "three", slow.URL), "events {}", "events {}\nnot_a_directive on;", 1)})
+	refused := strings.Replace(config(dir, p, "three", slow.URL), "events {}", "events {}\nnot_a_directive on;", 1)
+	vol.write(map[string]string{"nginx.conf": refused})
 	tools.Eventually(t, 10*time.Second, "the refusal reported", func() error {
-		if s := r.Status(); s.Failures != 1 || s.LastReloadSuccessful || !strings.Contains(s.Error, `unknown directive "not_a_directive"`) {
+		if s := r.Status(); s.Failures != 1 || s.LastReloadSuccessful || !strings.Contains(s.Error, `unknown directive "not_a_directive"`) ||
+			s.Hash != ConfigHash(two) || s.RejectedHash != ConfigHash([]byte(refused)) {
 			return fmt.Errorf("status %+v", s)
 		}
 		return nil

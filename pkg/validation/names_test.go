@@ -20,16 +20,15 @@ import (
 type child struct{ resource, name string }
 
 // childrenOf lists what the operator creates for an object of kind named
-// name. Config Secrets are named by a hash of the configuration, which can be
-// any 16 hex digits: configHash stands for one of them.
-func childrenOf(kind, name, configHash string) []child {
+// name.
+func childrenOf(kind, name string) []child {
 	switch kind {
 	case "NginxOperator":
 		n := nginx.NamesFor(name)
 		return []child{
 			{"statefulsets", n.StatefulSet}, {"services", n.Service}, {"services", n.HeadlessService},
 			{"serviceaccounts", n.ServiceAccount}, {"poddisruptionbudgets", n.PodDisruptionBudget},
-			{"secrets", n.ConfigSecretName(configHash)},
+			{"secrets", n.ConfigSecret},
 		}
 	case "NginxMonitor":
 		return []child{{"secrets", monitor.SecretName(name)}, {"servicemonitors", name}}
@@ -60,7 +59,7 @@ func admitted(t *testing.T, kind, name string) bool {
 // randomName strings together the tokens child names end with, so that the
 // names most likely to collide are the ones tried.
 func randomName(r *rand.Rand) string {
-	tokens := []string{"web", "pods", "config", "scrape", "backup", "a", "0123456789abcdef", "x1"}
+	tokens := []string{"web", "pods", "config", "scrape", "nginx", "backup", "a", "0123456789abcdef", "x1"}
 	var parts []string
 	for range 1 + r.IntN(5) {
 		parts = append(parts, tokens[r.IntN(len(tokens))])
@@ -75,26 +74,23 @@ func TestNoTwoAdmittedObjectsDeriveTheSameChildName(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	kinds := []string{"NginxOperator", "NginxMonitor", "NginxBackup"}
 	owners := map[child]string{}
-	hashes := []string{"0123456789abcdef", "fedcba9876543210"}
 	checked := 0
 	add := func(kind, name string) {
 		if !admitted(t, kind, name) {
 			return
 		}
 		checked++
-		for _, h := range hashes {
-			for _, c := range childrenOf(kind, name, h) {
-				owner := kind + "/" + name
-				if prev, ok := owners[c]; ok && prev != owner {
-					t.Errorf("%s %q is derived from both %s and %s", c.resource, c.name, prev, owner)
-				}
-				owners[c] = owner
+		for _, c := range childrenOf(kind, name) {
+			owner := kind + "/" + name
+			if prev, ok := owners[c]; ok && prev != owner {
+				t.Errorf("%s %q is derived from both %s and %s", c.resource, c.name, prev, owner)
 			}
+			owners[c] = owner
 		}
 	}
 	// The collisions earlier versions allowed, then random names.
 	for _, kind := range kinds {
-		for _, name := range []string{"web", "web-pods", "web-scrape", "web-config", "web-scrape-config", "web-backup", "web-config-0123456789abcdef"} {
+		for _, name := range []string{"web", "web-pods", "web-scrape", "web-config", "web-scrape-config", "web-backup", "web-nginx", "web-nginx-config", "web-config-0123456789abcdef"} {
 			add(kind, name)
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -291,16 +292,15 @@ func (w *world) problems(ctx context.Context) []string {
 		if got := ptr.Deref(s.Spec.Replicas, -1); got != v.replicas {
 			add("%s: StatefulSet replicas %d, want %d", name, got, v.replicas)
 		}
-		if got := s.Spec.Template.Annotations[nginx.ConfigHashAnnotation]; got != n.Status.ConfigHash {
-			add("%s: StatefulSet runs config %q, status says %q", name, got, n.Status.ConfigHash)
-		}
 		cfg := configSecrets[name]
-		if len(cfg) != 1 || cfg[0].Name != names.ConfigSecretName(n.Status.ConfigHash) {
+		if len(cfg) != 1 || cfg[0].Name != names.ConfigSecret {
 			var got []string
 			for _, s := range cfg {
 				got = append(got, s.Name)
 			}
-			add("%s: config Secrets %v, want only %s", name, got, names.ConfigSecretName(n.Status.ConfigHash))
+			add("%s: config Secrets %v, want only %s", name, got, names.ConfigSecret)
+		} else if got := cfg[0].Annotations[nginx.ConfigHashAnnotation]; got != n.Status.ConfigHash || reloader.ConfigHash(cfg[0].Data[layout.ConfigFile]) != got {
+			add("%s: config Secret holds configuration %q, written for %q; status says %q", name, reloader.ConfigHash(cfg[0].Data[layout.ConfigFile]), got, n.Status.ConfigHash)
 		} else if v.keepalive != 0 && !hasKeepalive(cfg[0].Data[layout.ConfigFile], v.keepalive) {
 			add("%s: nginx.conf lacks keepalive_timeout %d", name, v.keepalive)
 		}
@@ -375,7 +375,7 @@ func nameFits(kind, name string, names layout.Names) bool {
 	case "PodDisruptionBudget":
 		return name == names.PodDisruptionBudget
 	case "Secret":
-		return strings.HasPrefix(name, names.ConfigSecretPrefix)
+		return name == names.ConfigSecret
 	}
 	return false
 }

@@ -137,7 +137,9 @@ type Operator struct {
 // ends; its log is printed if the test failed.
 func StartOperator(t testing.TB, kubeconfig string, args ...string) *Operator {
 	t.Helper()
-	return StartOperatorBinary(t, OperatorBinary(t), kubeconfig, args...)
+	// kwok's pods run no reloader to read (test/realpods runs the operator
+	// in the cluster, where it reads them).
+	return StartOperatorBinary(t, OperatorBinary(t), kubeconfig, append([]string{"--read-pod-status=false"}, args...)...)
 }
 
 // StartOperatorBinary is StartOperator with another build of the operator,

@@ -296,7 +296,7 @@ func configSources(instance string, in Inputs) []corev1.VolumeProjection {
 		return nil
 	}
 	sources := []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
-		LocalObjectReference: corev1.LocalObjectReference{Name: layout.NamesFor(instance).ConfigSecretName(in.Instance.Status.ConfigHash)},
+		LocalObjectReference: corev1.LocalObjectReference{Name: layout.NamesFor(instance).ConfigSecret},
 	}}}
 	for _, cm := range in.Instance.Spec.Content.ConfigMaps {
 		keys := in.ConfigMapKeys[cm.Name]

@@ -253,8 +253,8 @@ func TestContentIsPodZerosClaimReadOnlyOnItsNode(t *testing.T) {
 	}
 	cfg := volume(p, configVolume)
 	if cfg == nil || cfg.Projected == nil || len(cfg.Projected.Sources) != 1 || cfg.Projected.Sources[0].Secret == nil ||
-		cfg.Projected.Sources[0].Secret.Name != "web-config-0123456789abcdef" || ptr.Deref(cfg.Projected.Sources[0].Secret.Optional, false) {
-		t.Errorf("config volume %+v, want the required Secret of the instance's current configuration, web-config-0123456789abcdef", cfg)
+		cfg.Projected.Sources[0].Secret.Name != "web-nginx-config" || ptr.Deref(cfg.Projected.Sources[0].Secret.Optional, false) {
+		t.Errorf("config volume %+v, want the required config Secret of the instance, web-nginx-config", cfg)
 	}
 	if m := mount(p.Containers[0], configVolume); m == nil || !m.ReadOnly || m.MountPath != configMountPath {
 		t.Errorf("config mount %+v, want read-only at %s", m, configMountPath)

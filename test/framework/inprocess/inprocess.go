@@ -101,7 +101,7 @@ func Options(namespaces ...string) operator.Options {
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0", WebhookPort: 9443,
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 		GracefulShutdownTimeout:      5 * time.Second,
-		Images:                       operator.Images{Nginx: "nginx:1.27", Exporter: "nginx/nginx-prometheus-exporter:1.4", Agent: "agent:1"},
+		Images:                       operator.Images{Nginx: "nginx:1.27", Exporter: "nginx/nginx-prometheus-exporter:1.4", Agent: "agent:1", Reloader: "agent:1"},
 		SkipControllerNameValidation: true,
 	}
 }

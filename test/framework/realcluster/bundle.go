@@ -111,13 +111,14 @@ func installBundle(ctx context.Context, c *framework.Cluster) error {
 }
 
 // ImageArgs are the operator's flags that make it deploy imgs: nginx, the
-// exporter, and the backup agent. The agent's default is the operator's
+// exporter, and the backup agent and nginx-reloader (both from the
+// operator's image). The agent's default is the operator's
 // repository tagged with the binary's version, which a build of the
 // working tree (git describe) does not match; bundle.yaml's own image tag
 // is what imgs' operator image carries, so it is named explicitly, as
 // Documentation/images.md tells users of another registry to.
 func ImageArgs(imgs *Images) []string {
-	return []string{"--nginx-image=" + imgs.Ref(Nginx), "--exporter-image=" + imgs.Ref(Exporter), "--agent-image=" + imgs.Ref(Operator)}
+	return []string{"--nginx-image=" + imgs.Ref(Nginx), "--exporter-image=" + imgs.Ref(Exporter), "--agent-image=" + imgs.Ref(Operator), "--reloader-image=" + imgs.Ref(Operator)}
 }
 
 // BundleManifest is bundle.yaml with the operator's container given

@@ -59,7 +59,7 @@ func TestBundleManifestOnlyAddsTheImageFlags(t *testing.T) {
 		if o.GetKind() == "Deployment" {
 			containers, _, _ := unstructured.NestedSlice(c.Object, "spec", "template", "spec", "containers")
 			args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-			want := []string{"--nginx-image=reg/nginx:t", "--exporter-image=reg/exporter:t", "--agent-image=reg/operator:t"}
+			want := []string{"--nginx-image=reg/nginx:t", "--exporter-image=reg/exporter:t", "--agent-image=reg/operator:t", "--reloader-image=reg/operator:t"}
 			if len(args) < len(want) || !reflect.DeepEqual(args[len(args)-len(want):], want) {
 				t.Errorf("operator args %q: want %q last", args, want)
 			}

@@ -7,11 +7,11 @@ import (
 // NginxOperatorSpec is the book's spec: one port, a replica count and a redeploy trigger.
 type NginxOperatorSpec struct {
 	// Port is the port number nginx listens on: 1024 or higher (nginx runs as a
-	// non-root user), and not 9113, 18080 or 18081 (the operator's).
+	// non-root user), and not 9113, 18080, 18081 or 18082 (the operator's).
 	// +optional
 	// +kubebuilder:validation:Minimum=1024
 	// +kubebuilder:validation:Maximum=65535
-	// +kubebuilder:validation:XValidation:rule="!(self in [18080, 18081, 9113])",message="port 18080, 18081 and 9113 are reserved by the operator (health, stub_status, exporter)"
+	// +kubebuilder:validation:XValidation:rule="!(self in [18080, 18081, 18082, 9113])",message="port 18080, 18081, 18082 and 9113 are reserved by the operator (health, stub_status, reloader, exporter)"
 	Port *int32 `json:"port,omitempty"`
 	// Replicas is the number of nginx pods.
 	// +optional

@@ -16,6 +16,8 @@ const (
 	StubStatusPort = 18081
 	// ExporterPort is the nginx-prometheus-exporter sidecar's metrics port.
 	ExporterPort = 9113
+	// ReloaderPort serves the nginx-reloader's metrics and status.
+	ReloaderPort = 18082
 )
 
 // NginxOperatorSpec is the desired state of one nginx instance.
@@ -101,7 +103,8 @@ type NginxOperatorSpec struct {
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 
-	// Pod holds scheduling settings and metadata of the nginx pods.
+	// Pod holds scheduling settings, metadata and the stop grace period of
+	// the nginx pods.
 	// +optional
 	Pod PodSettings `json:"pod,omitempty"`
 }
@@ -122,7 +125,8 @@ type RestoreSpec struct {
 }
 
 // Port is one port nginx listens on.
-// +kubebuilder:validation:XValidation:rule="!(self.containerPort in [18080, 18081, 9113])",message="containerPort 18080, 18081 and 9113 are reserved by the operator (health, stub_status, exporter)"
+// +kubebuilder:validation:XValidation:rule="!(self.containerPort in [18080, 18081, 18082, 9113])",message="containerPort 18080, 18081, 18082 and 9113 are reserved by the operator (health, stub_status, reloader, exporter)"
+// +kubebuilder:validation:XValidation:rule="!(self.name in ['health', 'reloader'])",message="the port names health and reloader are the operator's: rename the port"
 type Port struct {
 	// Name of the port, an IANA service name; servers and the Service refer to it.
 	// +kubebuilder:validation:MinLength=1
@@ -1071,6 +1075,18 @@ type PodSettings struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// TerminationGracePeriodSeconds is how long a stopping pod may take:
+	// nginx keeps serving for 5 s for the endpoints to drop the pod, then
+	// quits gracefully (it stops accepting, and lets the requests in flight
+	// finish) and closes what is still open 2 s before the grace period
+	// ends (worker_shutdown_timeout, which also bounds how long the workers
+	// of a configuration replaced by a reload linger). The default covers
+	// the default proxy timeouts (60 s).
+	// +optional
+	// +kubebuilder:default=75
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=3600
+	TerminationGracePeriodSeconds int64 `json:"terminationGracePeriodSeconds,omitempty"`
 }
 
 // NginxOperatorStatus is the observed state of one nginx instance.
@@ -1084,13 +1100,20 @@ type NginxOperatorStatus struct {
 	// ReadyReplicas is the number of nginx pods that are ready.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
-	// UpdatedReplicas is the number of nginx pods running the current configuration.
+	// UpdatedReplicas is the number of nginx pods running the current pod
+	// template (image, resources, ports, volumes and pod settings).
 	// +optional
 	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
+	// LoadedReplicas is the number of nginx pods whose nginx serves
+	// configHash, as each pod's reloader reports it: a new configuration is
+	// loaded in place, without a new pod. Unset when the operator does not
+	// read the pods (--read-pod-status=false).
+	// +optional
+	LoadedReplicas *int32 `json:"loadedReplicas,omitempty"`
 	// Selector is the label selector of this instance's pods, for the scale subresource.
 	// +optional
 	Selector string `json:"selector,omitempty"`
-	// ConfigHash identifies the rendered nginx.conf the pods run.
+	// ConfigHash identifies the current rendered nginx.conf.
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
 	// Restore is the last spec.restore every replica completed; the Restored
@@ -1117,6 +1140,7 @@ type NginxOperatorStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.readyReplicas`,description="Ready replicas"
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Loaded",type=integer,JSONPath=`.status.loadedReplicas`,description="Replicas serving the current configuration"
 // +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
