@@ -24,10 +24,10 @@ const (
 	// reloaderLDFlags strip the reloader, as the Dockerfile does; it has no
 	// version to stamp.
 	reloaderLDFlags = "-s -w"
-	caCertificates = "/etc/ssl/certs/ca-certificates.crt"
-	zoneinfo       = "/usr/share/zoneinfo"
-	nonrootUID     = 65532
-	nonrootHome    = "/home/nonroot"
+	caCertificates  = "/etc/ssl/certs/ca-certificates.crt"
+	zoneinfo        = "/usr/share/zoneinfo"
+	nonrootUID      = 65532
+	nonrootHome     = "/home/nonroot"
 	// sourceURL is the org.opencontainers.image.source label.
 	sourceURL = "https://" + modulePath
 )
