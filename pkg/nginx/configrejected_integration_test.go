@@ -21,7 +21,8 @@ import (
 
 // This cluster has no kubelet: the test creates a pod of the instance's
 // StatefulSet and writes its status as a kubelet would when nginx exits at
-// start on the configuration. The instance is Degraded (ConfigRejected)
+// start on the configuration (a new pod cannot start on a configuration
+// nginx refuses; running pods keep theirs, see test/realpods). The instance is Degraded (ConfigRejected)
 // quoting nginx, with a Warning Event, until the pod's nginx is ready.
 func TestAPodWhoseNginxRefusesTheConfigurationDegradesTheInstance(t *testing.T) {
 	t.Parallel()
@@ -41,9 +42,6 @@ func TestAPodWhoseNginxRefusesTheConfigurationDegradesTheInstance(t *testing.T) 
 	var sts appsv1.StatefulSet
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("web").StatefulSet}, &sts); err != nil {
 		t.Fatal(err)
-	}
-	if hash := sts.Spec.Template.Annotations[nginx.ConfigHashAnnotation]; hash != n.Status.ConfigHash {
-		t.Fatalf("template config hash %q, status %q", hash, n.Status.ConfigHash)
 	}
 
 	pod := &corev1.Pod{

@@ -9,8 +9,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -192,9 +194,10 @@ func TestAdmissionRefusesReservedKeysAndCollidingNames(t *testing.T) {
 	}
 }
 
-// A rotated TLS certificate changes the pod template, so the pods restart
-// with it: nginx reads certificates only at start.
-func TestRotatedTLSSecretRollsThePods(t *testing.T) {
+// A rotated TLS certificate is recorded on the config Secret and on every
+// pod (which makes the kubelet refresh the pod's volumes for the reloader
+// at once), and leaves the pod template alone: no pod restarts.
+func TestRotatedTLSSecretNudgesThePodsAndRollsNone(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
@@ -207,18 +210,33 @@ func TestRotatedTLSSecretRollsThePods(t *testing.T) {
 	if err := c.Create(ctx, web); err != nil {
 		t.Fatal(err)
 	}
-	stsKey := client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("web").StatefulSet}
+	names := nginx.NamesFor("web")
 	tlsHash := func(ctx context.Context) string {
-		var sts appsv1.StatefulSet
-		if c.Get(ctx, stsKey, &sts) != nil {
+		var cfg corev1.Secret
+		if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.ConfigSecret}, &cfg) != nil {
 			return ""
 		}
-		return sts.Spec.Template.Annotations[nginx.TLSHashAnnotation]
+		return cfg.Annotations[nginx.TLSHashAnnotation]
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return tlsHash(ctx) != "" }) {
-		t.Fatal("the pod template carries no TLS hash")
+		t.Fatal("the config Secret records no TLS hash")
 	}
 	first := tlsHash(ctx)
+	var sts appsv1.StatefulSet
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.StatefulSet}, &sts) == nil
+	}) {
+		t.Fatal("no StatefulSet")
+	}
+	// No kubelet here: a pod of the StatefulSet, as its controller makes it.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: sts.Name + "-0", Namespace: ns, Labels: sts.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}}},
+		Spec: sts.Spec.Template.Spec,
+	}
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
 
 	secret.Data["tls.crt"] = []byte("cert-2")
 	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
@@ -233,7 +251,17 @@ func TestRotatedTLSSecretRollsThePods(t *testing.T) {
 	if err := c.Update(ctx, web); err != nil {
 		t.Fatal(err)
 	}
-	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { h := tlsHash(ctx); return h != "" && h != first }) {
-		t.Fatal("a rotated certificate did not change the pod template")
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		h := tlsHash(ctx)
+		return h != "" && h != first && c.Get(ctx, client.ObjectKeyFromObject(pod), pod) == nil && pod.Annotations[nginx.TLSHashAnnotation] == h
+	}) {
+		t.Fatalf("a rotated certificate: config Secret TLS hash %q (was %q), pod annotations %v", tlsHash(ctx), first, pod.Annotations)
+	}
+	var after appsv1.StatefulSet
+	if err := c.Get(ctx, client.ObjectKeyFromObject(&sts), &after); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(sts.Spec.Template, after.Spec.Template) {
+		t.Error("a rotated certificate changed the pod template: the pods would restart")
 	}
 }

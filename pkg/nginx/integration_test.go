@@ -273,7 +273,7 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 	if _, err := cs.AppsV1().StatefulSets(ns).UpdateScale(ctx, stsName, scale, metav1.UpdateOptions{FieldManager: "hpa"}); err != nil {
 		t.Fatal(err)
 	}
-	// A config change makes the operator apply the StatefulSet again.
+	// A pod template change makes the operator apply the StatefulSet again.
 	// The operator may be writing the status (the scale changed the desired
 	// replicas it reports): retry the read-modify-write on conflict.
 	var n v1beta1.NginxOperator
@@ -281,7 +281,7 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, &n); err != nil {
 			return err
 		}
-		n.Spec.Config.ClientMaxBodySize = "2m"
+		n.Spec.Pod.Labels = map[string]string{"tier": "edge"}
 		return c.Update(ctx, &n)
 	}); err != nil {
 		t.Fatal(err)
@@ -289,9 +289,9 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 		var sts appsv1.StatefulSet
 		return reconciled(ctx, c, ns, "free") && c.Get(ctx, client.ObjectKey{Namespace: ns, Name: stsName}, &sts) == nil &&
-			sts.Spec.Template.Annotations[nginx.ConfigHashAnnotation] != "" && sts.Generation > 1
+			sts.Spec.Template.Labels["tier"] == "edge"
 	}) {
-		t.Fatal("the config change was not applied")
+		t.Fatal("the pod template change was not applied")
 	}
 	var sts appsv1.StatefulSet
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: stsName}, &sts); err != nil {

@@ -128,7 +128,7 @@ func TestRestoreIsReportedFromMissingBackupToFailureToSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	inits := sts.Spec.Template.Spec.InitContainers
-	if len(inits) != 1 || inits[0].Name != nginx.RestoreContainerName || !slices.Contains(inits[0].Args, "--id="+restoreID) {
+	if len(inits) != 2 || inits[1].Name != nginx.RestoreContainerName || !slices.Contains(inits[1].Args, "--id="+restoreID) {
 		t.Fatalf("StatefulSet init containers = %+v, want the restore of %s", inits, restoreID)
 	}
 
