@@ -9,18 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nginx-operator/nginx-operator/pkg/layout"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
-	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 )
 
 // apply creates or updates the objects of a YAML document in namespace.
@@ -115,14 +111,6 @@ func want(status int, subs ...string) func(*http.Response, string) error {
 	}
 }
 
-// restricted is a container security context that passes the restricted
-// Pod Security Standard.
-func restricted() *corev1.SecurityContext {
-	sc := layout.RestrictedContainer()
-	sc.RunAsUser = ptr.To[int64](65532) // the test images name no user
-	return sc
-}
-
 // containerLogs returns the logs of every container of the pods of ns that
 // match selector, by "pod/container".
 func containerLogs(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, selector string) map[string]string {
@@ -143,42 +131,6 @@ func containerLogs(ctx context.Context, t *testing.T, cs kubernetes.Interface, n
 		}
 	}
 	return out
-}
-
-// testServer runs the node's test server as pod and Service name (port 80,
-// or 443 with HTTPS from the TLS Secret tlsSecret).
-func testServer(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, tlsSecret *string) {
-	t.Helper()
-	args, port := []string{"serve", ":8080"}, int32(80)
-	container := corev1.Container{
-		Name: "server", Image: realcluster.TestServer.Name,
-		Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-		ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}, PeriodSeconds: 1},
-		SecurityContext: restricted(),
-	}
-	var volumes []corev1.Volume
-	if tlsSecret != nil {
-		args, port = []string{"serve", ":8080", "/tls/tls.crt", "/tls/tls.key"}, 443
-		volumes = []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: *tlsSecret}}}}
-		container.VolumeMounts = []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}}
-	}
-	container.Args = args
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
-		Spec:       corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false), Containers: []corev1.Container{container}, Volumes: volumes},
-	}
-	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.ServiceSpec{
-			Selector: map[string]string{"app": name},
-			Ports:    []corev1.ServicePort{{Name: "http", Port: port, TargetPort: intstr.FromString("http")}},
-		},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // tlsSecret creates the kubernetes.io/tls Secret name.

@@ -53,7 +53,7 @@ func TestNginxOperatorSpeaksHTTP2GzipTLSPolicyAndGuardsTheDoor(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testServer(ctx, t, cs, ns, "api", nil)
+	realcluster.RunTestServer(ctx, t, cs, ns, "api", "")
 	big := strings.Repeat("compressible line of text\n", 400)
 
 	// The node reaches the pods from its own subnet: 10.0.0.0/8 holds it,

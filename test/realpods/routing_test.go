@@ -70,9 +70,9 @@ func TestNginxOperatorRoutesWebSocketsRedirectsRewritesHeadersWeightsTLSAndTimeo
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testServer(ctx, t, cs, ns, "api", nil)
-	testServer(ctx, t, cs, ns, "api-canary", nil)
-	testServer(ctx, t, cs, ns, "secure", ptr.To("secure-tls"))
+	realcluster.RunTestServer(ctx, t, cs, ns, "api", "")
+	realcluster.RunTestServer(ctx, t, cs, ns, "api-canary", "")
+	realcluster.RunTestServer(ctx, t, cs, ns, "secure", "secure-tls")
 
 	objs := apply(ctx, t, c, ns, `
 apiVersion: v1

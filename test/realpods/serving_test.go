@@ -21,7 +21,7 @@ func TestNginxOperatorServesStaticProxyRedirectAndTLSThroughItsService(t *testin
 	rn := realcluster.NodeOf(c)
 
 	// The proxied Service: the node's test server.
-	testServer(ctx, t, cs, ns, "api", nil)
+	realcluster.RunTestServer(ctx, t, cs, ns, "api", "")
 
 	const host = "www.realpods.test"
 	pool, certPEM, keyPEM := framework.ServingCert(t, host)

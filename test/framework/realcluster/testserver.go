@@ -1,0 +1,59 @@
+package realcluster
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+)
+
+// RunTestServer runs the node's test server (TestServer, which the node
+// must import: Options.GoImages) as pod and Service name in ns, on port 80,
+// or 443 with HTTPS from the TLS Secret tlsSecret when it is not empty.
+func RunTestServer(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name, tlsSecret string) {
+	t.Helper()
+	args, port := []string{"serve", ":8080"}, int32(80)
+	container := corev1.Container{
+		Name: "server", Image: TestServer.Name,
+		Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+		ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}, PeriodSeconds: 1},
+		SecurityContext: RestrictedContainer(),
+	}
+	var volumes []corev1.Volume
+	if tlsSecret != "" {
+		args, port = []string{"serve", ":8080", "/tls/tls.crt", "/tls/tls.key"}, 443
+		volumes = []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: tlsSecret}}}}
+		container.VolumeMounts = []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}}
+	}
+	container.Args = args
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
+		Spec:       corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false), Containers: []corev1.Container{container}, Volumes: volumes},
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": name},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: port, TargetPort: intstr.FromString("http")}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// RestrictedContainer is a container security context that passes the
+// restricted Pod Security Standard, for the test images (which name no user).
+func RestrictedContainer() *corev1.SecurityContext {
+	sc := layout.RestrictedContainer()
+	sc.RunAsUser = ptr.To[int64](65532)
+	return sc
+}
