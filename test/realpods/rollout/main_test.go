@@ -1,8 +1,10 @@
-// Package rollout runs configuration rollouts of an NginxOperator on a local
-// cluster whose node runs the pods for real (see test/framework/realcluster):
-// a steady client load through the instance's ClusterIP Service must see no
-// failed request while the pods roll, and a configuration nginx refuses must
-// halt the rollout with the old pods serving and the instance Degraded.
+// Package rollout changes running NginxOperator instances on a local cluster
+// whose node runs the pods for real (see test/framework/realcluster), under
+// a steady client load through the instance's ClusterIP Service: new
+// configurations and certificates are loaded in place by the pods'
+// reloaders, pod template changes roll the pods, and neither fails a
+// request; a configuration nginx refuses leaves the previous one serving
+// with the instance Degraded.
 package rollout
 
 import (
@@ -34,7 +36,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 )
 
-var env = framework.NewEnv(realcluster.FrameworkOptions(realcluster.Options{}))
+var env = framework.NewEnv(realcluster.FrameworkOptions(realcluster.Options{GoImages: []node.GoImage{realcluster.TestServer}}))
 
 func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 

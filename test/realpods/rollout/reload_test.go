@@ -1,0 +1,379 @@
+package rollout
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/websocket"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/node"
+	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
+	"github.com/nginx-operator/nginx-operator/test/tools"
+)
+
+// Ten configuration changes under a steady client load are each loaded in
+// place by both pods' reloaders: not one request fails, the pods are the
+// same with no container restarted, and a WebSocket opened before the first
+// change still echoes after the last (nginx's old workers keep their
+// connections while the new ones take new ones).
+func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs, cl, n := setup(t)
+	site(ctx, t, cl, ns)
+	realcluster.RunTestServer(ctx, t, cs, ns, "echo", "")
+	web := webInstance(ns)
+	web.Spec.Config.Servers[0].Locations = append(web.Spec.Config.Servers[0].Locations,
+		v1beta1.Location{Path: "/ws", Proxy: &v1beta1.ProxyLocation{Service: "echo", Port: 80}})
+	// The old workers of each configuration may keep the WebSocket this long.
+	web.Spec.Pod.TerminationGracePeriodSeconds = 300
+	if err := cl.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(web)
+	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+	pods := podStates(ctx, t, cs, ns)
+
+	l := startLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
+	defer l.finish(t)
+	l.waitServed(ctx, t, 20)
+	ws := openWebSocket(ctx, t, n, serviceAddr(ctx, t, cl, ns))
+	defer ws.Close()
+	echo(t, ws, "before the first change")
+
+	var latencies []time.Duration
+	for version := 2; version <= 11; version++ {
+		v := strconv.Itoa(version)
+		began := time.Now()
+		update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
+		inst := waitLoaded(ctx, t, cl, key, 2, 2*time.Minute)
+		latencies = append(latencies, time.Since(began))
+		// Loaded on both pods: every answer from now on is the new one's.
+		from := l.served(v)
+		l.waitServed(ctx, t, 20)
+		if got := l.served(v) - from; got < 16 {
+			t.Errorf("change %d (configuration %s): only %d of the next 20 answers were new", version-1, inst.Status.ConfigHash, got)
+		}
+		echo(t, ws, "after change "+strconv.Itoa(version-1))
+	}
+	t.Logf("apply to served by both pods, 10 changes: %v (median %s)", latencies, median(latencies))
+
+	if after := podStates(ctx, t, cs, ns); !maps.Equal(after, pods) {
+		t.Errorf("pods and restarts before the changes %v, after %v: want the same pods, none restarted", pods, after)
+	}
+}
+
+// A configuration nginx refuses (a proxied ExternalName Service whose host
+// does not resolve) is not loaded: both pods keep serving the previous one
+// without a failed request, and the instance is Degraded naming the pods and
+// quoting nginx. Pointing the location at a Service that resolves clears it.
+func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs, cl, n := setup(t)
+	site(ctx, t, cl, ns)
+	ghost := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "ghost", Namespace: ns},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "nowhere.invalid"},
+	}
+	if err := cl.Create(ctx, ghost); err != nil {
+		t.Fatal(err)
+	}
+	web := webInstance(ns)
+	if err := cl.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(web)
+	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+	pods := podStates(ctx, t, cs, ns)
+
+	l := startLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
+	defer l.finish(t)
+	l.waitServed(ctx, t, 20)
+
+	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
+		n.Spec.Config.Servers[0].Locations = append(n.Spec.Config.Servers[0].Locations,
+			v1beta1.Location{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "ghost", Port: 80}})
+		n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = "refused"
+	})
+	var inst v1beta1.NginxOperator
+	var degraded *metav1.Condition
+	if !framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) bool {
+		if cl.Get(ctx, key, &inst) != nil {
+			return false
+		}
+		degraded = meta.FindStatusCondition(inst.Status.Conditions, v1beta1.ConditionDegraded)
+		return degraded != nil && degraded.Reason == nginx.ReasonConfigRejected &&
+			strings.Contains(degraded.Message, "web-0") && strings.Contains(degraded.Message, "web-1")
+	}) {
+		t.Fatalf("not Degraded %s naming both pods: %+v", nginx.ReasonConfigRejected, inst.Status.Conditions)
+	}
+	const emerg = `host not found in upstream "ghost.`
+	if degraded.Status != metav1.ConditionTrue || !strings.Contains(degraded.Message, emerg) {
+		t.Errorf("Degraded = %s %q, want True quoting nginx's %q", degraded.Status, degraded.Message, emerg)
+	}
+	t.Logf("Degraded: %s", degraded.Message)
+	if !framework.EventRecorded(ctx, cs, ns, "web", corev1.EventTypeWarning, nginx.ReasonConfigRejected, emerg, 10*time.Second) {
+		t.Errorf("no Warning Event %s quoting nginx", nginx.ReasonConfigRejected)
+	}
+	if c := meta.FindStatusCondition(inst.Status.Conditions, v1beta1.ConditionProgressing); c == nil || c.Status != metav1.ConditionTrue || ptr.Deref(inst.Status.LoadedReplicas, -1) != 0 {
+		t.Errorf("Progressing = %+v, loadedReplicas %v: want True and 0 while no pod serves the configuration", c, ptr.Deref(inst.Status.LoadedReplicas, -1))
+	}
+	// The previous configuration answers every request.
+	from := l.served("1")
+	l.waitServed(ctx, t, 40)
+	if l.served("1")-from < 40 || l.served("refused") > 0 {
+		t.Errorf("while refused: %d answers of the previous configuration of the last 40, %d of the refused one", l.served("1")-from, l.served("refused"))
+	}
+
+	// The fix: proxy to a Service that resolves (the instance's own).
+	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
+		n.Spec.Config.Servers[0].Locations[1].Proxy.Service = nginx.NamesFor("web").Service
+		n.Spec.Config.Servers[0].Locations[1].Proxy.Port = 8080
+		n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = "fixed"
+	})
+	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+	from = l.served("fixed")
+	l.waitServed(ctx, t, 20)
+	if l.served("fixed")-from < 16 {
+		t.Errorf("after the fix only %d of 20 answers came from the fixed configuration", l.served("fixed")-from)
+	}
+	if after := podStates(ctx, t, cs, ns); !maps.Equal(after, pods) {
+		t.Errorf("pods and restarts before %v, after %v: want the same pods, none restarted", pods, after)
+	}
+}
+
+// A rotated TLS Secret reaches new connections without a pod restart, and
+// the old certificate is served no more.
+func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs, cl, n := setup(t)
+	site(ctx, t, cl, ns)
+	ca, err := tools.NewCA("rotation test CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := func(serial string) []byte {
+		tmpl := tools.Server("web." + ns + ".svc")
+		tmpl.Subject.OrganizationalUnit = []string{serial}
+		certPEM, keyPEM, err := ca.Issue(tmpl, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM}}
+		if serial == "first" {
+			err = cl.Create(ctx, secret)
+		} else {
+			err = cl.Update(ctx, secret)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return certPEM
+	}
+	issue("first")
+	web := webInstance(ns)
+	web.Spec.Ports = append(web.Spec.Ports, v1beta1.Port{Name: "https", ContainerPort: 8443})
+	web.Spec.Config.Servers = append(web.Spec.Config.Servers, v1beta1.Server{Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls"},
+		Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}})
+	if err := cl.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(web)
+	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+	pods := podStates(ctx, t, cs, ns)
+	var svc corev1.Service
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("web").Service}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort(svc.Spec.ClusterIP, "8443")
+	servedUnit := func() string { return certificateUnit(ctx, t, n, addr, ca.Pool(), "web."+ns+".svc") }
+	if got := servedUnit(); got != "first" {
+		t.Fatalf("serving certificate %q, want first", got)
+	}
+
+	began := time.Now()
+	issue("second")
+	// New connections land on either pod: wait until 20 in a row get the
+	// new certificate.
+	inARow := 0
+	if !framework.WaitFor(ctx, 3*time.Minute, func(context.Context) bool {
+		if servedUnit() == "second" {
+			inARow++
+		} else {
+			inARow = 0
+		}
+		return inARow >= 20
+	}) {
+		t.Fatal("the rotated certificate was not served")
+	}
+	t.Logf("rotated certificate served by both pods %s after the Secret's update", time.Since(began).Round(100*time.Millisecond))
+	if after := podStates(ctx, t, cs, ns); !maps.Equal(after, pods) {
+		t.Errorf("pods and restarts before %v, after %v: want the same pods, none restarted", pods, after)
+	}
+}
+
+// A request in flight when its pod is deleted is answered: the pod keeps
+// serving through its preStop delay, then nginx quits gracefully and lets
+// the request finish within the grace period.
+func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs, cl, n := setup(t)
+	site(ctx, t, cl, ns)
+	realcluster.RunTestServer(ctx, t, cs, ns, "slow", "")
+	web := webInstance(ns)
+	web.Spec.Config.Servers[0].Locations = append(web.Spec.Config.Servers[0].Locations,
+		v1beta1.Location{Path: "/slow", Proxy: &v1beta1.ProxyLocation{Service: "slow", Port: 80}})
+	if err := cl.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(web)
+	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+
+	hc := n.HTTPClient()
+	hc.Timeout = time.Minute
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	done := make(chan answer, 1)
+	began := time.Now()
+	go func() {
+		resp, err := hc.Get("http://" + serviceAddr(ctx, t, cl, ns) + "/slow?sleep=20s")
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		done <- answer{resp.StatusCode, string(body), err}
+	}()
+	time.Sleep(3 * time.Second)
+	// Both pods, so the one with the request is among them.
+	if err := cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=web"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case a := <-done:
+		if a.err != nil || a.status != http.StatusOK || !strings.Contains(a.body, "hello from slow") {
+			t.Errorf("the 20 s request whose pod was deleted: %d %q, %v; want 200 from the Service", a.status, a.body, a.err)
+		}
+		t.Logf("the request in flight during the pod's deletion was answered after %s", time.Since(began).Round(100*time.Millisecond))
+	case <-ctx.Done():
+		t.Fatal("no answer")
+	}
+	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+}
+
+// waitLoaded waits until the instance's status describes its spec and
+// replicas pods serve its configuration.
+func waitLoaded(ctx context.Context, t *testing.T, cl client.Client, key client.ObjectKey, replicas int32, timeout time.Duration) *v1beta1.NginxOperator {
+	t.Helper()
+	var n v1beta1.NginxOperator
+	if !framework.WaitFor(ctx, timeout, func(ctx context.Context) bool {
+		return rolledOut(ctx, cl, key, &n) && ptr.Deref(n.Status.LoadedReplicas, -1) == replicas
+	}) {
+		t.Fatalf("%s: configuration not loaded by %d pods after %s: %+v", key, replicas, timeout, n.Status)
+	}
+	return &n
+}
+
+// podStates are the instance's pods as "name uid restarts" (every
+// container's restarts summed).
+func podStates(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string) map[string]string {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range pods.Items {
+		restarts := int32(0)
+		for _, c := range p.Status.ContainerStatuses {
+			restarts += c.RestartCount
+		}
+		out[p.Name] = fmt.Sprintf("%s restarts=%d", p.UID, restarts)
+	}
+	return out
+}
+
+// openWebSocket opens a WebSocket to /ws through the Service at addr from
+// the node.
+func openWebSocket(ctx context.Context, t *testing.T, n *node.Node, addr string) *websocket.Conn {
+	t.Helper()
+	conn, err := n.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := websocket.NewConfig("ws://"+addr+"/ws", "http://"+addr+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := websocket.NewClient(cfg, conn)
+	if err != nil {
+		conn.Close()
+		t.Fatalf("WebSocket upgrade through nginx: %v", err)
+	}
+	return ws
+}
+
+// echo sends msg on ws and fails t unless it comes back.
+func echo(t *testing.T, ws *websocket.Conn, msg string) {
+	t.Helper()
+	_ = ws.SetDeadline(time.Now().Add(10 * time.Second))
+	var got string
+	if err := websocket.Message.Send(ws, msg); err != nil {
+		t.Fatalf("WebSocket send %q: %v", msg, err)
+	}
+	if err := websocket.Message.Receive(ws, &got); err != nil || got != msg {
+		t.Fatalf("WebSocket echo of %q: %q, %v", msg, got, err)
+	}
+}
+
+// certificateUnit is the organizational unit of the certificate a new TLS
+// connection to addr from the node is served, which tells certificates of
+// this test apart; "" when the handshake fails.
+func certificateUnit(ctx context.Context, t *testing.T, n *node.Node, addr string, roots *x509.CertPool, name string) string {
+	t.Helper()
+	conn, err := n.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	tc := tls.Client(conn, &tls.Config{RootCAs: roots, ServerName: name})
+	_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := tc.Handshake(); err != nil {
+		return ""
+	}
+	certs := tc.ConnectionState().PeerCertificates
+	if len(certs) == 0 || len(certs[0].Subject.OrganizationalUnit) == 0 {
+		return ""
+	}
+	return certs[0].Subject.OrganizationalUnit[0]
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
