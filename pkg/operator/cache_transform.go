@@ -70,9 +70,10 @@ func TrimForCache(obj any) (any, error) {
 
 // TrimPod drops from a cached pod what the operator never reads: the spec,
 // the init containers' statuses (restores read pods with the API reader),
-// the conditions, addresses and the containers' images, IDs, resources and
-// mounts. Metadata stays: the controller maps a pod to its instance by its
-// labels and owner and reads its configuration hash from its annotations.
+// the conditions, the addresses but the first and the containers' images, IDs,
+// resources and mounts. Metadata stays: the controller maps a pod to its
+// instance by its labels and owner and reads its configuration hash from its
+// annotations; the pod IP stays, where the controller reads the reloader.
 func TrimPod(pod *corev1.Pod) {
 	pod.Spec = corev1.PodSpec{}
 	var statuses []corev1.ContainerStatus
@@ -82,7 +83,7 @@ func TrimPod(pod *corev1.Pod) {
 			State: st.State, LastTerminationState: st.LastTerminationState,
 		})
 	}
-	pod.Status = corev1.PodStatus{Phase: pod.Status.Phase, ContainerStatuses: statuses}
+	pod.Status = corev1.PodStatus{Phase: pod.Status.Phase, PodIP: pod.Status.PodIP, ContainerStatuses: statuses}
 }
 
 func trimManagedFields(m metav1.Object) {

@@ -85,7 +85,8 @@ func TestCacheOptionsTrimObjects(t *testing.T) {
 }
 
 // The cache keeps of a pod what the NginxOperator controller reads: its
-// metadata and its containers' states, not its spec or the rest of its status.
+// metadata, its IP (where the reloader answers) and its containers' states,
+// not its spec or the rest of its status.
 func TestTrimForCacheKeepsOnlyAPodsMetadataAndContainerStates(t *testing.T) {
 	term := &corev1.ContainerStateTerminated{ExitCode: 1, Message: "nginx: [emerg] bad"}
 	pod := &corev1.Pod{
@@ -95,7 +96,7 @@ func TestTrimForCacheKeepsOnlyAPodsMetadataAndContainerStates(t *testing.T) {
 		},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx", Command: []string{"nginx"}}}},
 		Status: corev1.PodStatus{
-			Phase: corev1.PodRunning, PodIP: "10.0.0.1", Conditions: []corev1.PodCondition{{Type: corev1.PodReady}},
+			Phase: corev1.PodRunning, PodIP: "10.0.0.1", PodIPs: []corev1.PodIP{{IP: "10.0.0.1"}}, Conditions: []corev1.PodCondition{{Type: corev1.PodReady}},
 			InitContainerStatuses: []corev1.ContainerStatus{{Name: "restore"}},
 			ContainerStatuses: []corev1.ContainerStatus{{
 				Name: "nginx", Image: "nginx", ImageID: "sha256:1", ContainerID: "containerd://1", RestartCount: 2,
@@ -114,7 +115,7 @@ func TestTrimForCacheKeepsOnlyAPodsMetadataAndContainerStates(t *testing.T) {
 			OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "web"}},
 		},
 		Status: corev1.PodStatus{
-			Phase: corev1.PodRunning,
+			Phase: corev1.PodRunning, PodIP: "10.0.0.1",
 			ContainerStatuses: []corev1.ContainerStatus{{
 				Name: "nginx", RestartCount: 2,
 				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
