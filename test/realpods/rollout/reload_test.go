@@ -206,9 +206,17 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := net.JoinHostPort(svc.Spec.ClusterIP, "8443")
-	servedUnit := func() string { return certificateUnit(ctx, t, n, addr, ca.Pool(), "web."+ns+".svc") }
-	if got := servedUnit(); got != "first" {
-		t.Fatalf("serving certificate %q, want first", got)
+	var lastErr error
+	servedUnit := func() string {
+		unit, err := certificateUnit(ctx, n, addr, ca.Pool(), "web."+ns+".svc")
+		if err != nil {
+			lastErr = err
+		}
+		return unit
+	}
+	// The Service may take a moment to reach the new pods.
+	if !framework.WaitFor(ctx, 30*time.Second, func(context.Context) bool { return servedUnit() == "first" }) {
+		t.Fatalf("the first certificate is not served: %v", lastErr)
 	}
 
 	began := time.Now()
@@ -224,7 +232,7 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 		}
 		return inARow >= 20
 	}) {
-		t.Fatal("the rotated certificate was not served")
+		t.Fatalf("the rotated certificate was not served (last error: %v)", lastErr)
 	}
 	t.Logf("rotated certificate served by both pods %s after the Secret's update", time.Since(began).Round(100*time.Millisecond))
 	if after := podStates(ctx, t, cs, ns); !maps.Equal(after, pods) {
@@ -353,23 +361,22 @@ func echo(t *testing.T, ws *websocket.Conn, msg string) {
 // certificateUnit is the organizational unit of the certificate a new TLS
 // connection to addr from the node is served, which tells certificates of
 // this test apart; "" when the handshake fails.
-func certificateUnit(ctx context.Context, t *testing.T, n *node.Node, addr string, roots *x509.CertPool, name string) string {
-	t.Helper()
+func certificateUnit(ctx context.Context, n *node.Node, addr string, roots *x509.CertPool, name string) (string, error) {
 	conn, err := n.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return ""
+		return "", err
 	}
 	defer conn.Close()
 	tc := tls.Client(conn, &tls.Config{RootCAs: roots, ServerName: name})
 	_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
 	if err := tc.Handshake(); err != nil {
-		return ""
+		return "", err
 	}
 	certs := tc.ConnectionState().PeerCertificates
 	if len(certs) == 0 || len(certs[0].Subject.OrganizationalUnit) == 0 {
-		return ""
+		return "", fmt.Errorf("%s served a certificate without an organizational unit", addr)
 	}
-	return certs[0].Subject.OrganizationalUnit[0]
+	return certs[0].Subject.OrganizationalUnit[0], nil
 }
 
 func median(d []time.Duration) time.Duration {
