@@ -259,6 +259,18 @@ func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
 
 	hc := n.HTTPClient()
 	hc.Timeout = time.Minute
+	url := "http://" + serviceAddr(ctx, t, cl, ns) + "/slow"
+	// The Service may take a moment to reach the new pods.
+	if !framework.WaitFor(ctx, 30*time.Second, func(context.Context) bool {
+		resp, err := hc.Get(url)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}) {
+		t.Fatalf("%s does not answer", url)
+	}
 	type answer struct {
 		status int
 		body   string
@@ -267,7 +279,7 @@ func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
 	done := make(chan answer, 1)
 	began := time.Now()
 	go func() {
-		resp, err := hc.Get("http://" + serviceAddr(ctx, t, cl, ns) + "/slow?sleep=20s")
+		resp, err := hc.Get(url + "?sleep=20s")
 		if err != nil {
 			done <- answer{err: err}
 			return
