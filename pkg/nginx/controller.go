@@ -37,11 +37,13 @@ import (
 // ControllerName labels the controller's metrics and logs.
 const ControllerName = "nginxoperator"
 
-// tlsRecheckInterval is how often an instance with TLS re-reads its TLS
-// Secrets (they are not in the cache), so that a rotated certificate makes
-// the kubelet refresh the pods' volumes at once (see TLSHashAnnotation); the
-// kubelet's own periodic sync brings it within about a minute anyway.
-const tlsRecheckInterval = time.Minute
+// referencesRecheckInterval is how often an instance with TLS or proxy
+// locations reads its TLS Secrets and proxied Services again (they are not
+// in the cache): a rotated certificate then reaches the pods at once (see
+// TLSHashAnnotation; the kubelet's own periodic sync brings it within about
+// a minute anyway), and a Service that moved makes nginx resolve it again
+// (see layout.ServicesFile), which nothing else would.
+const referencesRecheckInterval = time.Minute
 
 // Polling the pods' reloaders: soon while some pod answered with an older
 // configuration (its volume is about to change), seldom while a pod does
@@ -213,8 +215,7 @@ func podStatusChanged() predicate.Predicate {
 		if !ok1 || !ok2 {
 			return true
 		}
-		return o.Annotations[ConfigHashAnnotation] != n.Annotations[ConfigHashAnnotation] ||
-			o.Annotations[TLSHashAnnotation] != n.Annotations[TLSHashAnnotation] ||
+		return !maps.Equal(podSyncAnnotations(o), podSyncAnnotations(n)) ||
 			o.Status.PodIP != n.Status.PodIP ||
 			o.DeletionTimestamp.IsZero() != n.DeletionTimestamp.IsZero() ||
 			!equality.Semantic.DeepEqual(o.Status.ContainerStatuses, n.Status.ContainerStatuses)
@@ -240,7 +241,7 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Validate", "%v", err)
 		return live, ctrl.Result{}, err
 	}
-	tlsHash, err := r.checkReferences(ctx, desired)
+	refs, err := r.checkReferences(ctx, desired)
 	if err != nil {
 		return live, ctrl.Result{}, err
 	}
@@ -257,7 +258,7 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	if image == "" {
 		image = r.Images.Nginx
 	}
-	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, ExporterImage: r.Images.Exporter, ReloaderImage: r.Images.Reloader, TLSHash: tlsHash}
+	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, ExporterImage: r.Images.Exporter, ReloaderImage: r.Images.Reloader, TLSHash: refs.tlsHash, Services: refs.services}
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return live, ctrl.Result{}, err
 	}
@@ -310,9 +311,10 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 		}
 	}
 	result := ctrl.Result{}
-	if tlsHash != "" {
-		// A rotated certificate changes no object the operator watches.
-		result.RequeueAfter = tlsRecheckInterval
+	if refs.tlsHash != "" || len(refs.services) > 0 {
+		// A rotated certificate or a moved Service changes no object the
+		// operator watches.
+		result.RequeueAfter = referencesRecheckInterval
 	}
 	return live, result, nil
 }
@@ -342,9 +344,12 @@ func (r *Reconciler) nudgePods(ctx context.Context, nginx *v1beta1.NginxOperator
 		return err
 	}
 	want := syncAnnotations(in)
-	annotations := map[string]any{ConfigHashAnnotation: want[ConfigHashAnnotation], TLSHashAnnotation: nil}
-	if tls, ok := want[TLSHashAnnotation]; ok {
-		annotations[TLSHashAnnotation] = tls
+	annotations := map[string]any{}
+	for _, key := range syncAnnotationKeys {
+		annotations[key] = nil // removed unless wanted
+		if v, ok := want[key]; ok {
+			annotations[key] = v
+		}
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
@@ -365,7 +370,7 @@ func (r *Reconciler) nudgePods(ctx context.Context, nginx *v1beta1.NginxOperator
 // podSyncAnnotations are pod's annotations of syncAnnotations' keys.
 func podSyncAnnotations(pod *corev1.Pod) map[string]string {
 	out := map[string]string{}
-	for _, key := range []string{ConfigHashAnnotation, TLSHashAnnotation} {
+	for _, key := range syncAnnotationKeys {
 		if v, ok := pod.Annotations[key]; ok {
 			out[key] = v
 		}
@@ -488,31 +493,41 @@ func (r *Reconciler) servesIPv6(ctx context.Context, nginx *v1beta1.NginxOperato
 	return ServesIPv6(&svc), nil
 }
 
-// checkReferences makes sure every Secret and ConfigMap the spec names exists,
-// so a missing one is reported by name rather than as pods stuck in
-// ContainerCreating. It returns a digest of the TLS Secrets' content, empty
-// when no server uses TLS.
-func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOperator) (string, error) {
+// references is what the pods get from the objects the spec names.
+type references struct {
+	// tlsHash digests the TLS Secrets' content; empty without TLS.
+	tlsHash string
+	// services is layout.ServicesFile; empty without proxy locations.
+	services []byte
+}
+
+// checkReferences makes sure every Secret, ConfigMap and Service the spec
+// names exists, so a missing one is reported by name rather than as pods
+// stuck in ContainerCreating or nginx refusing to start.
+func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOperator) (references, error) {
+	var refs references
 	var tls []map[string][]byte
 	for _, name := range TLSSecrets(&nginx.Spec) {
 		var secret corev1.Secret
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: name}, &secret); err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", k8sutil.MissingReference(ReasonSecretNotFound, "TLS Secret %q not found in namespace %s", name, nginx.Namespace)
+				return refs, k8sutil.MissingReference(ReasonSecretNotFound, "TLS Secret %q not found in namespace %s", name, nginx.Namespace)
 			}
-			return "", err
+			return refs, err
 		}
 		tls = append(tls, map[string][]byte{corev1.TLSCertKey: secret.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: secret.Data[corev1.TLSPrivateKeyKey]})
 	}
 	// nginx resolves proxied Services when it starts and refuses to start
 	// when one does not resolve: wait for them rather than crash-loop the pods.
 	for _, svc := range proxiedServices(&nginx.Spec) {
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: svc}, &corev1.Service{}); err != nil {
+		var service corev1.Service
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: svc}, &service); err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", k8sutil.MissingReference(ReasonServiceNotFound, "proxied Service %q not found in namespace %s", svc, nginx.Namespace)
+				return refs, k8sutil.MissingReference(ReasonServiceNotFound, "proxied Service %q not found in namespace %s", svc, nginx.Namespace)
 			}
-			return "", err
+			return refs, err
 		}
+		refs.services = append(refs.services, svc+" "+serviceAddress(&service)+"\n"...)
 	}
 	// The pods mount the htpasswd files: without the Secret they never
 	// start; without the key nginx answers every request with 500.
@@ -520,12 +535,12 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 		var secret corev1.Secret
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: a.SecretName}, &secret); err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", k8sutil.MissingReference(ReasonSecretNotFound, "basic auth Secret %q not found in namespace %s", a.SecretName, nginx.Namespace)
+				return refs, k8sutil.MissingReference(ReasonSecretNotFound, "basic auth Secret %q not found in namespace %s", a.SecretName, nginx.Namespace)
 			}
-			return "", err
+			return refs, err
 		}
 		if _, ok := secret.Data[a.Key]; !ok {
-			return "", k8sutil.MissingReference(ReasonSecretNotFound, "basic auth Secret %q has no key %q", a.SecretName, a.Key)
+			return refs, k8sutil.MissingReference(ReasonSecretNotFound, "basic auth Secret %q has no key %q", a.SecretName, a.Key)
 		}
 	}
 	// The pods mount the CA certificates: without one they never start.
@@ -537,23 +552,23 @@ func (r *Reconciler) checkReferences(ctx context.Context, nginx *v1beta1.NginxOp
 		}
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: ref.Name}, obj); err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", k8sutil.MissingReference(reason, "CA certificate %s %q not found in namespace %s", ref.Kind, ref.Name, nginx.Namespace)
+				return refs, k8sutil.MissingReference(reason, "CA certificate %s %q not found in namespace %s", ref.Kind, ref.Name, nginx.Namespace)
 			}
-			return "", err
+			return refs, err
 		}
 	}
 	for _, cm := range nginx.Spec.Content.ConfigMaps {
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: cm.Name}, &corev1.ConfigMap{}); err != nil {
 			if apierrors.IsNotFound(err) {
-				return "", k8sutil.MissingReference(ReasonConfigMapNotFound, "content ConfigMap %q not found in namespace %s", cm.Name, nginx.Namespace)
+				return refs, k8sutil.MissingReference(ReasonConfigMapNotFound, "content ConfigMap %q not found in namespace %s", cm.Name, nginx.Namespace)
 			}
-			return "", err
+			return refs, err
 		}
 	}
-	if len(tls) == 0 {
-		return "", nil
+	if len(tls) > 0 {
+		refs.tlsHash = k8sutil.Hash(tls)[:16]
 	}
-	return k8sutil.Hash(tls)[:16], nil
+	return refs, nil
 }
 
 // proxiedServices are the distinct Services the locations proxy to; a

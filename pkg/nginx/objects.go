@@ -35,6 +35,9 @@ const (
 	// rolled the pods instead.)
 	ConfigHashAnnotation = "nginx.operator.dev/config-hash"
 	TLSHashAnnotation    = "nginx.operator.dev/tls-hash"
+	// ServicesHashAnnotation does the same for the proxied Services'
+	// addresses (see layout.ServicesFile).
+	ServicesHashAnnotation = "nginx.operator.dev/services-hash"
 	// PodTemplateAnnotation versions the pod template's own shape: "2"
 	// added nginx's termination message and its preStop delay; "3" runs
 	// nginx under the nginx-reloader, so a new configuration or certificate
@@ -71,6 +74,9 @@ type Inputs struct {
 	Restore *RestoreInit
 	// TLSHash digests the TLS Secrets' content; empty without TLS.
 	TLSHash string
+	// Services is layout.ServicesFile: a "name address" line per proxied
+	// Service (see serviceAddress); empty without proxy locations.
+	Services []byte
 }
 
 // RestoreInit is an init container plus the extra volumes it mounts.
@@ -103,12 +109,19 @@ func selector(nginx *v1beta1.NginxOperator) map[string]string {
 func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
 	meta := objectMeta(nginx, NamesFor(nginx.Name).ConfigSecret)
 	meta.Annotations = syncAnnotations(in)
+	data := map[string][]byte{layout.ConfigFile: in.Config}
+	if len(in.Services) > 0 {
+		data[layout.ServicesFile] = in.Services
+	}
 	return &corev1.Secret{
 		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{layout.ConfigFile: in.Config},
+		Data:       data,
 	}
 }
+
+// syncAnnotationKeys are the annotations syncAnnotations may set.
+var syncAnnotationKeys = []string{ConfigHashAnnotation, TLSHashAnnotation, ServicesHashAnnotation}
 
 // syncAnnotations are what the config Secret and, once it changed, every pod
 // carry (see ConfigHashAnnotation).
@@ -117,7 +130,22 @@ func syncAnnotations(in Inputs) map[string]string {
 	if in.TLSHash != "" {
 		a[TLSHashAnnotation] = in.TLSHash
 	}
+	if len(in.Services) > 0 {
+		a[ServicesHashAnnotation] = k8sutil.Hash(in.Services)[:16]
+	}
 	return a
+}
+
+// serviceAddress is what of svc decides where nginx connects once it has
+// resolved the Service's name: its ClusterIPs, or an ExternalName's target.
+func serviceAddress(svc *corev1.Service) string {
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return svc.Spec.ExternalName
+	}
+	if len(svc.Spec.ClusterIPs) > 0 {
+		return strings.Join(svc.Spec.ClusterIPs, ",")
+	}
+	return svc.Spec.ClusterIP
 }
 
 // ServiceAccount of the pods; nginx needs no API access, so no token is mounted.

@@ -305,6 +305,72 @@ func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
 	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
 }
 
+// A proxied Service deleted and created again gets a new ClusterIP, which
+// nginx, having resolved the old one when it loaded its configuration,
+// would never learn by itself. The operator sees the new address, rewrites
+// the pods' list of proxied Services, and their reloaders make nginx
+// resolve the name again: traffic recovers with the same pods.
+func TestARecreatedBackendServiceRecoversWithoutARestart(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs, cl, n := setup(t)
+	site(ctx, t, cl, ns)
+	realcluster.RunTestServer(ctx, t, cs, ns, "api", "")
+	web := webInstance(ns)
+	web.Spec.Config.Servers[0].Locations = append(web.Spec.Config.Servers[0].Locations,
+		v1beta1.Location{Path: "/api", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}})
+	if err := cl.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	waitRolledOut(ctx, t, cl, client.ObjectKeyFromObject(web), 2*time.Minute)
+	pods := podStates(ctx, t, cs, ns)
+
+	hc := n.HTTPClient()
+	hc.Timeout = 5 * time.Second
+	url := "http://" + serviceAddr(ctx, t, cl, ns) + "/api"
+	var last string
+	answers := func(context.Context) bool {
+		resp, err := hc.Get(url)
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		last = fmt.Sprintf("%d %q", resp.StatusCode, body)
+		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), "hello from api")
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, answers) {
+		t.Fatalf("%s before the Service moved: %s", url, last)
+	}
+
+	old, err := cs.CoreV1().Services(ns).Get(ctx, "api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().Services(ns).Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	recreated, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "api"},
+		Spec:       corev1.ServiceSpec{Selector: old.Spec.Selector, Ports: old.Spec.Ports},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recreated.Spec.ClusterIP == old.Spec.ClusterIP {
+		t.Fatalf("the re-created Service kept ClusterIP %s", old.Spec.ClusterIP)
+	}
+	began := time.Now()
+	// The operator reads proxied Services again every minute.
+	if !framework.WaitFor(ctx, 2*time.Minute, answers) {
+		t.Fatalf("%s after the Service moved from %s to %s: %s", url, old.Spec.ClusterIP, recreated.Spec.ClusterIP, last)
+	}
+	t.Logf("traffic recovered %s after the Service moved from %s to %s", time.Since(began).Round(100*time.Millisecond), old.Spec.ClusterIP, recreated.Spec.ClusterIP)
+	if after := podStates(ctx, t, cs, ns); !maps.Equal(after, pods) {
+		t.Errorf("pods and restarts before %v, after %v: want the same pods, none restarted", pods, after)
+	}
+}
+
 // waitLoaded waits until the instance's status describes its spec and
 // replicas pods serve its configuration.
 func waitLoaded(ctx context.Context, t *testing.T, cl client.Client, key client.ObjectKey, replicas int32, timeout time.Duration) *v1beta1.NginxOperator {
