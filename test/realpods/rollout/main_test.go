@@ -41,12 +41,18 @@ var env = framework.NewEnv(realcluster.FrameworkOptions(realcluster.Options{GoIm
 func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
 // setup: the cluster with bundle.yaml installed, a restricted namespace of
-// the test's own, clients and the node.
-func setup(t *testing.T) (context.Context, string, kubernetes.Interface, client.Client, *node.Node) {
+// the test's own, clients and the node, for a test of at most 4 minutes.
+func setup(t testing.TB) (context.Context, string, kubernetes.Interface, client.Client, *node.Node) {
+	t.Helper()
+	return setupFor(t, 4*time.Minute)
+}
+
+// setupFor is setup for a test of at most timeout.
+func setupFor(t testing.TB, timeout time.Duration) (context.Context, string, kubernetes.Interface, client.Client, *node.Node) {
 	t.Helper()
 	realcluster.Require(t)
 	c := env.Cluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	cs, err := kubernetes.NewForConfig(c.Config)
 	if err != nil {
@@ -67,7 +73,7 @@ func setup(t *testing.T) (context.Context, string, kubernetes.Interface, client.
 }
 
 // site creates the ConfigMap the instances serve: index.html says "hello".
-func site(ctx context.Context, t *testing.T, cl client.Client, ns string) {
+func site(ctx context.Context, t testing.TB, cl client.Client, ns string) {
 	t.Helper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: ns}, Data: map[string]string{"index.html": "hello\n"}}
 	if err := cl.Create(ctx, cm); err != nil {
@@ -96,7 +102,7 @@ func webInstance(ns string) *v1beta1.NginxOperator {
 
 // update changes the instance's spec, retrying on conflicts with the
 // operator's status writes.
-func update(ctx context.Context, t *testing.T, cl client.Client, key client.ObjectKey, edit func(*v1beta1.NginxOperator)) {
+func update(ctx context.Context, t testing.TB, cl client.Client, key client.ObjectKey, edit func(*v1beta1.NginxOperator)) {
 	t.Helper()
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var n v1beta1.NginxOperator
@@ -124,11 +130,12 @@ func rolledOut(ctx context.Context, cl client.Client, key client.ObjectKey, n *v
 			return false
 		}
 	}
-	return n.Status.ReadyReplicas == 2 && n.Status.UpdatedReplicas == 2
+	replicas := ptr.Deref(n.Spec.Replicas, 1)
+	return n.Status.ReadyReplicas == replicas && n.Status.UpdatedReplicas == replicas
 }
 
 // waitRolledOut waits for rolledOut and returns the instance.
-func waitRolledOut(ctx context.Context, t *testing.T, cl client.Client, key client.ObjectKey, timeout time.Duration) *v1beta1.NginxOperator {
+func waitRolledOut(ctx context.Context, t testing.TB, cl client.Client, key client.ObjectKey, timeout time.Duration) *v1beta1.NginxOperator {
 	t.Helper()
 	var n v1beta1.NginxOperator
 	began := time.Now()

@@ -373,7 +373,7 @@ func TestARecreatedBackendServiceRecoversWithoutARestart(t *testing.T) {
 
 // waitLoaded waits until the instance's status describes its spec and
 // replicas pods serve its configuration.
-func waitLoaded(ctx context.Context, t *testing.T, cl client.Client, key client.ObjectKey, replicas int32, timeout time.Duration) *v1beta1.NginxOperator {
+func waitLoaded(ctx context.Context, t testing.TB, cl client.Client, key client.ObjectKey, replicas int32, timeout time.Duration) *v1beta1.NginxOperator {
 	t.Helper()
 	var n v1beta1.NginxOperator
 	if !framework.WaitFor(ctx, timeout, func(ctx context.Context) bool {

@@ -1,0 +1,170 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
+)
+
+// BenchmarkConfigChangeReachesEveryPod measures, on the real node, how long
+// a configuration change takes from the spec's update to every pod's nginx
+// serving it (the instance's status.loadedReplicas, which the operator reads
+// from each pod's reloader), and what it writes to the API server per
+// change. One iteration is one change; run it with -benchtime=20x:
+//
+//	go test -run '^$' -bench ConfigChange -benchtime 20x -timeout 30m ./test/realpods/rollout/
+func BenchmarkConfigChangeReachesEveryPod(b *testing.B) {
+	for _, replicas := range []int32{2, 10} {
+		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
+			ctx, ns, cs, cl, _ := setupFor(b, 25*time.Minute)
+			site(ctx, b, cl, ns)
+			web := webInstance(ns)
+			web.Spec.Replicas = ptr.To(replicas)
+			if err := cl.Create(ctx, web); err != nil {
+				b.Fatal(err)
+			}
+			key := client.ObjectKeyFromObject(web)
+			waitLoaded(ctx, b, cl, key, replicas, 5*time.Minute)
+			writes := countWrites(ctx, b, cs, ns)
+
+			latencies := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := range b.N {
+				v := strconv.Itoa(i + 2)
+				began := time.Now()
+				update(ctx, b, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
+				waitLoaded(ctx, b, cl, key, replicas, 2*time.Minute)
+				latencies = append(latencies, time.Since(began))
+			}
+			b.StopTimer()
+			// The last change's writes have all been seen once the status
+			// says it is loaded; give the watches a moment to deliver them.
+			time.Sleep(2 * time.Second)
+			counts := writes.stop()
+			slices.Sort(latencies)
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(percentile(latencies, 50).Seconds(), "p50-s")
+			b.ReportMetric(percentile(latencies, 95).Seconds(), "p95-s")
+			b.ReportMetric(percentile(latencies, 100).Seconds(), "max-s")
+			for _, kind := range slices.Sorted(maps.Keys(counts)) {
+				b.ReportMetric(float64(counts[kind])/float64(b.N), kind+"-writes/op")
+			}
+		})
+	}
+}
+
+// percentile of sorted durations, by the nearest rank.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1]
+}
+
+// writeCounter counts, from watches, the operator's writes in a namespace
+// that a configuration change causes: the config Secret's updates, the
+// pods' annotation patches and the instance's status updates (spec updates,
+// the benchmark's own, are told apart by their new generation).
+type writeCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+	stops  []func()
+	wg     sync.WaitGroup
+}
+
+func countWrites(ctx context.Context, b *testing.B, cs kubernetes.Interface, ns string) *writeCounter {
+	b.Helper()
+	w := &writeCounter{counts: map[string]int{"secret": 0, "pod": 0, "status": 0}}
+	secrets, err := cs.CoreV1().Secrets(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + nginx.NamesFor("web").ConfigSecret})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pods, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=web"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	wc, err := client.NewWithWatch(env.Cluster(b).Config, client.Options{Scheme: operator.NewScheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	instances, err := wc.Watch(ctx, &v1beta1.NginxOperatorList{}, client.InNamespace(ns))
+	if err != nil {
+		b.Fatal(err)
+	}
+	podAnnotations := map[string]map[string]string{}
+	generations := map[string]int64{}
+	w.consume(secrets, func(watch.Event) string { return "secret" })
+	w.consume(pods, func(e watch.Event) string {
+		pod, ok := e.Object.(*corev1.Pod)
+		if !ok {
+			return ""
+		}
+		// A watch starts with the pods as they are: no write.
+		before, seen := podAnnotations[pod.Name]
+		podAnnotations[pod.Name] = pod.Annotations
+		if !seen || maps.Equal(before, pod.Annotations) {
+			return ""
+		}
+		return "pod"
+	})
+	w.consume(instances, func(e watch.Event) string {
+		n, ok := e.Object.(*v1beta1.NginxOperator)
+		if !ok {
+			return ""
+		}
+		before, seen := generations[n.Name]
+		generations[n.Name] = n.Generation
+		if !seen || before != n.Generation {
+			return ""
+		}
+		return "status"
+	})
+	return w
+}
+
+// consume counts w's MODIFIED events as kind says, until stop.
+func (w *writeCounter) consume(events watch.Interface, kind func(watch.Event) string) {
+	w.stops = append(w.stops, events.Stop)
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		for e := range events.ResultChan() {
+			if e.Type != watch.Added && e.Type != watch.Modified {
+				continue
+			}
+			k := kind(e)
+			if e.Type == watch.Added || k == "" {
+				continue
+			}
+			w.mu.Lock()
+			w.counts[k]++
+			w.mu.Unlock()
+		}
+	}()
+}
+
+// stop ends the watches and returns the counts.
+func (w *writeCounter) stop() map[string]int {
+	for _, stop := range w.stops {
+		stop()
+	}
+	w.wg.Wait()
+	return w.counts
+}
