@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/net/websocket"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -343,6 +344,8 @@ func TestARecreatedBackendServiceRecoversWithoutARestart(t *testing.T) {
 		t.Fatalf("%s before the Service moved: %s", url, last)
 	}
 
+	// The backend is re-installed, pod and Service: no connection nginx
+	// keeps open to the old pod (through the old ClusterIP) survives it.
 	old, err := cs.CoreV1().Services(ns).Get(ctx, "api", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -350,10 +353,17 @@ func TestARecreatedBackendServiceRecoversWithoutARestart(t *testing.T) {
 	if err := cs.CoreV1().Services(ns).Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	recreated, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "api"},
-		Spec:       corev1.ServiceSpec{Selector: old.Spec.Selector, Ports: old.Spec.Ports},
-	}, metav1.CreateOptions{})
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, "api", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, time.Minute, func(ctx context.Context) bool {
+		_, err := cs.CoreV1().Pods(ns).Get(ctx, "api", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}) {
+		t.Fatal("the backend pod is not deleted")
+	}
+	realcluster.RunTestServer(ctx, t, cs, ns, "api", "")
+	recreated, err := cs.CoreV1().Services(ns).Get(ctx, "api", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
