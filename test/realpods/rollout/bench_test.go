@@ -1,11 +1,17 @@
 package rollout
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,21 +24,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 )
 
 // BenchmarkConfigChangeReachesEveryPod measures, on the real node, how long
-// a configuration change takes from the spec's update to every pod's nginx
-// serving it (the instance's status.loadedReplicas, which the operator reads
-// from each pod's reloader), and what it writes to the API server per
-// change. One iteration is one change; run it with -benchtime=20x:
+// a configuration change takes from the spec's update until every pod's
+// nginx serves it, as a client asking each pod directly sees it (served),
+// and until the instance's status says so (status.loadedReplicas, which
+// the operator reads from each pod's reloader); what the change writes to
+// the API server; and the reloaders' resident memory. One iteration is one change; run it with -benchtime=20x:
 //
 //	go test -run '^$' -bench ConfigChange -benchtime 20x -timeout 30m ./test/realpods/rollout/
 func BenchmarkConfigChangeReachesEveryPod(b *testing.B) {
 	for _, replicas := range []int32{2, 10} {
 		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
-			ctx, ns, cs, cl, _ := setupFor(b, 25*time.Minute)
+			ctx, ns, cs, cl, n := setupFor(b, 25*time.Minute)
 			site(ctx, b, cl, ns)
 			web := webInstance(ns)
 			web.Spec.Replicas = ptr.To(replicas)
@@ -41,32 +49,96 @@ func BenchmarkConfigChangeReachesEveryPod(b *testing.B) {
 			}
 			key := client.ObjectKeyFromObject(web)
 			waitLoaded(ctx, b, cl, key, replicas, 5*time.Minute)
+			pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=web"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			hc := n.HTTPClient()
+			hc.Timeout = 2 * time.Second
 			writes := countWrites(ctx, b, cs, ns)
 
-			latencies := make([]time.Duration, 0, b.N)
+			served := make([]time.Duration, 0, b.N)
+			reported := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := range b.N {
 				v := strconv.Itoa(i + 2)
 				began := time.Now()
 				update(ctx, b, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
+				var wg sync.WaitGroup
+				for _, pod := range pods.Items {
+					wg.Go(func() { waitPodServes(ctx, b, hc, pod.Status.PodIP, v) })
+				}
+				wg.Wait()
+				served = append(served, time.Since(began))
 				waitLoaded(ctx, b, cl, key, replicas, 2*time.Minute)
-				latencies = append(latencies, time.Since(began))
+				reported = append(reported, time.Since(began))
 			}
 			b.StopTimer()
 			// The last change's writes have all been seen once the status
 			// says it is loaded; give the watches a moment to deliver them.
 			time.Sleep(2 * time.Second)
 			counts := writes.stop()
-			slices.Sort(latencies)
+			slices.Sort(served)
+			slices.Sort(reported)
 			b.ReportMetric(0, "ns/op")
-			b.ReportMetric(percentile(latencies, 50).Seconds(), "p50-s")
-			b.ReportMetric(percentile(latencies, 95).Seconds(), "p95-s")
-			b.ReportMetric(percentile(latencies, 100).Seconds(), "max-s")
+			b.ReportMetric(percentile(served, 50).Seconds(), "served-p50-s")
+			b.ReportMetric(percentile(served, 95).Seconds(), "served-p95-s")
+			b.ReportMetric(percentile(served, 100).Seconds(), "served-max-s")
+			b.ReportMetric(percentile(reported, 50).Seconds(), "status-p50-s")
+			b.ReportMetric(percentile(reported, 95).Seconds(), "status-p95-s")
 			for _, kind := range slices.Sorted(maps.Keys(counts)) {
 				b.ReportMetric(float64(counts[kind])/float64(b.N), kind+"-writes/op")
 			}
+			if rss := reloaderRSS(b); len(rss) > 0 {
+				slices.Sort(rss)
+				b.ReportMetric(float64(rss[len(rss)-1])/(1<<20), "reloader-max-RSS-MiB")
+			}
 		})
 	}
+}
+
+// waitPodServes waits until the nginx at ip answers with X-Version v.
+func waitPodServes(ctx context.Context, b *testing.B, hc *http.Client, ip, v string) {
+	url := "http://" + net.JoinHostPort(ip, "8080") + "/"
+	for ctx.Err() == nil {
+		if resp, err := hc.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.Header.Get("X-Version") == v {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.Errorf("%s never served version %s", url, v)
+}
+
+// reloaderRSS is the resident memory, in bytes, of every nginx-reloader
+// running on this machine: the node's pods are its processes too.
+func reloaderRSS(b *testing.B) []int64 {
+	b.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []int64
+	for _, dir := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if err != nil || !bytes.HasPrefix(cmdline, []byte(layout.ReloaderMountPath+"/")) {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join(dir, "status"))
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(status)) {
+			if kib, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				if n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(kib), " kB"), 10, 64); err == nil {
+					out = append(out, n<<10)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // percentile of sorted durations, by the nearest rank.
