@@ -62,7 +62,7 @@ func main() {
 
 	if *listen != "" {
 		mux := http.NewServeMux()
-		mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		mux.HandleFunc(reloader.MetricsPath, func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			_, _ = w.Write(r.Metrics())
 		})

@@ -117,8 +117,9 @@ local metricsReaderBinding = {
 // ServiceMonitor: kube-prometheus's Prometheus selects every ServiceMonitor
 // in every namespace, but loads no additionalScrapeConfigs (and would read
 // them from its own namespace, monitoring, not team-a). The ServiceMonitor's
-// targets get the job nginxmonitor/team-a/team-a, which the mixin's
-// nginxSelector (job=~"nginxmonitor/.+") selects.
+// exporter targets get the job nginxmonitor/team-a/team-a, which the mixin's
+// nginxSelector selects, and its reloader targets the job
+// nginxmonitor/team-a/team-a/reloader, which nginxReloaderSelector selects.
 local teamNamespace = 'team-a';
 local teamMonitor = {
   apiVersion: 'nginx.operator.dev/v1beta1',

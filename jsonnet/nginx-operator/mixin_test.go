@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -284,7 +285,7 @@ func TestMixinAlertsCarrySeverityAnnotationsAndDocumentedRunbook(t *testing.T) {
 		}
 	}
 	want := []string{
-		"NginxBackupFailed", "NginxBackupTooOld", "NginxDown", "NginxInstanceUnavailable",
+		"NginxBackupFailed", "NginxBackupTooOld", "NginxConfigReloadFailed", "NginxDown", "NginxInstanceUnavailable",
 		"NginxMonitorMatchesNothing", "NginxOperatorDown", "NginxOperatorNoLeader", "NginxOperatorReconcileErrors",
 	}
 	sort.Strings(names)
@@ -440,11 +441,10 @@ func TestMixinCheckedMetricsFindsMetricNamesOnly(t *testing.T) {
 	}
 }
 
-// TestMixinExpressionsUseOnlyExportedOperatorMetrics catches an alert, rule
-// or panel querying an operator or controller-runtime metric that does not
-// exist (a typo, a rename in pkg/metrics, or a metric the operator now leaves
-// to controller-runtime): such an expression would silently match nothing.
-func TestMixinExpressionsUseOnlyExportedOperatorMetrics(t *testing.T) {
+// mixinExpressions is every PromQL expression of the mixin, by where it is:
+// alerts, recording rules, dashboard panels and variables.
+func mixinExpressions(t *testing.T) map[string]string {
+	t.Helper()
 	alerts, rules := mixinAlertsAndRules(t)
 	exprs := map[string]string{}
 	for _, gs := range []mixinRuleGroups{alerts, rules} {
@@ -466,6 +466,15 @@ func TestMixinExpressionsUseOnlyExportedOperatorMetrics(t *testing.T) {
 	for _, v := range d.Templating.List {
 		exprs["dashboard/variable "+v.Name] = string(v.Query)
 	}
+	return exprs
+}
+
+// TestMixinExpressionsUseOnlyExportedOperatorMetrics catches an alert, rule
+// or panel querying an operator or controller-runtime metric that does not
+// exist (a typo, a rename in pkg/metrics, or a metric the operator now leaves
+// to controller-runtime): such an expression would silently match nothing.
+func TestMixinExpressionsUseOnlyExportedOperatorMetrics(t *testing.T) {
+	exprs := mixinExpressions(t)
 	used := map[string]bool{}
 	for where, expr := range exprs {
 		for _, m := range mixinCheckedMetrics(expr) {
@@ -491,6 +500,91 @@ func TestMixinExpressionsUseOnlyExportedOperatorMetrics(t *testing.T) {
 	for _, m := range []string{"controller_runtime_reconcile_total", "controller_runtime_reconcile_time_seconds_bucket"} {
 		if !used[m] {
 			t.Errorf("no alert, rule or panel uses %s", m)
+		}
+	}
+}
+
+// reloaderExportedMetrics are the metric names the nginx-reloader serves:
+// the "# TYPE" lines of its exposition.
+func reloaderExportedMetrics() map[string]bool {
+	names := map[string]bool{}
+	for _, line := range strings.Split(string(reloader.New(reloader.Options{}).Metrics()), "\n") {
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			names[strings.Fields(rest)[0]] = true
+		}
+	}
+	return names
+}
+
+// TestMixinReloaderExpressionsUseTheReloadersMetricsAndJobs: every reloader_*
+// metric an alert, rule or panel queries is one the nginx-reloader serves,
+// and is selected with nginxReloaderSelector. prometheus-operator's
+// config-reloader exports the same names, so a reloader_* query without the
+// selector would count its failures as nginx's.
+func TestMixinReloaderExpressionsUseTheReloadersMetricsAndJobs(t *testing.T) {
+	exported := reloaderExportedMetrics()
+	if !exported["reloader_last_reload_successful"] || !exported["reloader_config_info"] {
+		t.Fatalf("the reloader's exposition lacks the metrics this test expects: %v", exported)
+	}
+	var selector string
+	mixinEval(t, "(import 'nginx-operator/mixin/mixin.libsonnet')._config.nginxReloaderSelector", &selector)
+	used := map[string]bool{}
+	for where, expr := range mixinExpressions(t) {
+		var names []string
+		for _, id := range mixinIdentifier.FindAllString(mixinStringLiteral.ReplaceAllString(expr, `""`), -1) {
+			if strings.HasPrefix(id, "reloader_") {
+				names = append(names, id)
+			}
+		}
+		for _, m := range names {
+			used[m] = true
+			if !exported[m] {
+				t.Errorf("%s uses %s, which the nginx-reloader does not export: %s", where, m, expr)
+			}
+			if strings.Count(expr, m+"{"+selector) != strings.Count(expr, m) {
+				t.Errorf("%s queries %s without the selector %s: %s", where, m, selector, expr)
+			}
+		}
+	}
+	for _, m := range []string{"reloader_last_reload_successful", "reloader_reloads_total", "reloader_reloads_failed_total", "reloader_config_info"} {
+		if !used[m] {
+			t.Errorf("no alert, rule or panel uses %s", m)
+		}
+	}
+}
+
+// TestMixinSelectorsTellExporterJobsFromReloaderJobs: an NginxMonitor
+// scrapes each pod twice, the exporter in job JobName and the reloader in
+// job ReloaderJobName. nginxSelector must select the first only (an
+// up-based expression on it would otherwise count every pod twice) and
+// nginxReloaderSelector the second only, for any namespace and monitor name.
+func TestMixinSelectorsTellExporterJobsFromReloaderJobs(t *testing.T) {
+	jobRegex := func(key string) *regexp.Regexp {
+		t.Helper()
+		var selector string
+		mixinEval(t, "(import 'nginx-operator/mixin/mixin.libsonnet')._config."+key, &selector)
+		m := regexp.MustCompile(`^job=~"(.*)"$`).FindStringSubmatch(selector)
+		if m == nil {
+			t.Fatalf("the mixin's %s %q is not a job regex", key, selector)
+		}
+		// PromQL anchors label regexes at both ends.
+		return regexp.MustCompile("^(?:" + m[1] + ")$")
+	}
+	exporterJobs, reloaderJobs := jobRegex("nginxSelector"), jobRegex("nginxReloaderSelector")
+	for _, m := range [][2]string{{"team-a", "web"}, {"team-a", "reloader"}, {"reloader", "reloader"}, {"monitoring", "all.teams"}} {
+		exporter, reloaderJob := monitor.JobName(m[0], m[1]), monitor.ReloaderJobName(m[0], m[1])
+		if !exporterJobs.MatchString(exporter) || reloaderJobs.MatchString(exporter) {
+			t.Errorf("exporter job %q: nginxSelector matches %v (want true), nginxReloaderSelector %v (want false)",
+				exporter, exporterJobs.MatchString(exporter), reloaderJobs.MatchString(exporter))
+		}
+		if !reloaderJobs.MatchString(reloaderJob) || exporterJobs.MatchString(reloaderJob) {
+			t.Errorf("reloader job %q: nginxReloaderSelector matches %v (want true), nginxSelector %v (want false)",
+				reloaderJob, reloaderJobs.MatchString(reloaderJob), exporterJobs.MatchString(reloaderJob))
+		}
+	}
+	for _, other := range []string{"nginx-operator", "prometheus-k8s", "serviceMonitor/team-a/web/1"} {
+		if exporterJobs.MatchString(other) || reloaderJobs.MatchString(other) {
+			t.Errorf("job %q is not an NginxMonitor's, but a selector matches it", other)
 		}
 	}
 }

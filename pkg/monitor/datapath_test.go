@@ -17,19 +17,23 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig is
-// the metrics data path on loopback: a real nginx running the rendered
-// configuration with metrics on (stub_status on 127.0.0.1), the real
-// nginx-prometheus-exporter reading it, and a real Prometheus scraping the
-// exporter with the scrape configuration Build generated, its Kubernetes
-// discovery replaced by a static target carrying the labels discovery would
-// set. Prometheus must report nginx_up 1 with those labels.
-func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *testing.T) {
+// TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig
+// is the metrics data path on loopback: a real nginx running the rendered
+// configuration with metrics on (stub_status on 127.0.0.1) under the real
+// nginx-reloader (built from cmd/nginx-reloader), the real
+// nginx-prometheus-exporter reading stub_status, and a real Prometheus
+// scraping both with the two scrape configurations Build generated, their
+// Kubernetes discovery replaced by a static target carrying the labels
+// discovery would set. Prometheus must report nginx_up 1 in the exporter's
+// job, and in the reloader's job a successful last reload and the hash of
+// the configuration nginx runs, with those labels.
+func TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig(t *testing.T) {
 	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
 	exporterBin := framework.RequireTool(t, "prometheus-nginx-exporter", "apt-get install -y prometheus-nginx-exporter")
 	prometheusBin := framework.RequireTool(t, "prometheus", "apt-get install -y prometheus")
@@ -38,7 +42,8 @@ func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *t
 	// nginx workers started as root run as "nobody", which must read the files.
 	must(t, os.Chmod(dir, 0o755))
 	must(t, os.Chmod(filepath.Dir(dir), 0o755))
-	httpPort, healthPort, stubPort, exporterPort, promPort := freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
+	reloaderBin := framework.ReloaderBinary(t)
+	httpPort, healthPort, stubPort, exporterPort, reloaderPort, promPort := freePort(t), freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
 
 	// nginx with the operator's rendered configuration.
 	spec := v1beta1.NginxOperatorSpec{
@@ -54,9 +59,17 @@ func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *t
 	if !strings.Contains(string(cfg), fmt.Sprintf("listen 127.0.0.1:%d;", stubPort)) {
 		t.Fatalf("stub_status does not listen on loopback only:\n%s", cfg)
 	}
-	nginxConf := filepath.Join(dir, "nginx.conf")
+	// The configuration in a directory of its own, as in a pod: the
+	// reloader watches the directory of its -config, and Prometheus writes
+	// into dir.
+	confDir := filepath.Join(dir, "conf")
+	must(t, os.Mkdir(confDir, 0o755))
+	nginxConf := filepath.Join(confDir, "nginx.conf")
 	must(t, os.WriteFile(nginxConf, cfg, 0o644))
-	proc := tools.StartNginx(t, nginxBin, dir, nginxConf)
+	// nginx under the reloader, which serves its metrics on loopback.
+	proc := tools.Start(t, "nginx-reloader", reloaderBin,
+		append([]string{fmt.Sprintf("-listen-address=127.0.0.1:%d", reloaderPort), "-config=" + nginxConf, "--", nginxBin},
+			tools.NginxArgs(dir, nginxConf, "-g", "daemon off;")...)...)
 
 	// The Debian exporter (0.11) exits when stub_status does not answer at
 	// its start: wait for nginx first.
@@ -92,16 +105,23 @@ func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *t
 	must(t, err)
 	var scrapeConfigs []map[string]any
 	must(t, yaml.Unmarshal(generated, &scrapeConfigs))
-	if len(scrapeConfigs) != 1 {
-		t.Fatalf("want one scrape config, got:\n%s", generated)
+	// Each job's static target: the port its relabelling keeps.
+	targets := map[string]int{JobName("team-a", "web"): exporterPort, ReloaderJobName("team-a", "web"): reloaderPort}
+	if len(scrapeConfigs) != len(targets) {
+		t.Fatalf("want the exporter's and the reloader's scrape configs, got:\n%s", generated)
 	}
-	sc := scrapeConfigs[0]
-	delete(sc, "kubernetes_sd_configs")
-	delete(sc, "relabel_configs") // they select among discovered endpoints; the static target is the selection
-	sc["static_configs"] = []any{map[string]any{
-		"targets": []any{fmt.Sprintf("127.0.0.1:%d", exporterPort)},
-		"labels":  map[string]any{LabelNamespace: "team-a", LabelInstance: "www", LabelPod: "www-0"},
-	}}
+	for _, sc := range scrapeConfigs {
+		port, ok := targets[fmt.Sprint(sc["job_name"])]
+		if !ok {
+			t.Fatalf("unexpected job %v in:\n%s", sc["job_name"], generated)
+		}
+		delete(sc, "kubernetes_sd_configs")
+		delete(sc, "relabel_configs") // they select among discovered endpoints; the static target is the selection
+		sc["static_configs"] = []any{map[string]any{
+			"targets": []any{fmt.Sprintf("127.0.0.1:%d", port)},
+			"labels":  map[string]any{LabelNamespace: "team-a", LabelInstance: "www", LabelPod: "www-0"},
+		}}
+	}
 	promCfg, err := yaml.Marshal(map[string]any{"scrape_configs": scrapeConfigs})
 	must(t, err)
 	promFile := filepath.Join(dir, "prometheus.yml")
@@ -145,6 +165,42 @@ func TestRealPrometheusScrapesNginxThroughTheExporterWithTheGeneratedConfig(t *t
 		t.Errorf("the metric relabeling should drop nginx_connections_waiting: %+v", got)
 	}
 	t.Logf("nginx_up %s %v", up[0].Value, up[0].Metric)
+
+	// The reloader's job: nginx loaded the rendered configuration, and
+	// Prometheus has it under the reloader's job with the same labels.
+	var info model.Vector
+	tools.Eventually(t, 45*time.Second, "reloader_config_info is in", func() error {
+		if err := proc.Exited(); err != nil {
+			return &tools.Stop{Err: err}
+		}
+		v, err := prom.Query(ctx, "reloader_config_info")
+		if err != nil {
+			return err
+		}
+		if info = v; len(info) != 1 {
+			return fmt.Errorf("reloader_config_info = %v, want one series", info)
+		}
+		return nil
+	})
+	want[string(model.JobLabel)] = ReloaderJobName("team-a", "web")
+	want["hash"] = reloader.ConfigHash(cfg)
+	for k, v := range want {
+		if string(info[0].Metric[model.LabelName(k)]) != v {
+			t.Errorf("reloader_config_info label %s = %q, want %q (all: %v)", k, info[0].Metric[model.LabelName(k)], v, info[0].Metric)
+		}
+	}
+	ok := query("reloader_last_reload_successful")
+	if len(ok) != 1 || ok[0].Value != 1 || string(ok[0].Metric[model.JobLabel]) != ReloaderJobName("team-a", "web") {
+		t.Errorf("reloader_last_reload_successful = %v, want 1 in the reloader's job", ok)
+	}
+	// Each job has only its own target's series.
+	if got := query(fmt.Sprintf(`count by (job) ({job=%q, __name__=~"nginx_.+"})`, ReloaderJobName("team-a", "web"))); len(got) != 0 {
+		t.Errorf("the reloader's job has nginx_* series: %v", got)
+	}
+	if got := query(fmt.Sprintf(`count by (job) ({job=%q, __name__=~"reloader_.+"})`, JobName("team-a", "web"))); len(got) != 0 {
+		t.Errorf("the exporter's job has reloader_* series: %v", got)
+	}
+	t.Logf("reloader_config_info %v", info[0].Metric)
 }
 
 func must(t *testing.T, err error) {

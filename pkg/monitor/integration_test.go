@@ -214,7 +214,8 @@ func TestMonitorSelectingNothingReportsNoMatchingInstancesUntilItsSelectorIsFixe
 	}
 	data := scrapeConfigs(t, c, ns, "team-a")
 	for _, want := range []string{
-		"job_name: nginxmonitor/" + ns + "/team-a",
+		"job_name: nginxmonitor/" + ns + "/team-a\n",
+		"job_name: nginxmonitor/" + ns + "/team-a/reloader\n",
 		"- " + ns, // the namespace list
 		"regex: " + ns + ";api;api|" + ns + ";www;www",
 		"target_label: team",
@@ -417,13 +418,14 @@ func TestServiceMonitorIsCreatedWhenPrometheusOperatorAPIIsServed(t *testing.T) 
 	if owner := metav1.GetControllerOf(sm); owner == nil || owner.Kind != "NginxMonitor" {
 		t.Errorf("ServiceMonitor owner %+v", owner)
 	}
-	var port string
+	var ports []string
 	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
-	if len(endpoints) == 1 {
-		port, _ = endpoints[0].(map[string]any)["port"].(string)
+	for _, e := range endpoints {
+		port, _ := e.(map[string]any)["port"].(string)
+		ports = append(ports, port)
 	}
 	values, _, _ := unstructured.NestedSlice(sm.Object, "spec", "selector", "matchExpressions")
-	if port != "metrics" || len(values) != 1 {
+	if strings.Join(ports, ",") != "metrics,reloader" || len(values) != 1 {
 		t.Errorf("ServiceMonitor spec: %v", sm.Object["spec"])
 	}
 

@@ -8,9 +8,11 @@ import (
 
 // monitorTargets is nginx_operator_monitor_targets: the pods a monitor's
 // scrape configuration makes Prometheus scrape (the replicas of its selected
-// instances that have metrics enabled).
+// instances that have metrics enabled). It counts pods, not Prometheus
+// targets: each pod is scraped twice, through its exporter and its reloader,
+// and the count keeps its meaning (0: nothing monitored) whatever the jobs.
 var monitorTargets = metrics.ObjectGauge("nginx_operator_monitor_targets",
-	"Scrape targets (pods of selected instances with metrics enabled) of each NginxMonitor.")
+	"Scraped pods (of selected instances with metrics enabled) of each NginxMonitor; each is scraped through its exporter and its reloader.")
 
 var registerOnce sync.Once
 

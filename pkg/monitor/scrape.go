@@ -1,7 +1,7 @@
 // Package monitor is the NginxMonitor controller: it selects NginxOperator
 // instances by label and namespace and generates, per monitor, a Secret
 // holding a list of Prometheus scrape_config entries (scrape-configs.yaml)
-// that discovers exactly those instances' exporter endpoints.
+// that discovers exactly those instances' exporter and reloader endpoints.
 package monitor
 
 import (
@@ -17,6 +17,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
 // ScrapeConfigsKey is the key of the generated Secret that holds the list of
@@ -31,6 +32,11 @@ const ScrapeConfigFileKey = "scrape-config-file.yaml"
 
 // MetricsPortName is the name of the exporter's port on the client Service.
 const MetricsPortName = layout.MetricsPortName
+
+// ReloaderPortName is the name of the nginx-reloader's port on the client
+// Service; it serves reloader.MetricsPath over plain HTTP, without
+// authentication.
+const ReloaderPortName = layout.ReloaderPortName
 
 // Labels every target carries, besides the Prometheus job.
 const (
@@ -55,10 +61,20 @@ type Options struct {
 	Role string
 }
 
-// JobName is the Prometheus job of a monitor: unique per monitor, so several
-// monitors' files can be loaded side by side.
+// JobName is the Prometheus job of a monitor's exporter targets: unique per
+// monitor, so several monitors' files can be loaded side by side.
 func JobName(namespace, name string) string {
 	return "nginxmonitor/" + namespace + "/" + name
+}
+
+// ReloaderJobName is the Prometheus job of a monitor's reloader targets. It
+// is a job of its own because the reloader is scraped with none of the
+// endpoint's exporter settings (scheme, path, credentials). Namespace and
+// monitor names hold no "/", so it has one more segment than any JobName and
+// no two monitors' jobs, of either kind, are equal: the mixin tells the two
+// kinds apart by that segment.
+func ReloaderJobName(namespace, name string) string {
+	return JobName(namespace, name) + "/reloader"
 }
 
 // The scrape_config subset the operator writes, in Prometheus' field order.
@@ -192,11 +208,14 @@ func LabelName(key string) string {
 	return name
 }
 
-// Build returns scrape-configs.yaml for mon: a YAML list with one scrape_config
-// that discovers, in the namespaces of the selected instances only, the
-// endpoints of their client Services' metrics port and nothing else. With no
-// instance exposing metrics the list is empty, never a job that discovers
-// everything. Output is deterministic: it follows the selection's order.
+// Build returns scrape-configs.yaml for mon: a YAML list of two
+// scrape_config entries that discover, in the namespaces of the selected
+// instances only, the endpoints of their client Services and nothing else.
+// The first, job JobName, scrapes the exporter's metrics port with the
+// monitor's endpoint settings; the second, job ReloaderJobName, scrapes the
+// reloader's port (see reloaderScrapeConfig). With no instance exposing
+// metrics the list is empty, never a job that discovers everything. Output
+// is deterministic: it follows the selection's order.
 func Build(mon *v1beta1.NginxMonitor, sel Selection, creds Credentials, opts Options) ([]byte, error) {
 	if err := Validate(&mon.Spec); err != nil {
 		return nil, err
@@ -210,42 +229,81 @@ func Build(mon *v1beta1.NginxMonitor, sel Selection, creds Credentials, opts Opt
 	if role == "" {
 		role = "endpointslice"
 	}
-	sc := scrapeConfig{
-		JobName:        JobName(mon.Namespace, mon.Name),
-		HonorLabels:    ep.HonorLabels,
-		ScrapeInterval: ep.Interval,
-		ScrapeTimeout:  ep.ScrapeTimeout,
-		MetricsPath:    ep.Path,
-		Scheme:         ep.Scheme,
-		SampleLimit:    ep.SampleLimit,
+	exporter := scrapeConfig{
+		JobName:             JobName(mon.Namespace, mon.Name),
+		HonorLabels:         ep.HonorLabels,
+		ScrapeInterval:      ep.Interval,
+		ScrapeTimeout:       ep.ScrapeTimeout,
+		MetricsPath:         ep.Path,
+		Scheme:              ep.Scheme,
+		SampleLimit:         ep.SampleLimit,
+		KubernetesSDConfigs: discovery(sel, role, opts),
 	}
 	if ep.BasicAuth != nil {
-		sc.BasicAuth = &basicAuth{Username: creds.Username, Password: creds.Password}
+		exporter.BasicAuth = &basicAuth{Username: creds.Username, Password: creds.Password}
 	}
 	if t := ep.TLSConfig; t != nil {
-		sc.TLSConfig = &tlsConfig{CA: creds.CA, Cert: creds.Cert, Key: creds.Key, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
+		exporter.TLSConfig = &tlsConfig{CA: creds.CA, Cert: creds.Cert, Key: creds.Key, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
 	}
+	exporter.RelabelConfigs = append(targetRules(mon, sel, role, MetricsPortName), convertRelabelings(ep.Relabelings)...)
+	exporter.MetricRelabelConfigs = convertRelabelings(ep.MetricRelabelings)
 
+	out, err := yaml.Marshal([]scrapeConfig{exporter, reloaderScrapeConfig(mon, sel, role, opts)})
+	if err != nil {
+		return nil, fmt.Errorf("encoding the scrape configuration: %w", err)
+	}
+	return out, nil
+}
+
+// reloaderScrapeConfig scrapes the nginx-reloader of the same pods: the same
+// discovery, the same selection, the same namespace, instance, pod and
+// targetLabels labels, at the endpoint's interval and timeout. Nothing else
+// of the endpoint applies. Its scheme, path, credentials and TLS settings
+// describe the exporter: the reloader serves plain HTTP on
+// reloader.MetricsPath and asks for no credentials, so https would fail and
+// a password would be sent for nothing. Its relabelings, metric relabelings,
+// honorLabels and sampleLimit are written against the exporter's targets and
+// series: a rule rewriting __metrics_path__ or __address__, or keeping
+// series by name, would break this job silently.
+func reloaderScrapeConfig(mon *v1beta1.NginxMonitor, sel Selection, role string, opts Options) scrapeConfig {
+	return scrapeConfig{
+		JobName:             ReloaderJobName(mon.Namespace, mon.Name),
+		ScrapeInterval:      mon.Spec.Endpoint.Interval,
+		ScrapeTimeout:       mon.Spec.Endpoint.ScrapeTimeout,
+		MetricsPath:         reloader.MetricsPath,
+		Scheme:              "http",
+		KubernetesSDConfigs: discovery(sel, role, opts),
+		RelabelConfigs:      targetRules(mon, sel, role, ReloaderPortName),
+	}
+}
+
+// discovery is the kubernetes_sd_configs of every job of a monitor.
+func discovery(sel Selection, role string, opts Options) []kubernetesSD {
+	// The EndpointSlice (and Endpoints) controller copies a Service's labels
+	// onto its slices, so Prometheus need only watch the operator's nginx
+	// slices; the relabelling of targetRules is what selects exactly.
+	return []kubernetesSD{{
+		Role: role, KubeconfigFile: opts.KubeconfigFile, Namespaces: sdNamespaces{Names: sel.Namespaces()},
+		Selectors: []sdSelectors{{Role: role, Label: k8sutil.LabelManagedBy + "=" + k8sutil.ManagedBy + "," + k8sutil.LabelName + "=nginx"}},
+	}}
+}
+
+// targetRules are the operator's relabelling rules of a job that scrapes
+// port of the selected instances' client Services: they keep exactly those
+// endpoints and set namespace, instance, pod and the monitor's targetLabels.
+func targetRules(mon *v1beta1.NginxMonitor, sel Selection, role, port string) []relabelConfig {
 	var keys []string
 	for _, in := range sel.Scraped() {
 		keys = append(keys, regexp.QuoteMeta(in.Namespace+";"+in.service()+";"+in.Name))
 	}
-	// The EndpointSlice (and Endpoints) controller copies a Service's labels
-	// onto its slices, so Prometheus need only watch the operator's nginx
-	// slices; the relabelling below is what selects exactly.
-	sc.KubernetesSDConfigs = []kubernetesSD{{
-		Role: role, KubeconfigFile: opts.KubeconfigFile, Namespaces: sdNamespaces{Names: sel.Namespaces()},
-		Selectors: []sdSelectors{{Role: role, Label: k8sutil.LabelManagedBy + "=" + k8sutil.ManagedBy + "," + k8sutil.LabelName + "=nginx"}},
-	}}
-
 	svcLabel := func(key string) string { return metaSvcLabel + LabelName(key) }
 	portLabel := "__meta_kubernetes_endpointslice_port_name"
 	if role == "endpoints" {
 		portLabel = "__meta_kubernetes_endpoint_port_name"
 	}
 	rules := []relabelConfig{
-		// Only the exporter's port...
-		{SourceLabels: []string{portLabel}, Regex: MetricsPortName, Action: "keep"},
+		// Only the port of this job...
+		{SourceLabels: []string{portLabel}, Regex: port, Action: "keep"},
 		// ...of Services the operator made for an nginx instance...
 		{
 			SourceLabels: []string{svcLabel(k8sutil.LabelManagedBy), svcLabel(k8sutil.LabelName), svcLabel(k8sutil.LabelComponent)},
@@ -266,14 +324,7 @@ func Build(mon *v1beta1.NginxMonitor, sel Selection, creds Credentials, opts Opt
 			Replacement: ptr.To(t.Replacement), Action: "replace",
 		})
 	}
-	sc.RelabelConfigs = append(rules, convertRelabelings(ep.Relabelings)...)
-	sc.MetricRelabelConfigs = convertRelabelings(ep.MetricRelabelings)
-
-	out, err := yaml.Marshal([]scrapeConfig{sc})
-	if err != nil {
-		return nil, fmt.Errorf("encoding the scrape configuration: %w", err)
-	}
-	return out, nil
+	return rules
 }
 
 // FileForm turns the list Build returns into a file for Prometheus'

@@ -107,8 +107,8 @@ func (s Selection) targetLabelRules(keys []string) []targetLabelRule {
 	return out
 }
 
-// Targets is how many endpoints Prometheus scrapes: the replicas of the
-// scraped instances.
+// Targets is how many pods Prometheus scrapes: the replicas of the scraped
+// instances (each pod is two endpoints, its exporter's and its reloader's).
 func (s Selection) Targets() int {
 	n := 0
 	for _, in := range s.scraped {

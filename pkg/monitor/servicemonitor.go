@@ -15,6 +15,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
 // ServiceMonitorGVK is prometheus-operator's ServiceMonitor.
@@ -30,23 +31,29 @@ func AddServiceMonitorToScheme(s *runtime.Scheme) error {
 
 // BuildServiceMonitor is the ServiceMonitor equivalent of Build: it selects
 // the client Services of the selected instances that have metrics enabled,
-// in their namespaces, keeps exactly their metrics port and sets the same
-// labels. Credentials stay Secret references (prometheus-operator reads them).
+// in their namespaces, and has two endpoints, as Build has two jobs: the
+// exporter's metrics port with the monitor's endpoint settings, and the
+// reloader's port over plain HTTP with only the interval and timeout (see
+// reloaderScrapeConfig). Both set the same labels. Credentials stay Secret
+// references (prometheus-operator reads them).
 //
-// Its targets get the job label of the scrape configuration,
-// JobName(namespace, name), not the Service's name that prometheus-operator
-// gives by default: the mixin selects nginx targets by that job, and two
-// monitors of one instance stay two jobs. prometheus-operator appends an
-// endpoint's relabelings after its own rules (the one setting job from
-// __meta_kubernetes_service_name among them), so a replace rule here has the
-// last word.
+// Its targets get the job labels of the scrape configuration,
+// JobName(namespace, name) and ReloaderJobName(namespace, name), not the
+// Service's name that prometheus-operator gives by default: the mixin
+// selects nginx targets by those jobs, and two monitors of one instance
+// stay two jobs. prometheus-operator appends an endpoint's relabelings after
+// its own rules (the one setting job from __meta_kubernetes_service_name
+// among them), so a replace rule here has the last word.
+//
+// prometheus-operator has no per-endpoint sample limit: the monitor's
+// sampleLimit is the ServiceMonitor's, and so also limits the reloader's
+// targets, which return five samples.
 //
 // With no instance it selects nothing: see matchNothing.
 func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1.ServiceMonitor {
-	var instNames, keys []string
+	var instNames []string
 	for _, in := range sel.Scraped() {
 		instNames = append(instNames, in.Name)
-		keys = append(keys, regexp.QuoteMeta(in.Namespace+";"+in.service()))
 	}
 	// The values of an In requirement: a set, sorted.
 	slices.Sort(instNames)
@@ -56,44 +63,25 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 	if len(instNames) == 0 {
 		instances = matchNothing(k8sutil.LabelInstance)
 		namespaces = []string{mon.Namespace}
-		// The keep rule's source values are "<namespace>;<service>": one
-		// without ";" never matches. (An empty regex would be Prometheus'
-		// default, (.*), which keeps everything.)
-		keys = []string{"none"}
 	}
 	ep := mon.Spec.Endpoint
-	smep := monitoringv1.Endpoint{
-		Port:          MetricsPortName,
-		Path:          ep.Path,
-		Scheme:        ptr.To(monitoringv1.Scheme(ep.Scheme)),
-		Interval:      monitoringv1.Duration(ep.Interval),
-		ScrapeTimeout: monitoringv1.Duration(ep.ScrapeTimeout),
-		HonorLabels:   ep.HonorLabels,
-	}
-	smep.RelabelConfigs = []monitoringv1.RelabelConfig{
-		// Only the client Service of each selected instance, not its headless twin.
-		{SourceLabels: labelNames(metaNamespace, metaServiceName), Regex: strings.Join(keys, "|"), Action: "keep"},
-		{SourceLabels: labelNames(metaNamespace), TargetLabel: LabelNamespace, Action: "replace"},
-		{SourceLabels: labelNames(metaSvcLabel + LabelName(k8sutil.LabelInstance)), TargetLabel: LabelInstance, Action: "replace"},
-		{SourceLabels: labelNames(metaPodName), TargetLabel: LabelPod, Action: "replace"},
-		// The job of the scrape configuration Secret, replacing the
-		// Service name prometheus-operator sets before this rule.
-		{TargetLabel: "job", Replacement: ptr.To(JobName(mon.Namespace, mon.Name)), Action: "replace"},
-	}
-	for _, t := range sel.targetLabelRules(mon.Spec.TargetLabels) {
-		smep.RelabelConfigs = append(smep.RelabelConfigs, monitoringv1.RelabelConfig{
-			SourceLabels: labelNames(targetLabelSources()...), Regex: t.Regex, TargetLabel: t.TargetLabel,
-			Replacement: ptr.To(t.Replacement), Action: "replace",
-		})
+	exporter := monitoringv1.Endpoint{
+		Port:           MetricsPortName,
+		Path:           ep.Path,
+		Scheme:         ptr.To(monitoringv1.Scheme(ep.Scheme)),
+		Interval:       monitoringv1.Duration(ep.Interval),
+		ScrapeTimeout:  monitoringv1.Duration(ep.ScrapeTimeout),
+		HonorLabels:    ep.HonorLabels,
+		RelabelConfigs: smTargetRules(mon, sel, JobName(mon.Namespace, mon.Name)),
 	}
 	for _, r := range ep.Relabelings {
-		smep.RelabelConfigs = append(smep.RelabelConfigs, smRelabel(r))
+		exporter.RelabelConfigs = append(exporter.RelabelConfigs, smRelabel(r))
 	}
 	for _, r := range ep.MetricRelabelings {
-		smep.MetricRelabelConfigs = append(smep.MetricRelabelConfigs, smRelabel(r))
+		exporter.MetricRelabelConfigs = append(exporter.MetricRelabelConfigs, smRelabel(r))
 	}
 	if ba := ep.BasicAuth; ba != nil {
-		smep.BasicAuth = &monitoringv1.BasicAuth{Username: ba.Username, Password: ba.Password}
+		exporter.BasicAuth = &monitoringv1.BasicAuth{Username: ba.Username, Password: ba.Password}
 	}
 	if t := ep.TLSConfig; t != nil {
 		tc := monitoringv1.SafeTLSConfig{KeySecret: t.KeySecret}
@@ -111,7 +99,15 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 		if t.InsecureSkipVerify {
 			tc.InsecureSkipVerify = ptr.To(true)
 		}
-		smep.TLSConfig = &monitoringv1.TLSConfig{SafeTLSConfig: tc}
+		exporter.TLSConfig = &monitoringv1.TLSConfig{SafeTLSConfig: tc}
+	}
+	reloaderEndpoint := monitoringv1.Endpoint{
+		Port:           ReloaderPortName,
+		Path:           reloader.MetricsPath,
+		Scheme:         ptr.To(monitoringv1.Scheme("http")),
+		Interval:       monitoringv1.Duration(ep.Interval),
+		ScrapeTimeout:  monitoringv1.Duration(ep.ScrapeTimeout),
+		RelabelConfigs: smTargetRules(mon, sel, ReloaderJobName(mon.Namespace, mon.Name)),
 	}
 	sm := &monitoringv1.ServiceMonitor{
 		TypeMeta: metav1.TypeMeta{APIVersion: ServiceMonitorGVK.GroupVersion().String(), Kind: ServiceMonitorGVK.Kind},
@@ -127,13 +123,48 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 				MatchExpressions: instances,
 			},
 			NamespaceSelector: monitoringv1.NamespaceSelector{MatchNames: namespaces},
-			Endpoints:         []monitoringv1.Endpoint{smep},
+			Endpoints:         []monitoringv1.Endpoint{exporter, reloaderEndpoint},
 		},
 	}
 	if ep.SampleLimit > 0 {
 		sm.Spec.SampleLimit = ptr.To(ep.SampleLimit)
 	}
 	return sm
+}
+
+// smTargetRules are the operator's relabelings of a ServiceMonitor endpoint,
+// the counterpart of targetRules (prometheus-operator itself keeps the
+// endpoint's port of the Services the selector matches): they keep the
+// selected instances' client Services, set namespace, instance and pod, set
+// job, and then the monitor's targetLabels.
+func smTargetRules(mon *v1beta1.NginxMonitor, sel Selection, job string) []monitoringv1.RelabelConfig {
+	var keys []string
+	for _, in := range sel.Scraped() {
+		keys = append(keys, regexp.QuoteMeta(in.Namespace+";"+in.service()))
+	}
+	if len(keys) == 0 {
+		// The keep rule's source values are "<namespace>;<service>": one
+		// without ";" never matches. (An empty regex would be Prometheus'
+		// default, (.*), which keeps everything.)
+		keys = []string{"none"}
+	}
+	rules := []monitoringv1.RelabelConfig{
+		// Only the client Service of each selected instance, not its headless twin.
+		{SourceLabels: labelNames(metaNamespace, metaServiceName), Regex: strings.Join(keys, "|"), Action: "keep"},
+		{SourceLabels: labelNames(metaNamespace), TargetLabel: LabelNamespace, Action: "replace"},
+		{SourceLabels: labelNames(metaSvcLabel + LabelName(k8sutil.LabelInstance)), TargetLabel: LabelInstance, Action: "replace"},
+		{SourceLabels: labelNames(metaPodName), TargetLabel: LabelPod, Action: "replace"},
+		// The job of the scrape configuration Secret, replacing the
+		// Service name prometheus-operator sets before this rule.
+		{TargetLabel: "job", Replacement: ptr.To(job), Action: "replace"},
+	}
+	for _, t := range sel.targetLabelRules(mon.Spec.TargetLabels) {
+		rules = append(rules, monitoringv1.RelabelConfig{
+			SourceLabels: labelNames(targetLabelSources()...), Regex: t.Regex, TargetLabel: t.TargetLabel,
+			Replacement: ptr.To(t.Replacement), Action: "replace",
+		})
+	}
+	return rules
 }
 
 // matchNothing is a label selector requirement list that no object matches

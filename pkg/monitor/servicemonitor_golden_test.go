@@ -35,8 +35,8 @@ func TestBuildServiceMonitorMatchesGoldenFiles(t *testing.T) {
 	}
 }
 
-// scrapeConfigJob is the job_name of the single scrape_config Build writes.
-func scrapeConfigJob(t *testing.T, mon *v1beta1.NginxMonitor, sel Selection) string {
+// scrapeConfigJobs are the job_names of the scrape_configs Build writes, in order.
+func scrapeConfigJobs(t *testing.T, mon *v1beta1.NginxMonitor, sel Selection) []string {
 	t.Helper()
 	data, err := Build(mon, sel, Credentials{}, Options{})
 	if err != nil {
@@ -45,20 +45,25 @@ func scrapeConfigJob(t *testing.T, mon *v1beta1.NginxMonitor, sel Selection) str
 	var list []struct {
 		JobName string `json:"job_name"`
 	}
-	if err := yaml.Unmarshal(data, &list); err != nil || len(list) != 1 {
+	if err := yaml.Unmarshal(data, &list); err != nil {
 		t.Fatalf("scrape configs %q: %v", data, err)
 	}
-	return list[0].JobName
+	var jobs []string
+	for _, sc := range list {
+		jobs = append(jobs, sc.JobName)
+	}
+	return jobs
 }
 
 // TestServiceMonitorTargetsGetTheScrapeConfigJob: prometheus-operator sets a
 // ServiceMonitor target's job to its Service's name, then applies the
-// endpoint's relabelings in order. The ServiceMonitor's rules must therefore
-// set job to the scrape configuration's job name, unconditionally (no source
-// label that could be missing, no regex that could fail), before the user's
-// relabelings (which, as in the scrape configuration, may still change it),
-// and in a form prometheus-operator validates. Two monitors of one instance
-// get two jobs.
+// endpoint's relabelings in order. Each endpoint's rules must therefore set
+// job to the job name of the matching scrape configuration (the exporter's
+// JobName, the reloader's ReloaderJobName), unconditionally (no source label
+// that could be missing, no regex that could fail), before the user's
+// relabelings (which, as in the scrape configuration, may still change the
+// exporter's), and in a form prometheus-operator validates. Two monitors of
+// one instance get two pairs of jobs.
 func TestServiceMonitorTargetsGetTheScrapeConfigJob(t *testing.T) {
 	instances := []Instance{{Namespace: "team-a", Name: "www", Labels: map[string]string{"team": "a"}, MetricsEnabled: true}}
 	userRule := v1beta1.RelabelConfig{SourceLabels: []string{"__meta_kubernetes_pod_node_name"}, TargetLabel: "node", Action: "replace"}
@@ -75,34 +80,39 @@ func TestServiceMonitorTargetsGetTheScrapeConfigJob(t *testing.T) {
 		"selecting nothing": {monitor: mon("team-a", "nothing", v1beta1.NginxMonitorSpec{})},
 	} {
 		t.Run(name, func(t *testing.T) {
-			want := JobName(tc.monitor.Namespace, tc.monitor.Name)
+			want := []string{JobName(tc.monitor.Namespace, tc.monitor.Name), ReloaderJobName(tc.monitor.Namespace, tc.monitor.Name)}
 			if len(tc.sel.Scraped()) > 0 {
-				if got := scrapeConfigJob(t, &tc.monitor, tc.sel); got != want {
-					t.Fatalf("scrape configuration job %q, want %q", got, want)
+				if got := scrapeConfigJobs(t, &tc.monitor, tc.sel); !slices.Equal(got, want) {
+					t.Fatalf("scrape configuration jobs %q, want %q", got, want)
 				}
 			}
-			ep := BuildServiceMonitor(&tc.monitor, tc.sel).Spec.Endpoints[0]
-			var jobRules []int
-			for i, r := range ep.RelabelConfigs {
-				if r.TargetLabel == "job" {
-					jobRules = append(jobRules, i)
+			endpoints := BuildServiceMonitor(&tc.monitor, tc.sel).Spec.Endpoints
+			if len(endpoints) != len(want) || endpoints[0].Port != MetricsPortName || endpoints[1].Port != ReloaderPortName {
+				t.Fatalf("endpoints %+v, want the exporter's then the reloader's", endpoints)
+			}
+			for e, ep := range endpoints {
+				var jobRules []int
+				for i, r := range ep.RelabelConfigs {
+					if r.TargetLabel == "job" {
+						jobRules = append(jobRules, i)
+					}
 				}
-			}
-			if len(jobRules) != 1 {
-				t.Fatalf("%d rules set job, want 1: %+v", len(jobRules), ep.RelabelConfigs)
-			}
-			i := jobRules[0]
-			r := ep.RelabelConfigs[i]
-			if r.Action != "replace" || len(r.SourceLabels) != 0 || r.Regex != "" || r.Replacement == nil || *r.Replacement != want {
-				t.Errorf("job rule %+v, want an unconditional replace with %q", r, want)
-			}
-			if user := len(tc.monitor.Spec.Endpoint.Relabelings); user > 0 {
-				if got := ep.RelabelConfigs[len(ep.RelabelConfigs)-user:]; got[0].TargetLabel != userRule.TargetLabel || i >= len(ep.RelabelConfigs)-user {
-					t.Errorf("the user's relabelings must come last, after the job rule: %+v", ep.RelabelConfigs)
+				if len(jobRules) != 1 {
+					t.Fatalf("endpoint %s: %d rules set job, want 1: %+v", ep.Port, len(jobRules), ep.RelabelConfigs)
 				}
-			}
-			if err := ep.Validate(); err != nil {
-				t.Errorf("endpoint validation: %v", err)
+				i := jobRules[0]
+				r := ep.RelabelConfigs[i]
+				if r.Action != "replace" || len(r.SourceLabels) != 0 || r.Regex != "" || r.Replacement == nil || *r.Replacement != want[e] {
+					t.Errorf("endpoint %s: job rule %+v, want an unconditional replace with %q", ep.Port, r, want[e])
+				}
+				if user := len(tc.monitor.Spec.Endpoint.Relabelings); user > 0 && ep.Port == MetricsPortName {
+					if got := ep.RelabelConfigs[len(ep.RelabelConfigs)-user:]; got[0].TargetLabel != userRule.TargetLabel || i >= len(ep.RelabelConfigs)-user {
+						t.Errorf("the user's relabelings must come last, after the job rule: %+v", ep.RelabelConfigs)
+					}
+				}
+				if err := ep.Validate(); err != nil {
+					t.Errorf("endpoint %s validation: %v", ep.Port, err)
+				}
 			}
 		})
 	}

@@ -96,10 +96,17 @@ func TestServiceMonitorIsAppliedAsSetAndNotRewrittenWhenNothingChanged(t *testin
 		t.Fatal(err)
 	}
 	endpoints, _, err := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
-	if err != nil || len(endpoints) != 1 {
+	if err != nil || len(endpoints) != 2 {
 		t.Fatalf("endpoints %v: %v", endpoints, err)
 	}
 	endpoint := endpoints[0].(map[string]any)
+	// The reloader's endpoint, as stored: plain HTTP, no credentials.
+	reloaderEndpoint := endpoints[1].(map[string]any)
+	for field, want := range map[string]any{"port": "reloader", "scheme": "http", "path": "/metrics", "basicAuth": nil, "tlsConfig": nil} {
+		if got := reloaderEndpoint[field]; got != want {
+			t.Errorf("reloader endpoint %s = %v, want %v", field, got, want)
+		}
+	}
 	wantTLS := map[string]any{
 		"ca":         map[string]any{"secret": map[string]any{"name": "scrape-auth", "key": "ca.crt"}},
 		"serverName": "web." + ns + ".svc",

@@ -70,7 +70,7 @@ func TestServiceMonitorAppliesOnlyTheTLSFieldsTheMonitorSets(t *testing.T) {
 		t.Fatal(err)
 	}
 	endpoints, _, err := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
-	if err != nil || len(endpoints) != 1 {
+	if err != nil || len(endpoints) != 2 {
 		t.Fatalf("endpoints %v: %v", endpoints, err)
 	}
 	tls, _ := endpoints[0].(map[string]any)["tlsConfig"].(map[string]any)
@@ -80,5 +80,10 @@ func TestServiceMonitorAppliesOnlyTheTLSFieldsTheMonitorSets(t *testing.T) {
 	}
 	if scheme := endpoints[0].(map[string]any)["scheme"]; scheme != "https" {
 		t.Errorf("scheme %v", scheme)
+	}
+	// The reloader's endpoint is plain HTTP: the exporter's TLS is not its.
+	reloaderEndpoint := endpoints[1].(map[string]any)
+	if reloaderEndpoint["port"] != ReloaderPortName || reloaderEndpoint["scheme"] != "http" || reloaderEndpoint["tlsConfig"] != nil {
+		t.Errorf("reloader endpoint %v, want port reloader over plain http", reloaderEndpoint)
 	}
 }

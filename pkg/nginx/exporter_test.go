@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -13,25 +16,24 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
 
-// TestMetricsAddExporterSidecarAndServicePortOnlyWhenEnabled: with
+// TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled: with
 // spec.metrics.enabled the pod gets the exporter (operator's image, scraping
 // loopback stub_status, port "metrics", restricted) and the client Service
-// exposes "metrics"; without it neither exists.
-func TestMetricsAddExporterSidecarAndServicePortOnlyWhenEnabled(t *testing.T) {
+// exposes "metrics" and the reloader's "reloader", the two ports an
+// NginxMonitor scrapes; without it the Service exposes neither (the reloader
+// runs in every pod, but only instances that opted into metrics publish
+// it). The headless Service never exposes them.
+func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
 	in := Inputs{Image: "nginx:1.27", ExporterImage: "exporter:1.4", ConfigHash: "abc"}
+	monitoringPorts := map[string]bool{MetricsPortName: true, ReloaderPortName: true}
 
 	off := testInstance("web")
 	if pod := StatefulSet(off, in).Spec.Template.Spec; len(pod.Containers) != 1 {
 		t.Errorf("metrics off: %d containers, want only nginx", len(pod.Containers))
 	}
 	for _, p := range Service(off).Spec.Ports {
-		if p.Name == MetricsPortName {
-			t.Error("metrics off: the Service exposes the metrics port")
-		}
-	}
-	for _, p := range HeadlessService(off).Spec.Ports {
-		if p.Name == MetricsPortName {
-			t.Error("the headless Service exposes the metrics port")
+		if monitoringPorts[p.Name] || p.Port == v1beta1.ReloaderPort || p.Port == v1beta1.ExporterPort {
+			t.Errorf("metrics off: the Service exposes %s (%d)", p.Name, p.Port)
 		}
 	}
 
@@ -56,14 +58,32 @@ func TestMetricsAddExporterSidecarAndServicePortOnlyWhenEnabled(t *testing.T) {
 	if sc == nil || ptr.Deref(sc.AllowPrivilegeEscalation, true) || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) || !ptr.Deref(sc.RunAsNonRoot, false) {
 		t.Errorf("exporter security context %+v is not restricted", sc)
 	}
-	found := false
-	for _, p := range Service(on).Spec.Ports {
-		if p.Name == MetricsPortName && p.Port == v1beta1.ExporterPort && p.TargetPort.StrVal == MetricsPortName {
-			found = true
+	want := []corev1.ServicePort{
+		{Name: "http", Port: 8080, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP},
+		{Name: "metrics", Port: 9113, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP},
+		{Name: "reloader", Port: 18082, TargetPort: intstr.FromString("reloader"), Protocol: corev1.ProtocolTCP},
+	}
+	if diff := cmp.Diff(want, Service(on).Spec.Ports); diff != "" {
+		t.Errorf("metrics on: client Service ports (-want +got):\n%s", diff)
+	}
+	// Each Service port's target is a port some container of the pod declares.
+	declared := map[string]int32{}
+	for _, c := range pod.Containers {
+		for _, p := range c.Ports {
+			declared[p.Name] = p.ContainerPort
 		}
 	}
-	if !found {
-		t.Errorf("metrics on: Service ports %+v lack metrics", Service(on).Spec.Ports)
+	for _, p := range Service(on).Spec.Ports {
+		if got, ok := declared[p.TargetPort.StrVal]; !ok || got != p.Port {
+			t.Errorf("Service port %s targets %q, which the pod declares as %d (declared: %v)", p.Name, p.TargetPort.StrVal, got, declared)
+		}
+	}
+	for _, inst := range []*v1beta1.NginxOperator{off, on} {
+		for _, p := range HeadlessService(inst).Spec.Ports {
+			if monitoringPorts[p.Name] {
+				t.Errorf("metrics %v: the headless Service exposes %s", inst.Spec.Metrics.Enabled, p.Name)
+			}
+		}
 	}
 }
 

@@ -88,6 +88,10 @@ type RestoreInit struct {
 // MetricsPortName is the exporter's container and Service port name.
 const MetricsPortName = layout.MetricsPortName
 
+// ReloaderPortName is the nginx-reloader's container port name, and its
+// Service port's when metrics are enabled.
+const ReloaderPortName = layout.ReloaderPortName
+
 func objectMeta(nginx *v1beta1.NginxOperator, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name:      name,
@@ -166,15 +170,24 @@ func servicePorts(nginx *v1beta1.NginxOperator) []corev1.ServicePort {
 	return ports
 }
 
-// Service is what clients use.
+// Service is what clients use. With spec.metrics.enabled it also exposes
+// the exporter's port and the reloader's, the two an NginxMonitor scrapes
+// (Prometheus discovers targets through a Service's EndpointSlices). An
+// instance that did not ask for metrics exposes neither: the reloader's
+// port then stays reachable on the pod network only, where the operator
+// reads each pod's /status.
 func Service(nginx *v1beta1.NginxOperator) *corev1.Service {
 	meta := objectMeta(nginx, NamesFor(nginx.Name).Service)
 	meta.Annotations = nginx.Spec.Service.Annotations
 	ports := servicePorts(nginx)
 	if nginx.Spec.Metrics.Enabled {
-		ports = append(ports, corev1.ServicePort{
-			Name: MetricsPortName, Port: v1beta1.ExporterPort, TargetPort: intstr.FromString(MetricsPortName), Protocol: corev1.ProtocolTCP,
-		})
+		ports = append(ports,
+			corev1.ServicePort{
+				Name: MetricsPortName, Port: v1beta1.ExporterPort, TargetPort: intstr.FromString(MetricsPortName), Protocol: corev1.ProtocolTCP,
+			},
+			corev1.ServicePort{
+				Name: ReloaderPortName, Port: v1beta1.ReloaderPort, TargetPort: intstr.FromString(ReloaderPortName), Protocol: corev1.ProtocolTCP,
+			})
 	}
 	svc := nginx.Spec.Service
 	spec := corev1.ServiceSpec{
@@ -254,7 +267,7 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 
 	containerPorts := []corev1.ContainerPort{
 		{Name: layout.HealthPortName, ContainerPort: v1beta1.HealthPort, Protocol: corev1.ProtocolTCP},
-		{Name: layout.ReloaderPortName, ContainerPort: v1beta1.ReloaderPort, Protocol: corev1.ProtocolTCP},
+		{Name: ReloaderPortName, ContainerPort: v1beta1.ReloaderPort, Protocol: corev1.ProtocolTCP},
 	}
 	for _, p := range spec.Ports {
 		containerPorts = append(containerPorts, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: corev1.ProtocolTCP})

@@ -32,6 +32,11 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/fsutil"
 )
 
+// MetricsPath is where the reloader serves Metrics over HTTP (on
+// v1beta1.ReloaderPort in an nginx pod); NginxMonitor scrape configurations
+// point Prometheus at it.
+const MetricsPath = "/metrics"
+
 // Options configure a Reloader.
 type Options struct {
 	// Nginx is the nginx binary and Args its arguments (-c, -g).

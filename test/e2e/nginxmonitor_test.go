@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -40,8 +41,9 @@ func (d discoveredTarget) String() string {
 // Prometheus with the scrape configuration the operator generated (as a
 // scrape_config_files entry) and a kubeconfig for the local apiserver. Its
 // Kubernetes discovery must find exactly the pods (kwok pods) of the
-// instances the monitor selects, with the namespace, instance, pod and target
-// labels, and follow an instance added and an instance relabelled.
+// instances the monitor selects, each in the exporter's and the reloader's
+// job, with the namespace, instance, pod and target labels, and follow an
+// instance added and an instance relabelled.
 func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testing.T) {
 	t.Parallel()
 	promBin := tools.Installed(t, tools.InstallPrometheus, "prometheus")
@@ -155,6 +157,9 @@ func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testi
 		sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 		return out
 	}
+	// Each selected pod is two targets: its exporter, in the monitor's job,
+	// and its reloader, in the monitor's reloader job.
+	jobs := []string{monitor.JobName(ns, "team-a"), monitor.ReloaderJobName(ns, "team-a")}
 	expect := func(what string, want ...string) []discoveredTarget {
 		t.Helper()
 		var got []discoveredTarget
@@ -164,13 +169,21 @@ func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testi
 		}()
 		if !framework.WaitFor(ctx, 120*time.Second, func(context.Context) bool {
 			got = targets()
-			var names []string
+			byJob := map[string][]string{}
 			for _, tg := range got {
-				names = append(names, tg.String())
+				byJob[tg.Labels["job"]] = append(byJob[tg.Labels["job"]], tg.String())
 			}
-			return strings.Join(names, ",") == strings.Join(want, ",")
+			if len(byJob) != len(jobs) {
+				return false
+			}
+			for _, job := range jobs {
+				if strings.Join(byJob[job], ",") != strings.Join(want, ",") {
+					return false
+				}
+			}
+			return true
 		}) {
-			t.Fatalf("%s: Prometheus discovered %v, want %v\nscrape configs:\n%s", what, got, want, lastData)
+			t.Fatalf("%s: Prometheus discovered %v, want %v in each of the jobs %v\nscrape configs:\n%s", what, got, want, jobs, lastData)
 		}
 		return got
 	}
@@ -188,8 +201,8 @@ func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testi
 
 	got := expect("initial selection", ns+"/api/api-0", ns+"/api/api-1", ns+"/web/web-0")
 	for _, tg := range got {
-		if tg.Labels["team"] != "a" || tg.Labels["job"] != monitor.JobName(ns, "team-a") {
-			t.Errorf("target %v: labels %v, want team=a and job %s", tg, tg.Labels, monitor.JobName(ns, "team-a"))
+		if tg.Labels["team"] != "a" || !slices.Contains(jobs, tg.Labels["job"]) {
+			t.Errorf("target %v: labels %v, want team=a and a job of %v", tg, tg.Labels, jobs)
 		}
 	}
 	waitReady(t, c, ns, "team-a", 3) // web, api and quiet (selected, though it has no metrics port)

@@ -177,8 +177,15 @@ spec:
 	var cfg struct {
 		ScrapeConfigs []scrapeConfig `yaml:"scrape_configs"`
 	}
+	// prometheus-operator names a ServiceMonitor's jobs by endpoint index:
+	// 0 is the exporter's endpoint, 1 the reloader's.
 	smJob := func(name string) string { return "serviceMonitor/" + ns + "/" + name + "/0" }
+	smReloaderJob := func(name string) string { return "serviceMonitor/" + ns + "/" + name + "/1" }
 	jobs := map[string]scrapeConfig{}
+	wantJobs := []string{
+		monitor.JobName(ns, "by-secret"), monitor.ReloaderJobName(ns, "by-secret"),
+		smJob("by-servicemonitor"), smReloaderJob("by-servicemonitor"), smJob("nothing"), smReloaderJob("nothing"),
+	}
 	var generated string
 	if !framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) bool {
 		var s corev1.Secret
@@ -202,28 +209,30 @@ spec:
 		for _, sc := range cfg.ScrapeConfigs {
 			jobs[sc.JobName] = sc
 		}
-		_, a := jobs[monitor.JobName(ns, "by-secret")]
-		_, b := jobs[smJob("by-servicemonitor")]
-		_, n := jobs[smJob("nothing")]
-		return a && b && n
+		for _, job := range wantJobs {
+			if _, ok := jobs[job]; !ok {
+				return false
+			}
+		}
+		return true
 	}) {
-		t.Fatalf("prometheus-operator's configuration never had the jobs %s, %s and %s (see its log %s):\n%s",
-			monitor.JobName(ns, "by-secret"), smJob("by-servicemonitor"), smJob("nothing"), logPath, generated)
+		t.Fatalf("prometheus-operator's configuration never had the jobs %v (see its log %s):\n%s", wantJobs, logPath, generated)
 	}
 
 	// The ServiceMonitors' targets: the last rule setting job (prometheus-
 	// operator's own sets it from the Service name first) sets the monitor's
-	// job name.
+	// job name, the exporter's or the reloader's.
 	for _, name := range []string{"by-servicemonitor", "nothing"} {
-		var jobRules []map[string]any
-		for _, r := range jobs[smJob(name)].RelabelConfigs {
-			if r["target_label"] == "job" {
-				jobRules = append(jobRules, r)
+		for smJobName, want := range map[string]string{smJob(name): monitor.JobName(ns, name), smReloaderJob(name): monitor.ReloaderJobName(ns, name)} {
+			var jobRules []map[string]any
+			for _, r := range jobs[smJobName].RelabelConfigs {
+				if r["target_label"] == "job" {
+					jobRules = append(jobRules, r)
+				}
 			}
-		}
-		want := monitor.JobName(ns, name)
-		if len(jobRules) < 2 || fmt.Sprint(jobRules[len(jobRules)-1]["replacement"]) != want || jobRules[0]["replacement"] == want {
-			t.Errorf("%s: rules setting job %v, want prometheus-operator's then one replacing it with %q", smJob(name), jobRules, want)
+			if len(jobRules) < 2 || fmt.Sprint(jobRules[len(jobRules)-1]["replacement"]) != want || jobRules[0]["replacement"] == want {
+				t.Errorf("%s: rules setting job %v, want prometheus-operator's then one replacing it with %q", smJobName, jobRules, want)
+			}
 		}
 	}
 	if monitor.JobName(ns, "by-secret") == monitor.JobName(ns, "by-servicemonitor") {

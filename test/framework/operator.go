@@ -27,37 +27,56 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// builtBinary is one command of the module, built once per test binary.
+type builtBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
 var (
-	buildOnce     sync.Once
-	operatorBin   string
-	operatorBuild error
+	operatorBuild builtBinary
+	reloaderBuild builtBinary
 )
 
 // OperatorBinary builds cmd/operator once per test binary and returns its path.
 func OperatorBinary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
+	return operatorBuild.get(t, "./cmd/operator", "operator")
+}
+
+// ReloaderBinary builds cmd/nginx-reloader once per test binary and returns
+// its path: the program that runs nginx in every nginx pod and serves the
+// reloader_* metrics.
+func ReloaderBinary(t testing.TB) string {
+	t.Helper()
+	return reloaderBuild.get(t, "./cmd/nginx-reloader", "nginx-reloader")
+}
+
+func (b *builtBinary) get(t testing.TB, pkg, name string) string {
+	t.Helper()
+	b.once.Do(func() {
 		root, err := RepoRoot()
 		if err != nil {
-			operatorBuild = err
+			b.err = err
 			return
 		}
 		dir, err := os.MkdirTemp("", "nginx-operator-bin-")
 		if err != nil {
-			operatorBuild = err
+			b.err = err
 			return
 		}
-		operatorBin = filepath.Join(dir, "operator")
-		cmd := exec.Command("go", "build", "-o", operatorBin, "./cmd/operator")
+		b.path = filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			operatorBuild = fmt.Errorf("go build ./cmd/operator: %v\n%s", err, out)
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
 	})
-	if operatorBuild != nil {
-		t.Fatal(operatorBuild)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return operatorBin
+	return b.path
 }
 
 // ServiceAccountKubeconfig creates the ServiceAccount namespace/name if needed,

@@ -11,22 +11,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// A real Prometheus, on the host, scrapes the exporter sidecar of every pod
-// of an NginxOperator through the scrape configuration its NginxMonitor
-// generated: Kubernetes discovery (through the admin's kubeconfig, as the
-// host is outside the cluster) finds the pods, the host reaches their IPs,
-// and nginx_up is 1 for each, so the exporter reads nginx's stub_status.
-func TestPrometheusScrapesEveryPodsExporterThroughTheNginxMonitor(t *testing.T) {
+// A real Prometheus, on the host, scrapes the exporter sidecar and the
+// nginx-reloader of every pod of an NginxOperator through the scrape
+// configuration its NginxMonitor generated: Kubernetes discovery (through
+// the admin's kubeconfig, as the host is outside the cluster) finds the
+// pods, the host reaches their IPs, nginx_up is 1 for each, so the exporter
+// reads nginx's stub_status, and each pod's reloader reports a successful
+// last reload of the configuration the instance's status.configHash names.
+func TestPrometheusScrapesEveryPodsExporterAndReloaderThroughTheNginxMonitor(t *testing.T) {
 	promBin := tools.Installed(t, tools.InstallPrometheus, "prometheus")
 	ctx, c, ns, cs, cl := setup(t)
 
@@ -147,6 +151,46 @@ spec:
 		t.Fatalf("Prometheus never saw nginx_up 1 for exactly the pods %v; last: %s", want, last)
 	}
 	t.Logf("nginx_up is 1 for %v %s after Prometheus started", want, time.Since(began).Round(time.Millisecond))
+
+	// The monitor's reloader job, through the Service's reloader port: each
+	// pod has loaded the instance's current configuration, successfully.
+	reloaderJob := monitor.ReloaderJobName(ns, "team")
+	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
+		var web v1beta1.NginxOperator
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &web); err != nil {
+			last = err.Error()
+			return false
+		}
+		info, err := promAPI.Query(ctx, fmt.Sprintf(`reloader_config_info{job=%q}`, reloaderJob))
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		hashes := map[string]string{}
+		for _, s := range info {
+			if s.Metric["instance"] == "web" && s.Metric["namespace"] == model.LabelValue(ns) && s.Metric["team"] == "rp" {
+				hashes[string(s.Metric["pod"])] = string(s.Metric["hash"])
+			}
+		}
+		ok, err := query(ctx, promAPI, fmt.Sprintf(`reloader_last_reload_successful{job=%q}`, reloaderJob))
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		last = fmt.Sprintf("status.configHash %q; reloader_config_info hash by pod: %v; reloader_last_reload_successful by pod: %v", web.Status.ConfigHash, hashes, ok)
+		if web.Status.ConfigHash == "" || len(hashes) != len(want) || len(ok) != len(want) {
+			return false
+		}
+		for _, pod := range want {
+			if hashes[pod] != web.Status.ConfigHash || ok[pod] != "1" {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("Prometheus never saw, in job %s, every pod of %v reloaded on the instance's configuration; last: %s", reloaderJob, want, last)
+	}
+	t.Logf("reloader metrics of %v in job %s: %s", want, reloaderJob, last)
 	for name, logs := range containerLogs(ctx, t, cs, ns, "app.kubernetes.io/instance=web") {
 		if !strings.HasSuffix(name, "/nginx") {
 			continue

@@ -52,6 +52,7 @@ function(cfg, reconcileDurationP99)
 
   local op = cfg.nginxOperatorSelector;
   local ngx = cfg.nginxSelector;
+  local rl = cfg.nginxReloaderSelector;
   local r = cfg.rateInterval;
 
   {
@@ -167,6 +168,23 @@ function(cfg, reconcileDurationP99)
           timeseries('Requests', 'reqps', [
             target('sum by (namespace, instance) (rate(nginx_http_requests_total{%s,%s}[%s]))' % [ngx, ns, r], '{{namespace}}/{{instance}}'),
           ]),
+        ],
+      },
+      // The reloaders' series, taken per pod first (max by pod): a pod that
+      // two NginxMonitors scrape is two series of one pod, and counts once.
+      {
+        row: row('nginx configuration reloads'),
+        panels: [
+          timeseries('Configuration reloads', 'short', [
+            target('sum by (namespace, instance) (max by (namespace, instance, pod) (increase(reloader_reloads_total{%s,%s}[%s])))' % [rl, ns, r], '{{namespace}}/{{instance}} reloaded'),
+            target('sum by (namespace, instance) (max by (namespace, instance, pod) (increase(reloader_reloads_failed_total{%s,%s}[%s])))' % [rl, ns, r], '{{namespace}}/{{instance}} refused'),
+          ], 'New configurations each instance\'s pods loaded, and those nginx refused (the previous one kept serving), per %s.' % r),
+          timeseries('Pods refusing their configuration', 'short', [
+            target('sum by (namespace, instance) (1 - max by (namespace, instance, pod) (reloader_last_reload_successful{%s,%s}))' % [rl, ns], '{{namespace}}/{{instance}}'),
+          ], "Pods whose last reload failed: they serve an older configuration. See the instance's Degraded condition (ConfigRejected)."),
+          table('Loaded configurations', 'short', [
+            target('count by (namespace, instance, hash) (max by (namespace, instance, pod, hash) (reloader_config_info{%s,%s}))' % [rl, ns], ''),
+          ], "Pods per configuration hash nginx runs. The current configuration's is the NginxOperator's status.configHash; pods on another hash have yet to load it, or refused it."),
         ],
       },
     ]),

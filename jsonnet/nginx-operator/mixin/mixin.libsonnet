@@ -14,8 +14,13 @@
     // resources, so that job must keep the operator's labels (honorLabels).
     nginxOperatorSelector: 'job="nginx-operator"',
     // Selects the nginx-prometheus-exporter sidecars; NginxMonitor scrape
-    // configurations name their jobs nginxmonitor/<namespace>/<name>.
-    nginxSelector: 'job=~"nginxmonitor/.+"',
+    // configurations name their jobs nginxmonitor/<namespace>/<name>. The
+    // regex stops at that name, so an up-based expression on it never
+    // counts the reloader jobs below.
+    nginxSelector: 'job=~"nginxmonitor/[^/]+/[^/]+"',
+    // Selects the nginx-reloaders of the same pods, which NginxMonitors
+    // scrape in jobs of their own: nginxmonitor/<namespace>/<name>/reloader.
+    nginxReloaderSelector: 'job=~"nginxmonitor/[^/]+/[^/]+/reloader"',
     // The Lease name the operator elects its leader with (--leader-election-id).
     leaderElectionName: 'nginx-operator.nginx.operator.dev',
 
@@ -27,6 +32,11 @@
     noLeaderFor: '5m',
     instanceUnavailableFor: '10m',
     nginxDownFor: '5m',
+    // A reload failed when reloader_last_reload_successful was 0 throughout
+    // this window (max_over_time, so a scrape missed or a failure fixed
+    // within the window does not count), and alerts after configReloadFailedFor.
+    configReloadFailedWindow: '5m',
+    configReloadFailedFor: '10m',
     backupFailedFor: '5m',
     // A scheduled backup is too old when its last success is older than this
     // many schedule intervals: 2 means a whole scheduled run was missed.
@@ -135,6 +145,14 @@
             'warning',
             'nginx in pod {{ $labels.namespace }}/{{ $labels.pod }} is down.',
             'The nginx exporter of NginxOperator {{ $labels.namespace }}/{{ $labels.instance }} cannot reach nginx in pod {{ $labels.pod }}.',
+          ),
+          alert(
+            'NginxConfigReloadFailed',
+            'max_over_time(reloader_last_reload_successful{%(nginxReloaderSelector)s}[%(configReloadFailedWindow)s]) == 0' % cfg,
+            cfg.configReloadFailedFor,
+            'warning',
+            'nginx in pod {{ $labels.namespace }}/{{ $labels.pod }} refuses its new configuration.',
+            'The last reload of nginx in pod {{ $labels.pod }} of NginxOperator {{ $labels.namespace }}/{{ $labels.instance }} failed and none has succeeded since, for %(configReloadFailedFor)s: nginx refused the new configuration, or a certificate it reads, and the previous configuration keeps serving. The instance\'s Degraded condition (reason ConfigRejected) quotes nginx\'s error.' % cfg,
           ),
           alert(
             'NginxMonitorMatchesNothing',

@@ -27,9 +27,13 @@ type NamespaceSelector struct {
 	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
 }
 
-// Endpoint is how Prometheus scrapes each selected nginx instance. The
-// controller also checks that scrapeTimeout is at most interval (condition
-// Accepted=False, reason InvalidSpec), as Prometheus would refuse it.
+// Endpoint is how Prometheus scrapes the exporter (port metrics) of each
+// selected nginx instance. The instance's nginx-reloader (port reloader) is
+// scraped in a job of its own with this interval and scrapeTimeout and none
+// of the other settings: it serves plain HTTP on /metrics, without
+// authentication. The controller also checks that scrapeTimeout is at most
+// interval (condition Accepted=False, reason InvalidSpec), as Prometheus
+// would refuse it.
 // +kubebuilder:validation:XValidation:rule="!has(self.tlsConfig) || (has(self.scheme) && self.scheme == 'https')",message="tlsConfig needs scheme https"
 type Endpoint struct {
 	// Interval between scrapes, as a Prometheus duration.
@@ -58,6 +62,8 @@ type Endpoint struct {
 	// +optional
 	HonorLabels bool `json:"honorLabels,omitempty"`
 	// SampleLimit fails a scrape that returns more samples; 0 means no limit.
+	// In the ServiceMonitor it is the ServiceMonitor's limit, which
+	// prometheus-operator also applies to the reloader (five samples).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	SampleLimit int64 `json:"sampleLimit,omitempty"`
@@ -172,7 +178,8 @@ type NginxMonitorSpec struct {
 	// NamespaceSelector chooses where to look; default: the monitor's namespace.
 	// +optional
 	NamespaceSelector NamespaceSelector `json:"namespaceSelector,omitempty"`
-	// Endpoint settings for every selected instance.
+	// Endpoint settings of every selected instance's exporter; the reloader's
+	// job takes only interval and scrapeTimeout.
 	// +optional
 	Endpoint Endpoint `json:"endpoint,omitempty"`
 	// TargetLabels are label keys copied from each NginxOperator onto its targets.
