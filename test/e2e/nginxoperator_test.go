@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
@@ -352,5 +354,47 @@ func TestTakenChildNamesAreLeftAlone(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The per-configuration Secrets (<name>-config-<hash>) that operators before
+// the reloader made are deleted once every pod runs the current template,
+// which mounts the one config Secret instead; a Secret with such a name that
+// the instance does not control is left alone.
+func TestLegacyConfigSecretsAreDeletedOnceNoPodMountsThem(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs := withOperator(t)
+	c := adminClient(t)
+	web := newInstance(ns, "web", 1)
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "web", 1)) {
+		t.Fatal("web did not become Available")
+	}
+	names := nginx.NamesFor("web")
+	legacy := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: names.ConfigSecretPrefix + "0123456789abcdef", Namespace: ns, Labels: layout.Labels("web"),
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator",
+			Name: web.Name, UID: web.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+	}, Data: map[string][]byte{"nginx.conf": []byte("events {}\n")}}
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: names.ConfigSecretPrefix + "mine", Namespace: ns, Labels: layout.Labels("web"),
+	}}
+	for _, s := range []*corev1.Secret{legacy, foreign} {
+		if _, err := cs.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Any change of the instance makes the operator look.
+	update(ctx, t, c, web, func() { web.Annotations = map[string]string{"touched": "now"} })
+	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
+		_, err := cs.CoreV1().Secrets(ns).Get(ctx, legacy.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}) {
+		t.Fatalf("the legacy config Secret %s was not deleted", legacy.Name)
+	}
+	if _, err := cs.CoreV1().Secrets(ns).Get(ctx, foreign.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the Secret %s, which the instance does not control: %v", foreign.Name, err)
 	}
 }
