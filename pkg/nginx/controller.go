@@ -163,7 +163,7 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 	}
 	// A pod loading the configuration changes no object: look again.
 	switch {
-	case configs.behind > 0:
+	case len(configs.behind) > 0:
 		result.RequeueAfter = sooner(result.RequeueAfter, reloadPollInterval)
 	case len(configs.unreachable) > 0:
 		result.RequeueAfter = sooner(result.RequeueAfter, unreachablePollInterval)

@@ -69,9 +69,10 @@ type podConfigs struct {
 	read bool
 	// loaded counts the pods whose nginx serves hash.
 	loaded int32
-	// behind counts the pods that answered with another configuration and
-	// have not refused hash: the kubelet has yet to update their volume.
-	behind int32
+	// behind are the pods that answered with another configuration and
+	// have not refused hash (the kubelet has yet to update their volume),
+	// each as "<pod> (<the hash it serves>)".
+	behind []string
 	// rejected say, for each pod that refused hash by name, what it serves
 	// instead and nginx's error.
 	rejected []string
@@ -129,7 +130,7 @@ func readPodConfigs(ctx context.Context, reader PodConfigReader, pods []corev1.P
 		case !st.LastReloadSuccessful && st.RejectedHash == hash:
 			out.rejected = append(out.rejected, rejection(name, st))
 		default:
-			out.behind++
+			out.behind = append(out.behind, fmt.Sprintf("%s (%s)", name, st.Hash))
 		}
 	}
 	return out

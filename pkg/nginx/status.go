@@ -115,6 +115,9 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev
 			fmt.Sprintf("%d of %d replicas updated, %d ready", st.UpdatedReplicas, desired, st.ReadyReplicas))
 	case configs.read && configs.loaded != desired:
 		msg := fmt.Sprintf("%d of %d replicas serve configuration %s", configs.loaded, desired, nginx.Status.ConfigHash)
+		if len(configs.behind) > 0 {
+			msg += "; still on an earlier one: pod " + strings.Join(configs.behind, ", pod ")
+		}
 		if len(configs.unreachable) > 0 {
 			msg += fmt.Sprintf("; no answer from the reloader of pod %s", strings.Join(configs.unreachable, ", "))
 		}

@@ -187,7 +187,7 @@ func TestObserveReportsWhatThePodsLoaded(t *testing.T) {
 	}{
 		{"not read", podConfigs{}, ReasonRolloutComplete, ReasonAsExpected, nil},
 		{"both loaded", podConfigs{read: true, loaded: 2}, ReasonRolloutComplete, ReasonAsExpected, ptr.To[int32](2)},
-		{"one still on the previous configuration", podConfigs{read: true, loaded: 1, behind: 1}, ReasonReloading, ReasonAsExpected, ptr.To[int32](1)},
+		{"one still on the previous configuration", podConfigs{read: true, loaded: 1, behind: []string{"web-1 (old)"}}, ReasonReloading, ReasonAsExpected, ptr.To[int32](1)},
 		{"one refused it", podConfigs{read: true, loaded: 1, rejected: []string{"web-1 (serving configuration old): [emerg] bad"}}, ReasonReloading, ReasonConfigRejected, ptr.To[int32](1)},
 		{"one does not answer", podConfigs{read: true, loaded: 1, unreachable: []string{"web-1"}}, ReasonReloading, ReasonAsExpected, ptr.To[int32](1)},
 	} {
@@ -199,6 +199,9 @@ func TestObserveReportsWhatThePodsLoaded(t *testing.T) {
 		if prog.Reason != tc.progressing || deg.Reason != tc.degraded || !equality.Semantic.DeepEqual(n.Status.LoadedReplicas, tc.loaded) {
 			t.Errorf("%s: Progressing %s %q, Degraded %s %q, loadedReplicas %v; want %s, %s, %v",
 				tc.name, prog.Reason, prog.Message, deg.Reason, deg.Message, ptr.Deref(n.Status.LoadedReplicas, -1), tc.progressing, tc.degraded, ptr.Deref(tc.loaded, -1))
+		}
+		if tc.configs.behind != nil && prog.Message != "1 of 2 replicas serve configuration new; still on an earlier one: pod web-1 (old)" {
+			t.Errorf("%s: Progressing message %q", tc.name, prog.Message)
 		}
 		if tc.degraded == ReasonConfigRejected && deg.Message != "nginx refuses configuration new (or a certificate it reads) and keeps serving what it loaded before, in pod web-1 (serving configuration old): [emerg] bad" {
 			t.Errorf("%s: Degraded message %q", tc.name, deg.Message)
@@ -247,7 +250,7 @@ func TestReadPodConfigsSortsThePodsByWhatTheyServe(t *testing.T) {
 		"no-ip":    {Hash: "new", LastReloadSuccessful: true},
 	}
 	got := readPodConfigs(context.Background(), answers, pods, "new")
-	want := podConfigs{read: true, loaded: 2, behind: 1,
+	want := podConfigs{read: true, loaded: 2, behind: []string{"web-1 (old)"},
 		rejected:    []string{"web-2 (serving configuration old): [emerg] unknown directive", "web-3 (serving configuration new): [emerg] cannot load certificate"},
 		unreachable: []string{"web-4"}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(podConfigs{})); diff != "" {
