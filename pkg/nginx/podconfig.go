@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -113,12 +114,7 @@ func readPodConfigs(ctx context.Context, reader PodConfigReader, pods []corev1.P
 	}
 	wg.Wait()
 	slices.Sort(out.unreachable)
-	names := make([]string, 0, len(seen))
-	for name := range seen {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(seen)) {
 		st := seen[name]
 		switch {
 		case st.Hash == hash:

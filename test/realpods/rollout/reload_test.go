@@ -47,11 +47,7 @@ func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
 		v1beta1.Location{Path: "/ws", Proxy: &v1beta1.ProxyLocation{Service: "echo", Port: 80}})
 	// The old workers of each configuration may keep the WebSocket this long.
 	web.Spec.Pod.TerminationGracePeriodSeconds = 300
-	if err := cl.Create(ctx, web); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(web)
-	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+	key := createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 
 	l := startLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
@@ -78,9 +74,7 @@ func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
 	}
 	t.Logf("apply to served by both pods, 10 changes: %v (median %s)", latencies, median(latencies))
 
-	if after := podStates(ctx, t, cs, ns); !maps.Equal(after, pods) {
-		t.Errorf("pods and restarts before the changes %v, after %v: want the same pods, none restarted", pods, after)
-	}
+	noPodReplacedOrRestarted(ctx, t, cs, ns, pods)
 }
 
 // A configuration nginx refuses (a proxied ExternalName Service whose host
@@ -99,11 +93,7 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	web := webInstance(ns)
-	if err := cl.Create(ctx, web); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(web)
-	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+	key := createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 
 	l := startLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
@@ -157,9 +147,7 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 	if l.served("fixed")-from < 16 {
 		t.Errorf("after the fix only %d of 20 answers came from the fixed configuration", l.served("fixed")-from)
 	}
-	if after := podStates(ctx, t, cs, ns); !maps.Equal(after, pods) {
-		t.Errorf("pods and restarts before %v, after %v: want the same pods, none restarted", pods, after)
-	}
+	noPodReplacedOrRestarted(ctx, t, cs, ns, pods)
 }
 
 // A rotated TLS Secret reaches new connections without a pod restart, and
@@ -196,11 +184,7 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 	web.Spec.Ports = append(web.Spec.Ports, v1beta1.Port{Name: "https", ContainerPort: 8443})
 	web.Spec.Config.Servers = append(web.Spec.Config.Servers, v1beta1.Server{Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls"},
 		Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}})
-	if err := cl.Create(ctx, web); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(web)
-	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+	createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 	var svc corev1.Service
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("web").Service}, &svc); err != nil {
@@ -236,9 +220,7 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 		t.Fatalf("the rotated certificate was not served (last error: %v)", lastErr)
 	}
 	t.Logf("rotated certificate served by both pods %s after the Secret's update", time.Since(began).Round(100*time.Millisecond))
-	if after := podStates(ctx, t, cs, ns); !maps.Equal(after, pods) {
-		t.Errorf("pods and restarts before %v, after %v: want the same pods, none restarted", pods, after)
-	}
+	noPodReplacedOrRestarted(ctx, t, cs, ns, pods)
 }
 
 // A request in flight when its pod is deleted is answered: the pod keeps
@@ -252,11 +234,7 @@ func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
 	web := webInstance(ns)
 	web.Spec.Config.Servers[0].Locations = append(web.Spec.Config.Servers[0].Locations,
 		v1beta1.Location{Path: "/slow", Proxy: &v1beta1.ProxyLocation{Service: "slow", Port: 80}})
-	if err := cl.Create(ctx, web); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(web)
-	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+	key := createRolledOut(ctx, t, cl, web)
 
 	hc := n.HTTPClient()
 	hc.Timeout = time.Minute
@@ -319,10 +297,7 @@ func TestARecreatedBackendServiceRecoversWithoutARestart(t *testing.T) {
 	web := webInstance(ns)
 	web.Spec.Config.Servers[0].Locations = append(web.Spec.Config.Servers[0].Locations,
 		v1beta1.Location{Path: "/api", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}})
-	if err := cl.Create(ctx, web); err != nil {
-		t.Fatal(err)
-	}
-	waitRolledOut(ctx, t, cl, client.ObjectKeyFromObject(web), 2*time.Minute)
+	createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 
 	hc := n.HTTPClient()
@@ -376,9 +351,7 @@ func TestARecreatedBackendServiceRecoversWithoutARestart(t *testing.T) {
 		t.Fatalf("%s after the Service moved from %s to %s: %s", url, old.Spec.ClusterIP, recreated.Spec.ClusterIP, last)
 	}
 	t.Logf("traffic recovered %s after the Service moved from %s to %s", time.Since(began).Round(100*time.Millisecond), old.Spec.ClusterIP, recreated.Spec.ClusterIP)
-	if after := podStates(ctx, t, cs, ns); !maps.Equal(after, pods) {
-		t.Errorf("pods and restarts before %v, after %v: want the same pods, none restarted", pods, after)
-	}
+	noPodReplacedOrRestarted(ctx, t, cs, ns, pods)
 }
 
 // waitLoaded waits until the instance's status describes its spec and
@@ -392,6 +365,26 @@ func waitLoaded(ctx context.Context, t testing.TB, cl client.Client, key client.
 		t.Fatalf("%s: configuration not loaded by %d pods after %s: %+v", key, replicas, timeout, n.Status)
 	}
 	return &n
+}
+
+// createRolledOut creates web and waits until it has rolled out.
+func createRolledOut(ctx context.Context, t *testing.T, cl client.Client, web *v1beta1.NginxOperator) client.ObjectKey {
+	t.Helper()
+	if err := cl.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(web)
+	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
+	return key
+}
+
+// noPodReplacedOrRestarted fails t unless the instance's pods are those of
+// before (podStates), none of their containers restarted since.
+func noPodReplacedOrRestarted(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string, before map[string]string) {
+	t.Helper()
+	if after := podStates(ctx, t, cs, ns); !maps.Equal(after, before) {
+		t.Errorf("pods and restarts before %v, after %v: want the same pods, none restarted", before, after)
+	}
 }
 
 // podStates are the instance's pods as "name uid restarts" (every
