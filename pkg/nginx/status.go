@@ -119,7 +119,7 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev
 			msg += "; still on an earlier one: pod " + strings.Join(configs.behind, ", pod ")
 		}
 		if len(configs.unreachable) > 0 {
-			msg += fmt.Sprintf("; no answer from the reloader of pod %s", strings.Join(configs.unreachable, ", "))
+			msg += "; no answer from the reloader of pod " + strings.Join(configs.unreachable, ", ")
 		}
 		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionTrue, ReasonReloading, msg)
 	default:
