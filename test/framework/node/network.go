@@ -236,7 +236,13 @@ func (n *Node) DialContext(ctx context.Context, network, addr string) (net.Conn,
 	err = inNetns(n.netns, func() {
 		// A literal address and no fallback: the socket is created on
 		// this goroutine, hence in the node's namespace.
-		d := net.Dialer{Timeout: 10 * time.Second, FallbackDelay: -1}
+		// The caller's deadline, such as an HTTP client's Timeout, bounds
+		// the dial, as it would a real client's, which keeps resending an
+		// unanswered SYN (after 1, 3, 7, 15 s); without one, 10 seconds.
+		d := net.Dialer{FallbackDelay: -1}
+		if _, ok := ctx.Deadline(); !ok {
+			d.Timeout = 10 * time.Second
+		}
 		conn, dialErr = d.DialContext(ctx, network, addr)
 	})
 	if err != nil {

@@ -166,6 +166,7 @@ type load struct {
 	failures []string // the first ten
 	last     []string // the last ten after those
 	nfail    int
+	slowest  atomic.Int64 // nanoseconds, of a request that succeeded
 	stop     chan struct{}
 	done     sync.WaitGroup
 }
@@ -239,6 +240,11 @@ func (l *load) request(c *http.Client, url string) {
 	}
 	if err == nil {
 		l.ok.Add(1)
+		for took := int64(time.Since(at)); ; {
+			if old := l.slowest.Load(); took <= old || l.slowest.CompareAndSwap(old, took) {
+				break
+			}
+		}
 		return
 	}
 	l.mu.Lock()
@@ -265,7 +271,8 @@ func (l *load) finish(t *testing.T) {
 		versions = append(versions, fmt.Sprintf("%q: %d", k, v.(*atomic.Int64).Load()))
 		return true
 	})
-	t.Logf("load: %d requests succeeded (by X-Version %s), %d failed", l.ok.Load(), strings.Join(versions, ", "), l.nfail)
+	t.Logf("load: %d requests succeeded (by X-Version %s; the slowest in %s), %d failed",
+		l.ok.Load(), strings.Join(versions, ", "), time.Duration(l.slowest.Load()).Round(time.Millisecond), l.nfail)
 	if l.nfail > 0 {
 		t.Errorf("%d requests failed, the first and the last:\n%s", l.nfail, strings.Join(append(l.failures, append([]string{"..."}, l.last...)...), "\n"))
 	}
