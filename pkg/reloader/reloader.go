@@ -98,7 +98,7 @@ func (r *Reloader) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.loaded()
+	r.loaded(r.diskHash())
 	cmd := exec.Command(r.opts.Nginx, r.opts.Args...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -154,29 +154,42 @@ func quitError(err error) error {
 
 // reload checks the new configuration with nginx -t and, when nginx accepts
 // it, makes nginx load it: new workers take new connections while the old
-// ones finish theirs.
+// ones finish theirs. It returns once the new workers take every new
+// connection (see awaitSwitch), so the status never runs ahead of nginx.
 func (r *Reloader) reload(nginx *os.Process) {
+	// The hash is read first: should the file change again meanwhile, the
+	// status names the older configuration until the next reload loads the
+	// newer one, never one nginx has not loaded.
+	hash := r.diskHash()
 	out, err := exec.Command(r.opts.Nginx, append(append([]string{}, r.opts.Args...), "-t")...).CombinedOutput()
 	if err != nil {
 		msg := nginxError(out, err)
-		r.refused(msg)
+		r.refused(hash, msg)
 		r.opts.Logf("nginx refused the new configuration; the old one keeps serving: %s", msg)
 		return
 	}
-	if err := nginx.Signal(syscall.SIGHUP); err != nil {
-		r.refused(err.Error())
+	before, err := workers(nginx.Pid)
+	if err == nil {
+		err = nginx.Signal(syscall.SIGHUP)
+	}
+	if err == nil {
+		err = awaitSwitch(nginx.Pid, pids(before), switchTimeout)
+	}
+	if err != nil {
+		r.refused(hash, err.Error())
+		r.opts.Logf("reloading nginx: %v", err)
 		return
 	}
-	r.loaded()
+	r.loaded(hash)
 	r.mu.Lock()
 	r.reloads++
 	r.mu.Unlock()
 	r.opts.Logf("reloaded nginx with configuration %s", r.Status().Hash)
 }
 
-// loaded records a successful load of the configuration on disk.
-func (r *Reloader) loaded() {
-	hash := r.diskHash()
+// loaded records a successful load of the configuration hash ("" when it
+// could not be read).
+func (r *Reloader) loaded(hash string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if hash != "" {
@@ -185,9 +198,8 @@ func (r *Reloader) loaded() {
 	r.lastOK, r.lastError, r.lastSuccess, r.rejectedHash = true, "", time.Now(), ""
 }
 
-// refused records that nginx did not load the configuration on disk.
-func (r *Reloader) refused(msg string) {
-	hash := r.diskHash()
+// refused records that nginx did not load the configuration hash.
+func (r *Reloader) refused(hash, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.failures, r.lastOK, r.lastError, r.rejectedHash = r.failures+1, false, msg, hash

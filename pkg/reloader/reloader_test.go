@@ -140,15 +140,34 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 	}
 	startSlowRequest()
 	vol.write(map[string]string{"nginx.conf": config(dir, p, "two", slow.URL)})
-	serves("two")
+	two, err := os.ReadFile(conf)
+	must(t, err)
+	// Once the status names the new configuration, every new connection
+	// gets it: nginx's old workers, one of them busy with the slow request,
+	// no longer accept any.
+	tools.Eventually(t, 10*time.Second, "the status naming configuration two", func() error {
+		if s := r.Status(); s.Hash != ConfigHash(two) {
+			return fmt.Errorf("status %+v", s)
+		}
+		return nil
+	})
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for i := range 20 {
+		resp, err := fresh.Get(url + "/")
+		must(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		must(t, err)
+		if string(b) != "two" {
+			t.Fatalf("request %d on a new connection after the status said two was loaded: %q", i, b)
+		}
+	}
 	if got := <-inFlight; got != "slow answer" {
 		t.Errorf("the request in flight during the reload got %q", got)
 	}
 	if again, _ := os.ReadFile(filepath.Join(dir, "nginx.pid")); string(again) != string(master) {
 		t.Errorf("nginx's master changed from %s to %s: it restarted instead of reloading", master, again)
 	}
-	two, err := os.ReadFile(conf)
-	must(t, err)
 	if s := r.Status(); s.Reloads != 1 || s.Failures != 0 || !s.LastReloadSuccessful || s.Hash != ConfigHash(two) {
 		t.Errorf("after one reload: %+v, want 1 reload of hash %s", s, ConfigHash(two))
 	}
