@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/nginx-operator/nginx-operator/pkg/conversion"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -22,6 +24,20 @@ const (
 )
 
 var v1alpha1Resource = schema.GroupVersionResource{Group: "nginx.operator.dev", Version: "v1alpha1", Resource: "nginxoperators"}
+
+// conversionURL is the URL the NginxOperator CRD sends conversions to, ""
+// when it names none (no webhook, or the bundle's Service).
+func conversionURL(ctx context.Context, t *testing.T, cl *framework.Cluster) string {
+	t.Helper()
+	crds := dynamic.NewForConfigOrDie(cl.Config).Resource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"))
+	crd, err := crds.Get(ctx, conversion.DefaultCRDName, metav1.GetOptions{})
+	if err != nil {
+		t.Logf("reading the CRD: %v", err)
+		return ""
+	}
+	url, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "url")
+	return url
+}
 
 // bookInstance is a v1alpha1 NginxOperator as the book's readers write it.
 func bookInstance(ns, name string) *unstructured.Unstructured {
@@ -49,10 +65,18 @@ func TestConversionWebhookOutageFailsOnlyV1alpha1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The leader points the CRD at its webhook: v1alpha1 works.
+	// The leader points the CRD at its webhook: v1alpha1 works. Both are
+	// waited for: a v1alpha1 read alone does not tell which webhook, if
+	// any, converted it, and the outage must take down the one in use.
 	v1alpha1Works := func(ctx context.Context) bool {
 		_, err := dyn.Get(ctx, instanceName(0), metav1.GetOptions{})
 		return err == nil
+	}
+	if !framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) bool {
+		_, leader := r.leader()
+		return leader != nil && conversionURL(ctx, t, cl) == leader.WebhookURL
+	}) {
+		t.Fatalf("the CRD's conversion webhook is %q, never the leader's", conversionURL(ctx, t, cl))
 	}
 	if !framework.WaitFor(ctx, 2*time.Minute, v1alpha1Works) {
 		t.Fatal("v1alpha1 reads never worked with the operators running")

@@ -50,11 +50,22 @@ func install(t *testing.T) *framework.Cluster {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if _, installErr = framework.ApplyFiles(ctx, c.Config, "", filepath.Join(root, "bundle.yaml")); installErr != nil {
+		objs, err := framework.ApplyFiles(ctx, c.Config, "", filepath.Join(root, "bundle.yaml"))
+		if err != nil {
+			installErr = err
 			return
 		}
-		// Applying the same CRDs again changes nothing; it waits until they are served.
-		installErr = framework.InstallCRDs(ctx, c.Config)
+		// Wait for the bundle's own CRDs, not framework.InstallCRDs:
+		// applying config/crd/bases as the same field manager would drop
+		// the bundle's spec.conversion, leaving strategy None, under which
+		// v1alpha1 works with no webhook at all until an operator leads.
+		var crds []string
+		for _, o := range objs {
+			if o.GetKind() == "CustomResourceDefinition" {
+				crds = append(crds, o.GetName())
+			}
+		}
+		installErr = framework.WaitEstablished(ctx, c.Config, crds...)
 	})
 	if installErr != nil {
 		t.Fatal(installErr)
