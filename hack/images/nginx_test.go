@@ -12,7 +12,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
 
@@ -89,10 +89,10 @@ func TestNginxImageChecksOperatorConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	paths := nginx.Paths{
+	paths := render.Paths{
 		Temp: filepath.Join(work, "tmp"), Content: filepath.Join(work, "html"), TLS: filepath.Join(work, "tls"),
 		// The image's mime.types, at the path the pod's configuration names.
-		MimeTypes: filepath.Join(root, nginx.PodPaths().MimeTypes),
+		MimeTypes: filepath.Join(root, render.PodPaths().MimeTypes),
 	}
 	for _, d := range []string{paths.Temp, paths.Content} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -101,7 +101,7 @@ func TestNginxImageChecksOperatorConfig(t *testing.T) {
 	}
 	spec := operatorSpecForTest(18443, 18444, 18445)
 	writeTLSSecret(t, filepath.Join(paths.TLS, "web-tls"))
-	conf, err := nginx.Render(validationtest.Spec(t, spec), nginx.RenderOptions{Paths: paths, Namespace: "team-a",
+	conf, err := render.Config(validationtest.Spec(t, spec), render.Options{Paths: paths, Namespace: "team-a",
 		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -144,8 +145,8 @@ func TestImagesRunTheOperatorsPod(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"},
 		Spec:       operatorSpecForTest(httpPort, httpsPort, int32(upstreamPort)),
 	}
-	conf, err := nginx.Render(&validationtest.NginxOperator(t, instance).Spec, nginx.RenderOptions{
-		Paths: nginx.PodPaths(), Namespace: instance.Namespace, HealthPort: int(healthPort), StubStatusPort: int(stubPort),
+	conf, err := render.Config(&validationtest.NginxOperator(t, instance).Spec, render.Options{
+		Paths: render.PodPaths(), Namespace: instance.Namespace, HealthPort: int(healthPort), StubStatusPort: int(stubPort),
 		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" },
 	})
 	if err != nil {

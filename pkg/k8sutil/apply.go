@@ -268,6 +268,46 @@ func (a *Applier) ApplyOwned(ctx context.Context, rec recorder.EventRecorder, ow
 	return outcome, nil
 }
 
+// CheckOwned finds out whether the API server would accept child as owner's,
+// with a server-side dry run of the apply ApplyOwned would send, so that a
+// spec a child's API refuses is found before anything is written. It sends
+// nothing when the live object (from Reader) carries this very apply body:
+// the API server accepted it then. A refusal is an *ApplyError; a name
+// taken by an object owner does not control is no refusal (ApplyOwned
+// reports it, NameConflict).
+func (a *Applier) CheckOwned(ctx context.Context, owner, child client.Object) error {
+	child = child.DeepCopyObject().(client.Object)
+	if err := setOwner(owner, child, a.Scheme); err != nil {
+		return &ApplyError{Err: err}
+	}
+	body, hash, err := applyConfiguration(child, a.Scheme)
+	if err != nil {
+		return err
+	}
+	live, err := a.Scheme.New(body.GroupVersionKind())
+	if err != nil {
+		return fmt.Errorf("check %s: %w", body.GetKind(), err)
+	}
+	liveObj := live.(client.Object)
+	switch err := a.Reader.Get(ctx, client.ObjectKeyFromObject(child), liveObj); {
+	case err == nil && (liveObj.GetAnnotations()[AppliedHashAnnotation] == hash || !metav1.IsControlledBy(liveObj, owner)):
+		return nil
+	case apierrors.IsNotFound(err):
+		// As Apply would: a create that cannot touch an object of that name
+		// (see createOnlyVersion), which may exist out of Reader's sight.
+		body.SetResourceVersion(createOnlyVersion)
+	case err != nil:
+		return fmt.Errorf("check %s %s: reading the live object: %w", body.GetKind(), child.GetName(), err)
+	}
+	err = a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(body), client.FieldOwner(ManagedBy), client.ForceOwnership, client.DryRunAll)
+	switch {
+	case err == nil, apierrors.IsConflict(err):
+		return nil
+	default:
+		return &ApplyError{Err: fmt.Errorf("apply %s %s (dry run): %w", body.GetKind(), child.GetName(), err)}
+	}
+}
+
 // setOwner makes owner the controlling owner of child, so deleting the custom
 // resource garbage-collects the child and the child's events requeue the owner.
 // It fails when child already has a different controller: the operator never

@@ -31,7 +31,10 @@ const UID = 101
 const (
 	// ContentVolume is the document root's volume, and the name of the
 	// StatefulSet's volumeClaimTemplate when the content is persistent.
-	ContentVolume    = "content"
+	ContentVolume = "content"
+	// TempMountPath is the writable emptyDir for nginx's pid file and
+	// temporary files (the root filesystem is read-only).
+	TempMountPath    = "/tmp"
 	ContentMountPath = "/usr/share/nginx/html"
 	ConfigMountPath  = "/etc/nginx/operator"
 	ConfigFile       = "nginx.conf"
@@ -64,6 +67,12 @@ const (
 	// from a backup; the controller finds it by this name.
 	RestoreContainerName = "restore"
 )
+
+// PreStopDelaySeconds is how long a stopping nginx keeps serving before it
+// gets its stop signal, for the endpoints to drop the pod everywhere; the
+// pod template's preStop hook waits it, and nginx's
+// worker_shutdown_timeout leaves it out of the grace period.
+const PreStopDelaySeconds = 5
 
 // Names are the names of one instance's children. They are derived from the
 // instance's name only, so several instances in one namespace never collide

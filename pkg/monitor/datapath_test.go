@@ -17,6 +17,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -50,11 +51,11 @@ func TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig(t 
 		Ports:   []v1beta1.Port{{Name: "http", ContainerPort: int32(httpPort)}},
 		Metrics: v1beta1.MetricsSpec{Enabled: true},
 	}
-	paths := nginx.Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), MimeTypes: filepath.Join(dir, "mime.types")}
+	paths := render.Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), MimeTypes: filepath.Join(dir, "mime.types")}
 	must(t, os.MkdirAll(paths.Content, 0o755))
 	must(t, os.WriteFile(paths.MimeTypes, []byte("types {\n    text/html html;\n}\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(paths.Content, "index.html"), []byte("hello\n"), 0o644))
-	cfg, err := nginx.Render(validationtest.Spec(t, spec), nginx.RenderOptions{Paths: paths, Namespace: "team-a", HealthPort: healthPort, StubStatusPort: stubPort})
+	cfg, err := render.Config(validationtest.Spec(t, spec), render.Options{Paths: paths, Namespace: "team-a", HealthPort: healthPort, StubStatusPort: stubPort})
 	must(t, err)
 	if !strings.Contains(string(cfg), fmt.Sprintf("listen 127.0.0.1:%d;", stubPort)) {
 		t.Fatalf("stub_status does not listen on loopback only:\n%s", cfg)

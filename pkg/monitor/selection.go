@@ -8,7 +8,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 )
 
 // Instance is one selected NginxOperator, as the builders need it.
@@ -33,7 +33,7 @@ func instanceOf(in *v1beta1.NginxOperator) Instance {
 
 // service is the name of the instance's client Service, the one carrying
 // the metrics port.
-func (in Instance) service() string { return nginx.NamesFor(in.Name).Service }
+func (in Instance) service() string { return layout.NamesFor(in.Name).Service }
 
 // Selection is what a monitor selected, computed once per reconcile and read
 // by everything built from it: the status, the scrape configuration and the

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
@@ -40,7 +41,7 @@ func TestAPodWhoseNginxRefusesTheConfigurationDegradesTheInstance(t *testing.T) 
 		t.Fatal(err)
 	}
 	var sts appsv1.StatefulSet
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("web").StatefulSet}, &sts); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("web").StatefulSet}, &sts); err != nil {
 		t.Fatal(err)
 	}
 

@@ -12,6 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
@@ -25,7 +27,7 @@ import (
 // it). The headless Service never exposes them.
 func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
 	in := Inputs{Image: "nginx:1.27", ExporterImage: "exporter:1.4", ConfigHash: "abc"}
-	monitoringPorts := map[string]bool{MetricsPortName: true, ReloaderPortName: true}
+	monitoringPorts := map[string]bool{layout.MetricsPortName: true, layout.ReloaderPortName: true}
 
 	off := testInstance("web")
 	if pod := StatefulSet(off, in).Spec.Template.Spec; len(pod.Containers) != 1 {
@@ -96,7 +98,7 @@ func TestPortNamedMetricsIsRefusedWhenMetricsAreEnabled(t *testing.T) {
 		t.Errorf("validation: %v, want an error about the port name", errs)
 	}
 	obj.Spec.Metrics.Enabled = false
-	if _, err := Render(&validationtest.NginxOperator(t, obj).Spec, RenderOptions{Paths: PodPaths()}); err != nil {
+	if _, err := render.Config(&validationtest.NginxOperator(t, obj).Spec, render.Options{Paths: render.PodPaths()}); err != nil {
 		t.Errorf("a port named metrics without metrics enabled: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package nginx_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -9,14 +10,20 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
@@ -168,6 +175,71 @@ func TestInvalidSpecsAndTakenNamesStartNoPod(t *testing.T) {
 	}
 }
 
+// A spec the CRD admits but the API server refuses in a child (here a pod
+// affinity without a topology key, refused in the StatefulSet, the last
+// child) changes no child at all, though the same edit changed what the
+// config Secret and the Service hold: the refusal is found by a dry run
+// before the first write, and reported as InvalidConfig naming the field.
+func TestASpecAChildsAPIRefusesChangesNoChild(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
+	web := instance(ns, "web")
+	web.Spec.PodDisruptionBudget = &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return reconciled(ctx, c, ns, "web") }) {
+		t.Fatal("the valid instance was never reconciled")
+	}
+	versions := func() map[string]string {
+		out := map[string]string{}
+		names := layout.NamesFor("web")
+		for _, obj := range []client.Object{&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: names.StatefulSet}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: names.ConfigSecret}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: names.Service}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: names.HeadlessService}},
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: names.ServiceAccount}},
+			&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: names.PodDisruptionBudget}},
+		} {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: obj.GetName()}, obj); err != nil {
+				t.Fatal(err)
+			}
+			out[fmt.Sprintf("%T %s", obj, obj.GetName())] = obj.GetResourceVersion()
+		}
+		return out
+	}
+	before := versions()
+
+	// The operator may be writing the status: retry on conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var n v1beta1.NginxOperator
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), &n); err != nil {
+			return err
+		}
+		n.Spec.Config.KeepaliveTimeoutSeconds = 30                              // the config Secret
+		n.Spec.Service.Annotations = map[string]string{"team": "a"}             // the Service
+		n.Spec.PodDisruptionBudget.MaxUnavailable = ptr.To(intstr.FromInt32(2)) // the PDB
+		n.Spec.Pod.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "cache"}},
+			}},
+		}}
+		return c.Update(ctx, &n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, "web", nginx.ReasonInvalidConfig,
+		"spec.pod.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey")) {
+		t.Fatalf("Degraded %+v, want InvalidConfig naming spec.pod.affinity's topologyKey", condition(ctx, c, ns, "web", v1beta1.ConditionDegraded))
+	}
+	if diff := cmp.Diff(before, versions()); diff != "" {
+		t.Errorf("children changed by a spec the API server refuses (-before +after):\n%s", diff)
+	}
+	if !framework.EventRecorded(ctx, cs, ns, "web", corev1.EventTypeWarning, nginx.ReasonInvalidConfig, "spec.pod.affinity", 30*time.Second) {
+		t.Errorf("no Warning Event %s naming spec.pod.affinity", nginx.ReasonInvalidConfig)
+	}
+}
+
 // Admission refuses user keys under the operator's annotation prefix and
 // instance names whose children would collide or be cut.
 func TestAdmissionRefusesReservedKeysAndCollidingNames(t *testing.T) {
@@ -210,7 +282,7 @@ func TestRotatedTLSSecretNudgesThePodsAndRollsNone(t *testing.T) {
 	if err := c.Create(ctx, web); err != nil {
 		t.Fatal(err)
 	}
-	names := nginx.NamesFor("web")
+	names := layout.NamesFor("web")
 	tlsHash := func(ctx context.Context) string {
 		var cfg corev1.Secret
 		if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.ConfigSecret}, &cfg) != nil {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -138,7 +139,7 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 	}) {
 		t.Errorf("a missing proxied Service did not give Degraded/ServiceNotFound: %+v", condition(ctx, c, ns, "gw", v1beta1.ConditionDegraded))
 	}
-	if _, err := cs.AppsV1().StatefulSets(ns).Get(ctx, nginx.NamesFor("gw").StatefulSet, metav1.GetOptions{}); err == nil {
+	if _, err := cs.AppsV1().StatefulSets(ns).Get(ctx, layout.NamesFor("gw").StatefulSet, metav1.GetOptions{}); err == nil {
 		t.Error("a StatefulSet was created although nginx could not resolve its upstream")
 	}
 
@@ -161,7 +162,7 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 	}
 
 	// Children exist, owned by the instance, with per-instance selectors.
-	names := nginx.NamesFor("web")
+	names := layout.NamesFor("web")
 	var sts appsv1.StatefulSet
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.StatefulSet}, &sts); err != nil {
 		t.Fatal(err)
@@ -264,7 +265,7 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return reconciled(ctx, c, ns, "free") }) {
 		t.Fatal("free was not reconciled")
 	}
-	stsName := nginx.NamesFor("free").StatefulSet
+	stsName := layout.NamesFor("free").StatefulSet
 	scale, err := cs.AppsV1().StatefulSets(ns).GetScale(ctx, stsName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -363,7 +364,7 @@ func TestServiceTrafficFieldsAndBasicAuthSecretsReachTheCluster(t *testing.T) {
 		t.Fatal("the instance did not recover once its Secret had the key")
 	}
 
-	svc, err := cs.CoreV1().Services(ns).Get(ctx, nginx.NamesFor("edge").Service, metav1.GetOptions{})
+	svc, err := cs.CoreV1().Services(ns).Get(ctx, layout.NamesFor("edge").Service, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestServiceTrafficFieldsAndBasicAuthSecretsReachTheCluster(t *testing.T) {
 		t.Errorf("Service spec %+v; want the spec.service fields (and the health check port Kubernetes adds for Local)", s)
 	}
 	var sts appsv1.StatefulSet
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("edge").StatefulSet}, &sts); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("edge").StatefulSet}, &sts); err != nil {
 		t.Fatal(err)
 	}
 	mounted := false

@@ -40,7 +40,7 @@ func TestPodsPassTheRestrictedPodSecurityStandard(t *testing.T) {
 
 func TestNamesAreValidAndDistinctPerInstance(t *testing.T) {
 	for _, name := range []string{"web", "1st-site", strings.Repeat("a", 253), "www.example.com"} {
-		names := NamesFor(name)
+		names := layout.NamesFor(name)
 		for _, n := range []string{names.StatefulSet, names.Service, names.HeadlessService} {
 			if errs := validation.IsDNS1035Label(n); len(errs) > 0 {
 				t.Errorf("%q: child name %q invalid: %v", name, n, errs)
@@ -53,7 +53,7 @@ func TestNamesAreValidAndDistinctPerInstance(t *testing.T) {
 			t.Errorf("%q: StatefulSet name %q longer than 47", name, names.StatefulSet)
 		}
 	}
-	if NamesFor("web").StatefulSet == NamesFor("api").StatefulSet {
+	if layout.NamesFor("web").StatefulSet == layout.NamesFor("api").StatefulSet {
 		t.Error("two instances share a StatefulSet name")
 	}
 }

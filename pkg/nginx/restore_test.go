@@ -47,7 +47,7 @@ func TestRestoreInitContainerSeedsPersistentContentBeforeNginx(t *testing.T) {
 
 	pod := nginx.StatefulSet(persistentInstance("team-a", "web"), in).Spec.Template.Spec
 	// After the reloader's installer: the restore may take long, the copy not.
-	if len(pod.InitContainers) != 2 || pod.InitContainers[1].Name != nginx.RestoreContainerName {
+	if len(pod.InitContainers) != 2 || pod.InitContainers[1].Name != layout.RestoreContainerName {
 		t.Fatalf("init containers = %+v, want the reloader's installer, then the restore container", pod.InitContainers)
 	}
 	init := pod.InitContainers[1]
@@ -73,7 +73,7 @@ func TestRestoreInitContainerSeedsPersistentContentBeforeNginx(t *testing.T) {
 	}
 
 	ephemeral := nginx.StatefulSet(instance("team-a", "web"), in).Spec.Template.Spec
-	if slices.ContainsFunc(ephemeral.InitContainers, func(c corev1.Container) bool { return c.Name == nginx.RestoreContainerName }) {
+	if slices.ContainsFunc(ephemeral.InitContainers, func(c corev1.Container) bool { return c.Name == layout.RestoreContainerName }) {
 		t.Errorf("an instance without persistent content got a restore container: %+v", ephemeral.InitContainers)
 	}
 }
@@ -124,11 +124,11 @@ func TestRestoreIsReportedFromMissingBackupToFailureToSuccess(t *testing.T) {
 	}
 	waitCondition(v1beta1.ConditionRestored, nginx.ReasonRestoreInProgress, restoreID)
 	var sts appsv1.StatefulSet
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("web").StatefulSet}, &sts); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("web").StatefulSet}, &sts); err != nil {
 		t.Fatal(err)
 	}
 	inits := sts.Spec.Template.Spec.InitContainers
-	if len(inits) != 2 || inits[1].Name != nginx.RestoreContainerName || !slices.Contains(inits[1].Args, "--id="+restoreID) {
+	if len(inits) != 2 || inits[1].Name != layout.RestoreContainerName || !slices.Contains(inits[1].Args, "--id="+restoreID) {
 		t.Fatalf("StatefulSet init containers = %+v, want the restore of %s", inits, restoreID)
 	}
 
@@ -143,7 +143,7 @@ func TestRestoreIsReportedFromMissingBackupToFailureToSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{
-		Name: nginx.RestoreContainerName, Image: inits[0].Image,
+		Name: layout.RestoreContainerName, Image: inits[0].Image,
 		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: 1, Reason: "Error", Message: "restore: content.tar.gz: sha256 mismatch",
 		}},

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -53,7 +53,7 @@ func waitForStatefulSetReplicas(ctx context.Context, t *testing.T, c client.Clie
 	t.Helper()
 	var sts appsv1.StatefulSet
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor(name).StatefulSet}, &sts) == nil &&
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor(name).StatefulSet}, &sts) == nil &&
 			ptr.Deref(sts.Spec.Replicas, -1) == want
 	}) {
 		t.Fatalf("StatefulSet of %s: replicas %v, want %d", name, sts.Spec.Replicas, want)
@@ -92,7 +92,7 @@ func TestAutoscalerScalesAnInstanceThroughItsScaleSubresource(t *testing.T) {
 		t.Fatalf("GET /scale: status.selector %q: %v", s.Status.Selector, err)
 	}
 	var sts appsv1.StatefulSet
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("web").StatefulSet}, &sts); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("web").StatefulSet}, &sts); err != nil {
 		t.Fatal(err)
 	}
 	if !sel.Matches(labels.Set(sts.Spec.Template.Labels)) {

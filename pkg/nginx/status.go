@@ -47,6 +47,15 @@ const (
 // NginxContainerName is the name of the nginx container in the instance's pods.
 const NginxContainerName = "nginx"
 
+// ConfigError is a spec that cannot be applied (nginx or the apiserver would
+// refuse it), reported as condition Degraded with reason InvalidConfig; the
+// controller does not retry it until the spec changes.
+type ConfigError = k8sutil.SpecError
+
+func configErrorf(format string, args ...any) error {
+	return k8sutil.InvalidSpec(ReasonInvalidConfig, format, args...)
+}
+
 func setCondition(nginx *v1beta1.NginxOperator, typ string, status metav1.ConditionStatus, reason, msg string) {
 	k8sutil.SetCondition(&nginx.Status.Conditions, nginx.Generation, typ, status, reason, msg)
 }

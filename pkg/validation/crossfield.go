@@ -1,15 +1,16 @@
-package nginx
+package validation
 
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 )
 
-// checkCrossField returns a ConfigError for what the CRD cannot refuse at
-// admission. Every rule on a single value, and every cross-field rule CEL
-// can afford, lives in the CRD (pkg/apis/nginx/v1beta1) and is not repeated
-// here.
+// crossField refuses what the CRD would refuse if it could afford to. Every
+// rule on a single value, and every cross-field rule CEL can afford, lives in
+// the CRD (pkg/apis/nginx/v1beta1) and is not repeated here.
 //
 // Two locations of one server with the same path: nginx refuses the
 // duplicate location, but a CEL rule comparing every pair of locations of
@@ -19,27 +20,29 @@ import (
 // A header named twice in one requestHeaders or responseHeaders (set, add
 // and remove together, in any case): the same pairwise comparison, for
 // every location, is beyond the budget too.
-func checkCrossField(spec *v1beta1.NginxOperatorSpec) error {
+func crossField(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	for i, s := range spec.Config.Servers {
 		seen := map[[2]string]bool{}
 		for j, l := range s.Locations {
+			at := path.Child("config", "servers").Index(i).Child("locations").Index(j)
 			key := [2]string{l.Path}
 			if l.Exact {
 				key[1] = "="
 			}
 			if seen[key] {
-				return configErrorf("config.servers[%d].locations[%d]: path %q appears twice", i, j, l.Path)
+				errs = append(errs, field.Invalid(at.Child("path"), l.Path, "appears twice in this server"))
 			}
 			seen[key] = true
 			if name := repeatedHeader(l.RequestHeaders); name != "" {
-				return configErrorf("config.servers[%d].locations[%d].requestHeaders: header %q appears more than once in set, add and remove", i, j, name)
+				errs = append(errs, field.Invalid(at.Child("requestHeaders"), name, "header appears more than once in set, add and remove"))
 			}
 			if name := repeatedHeader(l.ResponseHeaders); name != "" {
-				return configErrorf("config.servers[%d].locations[%d].responseHeaders: header %q appears more than once in set, add and remove", i, j, name)
+				errs = append(errs, field.Invalid(at.Child("responseHeaders"), name, "header appears more than once in set, add and remove"))
 			}
 		}
 	}
-	return nil
+	return errs
 }
 
 // repeatedHeader is the first header name m lists twice, ignoring case.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/backup/jobs"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
@@ -24,7 +24,7 @@ type child struct{ resource, name string }
 func childrenOf(kind, name string) []child {
 	switch kind {
 	case "NginxOperator":
-		n := nginx.NamesFor(name)
+		n := layout.NamesFor(name)
 		return []child{
 			{"statefulsets", n.StatefulSet}, {"services", n.Service}, {"services", n.HeadlessService},
 			{"serviceaccounts", n.ServiceAccount}, {"poddisruptionbudgets", n.PodDisruptionBudget},

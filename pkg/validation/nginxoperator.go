@@ -28,10 +28,11 @@ func NginxOperatorSchema(ctx context.Context, obj *v1beta1.NginxOperator) field.
 
 // NginxOperator is what the controller renders and builds from: obj with the
 // CRD's defaults, checked against the CRD (as NginxOperatorSchema) and
-// against the rules the schema cannot express: what the apiserver would
-// refuse in the children the operator builds from the spec (label and
-// annotation syntax, tolerations), checked before any child is applied so
-// that a bad spec changes nothing. obj itself is left as it is.
+// against the rules the schema cannot express: the cross-field rules beyond
+// CEL's cost budget (crossField), and what the apiserver would refuse in the
+// children the operator builds from the spec (label and annotation syntax,
+// tolerations), checked before any child is applied so that a bad spec
+// changes nothing. obj itself is left as it is.
 func NginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
 	s, err := nginxOperatorV1beta1()
 	if err != nil {
@@ -47,7 +48,9 @@ func NginxOperatorBy(ctx context.Context, s *Schema, obj *v1beta1.NginxOperator)
 	if out == nil {
 		return nil, errs
 	}
-	return out, append(errs, childRules(&out.Spec, field.NewPath("spec"))...)
+	spec := field.NewPath("spec")
+	errs = append(errs, crossField(&out.Spec, spec)...)
+	return out, append(errs, childRules(&out.Spec, spec)...)
 }
 
 func childRules(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorList {

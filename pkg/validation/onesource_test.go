@@ -11,7 +11,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
@@ -214,14 +214,14 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 			obj := base()
 			tc.breaks(obj)
 			admitted, errs := validation.NginxOperatorBy(ctx, shipped, obj)
-			if len(errs) == 0 && strings.Contains(render(t, admitted), tc.rendered) {
+			if len(errs) == 0 && strings.Contains(renderConfig(t, admitted), tc.rendered) {
 				t.Fatalf("the shipped CRD neither refuses the object nor changes what is rendered: the case does not test %s", tc.name)
 			}
 			admitted, errs = validation.NginxOperatorBy(ctx, compileWithout(t, tc.path, tc.remove), obj)
 			if len(errs) > 0 {
 				t.Fatalf("without the rule in the CRD, validation still refuses: %v", errs.ToAggregate())
 			}
-			if got := render(t, admitted); !strings.Contains(got, tc.rendered) {
+			if got := renderConfig(t, admitted); !strings.Contains(got, tc.rendered) {
 				t.Errorf("without the rule in the CRD, the configuration lacks %q:\n%s", tc.rendered, got)
 			}
 		})
@@ -320,9 +320,9 @@ func editSchema(t *testing.T, props *apiextensionsv1.JSONSchemaProps, path []str
 	}
 }
 
-func render(t *testing.T, obj *v1beta1.NginxOperator) string {
+func renderConfig(t *testing.T, obj *v1beta1.NginxOperator) string {
 	t.Helper()
-	out, err := nginx.Render(&obj.Spec, nginx.RenderOptions{Paths: nginx.PodPaths(), Namespace: obj.Namespace})
+	out, err := render.Config(&obj.Spec, render.Options{Paths: render.PodPaths(), Namespace: obj.Namespace})
 	if err != nil {
 		t.Fatalf("Render refused what the CRD let through: %v", err)
 	}

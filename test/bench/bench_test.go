@@ -41,6 +41,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -258,7 +259,7 @@ func runFloor(b *testing.B, n int, r *Result) {
 		if len(errs) > 0 {
 			return errs.ToAggregate()
 		}
-		config, err := nginx.Render(&inst.Spec, nginx.RenderOptions{Paths: nginx.PodPaths(), Namespace: benchNamespace})
+		config, err := render.Config(&inst.Spec, render.Options{Paths: render.PodPaths(), Namespace: benchNamespace})
 		if err != nil {
 			return err
 		}

@@ -273,7 +273,7 @@ func (w *world) problems(ctx context.Context) []string {
 			add("%s: orphaned: its owner %s %s (uid %s) does not exist", what, ref.Kind, ref.Name, ref.UID)
 			continue
 		}
-		if !nameFits(ch.kind, ch.meta.Name, nginx.NamesFor(owner.Name)) {
+		if !nameFits(ch.kind, ch.meta.Name, layout.NamesFor(owner.Name)) {
 			add("%s: not a name %s derives for a %s", what, owner.Name, ch.kind)
 		}
 	}
@@ -283,7 +283,7 @@ func (w *world) problems(ctx context.Context) []string {
 		if !ok || v.deleted {
 			continue
 		}
-		names := nginx.NamesFor(name)
+		names := layout.NamesFor(name)
 		s := statefulSets[names.StatefulSet]
 		if s == nil {
 			add("%s: no StatefulSet", name)

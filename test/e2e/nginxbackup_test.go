@@ -16,7 +16,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/backup"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -192,13 +192,13 @@ func TestRestoreInitContainerSeedsTheReplicasOnTheLocalCluster(t *testing.T) {
 		_ = c.Get(ctx, client.ObjectKeyFromObject(docs), &n)
 		t.Fatalf("the restoring instance is not Restored and Available: %+v", n.Status.Conditions)
 	}
-	sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, nginx.NamesFor("docs").StatefulSet, metav1.GetOptions{})
+	sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, layout.NamesFor("docs").StatefulSet, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The restore runs before nginx, after the reloader's installer.
 	restore := func(inits []corev1.Container) *corev1.Container {
-		i := slices.IndexFunc(inits, func(c corev1.Container) bool { return c.Name == nginx.RestoreContainerName })
+		i := slices.IndexFunc(inits, func(c corev1.Container) bool { return c.Name == layout.RestoreContainerName })
 		if i < 0 {
 			return nil
 		}

@@ -122,7 +122,7 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	if got := podUIDs(ctx, t, cs, ns, "web"); !maps.Equal(got, unchanged) {
 		t.Errorf("a configuration change replaced pods: %v, then %v", unchanged, got)
 	}
-	names := nginx.NamesFor("web")
+	names := layout.NamesFor("web")
 	if got := configSecrets(ctx, cs, ns, "web"); len(got) != 1 || got[0] != names.ConfigSecret {
 		t.Errorf("config Secrets %v, want only %s", got, names.ConfigSecret)
 	}
@@ -152,7 +152,7 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 
 	// A PodDisruptionBudget follows the spec: created when asked for,
 	// deleted when the field is removed.
-	names = nginx.NamesFor("web")
+	names = layout.NamesFor("web")
 	setPDB := func(pdb *v1beta1.PodDisruptionBudgetSpec) {
 		t.Helper()
 		update(ctx, t, c, web, func() {
@@ -214,7 +214,7 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 		t.Error("deleting web disturbed api")
 	}
 	var apiSts appsv1.StatefulSet
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("api").StatefulSet}, &apiSts); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("api").StatefulSet}, &apiSts); err != nil {
 		t.Errorf("api's StatefulSet: %v", err)
 	}
 }
@@ -227,7 +227,7 @@ func configSecrets(ctx context.Context, cs kubernetes.Interface, ns, instance st
 	}
 	var out []string
 	for _, s := range secrets.Items {
-		if strings.HasPrefix(s.Name, nginx.NamesFor(instance).ConfigSecret) {
+		if strings.HasPrefix(s.Name, layout.NamesFor(instance).ConfigSecret) {
 			out = append(out, s.Name)
 		}
 	}
@@ -249,7 +249,7 @@ func TestChangedVolumeClaimTemplateRecreatesTheStatefulSetWithoutDowntime(t *tes
 	if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "site", 2)) {
 		t.Fatal("site did not become Available")
 	}
-	name := nginx.NamesFor("site").StatefulSet
+	name := layout.NamesFor("site").StatefulSet
 	before, err := cs.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -303,10 +303,10 @@ func TestTakenChildNamesAreLeftAlone(t *testing.T) {
 		instance, kind string
 		userObject     client.Object
 	}{
-		{"sa", "ServiceAccount", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: nginx.NamesFor("sa").ServiceAccount}}},
-		{"pdb", "PodDisruptionBudget", &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: nginx.NamesFor("pdb").PodDisruptionBudget},
+		{"sa", "ServiceAccount", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: layout.NamesFor("sa").ServiceAccount}}},
+		{"pdb", "PodDisruptionBudget", &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: layout.NamesFor("pdb").PodDisruptionBudget},
 			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: mine}}}},
-		{"sts", "StatefulSet", &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: nginx.NamesFor("sts").StatefulSet},
+		{"sts", "StatefulSet", &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: layout.NamesFor("sts").StatefulSet},
 			Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: mine},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: mine},
 					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}}}}},
@@ -349,7 +349,7 @@ func TestTakenChildNamesAreLeftAlone(t *testing.T) {
 					after.GetOwnerReferences(), after.GetLabels(), managers)
 			}
 			if tc.kind != "StatefulSet" {
-				if _, err := cs.AppsV1().StatefulSets(ns).Get(ctx, nginx.NamesFor(tc.instance).StatefulSet, metav1.GetOptions{}); err == nil {
+				if _, err := cs.AppsV1().StatefulSets(ns).Get(ctx, layout.NamesFor(tc.instance).StatefulSet, metav1.GetOptions{}); err == nil {
 					t.Errorf("the StatefulSet was created although the instance's %s name is taken", tc.kind)
 				}
 			}
@@ -372,7 +372,7 @@ func TestLegacyConfigSecretsAreDeletedOnceNoPodMountsThem(t *testing.T) {
 	if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "web", 1)) {
 		t.Fatal("web did not become Available")
 	}
-	names := nginx.NamesFor("web")
+	names := layout.NamesFor("web")
 	legacy := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 		Name: names.ConfigSecretPrefix + "0123456789abcdef", Namespace: ns, Labels: layout.Labels("web"),
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator",

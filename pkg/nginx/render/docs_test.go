@@ -1,4 +1,4 @@
-package nginx_test
+package render_test
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
 
@@ -19,7 +19,7 @@ var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
 // just its spec, is one the CRD admits and the renderer renders: the
 // documentation cannot drift from the API.
 func TestDocumentedNginxOperatorExamplesAreAdmittedAndRender(t *testing.T) {
-	doc, err := os.ReadFile("../../Documentation/nginxoperator.md")
+	doc, err := os.ReadFile("../../../Documentation/nginxoperator.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestDocumentedNginxOperatorExamplesAreAdmittedAndRender(t *testing.T) {
 		}
 		obj.Name, obj.Namespace = "docs", "team-a"
 		admitted := validationtest.NginxOperator(t, obj)
-		if _, err := nginx.Render(&admitted.Spec, nginx.RenderOptions{Paths: nginx.PodPaths(), Namespace: "team-a"}); err != nil {
+		if _, err := render.Config(&admitted.Spec, render.Options{Paths: render.PodPaths(), Namespace: "team-a"}); err != nil {
 			t.Errorf("example %d does not render: %v", i+1, err)
 		}
 	}

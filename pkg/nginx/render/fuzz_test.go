@@ -1,4 +1,4 @@
-package nginx
+package render
 
 import (
 	"testing"
@@ -65,11 +65,8 @@ func FuzzRenderedConfigHasExactlyTheDirectivesAsked(f *testing.F) {
 				},
 			},
 		}
-		opts := RenderOptions{Paths: PodPaths(), Namespace: "team-a"}
-		want, err := Directives(&spec, opts)
-		if err != nil {
-			return
-		}
+		opts := Options{Paths: PodPaths(), Namespace: "team-a"}
+		want := Directives(&spec, opts)
 		text, err := conf.Render(want)
 		if err != nil {
 			return // refused, e.g. a control character: nothing is written

@@ -1,15 +1,86 @@
-package nginx
+package render
 
 import (
 	"slices"
+	"strconv"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
+
+// http is the http context: protocol settings, the operator's own servers
+// (health, stub_status), the http-level blocks the user's locations need,
+// and the user's servers.
+func (r *renderer) http(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
+	cfg := spec.Config
+	out := []conf.Directive{
+		conf.D("include", r.opts.Paths.MimeTypes),
+		conf.D("default_type", "application/octet-stream"),
+		conf.D("server_tokens", "off"),
+	}
+	out = append(out, accessLog(cfg.AccessLog)...)
+	out = append(out,
+		conf.D("sendfile", "on"),
+		conf.D("keepalive_timeout", itoa(cfg.KeepaliveTimeoutSeconds)),
+		conf.D("client_max_body_size", cfg.ClientMaxBodySize),
+		// Room for the longest server name the schema allows (253
+		// characters) and for 32 servers of 32 names each: nginx's defaults
+		// (buckets of one cache line, 512 entries) refuse such configs.
+		conf.D("server_names_hash_bucket_size", "512"),
+		conf.D("server_names_hash_max_size", "4096"),
+		// Room for the longest header name the schema allows (128
+		// characters) in the hashes of proxy_set_header and
+		// proxy_hide_header: nginx's default bucket of 64 bytes refuses it.
+		conf.D("proxy_headers_hash_bucket_size", "256"),
+		// The root filesystem is read-only: every temp path lives on the writable emptyDir.
+		conf.D("client_body_temp_path", r.temp("client_body")),
+		conf.D("proxy_temp_path", r.temp("proxy")),
+		conf.D("fastcgi_temp_path", r.temp("fastcgi")),
+		conf.D("uwsgi_temp_path", r.temp("uwsgi")),
+		conf.D("scgi_temp_path", r.temp("scgi")),
+	)
+	out = append(out, compression(cfg.Gzip)...)
+	if len(r.refs.TLSSecrets()) > 0 {
+		out = append(out, tlsPolicy(cfg.TLS)...)
+	}
+	out = append(out, realIP(cfg)...)
+	out = append(out, requestVariables(cfg)...)
+	out = append(out, r.healthServer())
+	if spec.Metrics.Enabled {
+		out = append(out, r.stubStatusServer())
+	}
+	servers := r.servers(spec)
+	// Upstreams, maps and rate limit zones are http-level blocks the
+	// servers' locations refer to.
+	out = append(out, r.httpBlocks...)
+	return append(out, servers...)
+}
+
+// healthServer answers the kubelet's probes, on the pod's address of the
+// cluster's primary family, without touching user content.
+func (r *renderer) healthServer() conf.Directive {
+	port := itoa(int32(r.opts.HealthPort))
+	body := []conf.Directive{conf.D("listen", port)}
+	if r.opts.IPv6 {
+		body = append(body, conf.D("listen", "[::]:"+port))
+	}
+	return conf.B("server", nil, append(body,
+		conf.D("access_log", "off"),
+		conf.B("location", []string{"=", "/healthz"}, conf.D("return", "200", "ok\n")),
+	)...)
+}
+
+// stubStatusServer serves stub_status on loopback only: the exporter
+// sidecar shares the pod's network namespace; nothing outside the pod can
+// reach it.
+func (r *renderer) stubStatusServer() conf.Directive {
+	return conf.B("server", nil,
+		conf.D("listen", "127.0.0.1:"+strconv.Itoa(r.opts.StubStatusPort)),
+		conf.D("access_log", "off"),
+		conf.B("location", []string{"=", "/stub_status"}, conf.D("stub_status")),
+	)
+}
 
 // jsonLogFormat is the access log line of format JSON. escape=json makes
 // nginx escape every value for a JSON string; the fields that nginx always
@@ -30,18 +101,6 @@ func accessLog(l v1beta1.AccessLog) []conf.Directive {
 		out = append(out, conf.D("log_format", "json", "escape=json", jsonLogFormat))
 	}
 	return append(out, conf.D("access_log", "/dev/stdout", strings.ToLower(l.Format)))
-}
-
-// workerProcesses is one nginx worker per CPU of the container's limit,
-// rounded up. nginx's "auto" counts the node's CPUs: on a large node a
-// container limited to one CPU would run dozens of workers, each with its
-// own connections and caches, all throttled together.
-func workerProcesses(r corev1.ResourceRequirements) string {
-	cpu, ok := r.Limits[corev1.ResourceCPU]
-	if !ok || cpu.IsZero() {
-		return "auto"
-	}
-	return itoa(int32(max(1, (cpu.MilliValue()+999)/1000)))
 }
 
 // compression gzips the listed types. Vary tells caches that the body
@@ -79,46 +138,6 @@ func tlsPolicy(p v1beta1.TLSPolicy) []conf.Directive {
 		conf.D("ssl_session_timeout", itoa(p.SessionTimeoutMinutes)+"m"),
 		conf.D("ssl_session_tickets", "off"),
 	}
-}
-
-// serverTLS is a TLS server's certificate, HSTS header and client
-// certificate check.
-func (r *renderer) serverTLS(t *v1beta1.TLS) []conf.Directive {
-	if t == nil {
-		return nil
-	}
-	dir := r.opts.Paths.TLS + "/" + t.SecretName
-	out := []conf.Directive{
-		conf.D("ssl_certificate", dir+"/tls.crt"),
-		conf.D("ssl_certificate_key", dir+"/tls.key"),
-	}
-	out = append(out, hsts(t)...)
-	if c := t.ClientCertificates; c != nil {
-		out = append(out,
-			conf.D("ssl_client_certificate", r.opts.Paths.CAFile(c.CACertificate)),
-			conf.D("ssl_verify_client", "on"),
-			conf.D("ssl_verify_depth", itoa(c.VerifyDepth)),
-		)
-	}
-	return out
-}
-
-// hsts is the Strict-Transport-Security header of a TLS server, on every
-// response ("always": errors too). A location with add_header of its own
-// inherits none of the server's, so locations repeat it.
-func hsts(t *v1beta1.TLS) []conf.Directive {
-	if t == nil || t.HSTS == nil {
-		return nil
-	}
-	// The CRD defaults maxAgeSeconds; a pointer keeps an explicit 0.
-	value := "max-age=" + itoa(ptr.Deref(t.HSTS.MaxAgeSeconds, 0))
-	if t.HSTS.IncludeSubDomains {
-		value += "; includeSubDomains"
-	}
-	if t.HSTS.Preload {
-		value += "; preload"
-	}
-	return []conf.Directive{conf.D("add_header", "Strict-Transport-Security", value, "always")}
 }
 
 // realIP replaces the client address ($remote_addr) with the one a trusted

@@ -1,18 +1,11 @@
-package nginx
+package render
 
 import (
 	"strconv"
-	"strings"
-
-	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
-
-// upstreamKeepalive is how many idle connections each worker keeps open to
-// a location's Services for reuse.
-const upstreamKeepalive = "32"
 
 // locations renders the locations of server number server; with none, /
 // serves the content.
@@ -67,175 +60,6 @@ func static(s *v1beta1.StaticLocation) []conf.Directive {
 	return []conf.Directive{conf.D("try_files", "$uri", "$uri/", last), conf.D("autoindex", autoindex)}
 }
 
-// proxy forwards to an upstream block of the location's own, which is what
-// lets nginx keep connections to the Services open (keepalive) and split
-// requests by weight.
-func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
-	p := l.Proxy
-	upstream := "backend_" + id
-	r.httpBlocks = append(r.httpBlocks, r.upstream(upstream, p))
-	scheme := "http://"
-	if p.TLS != nil {
-		scheme = "https://"
-	}
-	body := []conf.Directive{conf.D("proxy_pass", scheme+upstream), conf.D("proxy_http_version", "1.1")}
-	for _, h := range r.requestHeaders(id, l) {
-		body = append(body, conf.D("proxy_set_header", h.Name, h.Value))
-	}
-	body = append(body,
-		conf.D("proxy_connect_timeout", itoa(p.ConnectTimeoutSeconds)+"s"),
-		conf.D("proxy_send_timeout", itoa(p.SendTimeoutSeconds)+"s"),
-		conf.D("proxy_read_timeout", itoa(p.ReadTimeoutSeconds)+"s"),
-	)
-	body = append(body, buffering(p.Buffering)...)
-	body = append(body, r.backendTLS(p)...)
-	body = append(body, rewrite(l.Path, p.URLRewrite)...)
-	if p.InterceptErrors {
-		body = append(body, conf.D("proxy_intercept_errors", "on"))
-	}
-	return body
-}
-
-// upstream is the group of the location's Services: one, or several with
-// their weights (nginx's smooth weighted round robin).
-func (r *renderer) upstream(name string, p *v1beta1.ProxyLocation) conf.Directive {
-	server := func(service string, port int32, more ...string) conf.Directive {
-		return conf.D("server", append([]string{r.opts.UpstreamHost(service, r.opts.Namespace) + ":" + itoa(port)}, more...)...)
-	}
-	var servers []conf.Directive
-	if len(p.Backends) == 0 {
-		servers = append(servers, server(p.Service, p.Port))
-	}
-	for _, b := range p.Backends {
-		// The CRD defaults every weight; 0 sends the Service nothing.
-		if weight := ptr.Deref(b.Weight, 0); weight > 0 {
-			servers = append(servers, server(b.Service, b.Port, "weight="+itoa(weight)))
-		}
-	}
-	return conf.B("upstream", []string{name}, append(servers, conf.D("keepalive", upstreamKeepalive))...)
-}
-
-func buffering(b *v1beta1.ProxyBuffering) []conf.Directive {
-	if b == nil {
-		return nil
-	}
-	on := "on"
-	if b.Disabled {
-		on = "off"
-	}
-	// nginx's default busy size (twice the larger buffer) breaks its own
-	// rule for few or small buffers; the larger buffer is always within it,
-	// which the CRD checks.
-	busy := max(b.HeaderBufferKiB, b.BufferKiB)
-	return []conf.Directive{
-		conf.D("proxy_buffering", on),
-		conf.D("proxy_buffer_size", itoa(b.HeaderBufferKiB)+"k"),
-		conf.D("proxy_buffers", itoa(b.Buffers), itoa(b.BufferKiB)+"k"),
-		conf.D("proxy_busy_buffers_size", itoa(busy)+"k"),
-	}
-}
-
-// backendTLS names the Service in SNI (by default its cluster DNS name: the
-// upstream's own name means nothing to it) and verifies its certificate
-// when a CA is given.
-func (r *renderer) backendTLS(p *v1beta1.ProxyLocation) []conf.Directive {
-	t := p.TLS
-	if t == nil {
-		return nil
-	}
-	name := t.Hostname
-	if name == "" {
-		service := p.Service
-		if len(p.Backends) > 0 {
-			service = p.Backends[0].Service // the CRD requires hostname for several
-		}
-		name = service + "." + r.opts.Namespace + ".svc"
-	}
-	out := []conf.Directive{
-		conf.D("proxy_ssl_server_name", "on"),
-		conf.D("proxy_ssl_name", name),
-		conf.D("proxy_ssl_protocols", "TLSv1.2", "TLSv1.3"),
-	}
-	if t.CACertificate != nil {
-		out = append(out,
-			conf.D("proxy_ssl_verify", "on"),
-			conf.D("proxy_ssl_trusted_certificate", r.opts.Paths.CAFile(*t.CACertificate)),
-		)
-	}
-	return out
-}
-
-// rewrite changes the path sent on. After "rewrite ... break" nginx sends
-// the rewritten path, escaped again, with the original query.
-func rewrite(locationPath string, rw *v1beta1.URLRewrite) []conf.Directive {
-	if rw == nil || rw.Path == nil {
-		return nil
-	}
-	if rw.Path.Type == pathReplaceFull {
-		return []conf.Directive{conf.D("rewrite", "^", *rw.Path.ReplaceFullPath, "break")}
-	}
-	var out []conf.Directive
-	for _, rule := range prefixRules(locationPath, *rw.Path.ReplacePrefixMatch) {
-		out = append(out, conf.D("rewrite", rule.pattern+"$", rule.replacement, "break"))
-	}
-	return out
-}
-
-// header is one header of a request or response as rendered.
-type header struct{ Name, Value string }
-
-// requestHeaders are the headers a proxy location sends: the forwarding
-// headers every proxy sets, then spec's requestHeaders, which replace a
-// default of the same name. An empty value makes nginx drop the header.
-func (r *renderer) requestHeaders(id string, l v1beta1.Location) []header {
-	host := varHostWithPort
-	if rw := l.Proxy.URLRewrite; rw != nil && rw.Hostname != "" {
-		host = rw.Hostname
-	}
-	out := []header{
-		{"Host", host},
-		{"Upgrade", "$http_upgrade"},
-		{"Connection", varConnectionUpgrade},
-		{"X-Real-IP", "$remote_addr"},
-		{"X-Forwarded-For", varForwardedFor},
-		{"X-Forwarded-Proto", varForwardedProto},
-		{"X-Forwarded-Host", varForwardedHost},
-		{"X-Forwarded-Port", varForwardedPort},
-	}
-	m := l.RequestHeaders
-	if m == nil {
-		return out
-	}
-	set := func(name, value string) {
-		for i := range out {
-			if strings.EqualFold(out[i].Name, name) {
-				out[i].Value = value
-				return
-			}
-		}
-		out = append(out, header{name, value})
-	}
-	for _, h := range m.Set {
-		set(h.Name, h.Value)
-	}
-	for i, h := range m.Add {
-		// nginx offers a request header's current value as $http_<name>
-		// (the CRD keeps add's names to letters, digits and '-'); a comma
-		// is how HTTP joins the values of a repeated header.
-		current := "$http_" + strings.ReplaceAll(strings.ToLower(h.Name), "-", "_")
-		joined := "$request_header_" + id + "_" + strconv.Itoa(i)
-		r.httpBlocks = append(r.httpBlocks, conf.B("map", []string{current, joined},
-			conf.D("default", current+","+h.Value),
-			conf.D("", h.Value),
-		))
-		set(h.Name, joined)
-	}
-	for _, name := range m.Remove {
-		set(name, "")
-	}
-	return out
-}
-
 // responseHeaders add to every response of the location; set and remove
 // hide what the Service sent first (proxy_hide_header), so they act on
 // proxied responses only, which the CRD requires.
@@ -263,4 +87,13 @@ func responseHeaders(l v1beta1.Location) []conf.Directive {
 		add(h)
 	}
 	return out
+}
+
+// locationArgs are the arguments of a location block: the path, after "="
+// for an exact match.
+func locationArgs(l v1beta1.Location) []string {
+	if l.Exact {
+		return []string{"=", l.Path}
+	}
+	return []string{l.Path}
 }

@@ -1,4 +1,4 @@
-package nginx
+package render
 
 import (
 	"crypto/tls"
@@ -30,24 +30,27 @@ func testPaths(t *testing.T, dir string, spec *v1beta1.NginxOperatorSpec) Paths 
 	p := Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), CA: filepath.Join(dir, "ca"), Auth: filepath.Join(dir, "auth"), MimeTypes: filepath.Join(dir, "mime.types")}
 	must(t, os.MkdirAll(p.Content, 0o755))
 	must(t, os.WriteFile(p.MimeTypes, []byte("types {\n    text/html html;\n    text/plain txt;\n}\n"), 0o644))
-	for _, ref := range CACertificates(spec) {
+	refs := ReferencesOf(spec)
+	for _, ref := range refs.Of(UseCA) {
 		ca, err := tools.NewCA("backend CA", time.Hour)
 		must(t, err)
-		file := p.CAFile(ref)
-		must(t, os.MkdirAll(filepath.Dir(file), 0o755))
-		must(t, os.WriteFile(file, ca.CertPEM, 0o644))
+		must(t, os.MkdirAll(p.Dir(ref), 0o755))
+		for _, key := range ref.Keys {
+			must(t, os.WriteFile(filepath.Join(p.Dir(ref), key), ca.CertPEM, 0o644))
+		}
 	}
-	for _, a := range BasicAuths(spec) {
-		file := p.AuthFile(a)
-		must(t, os.MkdirAll(filepath.Dir(file), 0o755))
-		must(t, os.WriteFile(file, []byte(tools.Htpasswd(testUser, testPassword)), 0o644))
+	for _, ref := range refs.Of(UseBasicAuth) {
+		must(t, os.MkdirAll(p.Dir(ref), 0o755))
+		for _, key := range ref.Keys {
+			must(t, os.WriteFile(filepath.Join(p.Dir(ref), key), []byte(tools.Htpasswd(testUser, testPassword)), 0o644))
+		}
 	}
-	for _, s := range TLSSecrets(spec) {
+	for _, ref := range refs.Of(UseTLS) {
 		_, certPEM, keyPEM, err := tools.ServingCert("example.com", "127.0.0.1")
 		must(t, err)
-		must(t, os.MkdirAll(filepath.Join(p.TLS, s), 0o755))
-		must(t, os.WriteFile(filepath.Join(p.TLS, s, "tls.crt"), certPEM, 0o644))
-		must(t, os.WriteFile(filepath.Join(p.TLS, s, "tls.key"), keyPEM, 0o600))
+		must(t, os.MkdirAll(p.Dir(ref), 0o755))
+		must(t, os.WriteFile(filepath.Join(p.Dir(ref), "tls.crt"), certPEM, 0o644))
+		must(t, os.WriteFile(filepath.Join(p.Dir(ref), "tls.key"), keyPEM, 0o600))
 	}
 	return p
 }
@@ -87,7 +90,7 @@ func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpe
 	}
 	opts := renderOptions(spec, paths)
 	opts.HealthPort, opts.UpstreamHost = int(healthPort), func(string, string) string { return "127.0.0.1" }
-	cfg, err := Render(spec, opts)
+	cfg, err := Config(spec, opts)
 	must(t, err)
 	file := filepath.Join(dir, "nginx.conf")
 	must(t, os.WriteFile(file, cfg, 0o644))

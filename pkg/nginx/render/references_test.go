@@ -1,4 +1,4 @@
-package nginx
+package render
 
 import (
 	"testing"
@@ -9,8 +9,10 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 )
 
-// The controller waits for every Service nginx will resolve and every CA and
-// htpasswd file it will mount, and for nothing else.
+// One walk finds every object nginx resolves, mounts or reads, each once,
+// with the keys it reads, and nothing else: a backend with weight 0 (or
+// none, which the CRD would have defaulted) and a disabled basicAuth name
+// nothing that must exist.
 func TestReferencesAreWhatNginxResolvesAndMounts(t *testing.T) {
 	caA := &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "a", Key: "ca.crt"}
 	spec := &v1beta1.NginxOperatorSpec{Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
@@ -24,7 +26,7 @@ func TestReferencesAreWhatNginxResolvesAndMounts(t *testing.T) {
 				{Service: "one", Port: 8080, Weight: ptr.To[int32](1)},
 			}, TLS: &v1beta1.BackendTLS{Hostname: "x", CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: "a", Key: "ca.crt"}}}},
 		}},
-		{Locations: []v1beta1.Location{{Path: "/again/", Proxy: &v1beta1.ProxyLocation{Service: "one", Port: 80, TLS: &v1beta1.BackendTLS{CACertificate: caA}}}}},
+		{Locations: []v1beta1.Location{{Path: "/again/", Proxy: &v1beta1.ProxyLocation{Service: "one", Port: 80, TLS: &v1beta1.BackendTLS{CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "a", Key: "other.crt"}}}}}},
 		{
 			TLS:       &v1beta1.TLS{SecretName: "web-tls", ClientCertificates: &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: "clients", Key: "ca.crt"}}},
 			BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "users", Key: "auth"},
@@ -34,20 +36,29 @@ func TestReferencesAreWhatNginxResolvesAndMounts(t *testing.T) {
 				{Path: "/more-admins/", BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "admins", Key: "auth"}},
 			},
 		},
-	}}}
-	if diff := cmp.Diff([]string{"one", "stable", "unset-weight"}, proxiedServices(spec)); diff != "" {
-		t.Errorf("proxied Services (-want +got):\n%s", diff)
+		{TLS: &v1beta1.TLS{SecretName: "web-tls"}},
+	}}, Content: v1beta1.Content{ConfigMaps: []v1beta1.ConfigMapContent{{Name: "site"}}}}
+	want := References{
+		{Use: UseTLS, Kind: "Secret", Name: "web-tls"},
+		{Use: UseProxy, Kind: "Service", Name: "one"},
+		{Use: UseProxy, Kind: "Service", Name: "stable"},
+		{Use: UseBasicAuth, Kind: "Secret", Name: "users", Keys: []string{"auth"}},
+		{Use: UseBasicAuth, Kind: "Secret", Name: "admins", Keys: []string{"htpasswd", "auth"}},
+		{Use: UseCA, Kind: "ConfigMap", Name: "a", Keys: []string{"ca.crt", "other.crt"}},
+		{Use: UseCA, Kind: "Secret", Name: "a", Keys: []string{"ca.crt"}},
+		{Use: UseCA, Kind: "Secret", Name: "clients", Keys: []string{"ca.crt"}},
+		{Use: UseContent, Kind: "ConfigMap", Name: "site"},
 	}
-	wantCAs := []v1beta1.CACertificateRef{*caA, {Kind: "Secret", Name: "a", Key: "ca.crt"}, {Kind: "Secret", Name: "clients", Key: "ca.crt"}}
-	if diff := cmp.Diff(wantCAs, CACertificates(spec)); diff != "" {
-		t.Errorf("CA certificates (-want +got):\n%s", diff)
+	refs := ReferencesOf(spec)
+	if diff := cmp.Diff(want, refs); diff != "" {
+		t.Errorf("references (-want +got):\n%s", diff)
 	}
-	// Each key is checked; each Secret is mounted once; a disabled
-	// basicAuth names nothing that must exist.
-	if diff := cmp.Diff([]string{"users", "admins"}, AuthSecrets(spec)); diff != "" {
-		t.Errorf("basic auth Secrets (-want +got):\n%s", diff)
-	}
-	if n := len(BasicAuths(spec)); n != 3 {
-		t.Errorf("%d basic auths to check, want 3", n)
+	// A ConfigMap and a Secret of one name get directories of their own.
+	paths := PodPaths()
+	for i, dir := range map[int]string{0: "/etc/nginx/tls/web-tls", 3: "/etc/nginx/auth/users",
+		5: "/etc/nginx/ca/configmap/a", 6: "/etc/nginx/ca/secret/a", 1: ""} {
+		if got := paths.Dir(refs[i]); got != dir {
+			t.Errorf("Dir(%s %s %s) = %q, want %q", refs[i].Use, refs[i].Kind, refs[i].Name, got, dir)
+		}
 	}
 }

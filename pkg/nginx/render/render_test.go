@@ -1,7 +1,6 @@
-package nginx
+package render
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,11 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -140,15 +137,15 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 
 // renderOptions are the options the controller would pass for spec: IPv6
 // when its Service asks for an IPv6 family.
-func renderOptions(spec *v1beta1.NginxOperatorSpec, paths Paths) RenderOptions {
-	return RenderOptions{Paths: paths, Namespace: "team-a", IPv6: slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol)}
+func renderOptions(spec *v1beta1.NginxOperatorSpec, paths Paths) Options {
+	return Options{Paths: paths, Namespace: "team-a", IPv6: slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol)}
 }
 
 func TestRenderMatchesGoldenFiles(t *testing.T) {
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
 			admitted := validationtest.Spec(t, spec)
-			got, err := Render(admitted, renderOptions(admitted, PodPaths()))
+			got, err := Config(admitted, renderOptions(admitted, PodPaths()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +178,7 @@ func TestGoldenConfigsPassNginxT(t *testing.T) {
 			paths := testPaths(t, dir, admitted)
 			opts := renderOptions(admitted, paths)
 			opts.UpstreamHost = func(string, string) string { return "127.0.0.1" }
-			cfg, err := Render(admitted, opts)
+			cfg, err := Config(admitted, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,74 +193,6 @@ func TestGoldenConfigsPassNginxT(t *testing.T) {
 	}
 }
 
-// What nginx would reject never reaches a pod: the controller admits the
-// spec by the CRD (validation.NginxOperator) before it renders, and Render
-// refuses the one cross-field rule the CRD cannot hold. Each case is refused
-// by one of the two, as a ConfigError or a field error naming the value.
-func TestControllerRefusesWhatNginxWouldReject(t *testing.T) {
-	http := []v1beta1.Port{{Name: "http", ContainerPort: 8080}}
-	static := &v1beta1.StaticLocation{}
-	for _, tc := range []struct {
-		name string
-		spec v1beta1.NginxOperatorSpec
-	}{
-		{"server on an undeclared port", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "https"}}}}},
-		{"two default servers on one port", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", DefaultServer: true}, {Port: "http", DefaultServer: true}}}}},
-		{"duplicate location", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/a", Static: static}, {Path: "/a", Static: static}}}}}}},
-		{"TLS and plain on one port", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "x"}}, {Port: "http", ServerNames: []string{"b"}}}}}},
-		{"a header both set and removed", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80},
-			RequestHeaders: &v1beta1.HeaderModifier{Set: []v1beta1.Header{{Name: "X-A", Value: "1"}}, Remove: []string{"x-a"}}})},
-		{"a response header set twice", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80},
-			ResponseHeaders: &v1beta1.HeaderModifier{Set: []v1beta1.Header{{Name: "X-A", Value: "1"}, {Name: "x-A", Value: "2"}}}})},
-		{"location without a handler", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/"}}}}}}},
-		// Values the hostile review found past earlier checks.
-		{"client_max_body_size 1t", withConfig(http, v1beta1.NginxConfig{ClientMaxBodySize: "1t"})},
-		{"client_max_body_size -1", withConfig(http, v1beta1.NginxConfig{ClientMaxBodySize: "-1"})},
-		{"worker_connections 1", withConfig(http, v1beta1.NginxConfig{WorkerConnections: 1})},
-		{"negative keepalive", withConfig(http, v1beta1.NginxConfig{KeepaliveTimeoutSeconds: -5})},
-		{"listen 80", v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: 80}}}},
-		{"a server on the health port", v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: v1beta1.HealthPort}}}},
-		{"proxy port 0", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 0}})},
-		{"proxy port 65536", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 65536}})},
-		{"negative proxy timeout", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, ReadTimeoutSeconds: -1}})},
-		{"redirect code 1000", withLocation(http, v1beta1.Location{Path: "/", Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/", Code: 1000}})},
-		{"redirect to a variable", withLocation(http, v1beta1.Location{Path: "/", Redirect: &v1beta1.RedirectLocation{URL: "https://$http_cookie"}})},
-		{"regex location", withLocation(http, v1beta1.Location{Path: "~^/(?<x>.*)$", Static: static})},
-		{"named location", withLocation(http, v1beta1.Location{Path: "@internal", Static: static})},
-		{"CR/LF in a header", withLocation(http, v1beta1.Location{Path: "/", Static: static, Headers: []v1beta1.Header{{Name: "X", Value: "a\r\nSet-Cookie: x"}}})},
-		{"cookie variable in a header", withLocation(http, v1beta1.Location{Path: "/", Static: static, Headers: []v1beta1.Header{{Name: "X", Value: "$http_authorization"}}})},
-		{"server name *", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", ServerNames: []string{"*"}}}}}},
-		{"TLS Secret name with a path", v1beta1.NginxOperatorSpec{Ports: http, Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "../../etc"}}}}}},
-	} {
-		obj := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"}, Spec: tc.spec}
-		admitted, errs := validation.NginxOperator(context.Background(), obj)
-		if len(errs) > 0 {
-			continue
-		}
-		_, err := Render(&admitted.Spec, RenderOptions{Paths: PodPaths()})
-		var cfgErr *ConfigError
-		if err == nil || !asConfigError(err, &cfgErr) {
-			t.Errorf("%s: admitted, and Render error = %v, want a ConfigError", tc.name, err)
-		}
-	}
-}
-
-func withConfig(ports []v1beta1.Port, cfg v1beta1.NginxConfig) v1beta1.NginxOperatorSpec {
-	return v1beta1.NginxOperatorSpec{Ports: ports, Config: cfg}
-}
-
-func withLocation(ports []v1beta1.Port, l v1beta1.Location) v1beta1.NginxOperatorSpec {
-	return withConfig(ports, v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: ports[0].Name, Locations: []v1beta1.Location{l}}}})
-}
-
-func asConfigError(err error, target **ConfigError) bool {
-	e, ok := err.(*ConfigError)
-	if ok {
-		*target = e
-	}
-	return ok
-}
-
 func TestSameLocationPathAsPrefixAndExactIsAllowed(t *testing.T) {
 	spec := v1beta1.NginxOperatorSpec{
 		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
@@ -272,7 +201,7 @@ func TestSameLocationPathAsPrefixAndExactIsAllowed(t *testing.T) {
 			{Path: "/a", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/", Code: 302}},
 		}}}},
 	}
-	if _, err := Render(validationtest.Spec(t, spec), RenderOptions{Paths: PodPaths()}); err != nil {
+	if _, err := Config(validationtest.Spec(t, spec), Options{Paths: PodPaths()}); err != nil {
 		t.Errorf("prefix and exact location on the same path refused: %v", err)
 	}
 }
@@ -286,7 +215,7 @@ func BenchmarkRender(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Render(admitted, opts); err != nil {
+				if _, err := Config(admitted, opts); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package nginx
+package render
 
 import (
 	"encoding/json"

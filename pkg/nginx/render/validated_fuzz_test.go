@@ -1,9 +1,8 @@
-package nginx_test
+package render
 
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"flag"
 	"math/rand"
 	"os"
@@ -23,7 +22,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -109,26 +107,19 @@ func validatedRendersAcceptedConfig(t *testing.T, obj *v1beta1.NginxOperator, ch
 		return refusedByValidation
 	}
 	spec := admitted.Spec
-	opts := nginx.RenderOptions{
-		Paths:        nginx.TestPaths(t, check.dir, &spec),
+	opts := Options{
+		Paths:        testPaths(t, check.dir, &spec),
 		Namespace:    obj.Namespace,
 		UpstreamHost: func(string, string) string { return "127.0.0.1" },
 		IPv6:         slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol),
 	}
-	text, err := nginx.Render(&spec, opts)
+	text, err := Config(&spec, opts)
 	if err != nil {
-		// A refusal must be a ConfigError (condition Degraded, InvalidConfig,
-		// no retry): anything else would be retried forever.
-		var cfgErr *nginx.ConfigError
-		if !errors.As(err, &cfgErr) {
-			t.Fatalf("Render refused a validated spec with %T (%v), want a *nginx.ConfigError\nspec: %s", err, err, specYAML(spec))
-		}
+		// The emitter refused an argument it cannot quote (the controller
+		// reports it as InvalidConfig and does not retry).
 		return refusedByRender
 	}
-	want, err := nginx.Directives(&spec, opts)
-	if err != nil {
-		t.Fatalf("Render succeeded but Directives failed: %v", err)
-	}
+	want := Directives(&spec, opts)
 	got, err := conf.Parse(text)
 	if err != nil {
 		t.Fatalf("the rendered config does not parse: %v\nspec: %s\nconfig:\n%s", err, specYAML(spec), text)

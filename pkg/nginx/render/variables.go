@@ -1,4 +1,4 @@
-package nginx
+package render
 
 import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -113,7 +113,7 @@ func TestNamespacedOverlayInstallsAndWatchesOnlyItsNamespaces(t *testing.T) {
 		t.Errorf("the instance in unwatched team-c has status %+v; want none", ignored.Status)
 	}
 	var sts appsv1.StatefulSet
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "team-c", Name: nginx.NamesFor("web").StatefulSet}, &sts); err == nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "team-c", Name: layout.NamesFor("web").StatefulSet}, &sts); err == nil {
 		t.Error("a StatefulSet was created in unwatched team-c")
 	}
 

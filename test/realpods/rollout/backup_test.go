@@ -24,7 +24,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -102,7 +101,7 @@ func TestBackupToS3AndRestoreIntoANewInstanceServeTheSameBytes(t *testing.T) {
 		t.Fatalf("not Restored: %+v", inst.Status.Conditions)
 	}
 	var svc corev1.Service
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("dst").Service}, &svc); err != nil {
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("dst").Service}, &svc); err != nil {
 		t.Fatal(err)
 	}
 	base := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8080")
@@ -120,7 +119,7 @@ func TestBackupToS3AndRestoreIntoANewInstanceServeTheSameBytes(t *testing.T) {
 	if err := os.Chown(filepath.Join(dstDir, "since.txt"), layout.UID, layout.UID); err != nil {
 		t.Fatal(err)
 	}
-	pod := nginx.NamesFor("dst").PodName(0)
+	pod := layout.NamesFor("dst").PodName(0)
 	old, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +198,7 @@ func staticVolume(ctx context.Context, t *testing.T, cl client.Client, ns, insta
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: ptr.To(corev1.HostPathDirectory)}},
-			ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: nginx.NamesFor(instance).ContentClaimName(0)},
+			ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: layout.NamesFor(instance).ContentClaimName(0)},
 		},
 	}
 	if err := cl.Create(ctx, pv); err != nil {

@@ -25,7 +25,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 )
 
@@ -164,7 +163,7 @@ type writeCounter struct {
 func countWrites(ctx context.Context, b *testing.B, cs kubernetes.Interface, ns string) *writeCounter {
 	b.Helper()
 	w := &writeCounter{counts: map[string]int{"secret": 0, "pod": 0, "status": 0}}
-	secrets, err := cs.CoreV1().Secrets(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + nginx.NamesFor("web").ConfigSecret})
+	secrets, err := cs.CoreV1().Secrets(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + layout.NamesFor("web").ConfigSecret})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
@@ -150,7 +150,7 @@ func waitRolledOut(ctx context.Context, t testing.TB, cl client.Client, key clie
 func serviceAddr(ctx context.Context, t *testing.T, cl client.Client, ns string) string {
 	t.Helper()
 	var svc corev1.Service
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("web").Service}, &svc); err != nil {
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("web").Service}, &svc); err != nil {
 		t.Fatal(err)
 	}
 	return net.JoinHostPort(svc.Spec.ClusterIP, "8080")

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
@@ -137,7 +138,7 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 
 	// The fix: proxy to a Service that resolves (the instance's own).
 	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
-		n.Spec.Config.Servers[0].Locations[1].Proxy.Service = nginx.NamesFor("web").Service
+		n.Spec.Config.Servers[0].Locations[1].Proxy.Service = layout.NamesFor("web").Service
 		n.Spec.Config.Servers[0].Locations[1].Proxy.Port = 8080
 		n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = "fixed"
 	})
@@ -187,7 +188,7 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 	createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 	var svc corev1.Service
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: nginx.NamesFor("web").Service}, &svc); err != nil {
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("web").Service}, &svc); err != nil {
 		t.Fatal(err)
 	}
 	addr := net.JoinHostPort(svc.Spec.ClusterIP, "8443")

@@ -20,6 +20,12 @@ const (
 	ReloaderPort = 18082
 )
 
+// MaxWorkerProcesses bounds the nginx workers a CPU limit asks for. nginx
+// keeps at most 1,024 processes, and a reload runs the new workers beside
+// the old ones until those finish their requests: 128 leaves room for
+// several reloads in a row, and few nodes have more CPUs.
+const MaxWorkerProcesses = 128
+
 // NginxOperatorSpec is the desired state of one nginx instance.
 // +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.servers) || self.config.servers.all(s, has(self.ports) && self.ports.exists(p, p.name == s.port))",message="every config.servers[].port must be the name of one of spec.ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.content) || !(has(self.content.configMaps) && size(self.content.configMaps) > 0 && has(self.content.volumeClaimTemplate))",message="content.configMaps and content.volumeClaimTemplate cannot be combined: choose static content from ConfigMaps or persistent per-replica content"
@@ -99,7 +105,9 @@ type NginxOperatorSpec struct {
 	// +optional
 	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
 
-	// Resources of the nginx container.
+	// Resources of the nginx container. nginx runs one worker process per
+	// CPU of limits.cpu, rounded up, and at most 128; without a CPU limit,
+	// one per CPU of the node.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 

@@ -1,0 +1,162 @@
+package nginx
+
+import (
+	"context"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
+)
+
+// plan is what should exist for one instance: its children, built from the
+// validated spec and what its references hold. Planning writes nothing.
+type plan struct {
+	// spec is the instance as validation.NginxOperator returns it (with the
+	// CRD's defaults); the children are built from it.
+	spec   *v1beta1.NginxOperator
+	inputs Inputs
+	// children in the order they are applied: the StatefulSet last, so that
+	// should a child's name be taken (see Applier.ApplyOwned), no pod starts
+	// without the rest.
+	children    []client.Object
+	statefulSet *appsv1.StatefulSet
+	// pdb is nil when the spec asks for none (an existing one is deleted).
+	pdb *policyv1.PodDisruptionBudget
+}
+
+// plan validates nginx's spec, checks its references, renders nginx.conf
+// and builds the children. Its errors are the spec's (InvalidConfig, a
+// missing reference) or the cache's.
+func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*plan, error) {
+	// Everything below builds from the spec as admission defaults it (the
+	// CRD is the one source of defaults and value rules); the status is
+	// written to the object as read.
+	desired, errs := validation.NginxOperator(ctx, nginx)
+	if len(errs) > 0 {
+		err := configErrorf("%v", errs.ToAggregate())
+		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Validate", "%v", err)
+		return nil, err
+	}
+	refs, err := r.readReferences(ctx, desired)
+	if err != nil {
+		return nil, err
+	}
+	ipv6, err := r.servesIPv6(ctx, desired)
+	if err != nil {
+		return nil, err
+	}
+	config, err := render.Config(&desired.Spec, render.Options{Paths: render.PodPaths(), Namespace: nginx.Namespace, IPv6: ipv6})
+	if err != nil {
+		// The emitter refuses an argument it cannot quote safely: the spec
+		// is at fault, and retrying cannot help.
+		err = configErrorf("%v", err)
+		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Render", "%v", err)
+		return nil, err
+	}
+	image := desired.Spec.Image
+	if image == "" {
+		image = r.Images.Nginx
+	}
+	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, ExporterImage: r.Images.Exporter,
+		ReloaderImage: r.Images.Reloader, TLSHash: refs.tlsHash, Services: refs.services}
+	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
+		return nil, err
+	}
+	p := &plan{spec: desired, inputs: in, statefulSet: StatefulSet(desired, in), pdb: PodDisruptionBudget(desired)}
+	p.children = []client.Object{ServiceAccount(desired), ConfigSecret(desired, in), HeadlessService(desired), Service(desired)}
+	if p.pdb != nil {
+		p.children = append(p.children, p.pdb)
+	}
+	p.children = append(p.children, p.statefulSet)
+	return p, nil
+}
+
+// referenced is what the pods get from the objects the spec names.
+type referenced struct {
+	// tlsHash digests the TLS Secrets' content; empty without TLS.
+	tlsHash string
+	// services is layout.ServicesFile; empty without proxy locations.
+	services []byte
+}
+
+// referenceReasons are the reasons of a missing reference, by kind.
+var referenceReasons = map[string]string{"Secret": ReasonSecretNotFound, "ConfigMap": ReasonConfigMapNotFound, "Service": ReasonServiceNotFound}
+
+// readReferences reads every object the spec names (render.ReferencesOf),
+// so a missing one is reported by name rather than as pods stuck in
+// ContainerCreating (a mounted Secret or ConfigMap) or nginx refusing to
+// start (a proxied Service it cannot resolve, or a basic-auth key it cannot
+// read, for which it answers every request with 500).
+func (r *Reconciler) readReferences(ctx context.Context, nginx *v1beta1.NginxOperator) (referenced, error) {
+	var out referenced
+	var tls []map[string][]byte
+	for _, ref := range render.ReferencesOf(&nginx.Spec) {
+		obj := referenceObject(ref.Kind)
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: ref.Name}, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				return out, k8sutil.MissingReference(referenceReasons[ref.Kind], "%s %s %q not found in namespace %s", ref.Use, ref.Kind, ref.Name, nginx.Namespace)
+			}
+			return out, err
+		}
+		switch o := obj.(type) {
+		case *corev1.Secret:
+			for _, key := range ref.Keys {
+				if _, ok := o.Data[key]; !ok {
+					return out, k8sutil.MissingReference(ReasonSecretNotFound, "%s Secret %q has no key %q", ref.Use, ref.Name, key)
+				}
+			}
+			if ref.Use == render.UseTLS {
+				tls = append(tls, map[string][]byte{corev1.TLSCertKey: o.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: o.Data[corev1.TLSPrivateKeyKey]})
+			}
+		case *corev1.Service:
+			out.services = append(out.services, ref.Name+" "+serviceAddress(o)+"\n"...)
+		}
+	}
+	if len(tls) > 0 {
+		out.tlsHash = k8sutil.Hash(tls)[:16]
+	}
+	return out, nil
+}
+
+// referenceObject is an empty object of a reference's kind.
+func referenceObject(kind string) client.Object {
+	switch kind {
+	case "Secret":
+		return &corev1.Secret{}
+	case "Service":
+		return &corev1.Service{}
+	}
+	return &corev1.ConfigMap{}
+}
+
+// servesIPv6 tells whether nginx should listen on IPv6: when the cluster
+// gave the instance's Service an IPv6 address (read from the cache, which
+// holds the operator's Services). Before the Service exists, the spec says
+// what it will get where it can: an IPv6 family, or RequireDualStack.
+// PreferDualStack depends on the cluster, so on a dual-stack cluster the
+// first pods roll once when the Service appears.
+func (r *Reconciler) servesIPv6(ctx context.Context, nginx *v1beta1.NginxOperator) (bool, error) {
+	var svc corev1.Service
+	key := types.NamespacedName{Namespace: nginx.Namespace, Name: layout.NamesFor(nginx.Name).Service}
+	if err := r.Client.Get(ctx, key, &svc); err != nil {
+		if apierrors.IsNotFound(err) {
+			svc := nginx.Spec.Service
+			return slices.Contains(svc.IPFamilies, corev1.IPv6Protocol) ||
+				ptr.Deref(svc.IPFamilyPolicy, "") == corev1.IPFamilyPolicyRequireDualStack, nil
+		}
+		return false, err
+	}
+	return ServesIPv6(&svc), nil
+}

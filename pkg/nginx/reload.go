@@ -1,0 +1,268 @@
+package nginx
+
+// How a new configuration reaches the pods and how the operator learns
+// which configuration each pod's nginx serves: the config Secret changes,
+// the pods are nudged so the kubelet refreshes their volumes at once, each
+// pod's nginx-reloader checks and loads the new files, and the operator
+// reads each reloader's /status.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
+)
+
+// Annotations of the config Secret and the pods that say which
+// configuration they were written for.
+const (
+	// ConfigHashAnnotation and TLSHashAnnotation record, on the config
+	// Secret, the configuration and the TLS Secrets' content it was written
+	// for; when either changes, the operator sets them on every pod too,
+	// which makes the kubelet refresh the pod's Secret volumes at once
+	// rather than on its next periodic sync, for the reloader to load them.
+	// (Operators before the reloader put them on the pod template, which
+	// rolled the pods instead.)
+	ConfigHashAnnotation = "nginx.operator.dev/config-hash"
+	TLSHashAnnotation    = "nginx.operator.dev/tls-hash"
+	// ServicesHashAnnotation does the same for the proxied Services'
+	// addresses (see layout.ServicesFile).
+	ServicesHashAnnotation = "nginx.operator.dev/services-hash"
+)
+
+// syncAnnotationKeys are the annotations syncAnnotations may set.
+var syncAnnotationKeys = []string{ConfigHashAnnotation, TLSHashAnnotation, ServicesHashAnnotation}
+
+// syncAnnotations are what the config Secret and, once it changed, every pod
+// carry (see ConfigHashAnnotation).
+func syncAnnotations(in Inputs) map[string]string {
+	a := map[string]string{ConfigHashAnnotation: in.ConfigHash}
+	if in.TLSHash != "" {
+		a[TLSHashAnnotation] = in.TLSHash
+	}
+	if len(in.Services) > 0 {
+		a[ServicesHashAnnotation] = k8sutil.Hash(in.Services)[:16]
+	}
+	return a
+}
+
+// serviceAddress is what of svc decides where nginx connects once it has
+// resolved the Service's name: its ClusterIPs, or an ExternalName's target.
+func serviceAddress(svc *corev1.Service) string {
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return svc.Spec.ExternalName
+	}
+	if len(svc.Spec.ClusterIPs) > 0 {
+		return strings.Join(svc.Spec.ClusterIPs, ",")
+	}
+	return svc.Spec.ClusterIP
+}
+
+// nudgePods sets the new configuration's annotations on every pod of the
+// instance after the config Secret changed: the kubelet syncs a pod when
+// it changes, and refreshes its Secret volumes then, so the reloaders see
+// the new files within seconds rather than at the kubelet's next periodic
+// sync (up to about a minute and a half). One patch per pod and change;
+// nothing on resync. A pod created after the change mounts the new content
+// anyway, and one the operator misses (it stopped in between) gets the
+// files at the periodic sync.
+func (r *Reconciler) nudgePods(ctx context.Context, nginx *v1beta1.NginxOperator, in Inputs) error {
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(nginx.Namespace), client.MatchingLabels(selector(nginx))); err != nil {
+		return err
+	}
+	want := syncAnnotations(in)
+	annotations := map[string]any{}
+	for _, key := range syncAnnotationKeys {
+		annotations[key] = nil // removed unless wanted
+		if v, ok := want[key]; ok {
+			annotations[key] = v
+		}
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return err
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !pod.DeletionTimestamp.IsZero() || maps.Equal(podSyncAnnotations(pod), want) {
+			continue
+		}
+		if err := r.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); err != nil && !apierrors.IsNotFound(err) {
+			return &k8sutil.ApplyError{Err: err}
+		}
+	}
+	return nil
+}
+
+// podSyncAnnotations are pod's annotations of syncAnnotations' keys.
+func podSyncAnnotations(pod *corev1.Pod) map[string]string {
+	out := map[string]string{}
+	for _, key := range syncAnnotationKeys {
+		if v, ok := pod.Annotations[key]; ok {
+			out[key] = v
+		}
+	}
+	return out
+}
+
+// PodConfigReader asks the reloader of one nginx pod what its nginx serves.
+type PodConfigReader interface {
+	Read(ctx context.Context, pod *corev1.Pod) (reloader.Status, error)
+}
+
+// HTTPPodConfigReader reads a pod's reloader's /status over the pod network,
+// at the pod's IP: the operator needs no RBAC for it, only a network path
+// to the pods' reloader port (a NetworkPolicy may have to allow it).
+type HTTPPodConfigReader struct {
+	Client *http.Client
+}
+
+// NewHTTPPodConfigReader gives up on a pod after timeout.
+func NewHTTPPodConfigReader(timeout time.Duration) *HTTPPodConfigReader {
+	return &HTTPPodConfigReader{Client: &http.Client{Timeout: timeout}}
+}
+
+// Read implements PodConfigReader.
+func (h *HTTPPodConfigReader) Read(ctx context.Context, pod *corev1.Pod) (reloader.Status, error) {
+	var st reloader.Status
+	url := "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(v1beta1.ReloaderPort)) + "/status"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return st, err
+	}
+	resp, err := h.Client.Do(req)
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	// A status is a few hundred bytes; a pod cannot make the operator read more.
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&st); err != nil {
+		return st, fmt.Errorf("%s: %w", url, err)
+	}
+	return st, nil
+}
+
+// maxConcurrentPodReads bounds the requests one reconcile has in flight.
+const maxConcurrentPodReads = 8
+
+// podConfigs is what an instance's pods' reloaders report about the
+// configuration hash.
+type podConfigs struct {
+	// read is false when the operator does not read the pods.
+	read bool
+	// loaded counts the pods whose nginx serves hash.
+	loaded int32
+	// behind are the pods that answered with another configuration and
+	// have not refused hash (the kubelet has yet to update their volume),
+	// each as "<pod> (<the hash it serves>)".
+	behind []string
+	// rejected say, for each pod that refused hash by name, what it serves
+	// instead and nginx's error.
+	rejected []string
+	// unreachable are the pods whose reloader did not answer.
+	unreachable []string
+}
+
+// readPodConfigs asks every running nginx pod which configuration it serves.
+func readPodConfigs(ctx context.Context, reader PodConfigReader, pods []corev1.Pod, hash string) podConfigs {
+	out := podConfigs{read: reader != nil}
+	if reader == nil {
+		return out
+	}
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, maxConcurrentPodReads)
+		seen = map[string]reloader.Status{}
+	)
+	for i := range pods {
+		pod := &pods[i]
+		if !nginxRunning(pod) {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			st, err := reader.Read(ctx, pod)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				out.unreachable = append(out.unreachable, pod.Name)
+				return
+			}
+			seen[pod.Name] = st
+		}()
+	}
+	wg.Wait()
+	slices.Sort(out.unreachable)
+	for _, name := range slices.Sorted(maps.Keys(seen)) {
+		st := seen[name]
+		switch {
+		case st.Hash == hash:
+			out.loaded++
+			if !st.LastReloadSuccessful {
+				// It refused a TLS or CA file since it loaded hash.
+				out.rejected = append(out.rejected, rejection(name, st))
+			}
+		case !st.LastReloadSuccessful && st.RejectedHash == hash:
+			out.rejected = append(out.rejected, rejection(name, st))
+		default:
+			out.behind = append(out.behind, fmt.Sprintf("%s (%s)", name, st.Hash))
+		}
+	}
+	return out
+}
+
+// nginxRunning tells whether pod's nginx container runs (so its reloader
+// answers) and the pod is not being deleted.
+func nginxRunning(pod *corev1.Pod) bool {
+	if pod.Status.PodIP == "" || !pod.DeletionTimestamp.IsZero() {
+		return false
+	}
+	for _, st := range pod.Status.ContainerStatuses {
+		if st.Name == NginxContainerName {
+			return st.State.Running != nil
+		}
+	}
+	return false
+}
+
+func rejection(pod string, st reloader.Status) string {
+	return fmt.Sprintf("%s (serving configuration %s): %s", pod, st.Hash, truncate(st.Error))
+}
+
+// rejectionMessage is the Degraded condition's message for pods whose nginx
+// refused hash and serve what they loaded before.
+func (p podConfigs) rejectionMessage(hash string) string {
+	return fmt.Sprintf("nginx refuses configuration %s (or a certificate it reads) and keeps serving what it loaded before, in pod %s",
+		hash, strings.Join(p.rejected, "; pod "))
+}
+
+func truncate(s string) string {
+	if len(s) > maxNginxErrorLen {
+		return strings.ToValidUTF8(s[:maxNginxErrorLen], "") + "..."
+	}
+	return s
+}

@@ -1,0 +1,200 @@
+package render
+
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+// Use is what a spec uses a referenced object for.
+type Use int
+
+// The uses, in the order ReferencesOf lists them.
+const (
+	// UseTLS: a server's certificate and key, a Secret mounted under
+	// Paths.TLS that the reloader watches.
+	UseTLS Use = iota
+	// UseProxy: a Service a proxy location sends to; not mounted, nginx
+	// resolves its name.
+	UseProxy
+	// UseBasicAuth: an htpasswd file, a Secret mounted under Paths.Auth
+	// (nginx reads it on every request: no reload).
+	UseBasicAuth
+	// UseCA: CA certificates a proxy location verifies its Service with or a
+	// TLS server verifies clients with, a ConfigMap or Secret mounted under
+	// Paths.CA that the reloader watches.
+	UseCA
+	// UseContent: a ConfigMap projected into the document root.
+	UseContent
+)
+
+// String is how messages name the use, before the object's kind.
+func (u Use) String() string {
+	return [...]string{UseTLS: "TLS", UseProxy: "proxied", UseBasicAuth: "basic auth", UseCA: "CA certificate", UseContent: "content"}[u]
+}
+
+// Reference is one object a spec names.
+type Reference struct {
+	Use Use
+	// Kind is Secret, ConfigMap or Service.
+	Kind string
+	Name string
+	// Keys are the keys of the object nginx reads (the htpasswd files of
+	// basic auth, the certificates of a CA), in order of first use.
+	Keys []string
+}
+
+// References are the distinct objects a spec names, by use in the order
+// of the Use constants, and within a use in order of first appearance.
+type References []Reference
+
+// Of are the references of one use.
+func (refs References) Of(use Use) References {
+	var out References
+	for _, ref := range refs {
+		if ref.Use == use {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// TLSSecrets are the names of the TLS Secrets.
+func (refs References) TLSSecrets() []string {
+	var out []string
+	for _, ref := range refs.Of(UseTLS) {
+		out = append(out, ref.Name)
+	}
+	return out
+}
+
+// ReferencesOf walks spec once for every object it names: what the
+// renderer points nginx at, the pods mount and the controller checks
+// exists. A proxy backend with weight 0 is not in nginx.conf and is not a
+// reference: it need not exist.
+func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
+	var w referenceWalk
+	for _, s := range spec.Config.Servers {
+		if s.TLS != nil {
+			w.add(UseTLS, "Secret", s.TLS.SecretName, "")
+		}
+	}
+	for _, s := range spec.Config.Servers {
+		for _, l := range s.Locations {
+			if l.Proxy != nil {
+				for _, b := range backendsOf(l.Proxy) {
+					w.add(UseProxy, "Service", b.service, "")
+				}
+			}
+		}
+	}
+	auth := func(a *v1beta1.HTTPBasicAuth) {
+		if a != nil && !a.Disabled {
+			w.add(UseBasicAuth, "Secret", a.SecretName, a.Key)
+		}
+	}
+	for _, s := range spec.Config.Servers {
+		auth(s.BasicAuth)
+		for _, l := range s.Locations {
+			auth(l.BasicAuth)
+		}
+	}
+	ca := func(ref v1beta1.CACertificateRef) { w.add(UseCA, ref.Kind, ref.Name, ref.Key) }
+	for _, s := range spec.Config.Servers {
+		if s.TLS != nil && s.TLS.ClientCertificates != nil {
+			ca(s.TLS.ClientCertificates.CACertificate)
+		}
+		for _, l := range s.Locations {
+			if l.Proxy != nil && l.Proxy.TLS != nil && l.Proxy.TLS.CACertificate != nil {
+				ca(*l.Proxy.TLS.CACertificate)
+			}
+		}
+	}
+	for _, cm := range spec.Content.ConfigMaps {
+		w.add(UseContent, "ConfigMap", cm.Name, "")
+	}
+	return w.refs
+}
+
+// referenceWalk collects distinct references.
+type referenceWalk struct {
+	refs References
+}
+
+// add records use of kind/name, and that nginx reads its key (unless "").
+func (w *referenceWalk) add(use Use, kind, name, key string) {
+	i := -1
+	for j, ref := range w.refs {
+		if ref.Use == use && ref.Kind == kind && ref.Name == name {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
+		w.refs = append(w.refs, Reference{Use: use, Kind: kind, Name: name})
+		i = len(w.refs) - 1
+	}
+	if key != "" && !slices.Contains(w.refs[i].Keys, key) {
+		w.refs[i].Keys = append(w.refs[i].Keys, key)
+	}
+}
+
+// backend is a Service nginx sends a proxy location's requests to.
+type backend struct {
+	service string
+	port    int32
+	// weight is its share, 0 when the location has its one Service.
+	weight int32
+}
+
+// backendsOf are the Services nginx sends p's requests to: its one
+// Service, or its backends with a weight above 0: 0 sends a Service
+// nothing, so it is left out of nginx.conf. (The CRD defaults every weight,
+// and is the one source of that default: an unset weight is not restated
+// here, and counts as none.)
+func backendsOf(p *v1beta1.ProxyLocation) []backend {
+	if len(p.Backends) == 0 {
+		return []backend{{service: p.Service, port: p.Port}}
+	}
+	var out []backend
+	for _, b := range p.Backends {
+		if weight := ptr.Deref(b.Weight, 0); weight > 0 {
+			out = append(out, backend{service: b.Service, port: b.Port, weight: weight})
+		}
+	}
+	return out
+}
+
+// Dir is where ref's files are under p, "" for what is not mounted on its
+// own (Services, content ConfigMaps). A ConfigMap and a Secret of CA
+// certificates may share a name, so CA directories name the kind too.
+func (p Paths) Dir(ref Reference) string {
+	switch ref.Use {
+	case UseTLS:
+		return p.TLS + "/" + ref.Name
+	case UseBasicAuth:
+		return p.Auth + "/" + ref.Name
+	case UseCA:
+		return p.CA + "/" + strings.ToLower(ref.Kind) + "/" + ref.Name
+	}
+	return ""
+}
+
+// CAFile is where ref's certificates are under p.
+func (p Paths) CAFile(ref v1beta1.CACertificateRef) string {
+	return p.Dir(Reference{Use: UseCA, Kind: ref.Kind, Name: ref.Name}) + "/" + ref.Key
+}
+
+// AuthFile is where the htpasswd file of a's Secret is under p.
+func (p Paths) AuthFile(a v1beta1.HTTPBasicAuth) string {
+	return p.Dir(Reference{Use: UseBasicAuth, Kind: "Secret", Name: a.SecretName}) + "/" + a.Key
+}
+
+// TLSDir is where the certificate and key of a TLS server's Secret are
+// under p.
+func (p Paths) TLSDir(t *v1beta1.TLS) string {
+	return p.Dir(Reference{Use: UseTLS, Kind: "Secret", Name: t.SecretName})
+}

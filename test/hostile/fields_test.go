@@ -1,0 +1,513 @@
+package hostile
+
+// The corpus: the base spec, the hostile strings and numbers, the fields
+// they are set in, the structures that break cross-field rules, and the
+// assembly of distinct cases from them.
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+)
+
+const baselineField = "(baseline)"
+
+// specCase is one complete v1beta1 spec, the base spec with one field set
+// to one hostile value.
+type specCase struct {
+	id    int
+	field string // where the value goes, in the spec's JSON names
+	show  string // the value, for the report
+	spec  map[string]any
+}
+
+// corpusField sets one field of a spec (as JSON) to each of its values.
+type corpusField struct {
+	name   string
+	set    func(spec map[string]any, v any)
+	values []any
+}
+
+// baseSpec touches every field the corpus varies; valid on both paths.
+func baseSpec() v1beta1.NginxOperatorSpec {
+	tcp := corev1.ProtocolTCP
+	return v1beta1.NginxOperatorSpec{
+		Replicas:         ptr.To[int32](2),
+		Image:            "nginx:1.27",
+		ImagePullPolicy:  corev1.PullIfNotPresent,
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "regcred"}},
+		Ports:            []v1beta1.Port{{Name: "http", ContainerPort: 8080, Protocol: tcp}, {Name: "https", ContainerPort: 8443, Protocol: tcp}},
+		ForceRedeploy:    "2026-01-01",
+		Config: v1beta1.NginxConfig{
+			WorkerConnections: 1024, ClientMaxBodySize: "1m", KeepaliveTimeoutSeconds: 65,
+			TrustedProxies: []string{"10.0.0.0/8"},
+			RealIP:         &v1beta1.RealIP{Header: "X-Forwarded-For"},
+			Gzip:           &v1beta1.Gzip{Types: []string{"text/css", "application/json"}, MinLengthBytes: 1024, Level: 5},
+			AccessLog:      v1beta1.AccessLog{Format: "JSON"},
+			TLS: v1beta1.TLSPolicy{Protocols: []string{"TLSv1.2", "TLSv1.3"}, Ciphers: []string{"ECDHE-RSA-AES128-GCM-SHA256"},
+				SessionCacheMiB: 10, SessionTimeoutMinutes: 60},
+			Servers: []v1beta1.Server{
+				{Port: "http", ServerNames: []string{"example.com"}, DefaultServer: true,
+					IPAccess:   &v1beta1.IPAccess{Allow: []string{"10.0.0.0/8"}, Deny: []string{"10.66.0.0/16"}},
+					BasicAuth:  &v1beta1.HTTPBasicAuth{SecretName: "users", Key: "auth", Realm: "Team A"},
+					RateLimit:  &v1beta1.RateLimit{RequestsPerSecond: 10, Burst: 20, ZoneSizeMiB: 1},
+					ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{404}, Path: "/errors/404.html"}},
+					Locations: []v1beta1.Location{
+						{Path: "/", Static: &v1beta1.StaticLocation{Fallback: "/index.html"}, Expires: "1h", Headers: []v1beta1.Header{{Name: "X-Frame-Options", Value: "DENY"}},
+							DisableAccessLog: true, IPAccess: &v1beta1.IPAccess{Deny: []string{"192.0.2.0/24"}}, BasicAuth: &v1beta1.HTTPBasicAuth{Disabled: true, Key: "auth", Realm: "x"},
+							RateLimit: &v1beta1.RateLimit{RequestsPerMinute: 60, ZoneSizeMiB: 2}},
+						{Path: "/api/", ClientMaxBodySize: "10m", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 8081, ReadTimeoutSeconds: 60,
+							ConnectTimeoutSeconds: 5, SendTimeoutSeconds: 60,
+							Buffering: &v1beta1.ProxyBuffering{HeaderBufferKiB: 8, Buffers: 8, BufferKiB: 4},
+							TLS:       &v1beta1.BackendTLS{Hostname: "api.internal", CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "api-ca", Key: "ca.crt"}},
+							URLRewrite: &v1beta1.URLRewrite{Hostname: "api.internal",
+								Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/v2/")}}},
+							RequestHeaders: &v1beta1.HeaderModifier{
+								Set: []v1beta1.Header{{Name: "X-Team", Value: "a"}}, Add: []v1beta1.Header{{Name: "X-Via", Value: "edge"}}, Remove: []string{"X-Debug"},
+							},
+							ResponseHeaders: &v1beta1.HeaderModifier{Set: []v1beta1.Header{{Name: "Cache-Control", Value: "no-store"}}, Remove: []string{"X-Powered-By"}},
+						},
+						{Path: "/old", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/new", Code: 301}},
+						{Path: "/next/", Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{
+							{Service: "next", Port: 80, Weight: ptr.To[int32](9)}, {Service: "next-canary", Port: 80, Weight: ptr.To[int32](1)}}}},
+						{Path: "/docs/", Redirect: &v1beta1.RedirectLocation{Scheme: "https", Hostname: "docs.example.com", Port: ptr.To[int32](8443), Code: 308,
+							Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/guide/")}}},
+					}},
+				{Port: "https", ServerNames: []string{"example.com"}, TLS: &v1beta1.TLS{SecretName: "web-tls",
+					HSTS:               &v1beta1.HSTS{MaxAgeSeconds: ptr.To[int32](31536000), IncludeSubDomains: true},
+					ClientCertificates: &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: "clients-ca", Key: "ca.crt"}, VerifyDepth: 2}},
+					Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}},
+				{Port: "http", ServerNames: []string{"plain.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Port: ptr.To[int32](8443), Code: 308}},
+			},
+		},
+		Content: v1beta1.Content{VolumeClaimTemplate: &v1beta1.VolumeClaimTemplate{
+			Size: resource.MustParse("1Gi"), StorageClassName: ptr.To("standard"),
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		}},
+		Restore: &v1beta1.RestoreSpec{Backup: "nightly", ID: "20261122T030000.000000000Z-1a2b3c4d"},
+		Metrics: v1beta1.MetricsSpec{Enabled: true},
+		Service: v1beta1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Annotations: map[string]string{"lb.example.com/internal": "true"},
+			ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, LoadBalancerSourceRanges: []string{"203.0.113.0/24"},
+			LoadBalancerClass: "example.com/lb", SessionAffinity: corev1.ServiceAffinityClientIP,
+			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicyPreferDualStack), IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}},
+		PodDisruptionBudget: &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
+		Pod: v1beta1.PodSettings{
+			Labels:            map[string]string{"team": "a"},
+			Annotations:       map[string]string{"example.com/owner": "web"},
+			NodeSelector:      map[string]string{"kubernetes.io/os": "linux"},
+			PriorityClassName: "high",
+		},
+	}
+}
+
+// Strings that are syntax to nginx, to the shell or to a terminal, or that
+// stretch a parser: for every string field that reaches nginx.conf.
+func fullStrings() []string {
+	return []string{
+		"", " ", "\t", "a b", " leading", "trailing ",
+		";", "a;b", "x;include /etc/passwd;", "include /etc/passwd;", "listen 80", "listen 80;",
+		"} server { listen 80; } #", "{", "}", "a{b}", "#", "a#b", "# comment",
+		`"`, `'`, `a"b`, `a';`, `\`, `a\`, `\"; deny all; #`, `a\nb`,
+		"$http_cookie", "$http_authorization", "$host", "${host}x", "$1",
+		"a\nb", "a\r\nlisten 80;", "\r", "a\x00b", "\x00", "\x01", "\x1b[31m", "\x7f",
+		"~^/(?<x>.*)$", "~* \\.php$", "@internal", "= /x", "^~ /x",
+		strings.Repeat("a", 300), strings.Repeat("a", 5000), strings.Repeat(`";{}`, 1200),
+		"ünïcødé", "日本語", "\u202egnp.exe", "a\u00a0b", "\ufeffa", "e\u0301",
+	}
+}
+
+// A shorter list for the string fields that never reach nginx.conf.
+func shortStrings() []string {
+	return []string{
+		"", " ", ";", "a;b", "}", "#", `"`, `\`, "$host", "a\nb", "a\x00b", "\x7f",
+		"include /etc/passwd;", "ünï", strings.Repeat("a", 300), strings.Repeat("a", 5000),
+	}
+}
+
+var numbers = []int64{
+	-2147483648, -1, 0, 1, 15, 1023, 1024, 9113, 18080, 18081, 65535, 65536,
+	2147483647, 2147483648, 9223372036854775807,
+}
+
+func anyOf[T any](lists ...[]T) []any {
+	var out []any
+	for _, l := range lists {
+		for _, v := range l {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// setAt is a setter of the value at path (map keys and list indexes).
+func setAt(path ...any) func(spec map[string]any, v any) {
+	return func(spec map[string]any, v any) {
+		var cur any = spec
+		for i, p := range path {
+			last := i == len(path)-1
+			switch k := p.(type) {
+			case string:
+				m := cur.(map[string]any)
+				if last {
+					m[k] = v
+					return
+				}
+				if m[k] == nil {
+					m[k] = map[string]any{}
+				}
+				cur = m[k]
+			case int:
+				l := cur.([]any)
+				if last {
+					l[k] = v
+					return
+				}
+				cur = l[k]
+			}
+		}
+	}
+}
+
+// setKey sets a map at path to {v: "x"}: the hostile value is a key.
+func setKey(path ...any) func(spec map[string]any, v any) {
+	return func(spec map[string]any, v any) { setAt(path...)(spec, map[string]any{v.(string): "x"}) }
+}
+
+func getAt(spec map[string]any, path ...any) any {
+	var cur any = spec
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			cur = cur.(map[string]any)[k]
+		case int:
+			cur = cur.([]any)[k]
+		}
+	}
+	return cur
+}
+
+func corpusFields() []corpusField {
+	srv0 := []any{"config", "servers", 0}
+	loc := func(j int, rest ...any) []any {
+		return append(append(append([]any{}, srv0...), "locations", j), rest...)
+	}
+	full := fullStrings()
+	short := shortStrings()
+	str := func(extra ...string) []any { return anyOf(full, extra) }
+	shortStr := func(extra ...string) []any { return anyOf(short, extra) }
+	nums := func(extra ...int64) []any { return anyOf(numbers, extra) }
+	slashed := []string{"/a b", "/a;b", "/a{b}", "/a#b", "/$host", "/a\nb", "/a\x00b", "/../etc/passwd", "/%00", "//", "/", "/" + strings.Repeat("a", 600), "x", "*"}
+	urls := []string{
+		"https://example.com/$http_cookie", "https://example.com/a b", "https://example.com/a;b",
+		`https://example.com/";return 200 x;#`, "javascript:alert(1)", "//evil.example", "http://x/\r\nSet-Cookie: a=b",
+		"https://例え.jp/", "ftp://example.com/", "https://example.com/" + strings.Repeat("a", 3000),
+	}
+	sizes := []string{"1t", "-1", "0", "999999999g", "1T", "1 m", "1mm", "0x10", "1e3", "9999999999", "1k;", "1.5m", "1G", "10M"}
+	serverNames := []string{"*", "_", "*.x.com", "a..b", ".x.com", "x.*", "*.*.x.com", "EXAMPLE.com", "bücher.de",
+		`~^(?<x>.+)\.example\.com$`, "example.com:80", "localhost", strings.Repeat("a", 254)}
+
+	return []corpusField{
+		{"image", setAt("image"), str("-nginx", "nginx:1.27 --foo", "nginx:1.27@sha256:abc", "evil.example.com/nginx:latest")},
+		{"imagePullPolicy", setAt("imagePullPolicy"), shortStr("Always", "Sometimes", "always")},
+		{"imagePullSecrets[].name", setAt("imagePullSecrets", 0, "name"), shortStr("../x", "Regcred")},
+		{"ports[].name (and servers[].port)", func(spec map[string]any, v any) {
+			setAt("ports", 0, "name")(spec, v)
+			setAt(append(srv0, "port")...)(spec, v)
+		}, shortStr("metrics", "HTTP", "a-", "abcdefghijklmnop")},
+		{"ports[0].containerPort (v1alpha1 port)", setAt("ports", 0, "containerPort"), nums(8443)},
+		{"ports[1].containerPort", setAt("ports", 1, "containerPort"), nums(8080)},
+		{"ports[].protocol", setAt("ports", 0, "protocol"), shortStr("UDP", "SCTP", "tcp")},
+		{"replicas (v1alpha1 replicas)", setAt("replicas"), nums(1000, 1001)},
+		{"forceRedeploy (v1alpha1 forceRedeploy)", setAt("forceRedeploy"), str(strings.Repeat("a", 253), strings.Repeat("a", 254))},
+		{"config.workerConnections", setAt("config", "workerConnections"), nums(16)},
+		{"config.clientMaxBodySize", setAt("config", "clientMaxBodySize"), str(sizes...)},
+		{"config.keepaliveTimeoutSeconds", setAt("config", "keepaliveTimeoutSeconds"), nums(3600, 3601)},
+		{"config.servers[].port", setAt(append(srv0, "port")...), shortStr("https", "nope", "HTTP")},
+		{"config.servers[].serverNames[]", setAt(append(srv0, "serverNames", 0)...), str(serverNames...)},
+		{"config.servers[].defaultServer (on servers[1], same port)", func(spec map[string]any, v any) {
+			setAt("config", "servers", 1, "defaultServer")(spec, true)
+			setAt("config", "servers", 1, "port")(spec, v)
+		}, anyOf([]string{"http", "https"})},
+		{"config.servers[].tls.secretName", setAt("config", "servers", 1, "tls", "secretName"), str("../../etc", ".", "..", "a/b", "web-tls/../x")},
+		{"config.servers[].locations[].path", setAt(loc(0, "path")...), str(slashed...)},
+		{"config.servers[].locations[].exact (with path)", func(spec map[string]any, v any) {
+			setAt(loc(1, "exact")...)(spec, true)
+			setAt(loc(1, "path")...)(spec, v)
+		}, anyOf([]string{"/x", "= /x", "~^/x", "@internal", "", "/a b", "/old"})},
+		{"config.servers[].locations[].static (with path)", func(spec map[string]any, v any) {
+			setAt(loc(0, "static", "autoindex")...)(spec, true)
+			setAt(loc(0, "path")...)(spec, v)
+		}, anyOf([]string{"/files/", "~ /", "@static"})},
+		{"config.servers[].locations[].proxy.service", setAt(loc(1, "proxy", "service")...), str("api.other-ns", "api:8080", "127.0.0.1", "API")},
+		{"config.servers[].locations[].proxy.port", setAt(loc(1, "proxy", "port")...), nums(80)},
+		{"config.servers[].locations[].proxy.readTimeoutSeconds", setAt(loc(1, "proxy", "readTimeoutSeconds")...), nums(3600, 3601)},
+		{"config.servers[].locations[].redirect.url", setAt(loc(2, "redirect", "url")...), str(urls...)},
+		{"config.servers[].locations[].redirect.code", setAt(loc(2, "redirect", "code")...), nums(200, 301, 302, 303, 304, 307, 308, 399, 444, 999, 1000)},
+		{"config.servers[].locations[].headers[].name", setAt(loc(0, "headers", 0, "name")...), str("X-A B", "X-A:B", "Set-Cookie", strings.Repeat("X", 129))},
+		{"config.servers[].locations[].headers[].value", setAt(loc(0, "headers", 0, "value")...), str("a$b", "v\r\nX-Injected: 1", "x always", `"always`, strings.Repeat("v", 1025))},
+		{"config.trustedProxies[]", setAt("config", "trustedProxies", 0), str("10.0.0.1", "10.0.0.0/33", "::/0", "0.0.0.0/0", "fd00::/8", "10.0.0.0/8 1", "10.0.0.0/8;", "default")},
+		{"config.servers[].redirectToHTTPS.port", setAt("config", "servers", 2, "redirectToHTTPS", "port"), nums(443)},
+		{"config.servers[].redirectToHTTPS.code", setAt("config", "servers", 2, "redirectToHTTPS", "code"), nums(301, 200, 404)},
+		{"config.servers[].errorPages[].path", setAt(append(srv0, "errorPages", 0, "path")...), str(slashed...)},
+		{"config.servers[].errorPages[].codes[]", setAt(append(srv0, "errorPages", 0, "codes", 0)...), nums(400, 499, 599, 600, 200)},
+		{"config.servers[].locations[].static.fallback", setAt(loc(0, "static", "fallback")...), str(slashed...)},
+		{"config.servers[].locations[].expires", setAt(loc(0, "expires")...), str("max", "epoch", "off", "-1", "1x", "1h 2m", "@15h", "modified 1h", "99999999y")},
+		{"config.servers[].locations[].clientMaxBodySize", setAt(loc(1, "clientMaxBodySize")...), str(sizes...)},
+		{"config.servers[].locations[].proxy.connectTimeoutSeconds", setAt(loc(1, "proxy", "connectTimeoutSeconds")...), nums(75, 76)},
+		{"config.servers[].locations[].proxy.sendTimeoutSeconds", setAt(loc(1, "proxy", "sendTimeoutSeconds")...), nums(3600, 3601)},
+		{"config.servers[].locations[].proxy.buffering.headerBufferKiB", setAt(loc(1, "proxy", "buffering", "headerBufferKiB")...), nums(28, 29, 1024, 1025)},
+		{"config.servers[].locations[].proxy.buffering.buffers", setAt(loc(1, "proxy", "buffering", "buffers")...), nums(2, 3, 256, 257)},
+		{"config.servers[].locations[].proxy.tls.hostname", setAt(loc(1, "proxy", "tls", "hostname")...), str(serverNames...)},
+		{"config.servers[].locations[].proxy.tls.caCertificate.name", setAt(loc(1, "proxy", "tls", "caCertificate", "name")...), str("../../etc", ".", "..", "a/b")},
+		{"config.servers[].locations[].proxy.tls.caCertificate.key", setAt(loc(1, "proxy", "tls", "caCertificate", "key")...), str("..", ".", "../ca.crt", "a/b", "tls.crt")},
+		{"config.servers[].locations[].proxy.tls.caCertificate.kind", setAt(loc(1, "proxy", "tls", "caCertificate", "kind")...), shortStr("Secret", "secret", "Pod")},
+		{"config.servers[].locations[].proxy.urlRewrite.hostname", setAt(loc(1, "proxy", "urlRewrite", "hostname")...), str(serverNames...)},
+		{"config.servers[].locations[].proxy.urlRewrite.path.replacePrefixMatch", setAt(loc(1, "proxy", "urlRewrite", "path", "replacePrefixMatch")...), str(slashed...)},
+		{"config.servers[].locations[].proxy.urlRewrite.path (full)", func(spec map[string]any, v any) {
+			setAt(loc(1, "proxy", "urlRewrite", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
+		}, str(slashed...)},
+		{"config.servers[].locations[].proxy.backends[].service", setAt(loc(3, "proxy", "backends", 0, "service")...), str("next-canary", "API", "api.other-ns")},
+		{"config.servers[].locations[].proxy.backends[].weight", setAt(loc(3, "proxy", "backends", 0, "weight")...), nums(1000, 1001)},
+		{"config.servers[].locations[].requestHeaders.set[].name", setAt(loc(1, "requestHeaders", "set", 0, "name")...), str("Host", "x-via", "Connection", "X-A B", strings.Repeat("X", 129))},
+		{"config.servers[].locations[].requestHeaders.set[].value", setAt(loc(1, "requestHeaders", "set", 0, "value")...), str("a$b", "v\r\nX-Injected: 1", strings.Repeat("v", 1025))},
+		{"config.servers[].locations[].requestHeaders.add[].name", setAt(loc(1, "requestHeaders", "add", 0, "name")...), str("X_Via", "X.Via", "x-team", "Upgrade")},
+		{"config.servers[].locations[].requestHeaders.add[].value", setAt(loc(1, "requestHeaders", "add", 0, "value")...), str("a$b", "x\",y")},
+		{"config.servers[].locations[].requestHeaders.remove[]", setAt(loc(1, "requestHeaders", "remove", 0)...), str("Host", "X-Team", "content-length")},
+		{"config.servers[].locations[].responseHeaders.set[].value", setAt(loc(1, "responseHeaders", "set", 0, "value")...), str("a$b", "x always")},
+		{"config.servers[].locations[].responseHeaders.remove[]", setAt(loc(1, "responseHeaders", "remove", 0)...), str("Cache-Control", "Transfer-Encoding")},
+		{"config.servers[].locations[].redirect.scheme", setAt(loc(4, "redirect", "scheme")...), shortStr("http", "HTTPS", "ftp", "javascript")},
+		{"config.servers[].locations[].redirect.hostname", setAt(loc(4, "redirect", "hostname")...), str(serverNames...)},
+		{"config.servers[].locations[].redirect.port", setAt(loc(4, "redirect", "port")...), nums(443, 80)},
+		{"config.servers[].locations[].redirect.path.replacePrefixMatch", setAt(loc(4, "redirect", "path", "replacePrefixMatch")...), str(slashed...)},
+		{"config.servers[].locations[].redirect.path (full)", func(spec map[string]any, v any) {
+			setAt(loc(4, "redirect", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
+		}, str(slashed...)},
+		{"config.realIP.header", setAt("config", "realIP", "header"), str("X-Forwarded-For", "proxy_protocol", "X Real IP", "X-Real-IP:", strings.Repeat("X", 65))},
+		{"config.realIP (PROXY protocol and a header)", func(spec map[string]any, v any) {
+			setAt("config", "realIP")(spec, map[string]any{"proxyProtocol": true, "header": v})
+		}, shortStr("X-Real-IP")},
+		{"config.gzip.types[]", setAt("config", "gzip", "types", 0), str("text/*", "*", "text/html", "image/svg+xml", "a/b c", "TEXT/CSS")},
+		{"config.gzip.level", setAt("config", "gzip", "level"), nums(9, 10)},
+		{"config.gzip.minLengthBytes", setAt("config", "gzip", "minLengthBytes"), nums(10485760, 10485761)},
+		{"config.accessLog.format", setAt("config", "accessLog", "format"), shortStr("JSON", "Combined", "json", "main", "combined")},
+		{"config.tls.protocols[]", setAt("config", "tls", "protocols", 0), shortStr("TLSv1.1", "SSLv3", "TLSv1", "TLSv1.3", "tlsv1.2")},
+		{"config.tls.ciphers[]", setAt("config", "tls", "ciphers", 0), str("HIGH:!aNULL", "ALL", "AES128-SHA", "NULL-SHA", "ECDHE-RSA-AES128-GCM-SHA256:ALL")},
+		{"config.tls.sessionCacheMiB", setAt("config", "tls", "sessionCacheMiB"), nums(512, 513)},
+		{"config.tls.sessionTimeoutMinutes", setAt("config", "tls", "sessionTimeoutMinutes"), nums(1440, 1441)},
+		{"config.servers[].tls.hsts.maxAgeSeconds", setAt("config", "servers", 1, "tls", "hsts", "maxAgeSeconds"), nums(63072000, 63072001)},
+		{"config.servers[].tls.clientCertificates.caCertificate.name", setAt("config", "servers", 1, "tls", "clientCertificates", "caCertificate", "name"), str("../../etc", ".", "..", "a/b")},
+		{"config.servers[].tls.clientCertificates.caCertificate.key", setAt("config", "servers", 1, "tls", "clientCertificates", "caCertificate", "key"), str("..", ".", "../ca.crt", "a/b")},
+		{"config.servers[].tls.clientCertificates.verifyDepth", setAt("config", "servers", 1, "tls", "clientCertificates", "verifyDepth"), nums(8, 9)},
+		{"config.servers[].ipAccess.allow[]", setAt(append(srv0, "ipAccess", "allow", 0)...), str("all", "unix:", "10.0.0.1", "0.0.0.0/0", "::/0", "10.0.0.0/8 1")},
+		{"config.servers[].ipAccess.deny[]", setAt(append(srv0, "ipAccess", "deny", 0)...), str("all", "unix:", "10.0.0.1", "::/0")},
+		{"config.servers[].basicAuth.secretName", setAt(append(srv0, "basicAuth", "secretName")...), str("../../etc", ".", "..", "a/b", "Users")},
+		{"config.servers[].basicAuth.key", setAt(append(srv0, "basicAuth", "key")...), str("..", ".", "../auth", "a/b", ".htpasswd")},
+		{"config.servers[].basicAuth.realm", setAt(append(srv0, "basicAuth", "realm")...), str("off", "Off", "OFF", `Team "A"`, "Team A")},
+		{"config.servers[].rateLimit.requestsPerSecond", setAt(append(srv0, "rateLimit", "requestsPerSecond")...), nums(100000, 100001)},
+		{"config.servers[].rateLimit.burst", setAt(append(srv0, "rateLimit", "burst")...), nums(100000, 100001)},
+		{"config.servers[].rateLimit.zoneSizeMiB", setAt(append(srv0, "rateLimit", "zoneSizeMiB")...), nums(64, 65)},
+		{"config.servers[].locations[].ipAccess.deny[]", setAt(loc(0, "ipAccess", "deny", 0)...), str("all", "10.0.0.1")},
+		{"config.servers[].locations[].basicAuth.realm", setAt(loc(0, "basicAuth", "realm")...), str("off")},
+		{"config.servers[].locations[].rateLimit.requestsPerMinute", setAt(loc(0, "rateLimit", "requestsPerMinute")...), nums(100000, 100001)},
+		{"service.externalTrafficPolicy", setAt("service", "externalTrafficPolicy"), shortStr("Local", "Cluster", "local")},
+		{"service.loadBalancerSourceRanges[]", setAt("service", "loadBalancerSourceRanges", 0), shortStr("203.0.113.9", "0.0.0.0/0", "::/0", "10.0.0.0/33")},
+		{"service.loadBalancerClass", setAt("service", "loadBalancerClass"), shortStr("example.com/lb", "a/b/c", "-x", "kubernetes.io/x")},
+		{"service.sessionAffinity", setAt("service", "sessionAffinity"), shortStr("ClientIP", "None", "Cookie")},
+		{"service.ipFamilyPolicy", setAt("service", "ipFamilyPolicy"), shortStr("SingleStack", "RequireDualStack", "dual")},
+		{"service.ipFamilies[]", setAt("service", "ipFamilies", 1), shortStr("IPv4", "IPv6", "ipv6")},
+		{"content.configMaps[].name", func(spec map[string]any, v any) {
+			spec["content"] = map[string]any{"configMaps": []any{map[string]any{"name": v}}}
+			delete(spec, "restore")
+		}, shortStr("../x", "Site", "a..b")},
+		{"content.volumeClaimTemplate.size", setAt("content", "volumeClaimTemplate", "size"), shortStr("1t", "-1", "0", "999999999g", "1Ei", "1Gi ", "abc")},
+		{"content.volumeClaimTemplate.storageClassName", setAt("content", "volumeClaimTemplate", "storageClassName"), shortStr("Standard", strings.Repeat("a", 254))},
+		{"content.volumeClaimTemplate.accessModes[]", setAt("content", "volumeClaimTemplate", "accessModes", 0), shortStr("ReadWriteMany", "ReadWriteOncePod", "RWO")},
+		{"restore.backup", setAt("restore", "backup"), shortStr("../x", "Nightly", "-x")},
+		{"restore.id", setAt("restore", "id"), shortStr("20261122T030000.000000000Z-1a2b3c4", "../../etc/passwd", "x; rm -rf /", "20261122T030000.000000000Z-1a2b3c4d\n")},
+		{"service.type", setAt("service", "type"), shortStr("ExternalName", "NodePort", "LoadBalancer", "clusterip")},
+		{"service.annotations (value)", setAt("service", "annotations", "lb.example.com/internal"), shortStr()},
+		{"service.annotations (key)", setKey("service", "annotations"), shortStr("a/b/c", "kubernetes.io/x")},
+		{"podDisruptionBudget.maxUnavailable", setAt("podDisruptionBudget", "maxUnavailable"), nums()},
+		{"podDisruptionBudget.minAvailable", func(spec map[string]any, v any) {
+			spec["podDisruptionBudget"] = map[string]any{"minAvailable": v}
+		}, shortStr("50%", "150%", "-1%", "1.5", "abc")},
+		// worker_processes is the CPU limit in whole cores: 3e9 cores
+		// overflows an int32 (-1294967296), 3e6 asks nginx for three million
+		// workers. Either must be refused or rendered to a count nginx takes.
+		{"resources.limits.cpu", setAt("resources", "limits", "cpu"), anyOf([]string{"3000000000", "3000000"})},
+		{"pod.labels (key)", setKey("pod", "labels"), shortStr("a/b/c", "kubernetes.io/x", "-x")},
+		{"pod.labels (value)", setAt("pod", "labels", "team"), shortStr("-x", "a_b")},
+		{"pod.annotations (value)", setAt("pod", "annotations", "example.com/owner"), shortStr()},
+		{"pod.nodeSelector (value)", setAt("pod", "nodeSelector", "kubernetes.io/os"), shortStr("-x")},
+		{"pod.priorityClassName", setAt("pod", "priorityClassName"), shortStr("system-node-critical", "High")},
+	}
+}
+
+// structures break the rules that span fields (CEL, list keys, item
+// limits, and the renderer's own cross-field checks).
+func structures() []struct {
+	show string
+	edit func(spec map[string]any)
+} {
+	srv := func(i int) []any { return []any{"config", "servers", i} }
+	manyOf := func(n int, item func(i int) any) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = item(i)
+		}
+		return out
+	}
+	return []struct {
+		show string
+		edit func(spec map[string]any)
+	}{
+		{"ports[1].containerPort equal to ports[0]'s", func(s map[string]any) { setAt("ports", 1, "containerPort")(s, int64(8080)) }},
+		{"two ports named http", func(s map[string]any) { setAt("ports", 1, "name")(s, "http") }},
+		{"ports: []", func(s map[string]any) { s["ports"] = []any{} }},
+		{"no ports (schema default) with servers on https", func(s map[string]any) { delete(s, "ports") }},
+		{"17 ports", func(s map[string]any) {
+			s["ports"] = manyOf(17, func(i int) any {
+				return map[string]any{"name": fmt.Sprintf("p%d", i), "containerPort": int64(20000 + i), "protocol": "TCP"}
+			})
+			s["ports"].([]any)[0].(map[string]any)["name"] = "http"
+			s["ports"].([]any)[1].(map[string]any)["name"] = "https"
+		}},
+		{"two default servers on http", func(s map[string]any) {
+			setAt(append(srv(1), "port")...)(s, "http")
+			setAt(append(srv(1), "defaultServer")...)(s, true)
+			delete(getAt(s, srv(1)...).(map[string]any), "tls")
+		}},
+		{"port http used with and without TLS", func(s map[string]any) { setAt(append(srv(1), "port")...)(s, "http") }},
+		{"a location with static and proxy", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 0, "proxy")...)(s, map[string]any{"service": "api", "port": int64(80)})
+		}},
+		{"a location with no handler", func(s map[string]any) {
+			delete(getAt(s, append(srv(0), "locations", 0)...).(map[string]any), "static")
+		}},
+		{"two locations with path /", func(s map[string]any) { setAt(append(srv(0), "locations", 1, "path")...)(s, "/") }},
+		{"two exact locations with path /old", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 1, "path")...)(s, "/old")
+			setAt(append(srv(0), "locations", 1, "exact")...)(s, true)
+		}},
+		{"metrics enabled and a port named metrics", func(s map[string]any) {
+			setAt("ports", 1, "name")(s, layout.MetricsPortName)
+			setAt(append(srv(1), "port")...)(s, layout.MetricsPortName)
+		}},
+		{"a server on a port name spec.ports lacks", func(s map[string]any) { setAt(append(srv(1), "port")...)(s, "admin") }},
+		{"restore without volumeClaimTemplate", func(s map[string]any) { delete(s, "content") }},
+		{"configMaps and volumeClaimTemplate together", func(s map[string]any) {
+			setAt("content", "configMaps")(s, []any{map[string]any{"name": "site"}})
+		}},
+		{"podDisruptionBudget with minAvailable and maxUnavailable", func(s map[string]any) {
+			setAt("podDisruptionBudget", "minAvailable")(s, int64(1))
+		}},
+		{"podDisruptionBudget: {}", func(s map[string]any) { s["podDisruptionBudget"] = map[string]any{} }},
+		{"33 servers", func(s map[string]any) {
+			s["config"].(map[string]any)["servers"] = manyOf(33, func(i int) any {
+				return map[string]any{"port": "http", "serverNames": []any{fmt.Sprintf("s%d.example.com", i)}}
+			})
+		}},
+		{"33 serverNames", func(s map[string]any) {
+			setAt(append(srv(0), "serverNames")...)(s, manyOf(33, func(i int) any { return fmt.Sprintf("n%d.example.com", i) }))
+		}},
+		{"serverNames with a duplicate", func(s map[string]any) {
+			setAt(append(srv(0), "serverNames")...)(s, []any{"example.com", "example.com"})
+		}},
+		{"65 locations", func(s map[string]any) {
+			setAt(append(srv(0), "locations")...)(s, manyOf(65, func(i int) any {
+				return map[string]any{"path": fmt.Sprintf("/l%d", i), "static": map[string]any{}}
+			}))
+		}},
+		{"33 headers", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 0, "headers")...)(s, manyOf(33, func(i int) any {
+				return map[string]any{"name": fmt.Sprintf("X-H%d", i), "value": "v"}
+			}))
+		}},
+		{"two headers named X-A", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 0, "headers")...)(s, []any{
+				map[string]any{"name": "X-A", "value": "1"}, map[string]any{"name": "X-A", "value": "2"}})
+		}},
+		{"accessModes with a duplicate", func(s map[string]any) {
+			setAt("content", "volumeClaimTemplate", "accessModes")(s, []any{"ReadWriteOnce", "ReadWriteOnce"})
+		}},
+		{"two configMaps named site", func(s map[string]any) {
+			s["content"] = map[string]any{"configMaps": []any{map[string]any{"name": "site"}, map[string]any{"name": "site"}}}
+			delete(s, "restore")
+		}},
+		{"redirectToHTTPS on a server with locations", func(s map[string]any) {
+			setAt(append(srv(0), "redirectToHTTPS")...)(s, map[string]any{})
+		}},
+		{"a proxy with a service and backends", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 3, "proxy", "service")...)(s, "api")
+		}},
+		{"ReplacePrefixMatch on an exact location", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 4, "exact")...)(s, true)
+		}},
+		{"one request header set and removed", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 1, "requestHeaders", "remove")...)(s, []any{"x-team"})
+		}},
+		{"requestHeaders on a static location", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 0, "requestHeaders")...)(s, map[string]any{"set": []any{map[string]any{"name": "X-A", "value": "b"}}})
+		}},
+		{"9 imagePullSecrets", func(s map[string]any) {
+			s["imagePullSecrets"] = manyOf(9, func(i int) any { return map[string]any{"name": fmt.Sprintf("r%d", i)} })
+		}},
+	}
+}
+
+// corpus is the baseline followed by every field × value and every
+// structure, each case distinct.
+func corpus(t *testing.T) []*specCase {
+	t.Helper()
+	spec := baseSpec()
+	base, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*specCase
+	seen := map[string]bool{}
+	add := func(field, show string, s map[string]any) {
+		key := field + "\x00" + show
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		out = append(out, &specCase{id: len(out), field: field, show: show, spec: s})
+	}
+	add(baselineField, "-", runtime.DeepCopyJSON(base))
+	for _, f := range corpusFields() {
+		for _, v := range f.values {
+			s := runtime.DeepCopyJSON(base)
+			f.set(s, v)
+			add(f.name, showValue(v), s)
+		}
+	}
+	for _, st := range structures() {
+		s := runtime.DeepCopyJSON(base)
+		st.edit(s)
+		add("(structure)", st.show, s)
+	}
+	return out
+}
+
+func showValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		if len(v) > 40 {
+			return strconv.Quote(v[:24]) + fmt.Sprintf("…(%d bytes)", len(v))
+		}
+		return strconv.Quote(v)
+	default:
+		return fmt.Sprint(v)
+	}
+}

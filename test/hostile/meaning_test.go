@@ -1,0 +1,220 @@
+package hostile
+
+// What the directive tree nginx reads back must mean: the checks that `nginx
+// -t` and the tree comparison cannot make.
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+)
+
+// The ports the operator's own servers and sidecar use inside every pod.
+var reservedPorts = map[int]bool{v1beta1.HealthPort: true, v1beta1.StubStatusPort: true, v1beta1.ExporterPort: true}
+
+// treeMeaning checks, on the tree nginx reads, that the user's servers
+// mean what the spec's fields say. `nginx -t` and the tree comparison cannot
+// see these: a location "~^/x" or a header "$http_cookie" is one valid
+// argument, and nginx gives it another meaning (a regex, a variable).
+func treeMeaning(dirs []conf.Directive) []string {
+	var out []string
+	for _, top := range dirs {
+		if top.Name == "worker_processes" {
+			out = append(out, workersMeaning(top)...)
+		}
+		if top.Name != "http" {
+			continue
+		}
+		for _, srv := range top.Block {
+			if srv.Name != "server" || operatorServer(srv) {
+				continue
+			}
+			out = append(out, serverMeaning(srv)...)
+		}
+	}
+	return out
+}
+
+// workersMeaning: nginx's own "auto", or a count within the operator's
+// bound, whatever the CPU limit (nginx -t starts no worker, so it accepts
+// three million of them).
+func workersMeaning(d conf.Directive) []string {
+	if len(d.Args) == 1 && d.Args[0] == "auto" {
+		return nil
+	}
+	if n, err := strconv.Atoi(d.Args[0]); err != nil || n < 1 || n > v1beta1.MaxWorkerProcesses {
+		return []string{fmt.Sprintf("worker_processes %v: not auto or 1 to %d", d.Args, v1beta1.MaxWorkerProcesses)}
+	}
+	return nil
+}
+
+// operatorServer reports the operator's own servers: health and
+// stub_status.
+func operatorServer(srv conf.Directive) bool {
+	for _, d := range srv.Block {
+		if d.Name == "listen" && len(d.Args) > 0 &&
+			(d.Args[0] == strconv.Itoa(v1beta1.HealthPort) || d.Args[0] == "127.0.0.1:"+strconv.Itoa(v1beta1.StubStatusPort)) {
+			return true
+		}
+	}
+	return false
+}
+
+func serverMeaning(srv conf.Directive) []string {
+	out := authMeaning(srv)
+	for _, d := range srv.Block {
+		switch d.Name {
+		case "listen":
+			port, err := strconv.Atoi(strings.TrimPrefix(d.Args[0], "[::]:"))
+			switch {
+			case err != nil:
+				out = append(out, fmt.Sprintf("listen %q is not a port", d.Args[0]))
+			case port < 1024 || port > 65535:
+				out = append(out, fmt.Sprintf("listen %d: not a port an unprivileged nginx can use", port))
+			case reservedPorts[port]:
+				out = append(out, fmt.Sprintf("listen %d: a port the operator reserves", port))
+			}
+		case "server_name":
+			for _, n := range d.Args {
+				if strings.HasPrefix(n, "~") || strings.Contains(n, "$") {
+					out = append(out, fmt.Sprintf("server_name %q is a regex or a variable", n))
+				}
+			}
+		case "return":
+			out = append(out, returnMeaning(d)...)
+		case "location":
+			out = append(out, locationMeaning(d)...)
+		case "allow", "deny":
+			out = append(out, accessMeaning(d)...)
+		default:
+			// auth_basic's realm and the file paths are complex values:
+			// nginx would expand a variable in them.
+			for _, a := range d.Args {
+				for _, v := range foreignVariables(a) {
+					out = append(out, fmt.Sprintf("%s argument %q expands %s, a variable the renderer does not write", d.Name, a, v))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// authMeaning: the renderer writes "auth_basic off" only to turn a
+// server's authentication off, never with a password file; a realm nginx
+// reads as "off" would leave one behind, unused.
+func authMeaning(block conf.Directive) []string {
+	off, file := false, false
+	for _, d := range block.Block {
+		switch {
+		case d.Name == "auth_basic" && len(d.Args) == 1 && d.Args[0] == "off":
+			off = true
+		case d.Name == "auth_basic_user_file":
+			file = true
+		}
+	}
+	if off && file {
+		return []string{"a realm nginx reads as \"off\" turns basic authentication off"}
+	}
+	return nil
+}
+
+// accessMeaning: allow and deny take one CIDR (or the renderer's
+// "deny all"); nginx also reads a bare address, "all" and "unix:".
+func accessMeaning(d conf.Directive) []string {
+	if len(d.Args) != 1 {
+		return []string{fmt.Sprintf("%s %q is not one CIDR", d.Name, d.Args)}
+	}
+	if d.Name == "deny" && d.Args[0] == "all" {
+		return nil
+	}
+	if _, _, err := net.ParseCIDR(d.Args[0]); err != nil {
+		return []string{fmt.Sprintf("%s %q is not a CIDR", d.Name, d.Args[0])}
+	}
+	return nil
+}
+
+var redirectCodes = map[string]bool{"301": true, "302": true, "303": true, "307": true, "308": true}
+
+var (
+	// variableRef finds nginx variable references, $name and ${name}.
+	variableRef = regexp.MustCompile(`\$(\{[^}]*\}?|[A-Za-z0-9_]+)`)
+	// operatorVariables are the variables the renderer itself
+	// writes into arguments; a user value may expand none.
+	operatorVariables = regexp.MustCompile(`^\$(host|uri|request_uri|is_args|args|remote_addr|http_upgrade|` +
+		`connection_upgrade|host_with_port|forwarded_(for|proto|host|port|port_suffix)|` +
+		`redirect_path_s[0-9]+_l[0-9]+|request_header_s[0-9]+_l[0-9]+_[0-9]+|1)$`)
+	// errorPageLocation is the renderer's named location of an error page.
+	errorPageLocation = regexp.MustCompile(`^@error_page_[0-9]+_[0-9]+$`)
+	// rewriteRegex is the shape of every rewrite regex the renderer
+	// writes: anything, or a literal prefix quoted by \Q...\E (which only a
+	// backslash in the prefix could end early) and maybe the rest of the path.
+	rewriteRegex = regexp.MustCompile(`^\^(\\Q[^\\]*\\E)?(\(/\.\*\))?\$?$`)
+)
+
+// foreignVariables are the variables in arg the renderer does not write.
+func foreignVariables(arg string) []string {
+	var out []string
+	for _, v := range variableRef.FindAllString(arg, -1) {
+		if !operatorVariables.MatchString(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func returnMeaning(d conf.Directive) []string {
+	var out []string
+	if len(d.Args) > 0 && !redirectCodes[d.Args[0]] {
+		out = append(out, fmt.Sprintf("return %q is not a redirect", d.Args[0]))
+	}
+	if len(d.Args) > 1 && !strings.HasPrefix(d.Args[1], "http://") && !strings.HasPrefix(d.Args[1], "https://") && !strings.HasPrefix(d.Args[1], "$forwarded_proto://") {
+		out = append(out, fmt.Sprintf("return %q is not an absolute http(s) URL", d.Args[1]))
+	}
+	return out
+}
+
+func locationMeaning(loc conf.Directive) []string {
+	out := authMeaning(loc)
+	args := loc.Args
+	plain := len(args) == 1 && strings.HasPrefix(args[0], "/") ||
+		len(args) == 2 && args[0] == "=" && strings.HasPrefix(args[1], "/") ||
+		len(args) == 1 && errorPageLocation.MatchString(args[0])
+	if !plain {
+		out = append(out, fmt.Sprintf("location %q is not a URI prefix or an exact URI (nginx reads a modifier, regex or name)", args))
+	}
+	for _, d := range loc.Block {
+		switch d.Name {
+		case "add_header":
+			// Values are literal: not even the renderer's variables.
+			for _, a := range d.Args {
+				if strings.Contains(a, "$") {
+					out = append(out, fmt.Sprintf("add_header argument %q expands nginx variables", a))
+				}
+			}
+			continue
+		case "return":
+			out = append(out, returnMeaning(d)...)
+		case "rewrite":
+			if len(d.Args) != 3 || !rewriteRegex.MatchString(d.Args[0]) || d.Args[2] != "break" {
+				out = append(out, fmt.Sprintf("rewrite %q is not a literal prefix or full-path rewrite", d.Args))
+			}
+		case "allow", "deny":
+			out = append(out, accessMeaning(d)...)
+		case "try_files":
+			if n := len(d.Args); n > 0 && !strings.HasPrefix(d.Args[n-1], "/") && d.Args[n-1] != "=404" {
+				out = append(out, fmt.Sprintf("try_files falls back to %q, not a file of the content", d.Args[n-1]))
+			}
+		}
+		for _, a := range d.Args {
+			for _, v := range foreignVariables(a) {
+				out = append(out, fmt.Sprintf("%s argument %q expands %s, a variable the renderer does not write", d.Name, a, v))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,210 @@
+package hostile
+
+// The stand-in for the pod's filesystem, the controller's render step, and
+// the real `nginx -t` on what it rendered.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
+	"github.com/nginx-operator/nginx-operator/test/tools"
+)
+
+// nginxEnv holds what rendering and `nginx -t` need: one directory that
+// plays the pod's paths for every file, readable by nginx's unprivileged user.
+type nginxEnv struct {
+	t     *testing.T
+	ns    string
+	dir   string
+	paths render.Paths
+	cert  []byte
+	key   []byte
+
+	mu      sync.Mutex
+	secrets map[string]bool
+}
+
+func newNginxEnv(t *testing.T, ns string) *nginxEnv {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &nginxEnv{t: t, ns: ns, dir: dir, secrets: map[string]bool{}, paths: render.Paths{
+		Temp: filepath.Join(dir, "tmp"), Content: filepath.Join(dir, "html"),
+		TLS: filepath.Join(dir, "tls"), CA: filepath.Join(dir, "ca"), Auth: filepath.Join(dir, "auth"), MimeTypes: filepath.Join(dir, "mime.types"),
+	}}
+	for _, d := range []string{h.paths.Temp, h.paths.Content, h.paths.TLS, filepath.Join(dir, "conf")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// nginx -t creates its temp directories as the unprivileged user.
+	if err := os.Chmod(h.paths.Temp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.paths.MimeTypes, []byte("types {\n  text/html html;\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if _, h.cert, h.key, err = tools.ServingCert("hostile.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// mountSecret writes tls.crt and tls.key where the pod would mount the
+// Secret, for names the kubelet could mount: one path element. For any other
+// name nothing is written, and nginx -t reports the missing files.
+func (h *nginxEnv) mountSecret(name string) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.secrets[name] {
+		return
+	}
+	h.secrets[name] = true
+	d := filepath.Join(h.paths.TLS, name)
+	if os.MkdirAll(d, 0o755) != nil {
+		return
+	}
+	_ = os.WriteFile(filepath.Join(d, "tls.crt"), h.cert, 0o644)
+	_ = os.WriteFile(filepath.Join(d, "tls.key"), h.key, 0o644)
+}
+
+// mountCA writes a CA certificate where the pod would mount ref's key, for
+// names and keys the kubelet could mount: one path element each.
+func (h *nginxEnv) mountCA(ref v1beta1.CACertificateRef) {
+	for _, part := range []string{ref.Name, ref.Key} {
+		if part == "" || part == "." || part == ".." || strings.ContainsAny(part, "/\x00") {
+			return
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	file := h.paths.CAFile(ref)
+	if os.MkdirAll(filepath.Dir(file), 0o755) != nil {
+		return
+	}
+	_ = os.WriteFile(file, h.cert, 0o644)
+}
+
+func (h *nginxEnv) renderOptions() render.Options {
+	return render.Options{Paths: h.paths, Namespace: h.ns,
+		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }}
+}
+
+func (h *nginxEnv) render(s *send, spec *v1beta1.NginxOperatorSpec) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.renderPanic = fmt.Sprint(r)
+			s.config = nil
+		}
+	}()
+	// The controller renders the object as validation.NginxOperator returns
+	// it, and degrades it (InvalidConfig) when that refuses it.
+	obj := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "hostile", Namespace: h.ns}, Spec: *spec}
+	admitted, errs := validation.NginxOperator(context.Background(), obj)
+	if len(errs) > 0 {
+		s.renderErr = k8sutil.InvalidSpec(nginx.ReasonInvalidConfig, "%v", errs.ToAggregate())
+		return
+	}
+	spec = &admitted.Spec
+	opts := h.renderOptions()
+	opts.IPv6 = slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol)
+	config, err := render.Config(spec, opts)
+	if err != nil {
+		s.renderErr = err
+		return
+	}
+	s.config = config
+	refs := render.ReferencesOf(spec)
+	for _, name := range refs.TLSSecrets() {
+		h.mountSecret(name)
+	}
+	for _, ref := range refs.Of(render.UseCA) {
+		for _, key := range ref.Keys {
+			h.mountCA(v1beta1.CACertificateRef{Kind: ref.Kind, Name: ref.Name, Key: key})
+		}
+	}
+	want := render.Directives(spec, opts)
+	got, err := conf.Parse(config)
+	if err != nil {
+		s.treeDiff = "the rendered file does not parse: " + err.Error()
+		return
+	}
+	argsOnly := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Args" }, cmpopts.EquateEmpty())
+	if diff := cmp.Diff(want, got, argsOnly); diff != "" {
+		s.treeDiff = "(-directives +parsed)\n" + diff
+	}
+	s.meaning = treeMeaning(got)
+}
+
+// nginxTest runs the real `nginx -t` on config and returns what nginx said
+// when it refused the file ("" when it accepted it). As root it runs as
+// nobody, as in the pod: an unprivileged user cannot bind ports below 1024.
+func (h *nginxEnv) nginxTest(bin string, config []byte) string {
+	sum := sha256.Sum256(config)
+	file := filepath.Join(h.dir, "conf", hex.EncodeToString(sum[:8])+".conf")
+	if err := os.WriteFile(file, config, 0o644); err != nil {
+		return "writing the file: " + err.Error()
+	}
+	cmd := exec.Command(bin, tools.NginxArgs(h.dir, file, "-t", "-q")...)
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	// The rendered access_log is /dev/stdout, which nginx opens by name: as
+	// nobody it can open /dev/null, not a pipe the test owns. What nginx says
+	// goes to stderr.
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return err.Error()
+	}
+	defer devNull.Close()
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = devNull, &stderr
+	if err = cmd.Run(); err == nil {
+		return ""
+	}
+	var said []string
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.Contains(line, "test failed") {
+			line = nginxPreamble.ReplaceAllString(strings.TrimPrefix(line, "nginx: "), "$1 ")
+			line = strings.ReplaceAll(line, " in "+file+":", " at line ")
+			said = append(said, strings.ReplaceAll(line, h.dir, "<dir>"))
+		}
+	}
+	if len(said) == 0 {
+		return err.Error()
+	}
+	return strings.Join(said, " | ")
+}
+
+// nginx's "2026/11/23 15:37:04 [emerg] 13250#13250: " before each message.
+var nginxPreamble = regexp.MustCompile(`^[0-9/]+ [0-9:]+ (\[[a-z]+\]) [0-9]+#[0-9]+: `)

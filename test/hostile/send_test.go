@@ -1,0 +1,225 @@
+package hostile
+
+// One send: a case written through one API version, read back as v1beta1,
+// re-checked and rendered, and what came of it.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1alpha1"
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/conversion"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+)
+
+// The two paths every case is sent through, named by the API version it is
+// written as.
+const (
+	pathBeta  = "v1beta1"
+	pathAlpha = "v1alpha1"
+)
+
+const (
+	outcomeRefused        = "a refused by the apiserver"
+	outcomeRenderConfig   = "b refused by the controller (*nginx.ConfigError)"
+	outcomeRenderOther    = "b refused by the controller (other error: retried, not terminal)"
+	outcomeRendered       = "c rendered"
+	outcomeInfrastructure = "request failed"
+	outcomeUndecodable    = "stored, but the operator cannot decode it"
+)
+
+type send struct {
+	c    *specCase
+	path string // pathBeta or pathAlpha
+
+	err         string // the test could not complete the send
+	undecodable string // stored, but the operator's Go types cannot hold it
+	refused     string // outcome a: what the apiserver said
+	bypass      string // the stored spec, re-sent as v1beta1, is refused: what the apiserver said
+	renderErr   error
+	renderPanic string
+	config      []byte
+	treeDiff    string
+	meaning     []string
+	nginxRan    bool
+	nginxSaid   string // "" when `nginx -t` accepted the file
+}
+
+func (s *send) outcome() string {
+	var cfgErr *nginx.ConfigError
+	switch {
+	case s.err != "":
+		return outcomeInfrastructure
+	case s.refused != "":
+		return outcomeRefused
+	case s.undecodable != "":
+		return outcomeUndecodable
+	case s.renderPanic != "":
+		return "renderer panicked"
+	case errors.As(s.renderErr, &cfgErr):
+		return outcomeRenderConfig
+	case s.renderErr != nil:
+		return outcomeRenderOther
+	default:
+		return outcomeRendered
+	}
+}
+
+// problems are why this send is a failure; none for a, b and a clean c.
+func (s *send) problems() []string {
+	var p []string
+	if s.err != "" {
+		p = append(p, "request failed: "+s.err)
+	}
+	if s.undecodable != "" {
+		p = append(p, "undecodable: stored, and the operator's types cannot decode it: "+s.undecodable)
+	}
+	if s.bypass != "" {
+		p = append(p, "schema bypass: stored, yet refused as v1beta1: "+s.bypass)
+	}
+	if s.renderPanic != "" {
+		p = append(p, "renderer panicked: "+s.renderPanic)
+	}
+	if s.config != nil {
+		if !s.nginxRan {
+			p = append(p, "nginx -t did not run")
+		} else if s.nginxSaid != "" {
+			p = append(p, "nginx -t refused (see the nginx column)")
+		}
+		if s.treeDiff != "" {
+			p = append(p, "parsed tree differs from render.Directives: "+s.treeDiff)
+		}
+		for _, m := range s.meaning {
+			p = append(p, "meaning changed: "+m)
+		}
+	}
+	return p
+}
+
+// nginxVerdict is how far the stored spec got past the apiserver.
+func (s *send) nginxVerdict() string {
+	switch {
+	case s.renderPanic != "":
+		return "renderer panicked"
+	case s.renderErr != nil:
+		return "renderer refused: " + s.renderErr.Error()
+	case s.config == nil:
+		return "-"
+	case !s.nginxRan:
+		return "rendered; nginx -t did not run"
+	case s.nginxSaid != "":
+		return "rendered; nginx -t: " + s.nginxSaid
+	default:
+		return "rendered; nginx -t: ok"
+	}
+}
+
+var betaGVK = v1beta1.GroupVersion.WithKind("NginxOperator")
+
+// send creates the case through its path, reads the stored object back as
+// v1beta1, re-checks a v1alpha1-stored spec against v1beta1 admission, and
+// renders it.
+func (h *nginxEnv) send(ctx context.Context, c client.Client, s *send) {
+	name := fmt.Sprintf("hostile-%04d-%s", s.c.id, s.path)
+	var obj *unstructured.Unstructured
+	if s.path == pathBeta {
+		obj = v1beta1Object(name, h.ns, runtime.DeepCopyJSON(s.c.spec))
+	} else {
+		var err error
+		if obj, err = v1alpha1Object(name, h.ns, runtime.DeepCopyJSON(s.c.spec)); err != nil {
+			s.err = err.Error()
+			return
+		}
+	}
+	if err := c.Create(ctx, obj); err != nil {
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			s.refused = err.Error()
+		} else {
+			s.err = "create: " + err.Error()
+		}
+		return
+	}
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(betaGVK)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, stored); err != nil {
+		s.err = "reading back as v1beta1: " + err.Error()
+		return
+	}
+	storedSpec, _ := stored.Object["spec"].(map[string]any)
+	if storedSpec == nil {
+		storedSpec = map[string]any{}
+	}
+	if s.path == pathAlpha {
+		recheck := v1beta1Object(name+"-recheck", h.ns, runtime.DeepCopyJSON(storedSpec))
+		if err := c.Create(ctx, recheck, client.DryRunAll); err != nil {
+			var status apierrors.APIStatus
+			if !errors.As(err, &status) {
+				s.err = "dry-run re-check: " + err.Error()
+				return
+			}
+			s.bypass = err.Error()
+		}
+	}
+	var spec v1beta1.NginxOperatorSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(storedSpec, &spec); err != nil {
+		// The operator's informer decodes into these types: one such
+		// object stalls the controller's list and watch.
+		s.undecodable = err.Error()
+		return
+	}
+	h.render(s, &spec)
+}
+
+func v1beta1Object(name, ns string, spec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1beta1.GroupVersion.String(), "kind": "NginxOperator",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     spec,
+	}}
+}
+
+// v1alpha1Object is spec as a v1alpha1 client would send it: port,
+// replicas and forceRedeploy in v1alpha1's fields, everything else in the
+// v1beta1-spec annotation (the format conversion.ToV1alpha1 writes).
+func v1alpha1Object(name, ns string, spec map[string]any) (*unstructured.Unstructured, error) {
+	alpha := map[string]any{}
+	if r, ok := spec["replicas"]; ok {
+		alpha["replicas"] = r
+		delete(spec, "replicas")
+	}
+	if f, ok := spec["forceRedeploy"]; ok {
+		if f != "" {
+			alpha["forceRedeploy"] = f
+		}
+		delete(spec, "forceRedeploy")
+	}
+	if ports, ok := spec["ports"].([]any); ok && len(ports) > 0 {
+		if first, ok := ports[0].(map[string]any); ok {
+			if p, ok := first["containerPort"]; ok {
+				alpha["port"] = p
+				delete(first, "containerPort")
+			}
+		}
+	}
+	meta := map[string]any{"name": name, "namespace": ns}
+	if len(spec) > 0 {
+		b, err := json.Marshal(spec)
+		if err != nil {
+			return nil, err
+		}
+		meta["annotations"] = map[string]any{conversion.AnnotationSpec: string(b)}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "NginxOperator",
+		"metadata": meta, "spec": alpha,
+	}}, nil
+}
