@@ -1,10 +1,11 @@
 // Package layout is the shape of an nginx instance that every part of the
 // operator agrees on: the names of its children, its labels, the user nginx
 // runs as, the ports and paths inside its pods, and the restricted security
-// context of every container the operator builds. It is a leaf: the
-// NginxOperator controller (pkg/nginx), the monitor (pkg/monitor) and the
-// backup builders (pkg/backup/jobs) all import it and none of each other
-// for these facts.
+// context of every container the operator builds. It imports only
+// pkg/k8sutil: the NginxOperator controller (pkg/nginx) and its renderer
+// (pkg/nginx/render), the monitor (pkg/monitor) and the backup builders
+// (pkg/backup/jobs) all import it and none of each other for these facts
+// (hack/structure checks the layers).
 package layout
 
 import (

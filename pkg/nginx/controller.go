@@ -1,3 +1,12 @@
+// Package nginx is the NginxOperator controller. Its files follow one
+// reconcile: controller.go sets it up and runs it; plan.go validates the
+// spec, reads what it references and renders nginx.conf (pkg/nginx/render)
+// into the children that should exist; apply.go dry-runs and applies them;
+// objects.go and pod.go build the children (pure functions of the spec);
+// reload.go delivers a new configuration to running pods and reads what
+// each pod's reloader loaded; status.go turns all of it into conditions;
+// restore.go seeds content from a backup; upgrade.go clears what earlier
+// operators left.
 package nginx
 
 import (

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
 // Condition reasons, CamelCase, as the troubleshooting guide lists them.
@@ -162,30 +163,9 @@ func rejectedConfig(pods []corev1.Pod) string {
 				if t == nil || t.ExitCode == 0 {
 					continue
 				}
-				if line := nginxError(t.Message); line != "" {
-					return fmt.Sprintf("nginx refuses the configuration in pod %s: %s", pod.Name, line)
+				if line := reloader.ErrorLine(t.Message); line != "" {
+					return fmt.Sprintf("nginx refuses the configuration in pod %s: %s", pod.Name, truncate(line))
 				}
-			}
-		}
-	}
-	return ""
-}
-
-// nginxError is the last line of log that reports an error nginx cannot
-// start or run with ([emerg], [alert] or [crit]), from its level on: the
-// timestamp and pid before it say nothing the condition needs. "" when there
-// is none, as for a container the kernel killed.
-func nginxError(log string) string {
-	lines := strings.Split(log, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		line := strings.TrimSpace(lines[i])
-		for _, level := range []string{"[emerg]", "[alert]", "[crit]"} {
-			if at := strings.Index(line, level); at >= 0 {
-				line = line[at:]
-				if len(line) > maxNginxErrorLen {
-					line = strings.ToValidUTF8(line[:maxNginxErrorLen], "") + "..."
-				}
-				return line
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package nginx
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -153,23 +152,6 @@ func TestDegradedQuotesNginxWhenAPodCannotStartOnTheConfiguration(t *testing.T) 
 	observe(n, nil, []corev1.Pod{crashed("web-1", nil)}, podConfigs{}, configErrorf("bad"))
 	if c := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionDegraded); c.Reason != ReasonInvalidConfig {
 		t.Errorf("Degraded reason with a reconcile error = %s, want %s", c.Reason, ReasonInvalidConfig)
-	}
-}
-
-func TestNginxErrorQuotesTheLastErrorLineFromItsLevel(t *testing.T) {
-	long := "nginx: [emerg] " + strings.Repeat("x", 2000)
-	for _, tc := range []struct{ log, want string }{
-		{"", ""},
-		{"Killed\n", ""},
-		{"2026/11/23 18:40:00 [warn] 1#1: a warning\n", ""},
-		{"nginx: [emerg] unknown directive \"x\" in /etc/nginx/conf/nginx.conf:3\n", `[emerg] unknown directive "x" in /etc/nginx/conf/nginx.conf:3`},
-		{"2026/11/23 18:40:00 [emerg] 1#1: bind() to 0.0.0.0:8080 failed (98: Address in use)\n2026/11/23 18:40:00 [emerg] 1#1: still could not bind()\n", "[emerg] 1#1: still could not bind()"},
-		{"2026/11/23 18:40:00 [crit] 1#1: open() failed\n[notice] exiting\n", "[crit] 1#1: open() failed"},
-		{long, long[len("nginx: "):len("nginx: ")+maxNginxErrorLen] + "..."},
-	} {
-		if got := nginxError(tc.log); got != tc.want {
-			t.Errorf("nginxError(%q) = %q, want %q", tc.log, got, tc.want)
-		}
 	}
 }
 

@@ -163,7 +163,7 @@ func (r *Reloader) reload(nginx *os.Process) {
 	hash := r.diskHash()
 	out, err := exec.Command(r.opts.Nginx, append(append([]string{}, r.opts.Args...), "-t")...).CombinedOutput()
 	if err != nil {
-		msg := nginxError(out, err)
+		msg := testError(out, err)
 		r.refused(hash, msg)
 		r.opts.Logf("nginx refused the new configuration; the old one keeps serving: %s", msg)
 		return
@@ -215,12 +215,27 @@ func (r *Reloader) diskHash() string {
 	return ConfigHash(config)
 }
 
-// nginxError is the line of nginx -t's output that says what is wrong.
-func nginxError(out []byte, err error) string {
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, "[emerg]") || strings.Contains(line, "[crit]") {
-			return strings.TrimSpace(line)
+// ErrorLine is the last line of nginx's log (or of nginx -t's output) that
+// reports an error nginx cannot start or run with ([emerg], [alert] or
+// [crit]), from its level on: the timestamp and pid before it say nothing a
+// status needs. "" when there is none, as for a process the kernel killed.
+func ErrorLine(log string) string {
+	lines := strings.Split(log, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		for _, level := range []string{"[emerg]", "[alert]", "[crit]"} {
+			if at := strings.Index(lines[i], level); at >= 0 {
+				return strings.TrimSpace(lines[i][at:])
+			}
 		}
+	}
+	return ""
+}
+
+// testError is what nginx -t said when it refused a configuration: its
+// error line, or all it said, or how it failed to run.
+func testError(out []byte, err error) string {
+	if line := ErrorLine(string(out)); line != "" {
+		return line
 	}
 	if s := strings.TrimSpace(string(out)); s != "" {
 		return s

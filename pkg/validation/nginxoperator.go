@@ -2,7 +2,6 @@ package validation
 
 import (
 	"context"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -59,9 +58,7 @@ func childRules(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorLi
 	errs = append(errs, metav1validation.ValidateLabels(spec.Pod.Labels, pod.Child("labels"))...)
 	errs = append(errs, metav1validation.ValidateLabels(spec.Pod.NodeSelector, pod.Child("nodeSelector"))...)
 	errs = append(errs, apimachineryvalidation.ValidateAnnotations(spec.Pod.Annotations, pod.Child("annotations"))...)
-	errs = append(errs, reservedKeys(spec.Pod.Annotations, pod.Child("annotations"))...)
 	errs = append(errs, apimachineryvalidation.ValidateAnnotations(spec.Service.Annotations, path.Child("service", "annotations"))...)
-	errs = append(errs, reservedKeys(spec.Service.Annotations, path.Child("service", "annotations"))...)
 	if n := spec.Pod.PriorityClassName; n != "" {
 		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(n, false) {
 			errs = append(errs, field.Invalid(pod.Child("priorityClassName"), n, msg))
@@ -85,22 +82,6 @@ func childRules(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorLi
 		}
 	}
 	errs = append(errs, resources(spec.Resources, path.Child("resources"))...)
-	return errs
-}
-
-// ReservedPrefix starts the annotation keys the operator itself sets on the
-// pods and children (config hash, forceRedeploy, applied hash): a user value
-// under them would override the operator's and stop config changes from
-// rolling the pods.
-const ReservedPrefix = "nginx.operator.dev/"
-
-func reservedKeys(m map[string]string, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for k := range m {
-		if strings.HasPrefix(k, ReservedPrefix) {
-			errs = append(errs, field.Forbidden(path.Key(k), "keys under "+ReservedPrefix+" are reserved for the operator"))
-		}
-	}
 	return errs
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
@@ -26,7 +27,8 @@ type ruleRemoval struct {
 	remove func(*apiextensionsv1.JSONSchemaProps)
 	// breaks makes the valid base object break only the rule.
 	breaks func(*v1beta1.NginxOperator)
-	// rendered is what the configuration holds once the rule is gone: the
+	// rendered is what the configuration (or, for annotations, the pod
+	// template or the Service; see built) holds once the rule is gone: the
 	// value itself, passed through as the user wrote it.
 	rendered string
 }
@@ -195,6 +197,16 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 				location(o).Headers = []v1beta1.Header{{Name: "X", Value: strings.Repeat("v", 2000)}}
 			}, "add_header X " + strings.Repeat("v", 2000) + " always;"},
 	}
+	cases = append(cases,
+		ruleRemoval{"reserved pod annotation keys", at(specPath, "pod", "annotations"), celRule("reserved for the operator"),
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.Pod.Annotations = map[string]string{"nginx.operator.dev/mine": "x"}
+			}, "pod annotation nginx.operator.dev/mine=x"},
+		ruleRemoval{"reserved Service annotation keys", at(specPath, "service", "annotations"), celRule("reserved for the operator"),
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.Service.Annotations = map[string]string{"nginx.operator.dev/mine": "x"}
+			}, "service annotation nginx.operator.dev/mine=x"},
+	)
 	cases = append(cases, protocolRules()...)
 	ctx := context.Background()
 	base := func() *v1beta1.NginxOperator {
@@ -214,14 +226,14 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 			obj := base()
 			tc.breaks(obj)
 			admitted, errs := validation.NginxOperatorBy(ctx, shipped, obj)
-			if len(errs) == 0 && strings.Contains(renderConfig(t, admitted), tc.rendered) {
+			if len(errs) == 0 && strings.Contains(built(t, admitted), tc.rendered) {
 				t.Fatalf("the shipped CRD neither refuses the object nor changes what is rendered: the case does not test %s", tc.name)
 			}
 			admitted, errs = validation.NginxOperatorBy(ctx, compileWithout(t, tc.path, tc.remove), obj)
 			if len(errs) > 0 {
 				t.Fatalf("without the rule in the CRD, validation still refuses: %v", errs.ToAggregate())
 			}
-			if got := renderConfig(t, admitted); !strings.Contains(got, tc.rendered) {
+			if got := built(t, admitted); !strings.Contains(got, tc.rendered) {
 				t.Errorf("without the rule in the CRD, the configuration lacks %q:\n%s", tc.rendered, got)
 			}
 		})
@@ -318,6 +330,21 @@ func editSchema(t *testing.T, props *apiextensionsv1.JSONSchemaProps, path []str
 	default:
 		t.Fatalf("bad schema path %v", path)
 	}
+}
+
+// built is what obj becomes: its nginx.conf, then the annotations of its
+// pod template and of its Service, one "pod annotation k=v" or "service
+// annotation k=v" line each.
+func built(t *testing.T, obj *v1beta1.NginxOperator) string {
+	t.Helper()
+	out := renderConfig(t, obj)
+	for k, v := range nginx.StatefulSet(obj, nginx.Inputs{}).Spec.Template.Annotations {
+		out += "\npod annotation " + k + "=" + v
+	}
+	for k, v := range nginx.Service(obj).Annotations {
+		out += "\nservice annotation " + k + "=" + v
+	}
+	return out
 }
 
 func renderConfig(t *testing.T, obj *v1beta1.NginxOperator) string {

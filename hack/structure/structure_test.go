@@ -1,0 +1,138 @@
+package structure
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/nginx-operator/nginx-operator/"
+
+// layers rank the packages under pkg/ and cmd/: a package imports only
+// packages of lower layers, so no controller depends on another's
+// internals and the leaves stay leaves. A new package must be given a
+// layer here.
+var layers = map[string]int{
+	// Leaves: no import of the project.
+	"pkg/apis/nginx/v1alpha1": 0, "pkg/apis/nginx/v1beta1": 0, "pkg/fsutil": 0, "pkg/k8sutil": 0,
+	"pkg/logging": 0, "pkg/version": 0, "pkg/storageversion": 0, "pkg/nginx/conf": 0,
+	// Facts and rules every controller shares.
+	"pkg/layout": 1, "pkg/metrics": 1, "pkg/validation": 1, "pkg/reloader": 1, "pkg/backup/storage": 1,
+	// Pure builders.
+	"pkg/nginx/render": 2, "pkg/backup/jobs": 2, "pkg/backup/agent": 2, "pkg/validation/validationtest": 2,
+	// The controllers and the webhook: none imports another.
+	"pkg/nginx": 3, "pkg/monitor": 3, "pkg/backup": 3, "pkg/conversion": 3,
+	// The manager that runs them, and the binaries.
+	"pkg/operator": 4,
+	"cmd/operator": 5, "cmd/nginx-reloader": 5,
+}
+
+// only lists, for the packages that promise it, every import beyond the
+// standard library they may have: the renderer is a pure function of the
+// API types, and the reloader runs in every nginx pod on the standard
+// library alone.
+var only = map[string][]string{
+	"pkg/nginx/render": {"pkg/apis/nginx/v1beta1", "pkg/nginx/conf", "pkg/layout",
+		"k8s.io/api/core/v1", "k8s.io/apimachinery/pkg/api/resource", "k8s.io/utils/ptr"},
+	"pkg/reloader": {"pkg/fsutil"},
+	"pkg/fsutil":   {},
+}
+
+type listed struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+}
+
+// packages lists the module's packages under pkg/ and cmd/ with go list.
+func packages(t *testing.T) []listed {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"pkg/...", module+"cmd/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p listed
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// standard tells whether path is in Go's standard library (no dot in its
+// first element).
+func standard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+func TestImportsFollowTheLayers(t *testing.T) {
+	for _, p := range packages(t) {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		layer, ok := layers[name]
+		if !ok {
+			t.Errorf("%s has no layer: add it to hack/structure's layers", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			dep, ours := strings.CutPrefix(imp, module)
+			if ours {
+				switch depLayer, ok := layers[dep]; {
+				case strings.HasPrefix(dep, "test/") || strings.HasPrefix(dep, "hack/"):
+					t.Errorf("%s imports %s: production code never imports tests or tools", name, dep)
+				case ok && depLayer >= layer:
+					t.Errorf("%s (layer %d) imports %s (layer %d): against the layers", name, layer, dep, depLayer)
+				}
+			}
+			if allowed, promised := only[name]; promised && !standard(imp) && !slices.Contains(allowed, dep) {
+				t.Errorf("%s imports %s; it may import only %v beside the standard library", name, imp, allowed)
+			}
+		}
+	}
+}
+
+// maxFunctionLines bounds a production function of the controllers: one a
+// reader can hold in mind.
+const maxFunctionLines = 70
+
+func TestControllerFunctionsStayShort(t *testing.T) {
+	files, err := filepath.Glob("../../pkg/nginx/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := filepath.Glob("../../pkg/nginx/render/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, file := range append(files, more...) {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			lines := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
+			if lines > maxFunctionLines {
+				t.Errorf("%s: %s is %d lines, more than %d", fmt.Sprint(fset.Position(fn.Pos())), fn.Name.Name, lines, maxFunctionLines)
+			}
+		}
+	}
+}
