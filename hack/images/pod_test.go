@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,16 +27,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
-
-func freePort(t *testing.T) int32 {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return int32(l.Addr().(*net.TCPAddr).Port)
-}
 
 // container runs one container of the pod: argv chrooted into the image's
 // extracted root, as the pod's user, with the image's environment. The
@@ -140,7 +129,7 @@ func TestImagesRunTheOperatorsPod(t *testing.T) {
 	defer upstream.Close()
 	upstreamPort, _ := strconv.Atoi(upstream.URL[strings.LastIndex(upstream.URL, ":")+1:])
 
-	httpPort, httpsPort, healthPort, stubPort, exporterPort := freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
+	httpPort, httpsPort, healthPort, stubPort, exporterPort := int32(tools.Port(t)), int32(tools.Port(t)), int32(tools.Port(t)), int32(tools.Port(t)), int32(tools.Port(t))
 	instance := &v1beta1.NginxOperator{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"},
 		Spec:       operatorSpecForTest(httpPort, httpsPort, int32(upstreamPort)),
@@ -189,7 +178,7 @@ func TestImagesRunTheOperatorsPod(t *testing.T) {
 		}
 	}
 	nginxCfg := mustConfig(t, nginxImg).Config
-	reloaderPort := freePort(t)
+	reloaderPort := int32(tools.Port(t))
 	var argv []string
 	for _, a := range append(append([]string(nil), nginxC.Command...), nginxC.Args...) {
 		if a == "-listen-address=:"+strconv.Itoa(v1beta1.ReloaderPort) {

@@ -6,8 +6,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -133,6 +135,30 @@ func TestControllerFunctionsStayShort(t *testing.T) {
 			if lines > maxFunctionLines {
 				t.Errorf("%s: %s is %d lines, more than %d", fmt.Sprint(fset.Position(fn.Pos())), fn.Name.Name, lines, maxFunctionLines)
 			}
+		}
+	}
+}
+
+// The unit tier (make test-unit, -tags unit) must not link the whole
+// operator into its test binaries, or touching a test helper relinks
+// minutes of them: a test file outside test/'s end-to-end suites that runs
+// the operator in-process carries //go:build !unit.
+func TestInProcessOperatorTestsStayOutOfTheUnitTier(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{$d := .Dir}}{{range .TestGoFiles}}{{$d}}/{{.}} {{end}}{{range .XTestGoFiles}}{{$d}}/{{.}} {{end}}`, "../../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	e2e := regexp.MustCompile(`/test/(e2e|chaos|upgrade|realpods|bench|hostile)(/|$)`)
+	for _, file := range strings.Fields(string(out)) {
+		if e2e.MatchString(filepath.Dir(file)) {
+			continue
+		}
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), `"`+module+`test/framework/inprocess"`) && !strings.HasPrefix(string(src), "//go:build !unit\n") {
+			t.Errorf("%s runs the operator in-process but lacks //go:build !unit", file)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-jsonnet"
 	"github.com/prometheus/client_golang/prometheus"
+
 	// The controller package registers controller-runtime's controller
 	// metrics (controller_runtime_reconcile_total, ...) in ctrlmetrics.Registry.
 	_ "sigs.k8s.io/controller-runtime/pkg/controller"
@@ -22,7 +23,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
-	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -254,7 +254,7 @@ func TestMixinEveryRuleHasUnitTests(t *testing.T) {
 // description, and a runbook link to a section that exists.
 func TestMixinAlertsCarrySeverityAnnotationsAndDocumentedRunbook(t *testing.T) {
 	alerts, _ := mixinAlertsAndRules(t)
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package backup_test
 
 import (
@@ -27,10 +29,6 @@ var env = framework.NewEnv(framework.Options{})
 
 func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
-func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
-	return framework.Condition(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, &v1beta1.NginxBackup{}, typ)
-}
-
 func TestOneShotBackupWaitsForItsReferencesThenCreatesItsJob(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
@@ -48,10 +46,10 @@ func TestOneShotBackupWaitsForItsReferencesThenCreatesItsJob(t *testing.T) {
 	waitReason := func(reason string) {
 		t.Helper()
 		if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-			cond := condition(ctx, c, ns, "once", v1beta1.ConditionAccepted)
+			cond := framework.BackupCondition(ctx, c, ns, "once", v1beta1.ConditionAccepted)
 			return cond != nil && cond.Reason == reason
 		}) {
-			t.Fatalf("Accepted reason = %+v, want %s", condition(ctx, c, ns, "once", v1beta1.ConditionAccepted), reason)
+			t.Fatalf("Accepted reason = %+v, want %s", framework.BackupCondition(ctx, c, ns, "once", v1beta1.ConditionAccepted), reason)
 		}
 	}
 	waitReason(backup.ReasonInstanceNotFound)
@@ -130,10 +128,10 @@ func TestScheduledBackupCreatesASuspendableCronJob(t *testing.T) {
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 		cj := cronJob(ctx)
-		cond := condition(ctx, c, ns, "nightly", v1beta1.ConditionReady)
+		cond := framework.BackupCondition(ctx, c, ns, "nightly", v1beta1.ConditionReady)
 		return cj != nil && ptr.Deref(cj.Spec.Suspend, false) && cond != nil && cond.Reason == backup.ReasonSuspended
 	}) {
-		t.Fatalf("no suspended CronJob with Ready reason Suspended: %+v", condition(ctx, c, ns, "nightly", v1beta1.ConditionReady))
+		t.Fatalf("no suspended CronJob with Ready reason Suspended: %+v", framework.BackupCondition(ctx, c, ns, "nightly", v1beta1.ConditionReady))
 	}
 	cj := cronJob(ctx)
 	if cj.Spec.Schedule != "0 3 * * *" || cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
@@ -180,10 +178,10 @@ func TestContentOnReadWriteOncePodVolumesIsRefusedWithAReason(t *testing.T) {
 		}
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-		cond := condition(ctx, c, ns, "once", v1beta1.ConditionAccepted)
+		cond := framework.BackupCondition(ctx, c, ns, "once", v1beta1.ConditionAccepted)
 		return cond != nil && cond.Reason == backup.ReasonContentNotShareable
 	}) {
-		t.Fatalf("Accepted = %+v, want reason %s", condition(ctx, c, ns, "once", v1beta1.ConditionAccepted), backup.ReasonContentNotShareable)
+		t.Fatalf("Accepted = %+v, want reason %s", framework.BackupCondition(ctx, c, ns, "once", v1beta1.ConditionAccepted), backup.ReasonContentNotShareable)
 	}
 	var jobs batchv1.JobList
 	if err := c.List(ctx, &jobs, client.InNamespace(ns)); err != nil || len(jobs.Items) != 0 {
@@ -220,15 +218,15 @@ func TestSteadyStateResyncOfBackupsMakesNoWrites(t *testing.T) {
 		}
 	}
 	settled := func(ctx context.Context) bool {
-		n := condition(ctx, c, ns, "nightly", v1beta1.ConditionReady)
-		o := condition(ctx, c, ns, "once", v1beta1.ConditionReady)
+		n := framework.BackupCondition(ctx, c, ns, "nightly", v1beta1.ConditionReady)
+		o := framework.BackupCondition(ctx, c, ns, "once", v1beta1.ConditionReady)
 		return n != nil && n.Reason == backup.ReasonScheduled && o != nil && o.Reason == backup.ReasonJobPending
 	}
 	first := &inprocess.RequestCounter{}
 	stop := inprocess.Start(t, cluster.Config, inprocess.Options(ns), first)
 	if !framework.WaitFor(ctx, 60*time.Second, settled) {
 		t.Fatalf("backups did not settle: nightly %+v, once %+v",
-			condition(ctx, c, ns, "nightly", v1beta1.ConditionReady), condition(ctx, c, ns, "once", v1beta1.ConditionReady))
+			framework.BackupCondition(ctx, c, ns, "nightly", v1beta1.ConditionReady), framework.BackupCondition(ctx, c, ns, "once", v1beta1.ConditionReady))
 	}
 	var cj batchv1.CronJobList
 	if err := c.List(ctx, &cj, client.InNamespace(ns)); err != nil || len(cj.Items) != 1 {

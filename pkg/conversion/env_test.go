@@ -1,3 +1,5 @@
+//go:build !unit
+
 package conversion_test
 
 // The integration tests' environment: the NginxOperator CRD, the operator
@@ -23,7 +25,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/conversion"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
-	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
@@ -72,15 +73,6 @@ func newOperatorManager(t *testing.T, ns string, port int) (manager.Manager, str
 func newNamespace(t *testing.T) string {
 	ns, _ := env.Namespace(t)
 	return ns
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	port, err := framework.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return port
 }
 
 func assertNoReservedAnnotations(t *testing.T, obj *v1beta1.NginxOperator) {

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package conversion_test
 
 import (
@@ -19,6 +21,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/conversion"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 const bookYAML = `
@@ -34,7 +37,7 @@ spec:
 func TestV1alpha1AndV1beta1ClientsShareOneObjectThroughTheWebhookWithoutLoss(t *testing.T) {
 	installCRD(t)
 	ctx := context.Background()
-	e := startOperator(t, newNamespace(t), freePort(t))
+	e := startOperator(t, newNamespace(t), tools.Port(t))
 	c := e.admin
 
 	// 1. A book user creates exactly what the book shows.
@@ -175,7 +178,7 @@ func TestCertificateNearExpiryIsRotatedWhileTheApiserverKeepsConverting(t *testi
 	cluster := env.Cluster(t)
 	installCRD(t)
 	ctx := context.Background()
-	ns, port := newNamespace(t), freePort(t)
+	ns, port := newNamespace(t), tools.Port(t)
 	url := fmt.Sprintf("https://127.0.0.1:%d%s", port, conversion.Path)
 
 	// A certificate issued 300 days ago for a year: valid, but with less than
@@ -237,7 +240,7 @@ func TestReplicasStartingTogetherAgreeOnOneCertificate(t *testing.T) {
 	errs := make([]error, replicas)
 	var wg sync.WaitGroup
 	for i := range replicas {
-		mgr, certDir := newOperatorManager(t, ns, freePort(t))
+		mgr, certDir := newOperatorManager(t, ns, tools.Port(t))
 		certDirs[i] = certDir
 		wg.Add(1)
 		go func() {
@@ -262,7 +265,7 @@ func TestReplicasStartingTogetherAgreeOnOneCertificate(t *testing.T) {
 	}
 
 	// A replica starting later changes nothing.
-	mgr, certDir := newOperatorManager(t, ns, freePort(t))
+	mgr, certDir := newOperatorManager(t, ns, tools.Port(t))
 	if err := conversion.Setup(ctx, mgr, conversion.Options{Namespace: ns, CertDir: certDir}); err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +283,7 @@ func TestReplicasStartingTogetherAgreeOnOneCertificate(t *testing.T) {
 func TestAConfigBeyondTheAnnotationLimitReadsAndWritesBackAsV1alpha1(t *testing.T) {
 	installCRD(t)
 	ctx := context.Background()
-	e := startOperator(t, newNamespace(t), freePort(t))
+	e := startOperator(t, newNamespace(t), tools.Port(t))
 
 	big := conversion.BigBeta(32, 10, func(i, j int) string { return strings.Repeat(fmt.Sprintf("server %d location %d; ", i, j), 40) })
 	big.ObjectMeta = metav1.ObjectMeta{Name: "big", Namespace: e.ns}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -73,4 +74,13 @@ func ReasonOf(err error, fallback string) string {
 		return r.Reason()
 	}
 	return fallback
+}
+
+// RefusedBody tells whether the API server refused an object the operator
+// built as such: invalid (422), or a body it cannot even decode (400; an
+// apply body is YAML to the API server, which refuses control characters
+// in it and map keys over 1,024 bytes, though JSON writes store them). A
+// body built from a spec is the spec's fault: retrying cannot help.
+func RefusedBody(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)
 }

@@ -35,16 +35,16 @@ import (
 // job, and in the reloader's job a successful last reload and the hash of
 // the configuration nginx runs, with those labels.
 func TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig(t *testing.T) {
-	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
-	exporterBin := framework.RequireTool(t, "prometheus-nginx-exporter", "apt-get install -y prometheus-nginx-exporter")
-	prometheusBin := framework.RequireTool(t, "prometheus", "apt-get install -y prometheus")
+	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	exporterBin := tools.Require(t, "prometheus-nginx-exporter", "apt-get install -y prometheus-nginx-exporter")
+	prometheusBin := tools.Require(t, "prometheus", "apt-get install -y prometheus")
 
 	dir := t.TempDir()
 	// nginx workers started as root run as "nobody", which must read the files.
-	must(t, os.Chmod(dir, 0o755))
-	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	tools.Must(t, os.Chmod(dir, 0o755))
+	tools.Must(t, os.Chmod(filepath.Dir(dir), 0o755))
 	reloaderBin := framework.ReloaderBinary(t)
-	httpPort, healthPort, stubPort, exporterPort, reloaderPort, promPort := freePort(t), freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
+	httpPort, healthPort, stubPort, exporterPort, reloaderPort, promPort := tools.Port(t), tools.Port(t), tools.Port(t), tools.Port(t), tools.Port(t), tools.Port(t)
 
 	// nginx with the operator's rendered configuration.
 	spec := v1beta1.NginxOperatorSpec{
@@ -52,11 +52,11 @@ func TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig(t 
 		Metrics: v1beta1.MetricsSpec{Enabled: true},
 	}
 	paths := render.Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), MimeTypes: filepath.Join(dir, "mime.types")}
-	must(t, os.MkdirAll(paths.Content, 0o755))
-	must(t, os.WriteFile(paths.MimeTypes, []byte("types {\n    text/html html;\n}\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(paths.Content, "index.html"), []byte("hello\n"), 0o644))
+	tools.Must(t, os.MkdirAll(paths.Content, 0o755))
+	tools.Must(t, os.WriteFile(paths.MimeTypes, []byte("types {\n    text/html html;\n}\n"), 0o644))
+	tools.Must(t, os.WriteFile(filepath.Join(paths.Content, "index.html"), []byte("hello\n"), 0o644))
 	cfg, err := render.Config(validationtest.Spec(t, spec), render.Options{Paths: paths, Namespace: "team-a", HealthPort: healthPort, StubStatusPort: stubPort})
-	must(t, err)
+	tools.Must(t, err)
 	if !strings.Contains(string(cfg), fmt.Sprintf("listen 127.0.0.1:%d;", stubPort)) {
 		t.Fatalf("stub_status does not listen on loopback only:\n%s", cfg)
 	}
@@ -64,9 +64,9 @@ func TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig(t 
 	// reloader watches the directory of its -config, and Prometheus writes
 	// into dir.
 	confDir := filepath.Join(dir, "conf")
-	must(t, os.Mkdir(confDir, 0o755))
+	tools.Must(t, os.Mkdir(confDir, 0o755))
 	nginxConf := filepath.Join(confDir, "nginx.conf")
-	must(t, os.WriteFile(nginxConf, cfg, 0o644))
+	tools.Must(t, os.WriteFile(nginxConf, cfg, 0o644))
 	// nginx under the reloader, which serves its metrics on loopback.
 	proc := tools.Start(t, "nginx-reloader", reloaderBin,
 		append([]string{fmt.Sprintf("-listen-address=127.0.0.1:%d", reloaderPort), "-config=" + nginxConf, "--", nginxBin},
@@ -103,9 +103,9 @@ func TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig(t 
 		}},
 	}
 	generated, err := Build(validationtest.NginxMonitor(t, mon), NewSelection([]Instance{{Namespace: "team-a", Name: "www", MetricsEnabled: true}}), Credentials{}, Options{})
-	must(t, err)
+	tools.Must(t, err)
 	var scrapeConfigs []map[string]any
-	must(t, yaml.Unmarshal(generated, &scrapeConfigs))
+	tools.Must(t, yaml.Unmarshal(generated, &scrapeConfigs))
 	// Each job's static target: the port its relabelling keeps.
 	targets := map[string]int{JobName("team-a", "web"): exporterPort, ReloaderJobName("team-a", "web"): reloaderPort}
 	if len(scrapeConfigs) != len(targets) {
@@ -124,9 +124,9 @@ func TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig(t 
 		}}
 	}
 	promCfg, err := yaml.Marshal(map[string]any{"scrape_configs": scrapeConfigs})
-	must(t, err)
+	tools.Must(t, err)
 	promFile := filepath.Join(dir, "prometheus.yml")
-	must(t, os.WriteFile(promFile, promCfg, 0o644))
+	tools.Must(t, os.WriteFile(promFile, promCfg, 0o644))
 	tools.Start(t, "prometheus", prometheusBin,
 		"--config.file="+promFile,
 		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
@@ -202,18 +202,4 @@ func TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig(t 
 		t.Errorf("the exporter's job has reloader_* series: %v", got)
 	}
 	t.Logf("reloader_config_info %v", info[0].Metric)
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	p, err := framework.FreePort()
-	must(t, err)
-	return p
 }

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package monitor_test
 
 import (
@@ -129,7 +131,7 @@ func TestInvalidMonitorsAreRefusedAtAdmission(t *testing.T) {
 		t.Errorf("a valid monitor was refused: %v", err)
 	}
 	// So is every example.
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

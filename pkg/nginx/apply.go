@@ -75,24 +75,13 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	return live, result, nil
 }
 
-// checkChildren dry-runs the children whose fields the user sets beyond
-// what the CRD can check (the pod settings and resources of the
-// StatefulSet, the Service's, the PodDisruptionBudget's), so that a spec the
+// checkChildren dry-runs the plan's checked children, so that a spec the
 // API server refuses in one of them changes no child at all. Only a child
 // that would change is sent (see Applier.CheckOwned).
 func (r *Reconciler) checkChildren(ctx context.Context, nginx *v1beta1.NginxOperator, p *plan) error {
-	for _, child := range p.children {
-		switch child.(type) {
-		case *appsv1.StatefulSet, *policyv1.PodDisruptionBudget:
-		case *corev1.Service:
-			if child.GetName() != layout.NamesFor(nginx.Name).Service {
-				continue // the headless Service has only the checked ports
-			}
-		default:
-			continue
-		}
+	for _, child := range p.checked {
 		if err := r.Applier.CheckOwned(ctx, nginx, child); err != nil {
-			if apierrors.IsInvalid(err) {
+			if k8sutil.RefusedBody(err) {
 				err = refusedSpec(child, err)
 				r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Validate", "%v", err)
 			}
@@ -128,11 +117,11 @@ func (r *Reconciler) applyChildren(ctx context.Context, nginx *v1beta1.NginxOper
 }
 
 // applyChild applies child as the instance's. A child the apiserver refuses
-// as invalid is a spec error the validation did not foresee, not worth
-// retrying.
+// (k8sutil.RefusedBody) is a spec error the validation and the dry run did
+// not foresee, not worth retrying.
 func (r *Reconciler) applyChild(ctx context.Context, nginx *v1beta1.NginxOperator, child client.Object) (k8sutil.Outcome, error) {
 	outcome, err := r.Applier.ApplyOwned(ctx, r.Recorder, nginx, child)
-	if apierrors.IsInvalid(err) {
+	if k8sutil.RefusedBody(err) {
 		return outcome, configErrorf("%v", err)
 	}
 	return outcome, err

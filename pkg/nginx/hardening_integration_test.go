@@ -1,3 +1,5 @@
+//go:build !unit
+
 package nginx_test
 
 import (
@@ -92,7 +94,7 @@ func childNames(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, 
 
 func degradedWith(c client.Client, ns, name, reason, msg string) func(context.Context) bool {
 	return func(ctx context.Context) bool {
-		cond := condition(ctx, c, ns, name, v1beta1.ConditionDegraded)
+		cond := framework.InstanceCondition(ctx, c, ns, name, v1beta1.ConditionDegraded)
 		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == reason && strings.Contains(cond.Message, msg)
 	}
 }
@@ -140,7 +142,7 @@ func TestInvalidSpecsAndTakenNamesStartNoPod(t *testing.T) {
 			[]string{"Secret", "Service", "ServiceAccount"}},
 	} {
 		if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, tc.name, tc.reason, tc.msg)) {
-			t.Errorf("%s: Degraded %+v, want %s mentioning %q", tc.name, condition(ctx, c, ns, tc.name, v1beta1.ConditionDegraded), tc.reason, tc.msg)
+			t.Errorf("%s: Degraded %+v, want %s mentioning %q", tc.name, framework.InstanceCondition(ctx, c, ns, tc.name, v1beta1.ConditionDegraded), tc.reason, tc.msg)
 		}
 		got := childNames(ctx, t, cs, ns, tc.name)
 		var kinds []string
@@ -230,7 +232,7 @@ func TestASpecAChildsAPIRefusesChangesNoChild(t *testing.T) {
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, "web", nginx.ReasonInvalidConfig,
 		"spec.pod.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey")) {
-		t.Fatalf("Degraded %+v, want InvalidConfig naming spec.pod.affinity's topologyKey", condition(ctx, c, ns, "web", v1beta1.ConditionDegraded))
+		t.Fatalf("Degraded %+v, want InvalidConfig naming spec.pod.affinity's topologyKey", framework.InstanceCondition(ctx, c, ns, "web", v1beta1.ConditionDegraded))
 	}
 	if diff := cmp.Diff(before, versions()); diff != "" {
 		t.Errorf("children changed by a spec the API server refuses (-before +after):\n%s", diff)

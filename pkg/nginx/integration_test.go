@@ -1,3 +1,5 @@
+//go:build !unit
+
 package nginx_test
 
 import (
@@ -134,10 +136,10 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-		cond := condition(ctx, c, ns, "gw", v1beta1.ConditionDegraded)
+		cond := framework.InstanceCondition(ctx, c, ns, "gw", v1beta1.ConditionDegraded)
 		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == nginx.ReasonServiceNotFound && strings.Contains(cond.Message, `"backend"`)
 	}) {
-		t.Errorf("a missing proxied Service did not give Degraded/ServiceNotFound: %+v", condition(ctx, c, ns, "gw", v1beta1.ConditionDegraded))
+		t.Errorf("a missing proxied Service did not give Degraded/ServiceNotFound: %+v", framework.InstanceCondition(ctx, c, ns, "gw", v1beta1.ConditionDegraded))
 	}
 	if _, err := cs.AppsV1().StatefulSets(ns).Get(ctx, layout.NamesFor("gw").StatefulSet, metav1.GetOptions{}); err == nil {
 		t.Error("a StatefulSet was created although nginx could not resolve its upstream")
@@ -234,9 +236,6 @@ func TestSteadyStateResyncOfFiftyInstancesMakesNoWrites(t *testing.T) {
 }
 
 // condition returns the instance's condition of type typ, or nil.
-func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
-	return framework.Condition(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, &v1beta1.NginxOperator{}, typ)
-}
 
 func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 	t.Parallel()
@@ -255,10 +254,10 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 		}
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-		cond := condition(ctx, c, ns, "dup", v1beta1.ConditionDegraded)
+		cond := framework.InstanceCondition(ctx, c, ns, "dup", v1beta1.ConditionDegraded)
 		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == nginx.ReasonInvalidConfig && strings.Contains(cond.Message, "appears twice")
 	}) {
-		t.Errorf("duplicate locations did not give Degraded/InvalidConfig: %+v", condition(ctx, c, ns, "dup", v1beta1.ConditionDegraded))
+		t.Errorf("duplicate locations did not give Degraded/InvalidConfig: %+v", framework.InstanceCondition(ctx, c, ns, "dup", v1beta1.ConditionDegraded))
 	}
 
 	// Someone else (an HPA) scales the StatefulSet of the instance without replicas.
@@ -314,7 +313,7 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-		cond := condition(ctx, c, ns, "free", v1beta1.ConditionReconciled)
+		cond := framework.InstanceCondition(ctx, c, ns, "free", v1beta1.ConditionReconciled)
 		return cond != nil && cond.Reason == nginx.ReasonPaused && cond.ObservedGeneration == n.Generation
 	}) {
 		t.Fatal("paused was not reported in the Reconciled condition")
@@ -351,10 +350,10 @@ func TestServiceTrafficFieldsAndBasicAuthSecretsReachTheCluster(t *testing.T) {
 	// The Secret lacks the key the spec names (by default "auth"): nginx
 	// would answer every request with 500, so the instance says so instead.
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-		cond := condition(ctx, c, ns, "edge", v1beta1.ConditionDegraded)
+		cond := framework.InstanceCondition(ctx, c, ns, "edge", v1beta1.ConditionDegraded)
 		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == nginx.ReasonSecretNotFound && strings.Contains(cond.Message, `has no key "auth"`)
 	}) {
-		t.Fatalf("a basic auth Secret without its key did not give Degraded/SecretNotFound: %+v", condition(ctx, c, ns, "edge", v1beta1.ConditionDegraded))
+		t.Fatalf("a basic auth Secret without its key did not give Degraded/SecretNotFound: %+v", framework.InstanceCondition(ctx, c, ns, "edge", v1beta1.ConditionDegraded))
 	}
 	users.Data["auth"] = users.Data["htpasswd"]
 	if _, err := cs.CoreV1().Secrets(ns).Update(ctx, users, metav1.UpdateOptions{}); err != nil {

@@ -23,14 +23,15 @@ import (
 // plan is what should exist for one instance: its children, built from the
 // validated spec and what its references hold. Planning writes nothing.
 type plan struct {
-	// spec is the instance as validation.NginxOperator returns it (with the
-	// CRD's defaults); the children are built from it.
-	spec   *v1beta1.NginxOperator
 	inputs Inputs
 	// children in the order they are applied: the StatefulSet last, so that
 	// should a child's name be taken (see Applier.ApplyOwned), no pod starts
 	// without the rest.
-	children    []client.Object
+	children []client.Object
+	// checked are the children the user's fields reach beyond what the CRD
+	// can check (the StatefulSet's pod settings and resources, the
+	// Service's, the PodDisruptionBudget's): the API server may refuse them.
+	checked     []client.Object
 	statefulSet *appsv1.StatefulSet
 	// pdb is nil when the spec asks for none (an existing one is deleted).
 	pdb *policyv1.PodDisruptionBudget
@@ -74,12 +75,14 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return nil, err
 	}
-	p := &plan{spec: desired, inputs: in, statefulSet: StatefulSet(desired, in), pdb: PodDisruptionBudget(desired)}
-	p.children = []client.Object{ServiceAccount(desired), ConfigSecret(desired, in), HeadlessService(desired), Service(desired)}
+	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), pdb: PodDisruptionBudget(desired)}
+	service := Service(desired)
+	p.checked = []client.Object{service}
 	if p.pdb != nil {
-		p.children = append(p.children, p.pdb)
+		p.checked = append(p.checked, p.pdb)
 	}
-	p.children = append(p.children, p.statefulSet)
+	p.checked = append(p.checked, p.statefulSet)
+	p.children = append([]client.Object{ServiceAccount(desired), ConfigSecret(desired, in), HeadlessService(desired)}, p.checked...)
 	return p, nil
 }
 

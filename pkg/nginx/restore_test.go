@@ -1,3 +1,5 @@
+//go:build !unit
+
 package nginx_test
 
 import (
@@ -111,10 +113,10 @@ func TestRestoreIsReportedFromMissingBackupToFailureToSuccess(t *testing.T) {
 	waitCondition := func(typ, reason, text string) {
 		t.Helper()
 		if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-			cond := condition(ctx, c, ns, "web", typ)
+			cond := framework.InstanceCondition(ctx, c, ns, "web", typ)
 			return cond != nil && cond.Reason == reason && strings.Contains(cond.Message, text)
 		}) {
-			t.Fatalf("%s = %+v, want reason %s with %q", typ, condition(ctx, c, ns, "web", typ), reason, text)
+			t.Fatalf("%s = %+v, want reason %s with %q", typ, framework.InstanceCondition(ctx, c, ns, "web", typ), reason, text)
 		}
 	}
 	waitCondition(v1beta1.ConditionDegraded, nginx.ReasonBackupNotFound, `"nightly"`)

@@ -168,11 +168,16 @@ func (r *Reloader) reload(nginx *os.Process) {
 		r.opts.Logf("nginx refused the new configuration; the old one keeps serving: %s", msg)
 		return
 	}
-	before, err := workers(nginx.Pid)
-	if err == nil {
-		err = nginx.Signal(syscall.SIGHUP)
-	}
-	if err == nil {
+	before, procErr := workers(nginx.Pid)
+	err = nginx.Signal(syscall.SIGHUP)
+	switch {
+	case err != nil:
+	case procErr != nil:
+		// No process table to read (a chroot without /proc): nginx gets
+		// the time a reload takes instead of being watched.
+		r.opts.Logf("cannot watch nginx's workers (%v): taking the reload as done after %s", procErr, unwatchedReloadWait)
+		time.Sleep(unwatchedReloadWait)
+	default:
 		err = awaitSwitch(nginx.Pid, pids(before), switchTimeout)
 	}
 	if err != nil {

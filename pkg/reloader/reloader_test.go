@@ -29,24 +29,17 @@ func (v *volume) write(files map[string]string) {
 	v.t.Helper()
 	v.version++
 	versioned := fmt.Sprintf("..v%d", v.version)
-	must(v.t, os.Mkdir(filepath.Join(v.dir, versioned), 0o755))
+	tools.Must(v.t, os.Mkdir(filepath.Join(v.dir, versioned), 0o755))
 	for name, content := range files {
-		must(v.t, os.WriteFile(filepath.Join(v.dir, versioned, name), []byte(content), 0o644))
+		tools.Must(v.t, os.WriteFile(filepath.Join(v.dir, versioned, name), []byte(content), 0o644))
 		link := filepath.Join(v.dir, name)
 		if _, err := os.Lstat(link); err != nil {
-			must(v.t, os.Symlink(filepath.Join("..data", name), link))
+			tools.Must(v.t, os.Symlink(filepath.Join("..data", name), link))
 		}
 	}
 	tmp := filepath.Join(v.dir, "..data_tmp")
-	must(v.t, os.Symlink(versioned, tmp))
-	must(v.t, os.Rename(tmp, filepath.Join(v.dir, "..data")))
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tools.Must(v.t, os.Symlink(versioned, tmp))
+	tools.Must(v.t, os.Rename(tmp, filepath.Join(v.dir, "..data")))
 }
 
 // config is an nginx.conf answering body on port, with /slow proxied to
@@ -78,17 +71,17 @@ http {
 func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
 	dir := t.TempDir()
-	must(t, os.Chmod(dir, 0o755))
-	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	tools.Must(t, os.Chmod(dir, 0o755))
+	tools.Must(t, os.Chmod(filepath.Dir(dir), 0o755))
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		time.Sleep(2 * time.Second)
 		_, _ = io.WriteString(w, "slow answer")
 	}))
 	defer slow.Close()
 	p, err := tools.FreePort()
-	must(t, err)
+	tools.Must(t, err)
 	confDir := filepath.Join(dir, "config")
-	must(t, os.Mkdir(confDir, 0o755))
+	tools.Must(t, os.Mkdir(confDir, 0o755))
 	vol := &volume{t: t, dir: confDir}
 	vol.write(map[string]string{"nginx.conf": config(dir, p, "one", slow.URL)})
 	conf := filepath.Join(confDir, "nginx.conf")
@@ -124,7 +117,7 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 	}
 	serves("one")
 	master, err := os.ReadFile(filepath.Join(dir, "nginx.pid"))
-	must(t, err)
+	tools.Must(t, err)
 
 	// A request in flight across the reload gets its answer.
 	inFlight := make(chan string, 1)
@@ -141,7 +134,7 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 	startSlowRequest()
 	vol.write(map[string]string{"nginx.conf": config(dir, p, "two", slow.URL)})
 	two, err := os.ReadFile(conf)
-	must(t, err)
+	tools.Must(t, err)
 	// Once the status names the new configuration, every new connection
 	// gets it: nginx's old workers, one of them busy with the slow request,
 	// no longer accept any.
@@ -154,10 +147,10 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for i := range 20 {
 		resp, err := fresh.Get(url + "/")
-		must(t, err)
+		tools.Must(t, err)
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		must(t, err)
+		tools.Must(t, err)
 		if string(b) != "two" {
 			t.Fatalf("request %d on a new connection after the status said two was loaded: %q", i, b)
 		}

@@ -32,6 +32,11 @@ const (
 // old workers, logs why, and the reload counts as refused.
 const switchTimeout = 30 * time.Second
 
+// unwatchedReloadWait is how long a reload is given where the reloader
+// cannot read the process table: nginx parses the configuration, starts
+// the new workers and, 100 ms later, stops the old ones accepting.
+const unwatchedReloadWait = time.Second
+
 // workerPoll is how often the reloader looks at nginx's processes while it
 // waits for the switch.
 const workerPoll = 10 * time.Millisecond

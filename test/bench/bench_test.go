@@ -45,6 +45,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // Sizes of the unrelated load the operator's cache must not hold.
@@ -89,7 +90,7 @@ func BenchmarkConverge(b *testing.B) {
 	ctrllog.SetLogger(logr.Discard())
 	for _, bin := range clusterComponents {
 		if _, err := framework.BinPath(bin); err != nil {
-			if framework.ToolsRequired() {
+			if tools.Required() {
 				b.Fatal(err)
 			}
 			b.Skip(err)
@@ -119,7 +120,7 @@ func BenchmarkConverge(b *testing.B) {
 	fmt.Print(Table(results))
 	if dir := os.Getenv("BENCH_OUT"); dir != "" {
 		if !filepath.IsAbs(dir) {
-			root, err := framework.RepoRoot()
+			root, err := tools.RepoRoot()
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -370,7 +371,7 @@ func startOperator(b *testing.B, kubeconfig string, env ...string) *operatorProc
 	}
 	var ports [3]int
 	for i := range ports {
-		p, err := framework.FreePort()
+		p, err := tools.FreePort()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nginx-operator/nginx-operator/test/tools"
+
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -43,7 +45,7 @@ func install(t *testing.T) *framework.Cluster {
 	t.Helper()
 	c := env.Cluster(t)
 	installOnce.Do(func() {
-		root, err := framework.RepoRoot()
+		root, err := tools.RepoRoot()
 		if err != nil {
 			installErr = err
 			return

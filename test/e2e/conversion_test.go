@@ -18,13 +18,14 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // bookObject is example/v1alpha1-book.yaml, exactly what a reader of The
 // Kubernetes Operator Framework Book writes, without its namespace.
 func bookObject(t *testing.T) string {
 	t.Helper()
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // Everything in example/ goes in as a user would apply it, and every object
@@ -25,7 +26,7 @@ func TestExamplesReachTheirReadyConditions(t *testing.T) {
 	t.Parallel()
 	install(t)
 	ctx := context.Background()
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

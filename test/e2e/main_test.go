@@ -23,6 +23,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // env is the full local cluster of these tests, started by the first test
@@ -66,7 +67,7 @@ func install(t *testing.T) {
 }
 
 func installBundle() error {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return err
 	}

@@ -114,12 +114,12 @@ func TestScheduledBackupHonoursSuspendThenRunsOnSchedule(t *testing.T) {
 	}
 	readyReason := func(reason string) func(context.Context) bool {
 		return func(ctx context.Context) bool {
-			cond := condition(ctx, c, ns, b.Name, v1beta1.ConditionReady)
+			cond := framework.BackupCondition(ctx, c, ns, b.Name, v1beta1.ConditionReady)
 			return cond != nil && cond.Reason == reason
 		}
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, readyReason(backup.ReasonSuspended)) {
-		t.Fatalf("Ready = %+v, want reason Suspended", condition(ctx, c, ns, b.Name, v1beta1.ConditionReady))
+		t.Fatalf("Ready = %+v, want reason Suspended", framework.BackupCondition(ctx, c, ns, b.Name, v1beta1.ConditionReady))
 	}
 	// A window in which nothing may happen: past the next scheduled minute,
 	// with margin for the CronJob controller, a suspended backup runs no Job.
@@ -154,10 +154,6 @@ func TestScheduledBackupHonoursSuspendThenRunsOnSchedule(t *testing.T) {
 	if cond := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ConditionReady); cond == nil || cond.Reason != backup.ReasonScheduled {
 		t.Errorf("Ready = %+v, want reason Scheduled", cond)
 	}
-}
-
-func condition(ctx context.Context, c client.Client, ns, name, typ string) *metav1.Condition {
-	return framework.Condition(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, &v1beta1.NginxBackup{}, typ)
 }
 
 // spec.restore puts the restore init container on the StatefulSet; the

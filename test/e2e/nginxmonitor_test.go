@@ -120,7 +120,7 @@ func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testi
 	if err := os.WriteFile(promFile, []byte("scrape_config_files: ["+scrapeFile+"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port, err := framework.FreePort()
+	port, err := tools.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ const installPrometheusOperator = "hack/install-prometheus-operator.sh"
 // prometheus-operator module the installer builds.
 func promoperatorCRDDir(t *testing.T) string {
 	t.Helper()
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func promoperatorCRDDir(t *testing.T) string {
 // (ServiceMonitors) on, until the test ends.
 func startPrometheusOperator(t *testing.T, bin, ns string) string {
 	t.Helper()
-	port, err := framework.FreePort()
+	port, err := tools.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

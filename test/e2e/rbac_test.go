@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // checkLeastPrivilege runs after the whole suite passed: every permission the
@@ -26,11 +27,11 @@ func checkLeastPrivilege(c *framework.Cluster) error {
 			return nil
 		}
 	}
-	if !framework.ToolsRequired() {
+	if !tools.Required() {
 		fmt.Fprintln(os.Stderr, "least-privilege check skipped: tests may have skipped for a missing tool (set NGINX_OPERATOR_REQUIRE_TOOLS=1)")
 		return nil
 	}
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,9 @@ package framework
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // Binary names the framework runs.
@@ -40,15 +40,11 @@ func BinDir() (string, error) {
 			return dir, nil
 		}
 	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	out, err := exec.Command("bash", filepath.Join(root, "hack", "install-kube-binaries.sh"), "--print-dir").Output()
+	dir, err := tools.InstallerDir("hack/install-kube-binaries.sh")
 	if err != nil {
 		return "", fmt.Errorf("locating the Kubernetes binaries: %w", err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return dir, nil
 }
 
 // BinPath is the path of binary name, or an error that says how to install it.

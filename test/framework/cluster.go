@@ -266,11 +266,11 @@ func waitHealthy(ctx context.Context, p *process, client *http.Client, url strin
 }
 
 func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
-	clientPort, err := FreePort()
+	clientPort, err := tools.FreePort()
 	if err != nil {
 		return "", err
 	}
-	peerPort, err := FreePort()
+	peerPort, err := tools.FreePort()
 	if err != nil {
 		return "", err
 	}
@@ -293,7 +293,7 @@ func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context, pki *pki, etcdURL string) error {
-	port, err := FreePort()
+	port, err := tools.FreePort()
 	if err != nil {
 		return err
 	}
@@ -373,7 +373,7 @@ func (c *Cluster) writeKubeconfig(pki *pki) error {
 // componentArgs are the flags kube-controller-manager and kube-scheduler share:
 // admin credentials for everything, secure serving on a free loopback port.
 func (c *Cluster) componentArgs() ([]string, error) {
-	port, err := FreePort()
+	port, err := tools.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -441,7 +441,7 @@ func (c *Cluster) startKwok(ctx context.Context, _ *pki) error {
 	if err := os.WriteFile(stages, kwokStages, 0o600); err != nil {
 		return err
 	}
-	port, err := FreePort()
+	port, err := tools.FreePort()
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 )
+
+// InstanceCondition is Condition of the NginxOperator ns/name.
+func InstanceCondition(ctx context.Context, c client.Reader, ns, name, typ string) *metav1.Condition {
+	return Condition(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, &v1beta1.NginxOperator{}, typ)
+}
+
+// BackupCondition is Condition of the NginxBackup ns/name.
+func BackupCondition(ctx context.Context, c client.Reader, ns, name, typ string) *metav1.Condition {
+	return Condition(ctx, c, client.ObjectKey{Namespace: ns, Name: name}, &v1beta1.NginxBackup{}, typ)
+}
 
 // Condition reads the object at key into obj, which may be of any kind whose
 // status has conditions, and returns its condition typ (nil when the object

@@ -15,6 +15,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/nginx-operator/nginx-operator/test/tools"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -93,7 +95,7 @@ func DecodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
 // InstallCRDs applies the project's CRDs (config/crd/bases) and waits until
 // the apiserver serves them.
 func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
-	root, err := RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return err
 	}

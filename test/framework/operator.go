@@ -15,6 +15,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/nginx-operator/nginx-operator/test/tools"
+
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -56,7 +58,7 @@ func ReloaderBinary(t testing.TB) string {
 func (b *builtBinary) get(t testing.TB, pkg, name string) string {
 	t.Helper()
 	b.once.Do(func() {
-		root, err := RepoRoot()
+		root, err := tools.RepoRoot()
 		if err != nil {
 			b.err = err
 			return
@@ -167,7 +169,7 @@ func StartOperatorBinary(t testing.TB, bin, kubeconfig string, args ...string) *
 	t.Helper()
 	ports := make([]int, 3)
 	for i := range ports {
-		p, err := FreePort()
+		p, err := tools.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // process is one control-plane binary running in its own process group, with
@@ -91,9 +89,6 @@ func killGroup(pid int, grace time.Duration) {
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 }
-
-// FreePort is tools.FreePort, for tests that already use the framework.
-var FreePort = tools.FreePort
 
 // Exited lists the components of the cluster that are not running, stopped
 // or crashed: a crashed one explains a test that waits in vain for a pod or

@@ -73,7 +73,7 @@ func (e *Env) Cluster(t testing.TB) *Cluster {
 	}
 	e.once.Do(e.start)
 	switch {
-	case e.missing != nil && ToolsRequired():
+	case e.missing != nil && tools.Required():
 		t.Fatal(e.missing)
 	case e.missing != nil:
 		t.Skipf("%v (set CI or NGINX_OPERATOR_REQUIRE_TOOLS to fail instead)", e.missing)

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
+
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
@@ -43,11 +44,11 @@ const (
 // v1beta1 (a server-side dry-run create of the stored spec): otherwise the
 // v1alpha1 endpoint bypassed the v1beta1 schema and CEL rules.
 func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVersions(t *testing.T) {
-	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
 	cfg := env.Cluster(t).Config
 	inprocess.InstallCRDs(t, cfg)
 	ns, _ := env.Namespace(t)
-	port, err := framework.FreePort()
+	port, err := tools.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

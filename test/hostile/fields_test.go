@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -101,11 +102,26 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 			LoadBalancerClass: "example.com/lb", SessionAffinity: corev1.ServiceAffinityClientIP,
 			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicyPreferDualStack), IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}},
 		PodDisruptionBudget: &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+		},
 		Pod: v1beta1.PodSettings{
 			Labels:            map[string]string{"team": "a"},
 			Annotations:       map[string]string{"example.com/owner": "web"},
 			NodeSelector:      map[string]string{"kubernetes.io/os": "linux"},
 			PriorityClassName: "high",
+			Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+					TopologyKey:   "kubernetes.io/hostname",
+				}},
+			}},
+			Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "web", Effect: corev1.TaintEffectNoSchedule}},
+			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+				MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			}},
 		},
 	}
 }
@@ -176,6 +192,12 @@ func setAt(path ...any) func(spec map[string]any, v any) {
 			}
 		}
 	}
+}
+
+// antiAffinity is the path of a field of the base spec's required pod
+// anti-affinity term.
+func antiAffinity(field ...any) []any {
+	return append([]any{"pod", "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution", 0}, field...)
 }
 
 // setKey sets a map at path to {v: "x"}: the hostile value is a key.
@@ -350,6 +372,22 @@ func corpusFields() []corpusField {
 		{"pod.annotations (value)", setAt("pod", "annotations", "example.com/owner"), shortStr()},
 		{"pod.nodeSelector (value)", setAt("pod", "nodeSelector", "kubernetes.io/os"), shortStr("-x")},
 		{"pod.priorityClassName", setAt("pod", "priorityClassName"), shortStr("system-node-critical", "High")},
+		// The pod settings are core types the CRD embeds with their
+		// schema but not all their rules: what the API server refuses in
+		// the StatefulSet must be refused before any child is written.
+		{"pod.affinity.podAntiAffinity.required[].topologyKey", setAt(antiAffinity("topologyKey")...), shortStr("kubernetes.io/hostname", "a/b/c", "-x")},
+		{"pod.affinity.podAntiAffinity.required[].labelSelector.matchLabels (value)", setAt(antiAffinity("labelSelector", "matchLabels", "app")...), shortStr("-x", "a_b")},
+		{"pod.affinity.podAntiAffinity.required[].labelSelector.matchLabels (key)", setKey(antiAffinity("labelSelector", "matchLabels")...), shortStr("a/b/c", "-x")},
+		{"pod.tolerations[].value", setAt("pod", "tolerations", 0, "value"), shortStr("-x", "a_b")},
+		{"pod.tolerations[].effect", setAt("pod", "tolerations", 0, "effect"), shortStr("NoExecute", "Sometimes")},
+		{"pod.topologySpreadConstraints[].topologyKey", setAt("pod", "topologySpreadConstraints", 0, "topologyKey"), shortStr("a/b/c")},
+		{"pod.topologySpreadConstraints[].whenUnsatisfiable", setAt("pod", "topologySpreadConstraints", 0, "whenUnsatisfiable"), shortStr("DoNotSchedule", "Maybe")},
+		{"resources.requests (key)", func(spec map[string]any, v any) {
+			setAt("resources", "requests")(spec, map[string]any{v.(string): "1"})
+		}, shortStr("example.com/gpu", "hugepages-2Mi", "cpu ", "a/b/c")},
+		{"resources.claims[].name", func(spec map[string]any, v any) {
+			setAt("resources", "claims")(spec, []any{map[string]any{"name": v}})
+		}, shortStr("gpu", "-x")},
 	}
 }
 

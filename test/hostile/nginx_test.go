@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
@@ -115,12 +116,36 @@ func (h *nginxEnv) mountCA(ref v1beta1.CACertificateRef) {
 	_ = os.WriteFile(file, h.cert, 0o644)
 }
 
+// checkChildren dry-runs, as the controller does (k8sutil.Applier.CheckOwned),
+// the Service, PodDisruptionBudget and StatefulSet obj makes. A refusal
+// as invalid is InvalidConfig (terminal); any other error is returned as it
+// is, which outcome counts as retried.
+func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1beta1.NginxOperator, config []byte) error {
+	owner := obj.DeepCopy()
+	owner.UID = "00000000-0000-0000-0000-000000000001" // an owner reference needs one
+	in := nginx.Inputs{Config: config, Image: "nginx:1.27", ExporterImage: "exporter:1", ReloaderImage: "operator:1"}
+	children := []client.Object{nginx.Service(owner), nginx.StatefulSet(owner, in)}
+	if pdb := nginx.PodDisruptionBudget(owner); pdb != nil {
+		children = append(children, pdb)
+	}
+	applier := &k8sutil.Applier{Client: c, Reader: c, Scheme: c.Scheme()}
+	for _, child := range children {
+		if err := applier.CheckOwned(ctx, owner, child); err != nil {
+			if k8sutil.RefusedBody(err) {
+				return k8sutil.InvalidSpec(nginx.ReasonInvalidConfig, "%v", err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 func (h *nginxEnv) renderOptions() render.Options {
 	return render.Options{Paths: h.paths, Namespace: h.ns,
 		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }}
 }
 
-func (h *nginxEnv) render(s *send, spec *v1beta1.NginxOperatorSpec) {
+func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v1beta1.NginxOperatorSpec) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.renderPanic = fmt.Sprint(r)
@@ -140,6 +165,13 @@ func (h *nginxEnv) render(s *send, spec *v1beta1.NginxOperatorSpec) {
 	opts.IPv6 = slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol)
 	config, err := render.Config(spec, opts)
 	if err != nil {
+		s.renderErr = k8sutil.InvalidSpec(nginx.ReasonInvalidConfig, "%v", err)
+		return
+	}
+	// Before its first write the controller dry-runs the children the
+	// user's fields reach: a spec the API server refuses in one of them is
+	// InvalidConfig, and nothing is applied.
+	if err := h.checkChildren(ctx, c, admitted, config); err != nil {
 		s.renderErr = err
 		return
 	}

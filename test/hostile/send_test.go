@@ -88,6 +88,11 @@ func (s *send) problems() []string {
 	if s.renderPanic != "" {
 		p = append(p, "renderer panicked: "+s.renderPanic)
 	}
+	if s.outcome() == outcomeRenderOther {
+		// The controller would retry it with backoff forever: bad input
+		// must end in a condition that waits for the spec to change.
+		p = append(p, "refused, but not as the spec's fault (retried forever): "+s.renderErr.Error())
+	}
 	if s.config != nil {
 		if !s.nginxRan {
 			p = append(p, "nginx -t did not run")
@@ -176,7 +181,7 @@ func (h *nginxEnv) send(ctx context.Context, c client.Client, s *send) {
 		s.undecodable = err.Error()
 		return
 	}
-	h.render(s, &spec)
+	h.render(ctx, c, s, &spec)
 }
 
 func v1beta1Object(name, ns string, spec map[string]any) *unstructured.Unstructured {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // The bundle runs for real: both replicas pass their probes, one holds the
@@ -112,7 +113,7 @@ func TestBundleRunsTwoReadyReplicasOneLeaderAndServesConversion(t *testing.T) {
 
 	// The book's example, unchanged but for its namespace, created as
 	// v1alpha1 and read back as v1beta1: both go through the webhook.
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,12 +40,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
@@ -61,33 +59,8 @@ func TestMain(m *testing.M) {
 	os.Exit(env.Main(m))
 }
 
-// setup is how every test starts: the cluster with bundle.yaml installed
-// and the operator available, a restricted namespace of the test's own, an
-// admin clientset and controller-runtime client, and the node.
+// setup is realcluster.Setup for a test of at most 3 minutes.
 func setup(t *testing.T) (context.Context, *framework.Cluster, string, kubernetes.Interface, client.Client) {
 	t.Helper()
-	realcluster.Require(t)
-	c := env.Cluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	realcluster.InstallBundle(ctx, t, c)
-	cs, err := kubernetes.NewForConfig(c.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme := operator.NewScheme()
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := client.New(c.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := realcluster.RestrictedNamespace(t, cs)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("%s\n%s", realcluster.Describe(ctx, cs, ns), realcluster.Describe(ctx, cs, realcluster.OperatorNamespace))
-		}
-	})
-	return ctx, c, ns, cs, cl
+	return realcluster.Setup(t, env, 3*time.Minute)
 }

@@ -105,7 +105,7 @@ spec:
 	if err := os.WriteFile(promFile, config, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port, err := framework.FreePort()
+	port, err := tools.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

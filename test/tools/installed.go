@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,15 +48,26 @@ func Installed(t testing.TB, installer, binary string) string {
 }
 
 func installed(installer, binary string) (string, bool) {
-	root, err := RepoRoot()
+	dir, err := InstallerDir(installer)
 	if err != nil {
 		return "", false
+	}
+	p := filepath.Join(dir, binary)
+	_, err = os.Stat(p)
+	return p, err == nil
+}
+
+// InstallerDir is the cache directory an installer script under hack/
+// builds its binaries into, as it prints it with --print-dir (keyed by the
+// pinned versions, outside the clone).
+func InstallerDir(installer string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
 	}
 	out, err := exec.Command("bash", filepath.Join(root, installer), "--print-dir").Output()
 	if err != nil {
-		return "", false
+		return "", fmt.Errorf("bash %s --print-dir: %w", installer, err)
 	}
-	p := filepath.Join(strings.TrimSpace(string(out)), binary)
-	_, err = os.Stat(p)
-	return p, err == nil
+	return strings.TrimSpace(string(out)), nil
 }

@@ -186,3 +186,21 @@ func FreePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// Port is FreePort for a test: it fails the test when there is none.
+func Port(t testing.TB) int {
+	t.Helper()
+	p, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Must fails the test at once on an error a test cannot go on without.
+func Must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

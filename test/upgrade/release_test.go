@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // The previous release: the state of main when issue 12 began to be
@@ -34,7 +34,7 @@ type release struct {
 // (NGINX_OPERATOR_CACHE, as the hack/ scripts use) under the commit.
 func previousRelease(t *testing.T) release {
 	t.Helper()
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // operatorUser is who both operators run as: the bundle's ServiceAccount,
@@ -67,12 +68,12 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 	ctx := context.Background()
 	cluster := env.Cluster(t)
 	prev := previousRelease(t)
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	admin := inprocess.Client(t, cluster.Config)
-	port, err := framework.FreePort()
+	port, err := tools.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

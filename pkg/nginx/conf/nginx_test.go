@@ -3,7 +3,6 @@ package conf
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,7 +22,7 @@ func TestRealNginxServesHostileStrings(t *testing.T) {
 	nginx := tools.Require(t, "nginx", "apt-get install -y nginx")
 	prefix := t.TempDir()
 	path := func(name string) string { return filepath.Join(prefix, name) }
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	addr := "127.0.0.1:" + strconv.Itoa(tools.Port(t))
 	longBare := strings.Repeat("a", maxToken)         // written as is
 	longQuoted := strings.Repeat(`"`, (maxToken-2)/2) // written as """...""
 	for _, s := range []string{longBare, longQuoted} {
@@ -118,12 +117,3 @@ func TestRealNginxServesHostileStrings(t *testing.T) {
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}

@@ -24,7 +24,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
-	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -36,13 +35,13 @@ import (
 // number of workers. test/realpods proves the same through a pod and its
 // Service.
 func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
-	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
 	echo := httptest.NewServer(echoUpstream("api"))
 	defer echo.Close()
 	clientCA, err := tools.NewCA("partners", time.Hour)
-	must(t, err)
+	tools.Must(t, err)
 
-	httpPort, httpsPort, healthPort := freePort(t), freePort(t), freePort(t)
+	httpPort, httpsPort, healthPort := int32(tools.Port(t)), int32(tools.Port(t)), int32(tools.Port(t))
 	spec := v1beta1.NginxOperatorSpec{
 		Ports:     []v1beta1.Port{{Name: "http", ContainerPort: httpPort}, {Name: "https", ContainerPort: httpsPort}},
 		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}},
@@ -76,7 +75,7 @@ func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
 		"internal/index.html": "inside\n", "private/index.html": "secret\n", "limited/index.html": "limited\n",
 	}
 	proc := startRendered(t, nginxBin, admitted, healthPort, content, func(paths Paths) {
-		must(t, os.WriteFile(paths.CAFile(admitted.Config.Servers[2].TLS.ClientCertificates.CACertificate), clientCA.CertPEM, 0o644))
+		tools.Must(t, os.WriteFile(paths.CAFile(admitted.Config.Servers[2].TLS.ClientCertificates.CACertificate), clientCA.CertPEM, 0o644))
 	})
 
 	from := func(source string, tlsConfig *tls.Config) *http.Client {
@@ -91,7 +90,7 @@ func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
 	get := func(c *http.Client, path string, header ...string) (*http.Response, string) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, base+path, nil)
-		must(t, err)
+		tools.Must(t, err)
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
 		}
@@ -105,9 +104,9 @@ func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
 			t.Fatalf("Content-Encoding %q, Vary %q; want gzip and Accept-Encoding", resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"))
 		}
 		zr, err := gzip.NewReader(strings.NewReader(body))
-		must(t, err)
+		tools.Must(t, err)
 		plain, err := io.ReadAll(zr)
-		must(t, err)
+		tools.Must(t, err)
 		if string(plain) != big || len(body) >= len(big)/4 {
 			t.Errorf("gzip body: %d bytes for %d, decompressed equal: %v", len(body), len(big), string(plain) == big)
 		}
@@ -119,12 +118,12 @@ func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
 	t.Run("client address from a trusted proxy only", func(t *testing.T) {
 		var seen echoed
 		_, body := get(proxy, "/api/who", "X-Forwarded-For", "192.0.2.7")
-		must(t, json.Unmarshal([]byte(body), &seen))
+		tools.Must(t, json.Unmarshal([]byte(body), &seen))
 		if ip, xff := seen.Headers.Get("X-Real-Ip"), seen.Headers.Get("X-Forwarded-For"); ip != "192.0.2.7" || xff != "192.0.2.7, 127.0.0.1" {
 			t.Errorf("through the trusted proxy the Service saw X-Real-IP %q, X-Forwarded-For %q; want 192.0.2.7 and \"192.0.2.7, 127.0.0.1\"", ip, xff)
 		}
 		_, body = get(client, "/api/who", "X-Forwarded-For", "192.0.2.7")
-		must(t, json.Unmarshal([]byte(body), &seen))
+		tools.Must(t, json.Unmarshal([]byte(body), &seen))
 		if ip, xff := seen.Headers.Get("X-Real-Ip"), seen.Headers.Get("X-Forwarded-For"); ip != "127.0.0.2" || xff != "127.0.0.2" {
 			t.Errorf("from an untrusted client the Service saw X-Real-IP %q, X-Forwarded-For %q; want its own address 127.0.0.2 for both", ip, xff)
 		}
@@ -190,7 +189,7 @@ func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
 			proto  string
 		}{{h2, "HTTP/2.0"}, {h1, "HTTP/1.1"}} {
 			req, err := http.NewRequest(http.MethodGet, url, nil)
-			must(t, err)
+			tools.Must(t, err)
 			resp, _ := fetch(t, proc, tc.client, req)
 			if resp.Proto != tc.proto || resp.StatusCode != 200 {
 				t.Errorf("got %s %d, want %s 200", resp.Proto, resp.StatusCode, tc.proto)
@@ -210,15 +209,15 @@ func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
 	t.Run("client certificates", func(t *testing.T) {
 		url := fmt.Sprintf("https://127.0.0.1:%d/", httpsPort)
 		certPEM, keyPEM, err := clientCA.Issue(tools.Client("partner-1"), time.Hour)
-		must(t, err)
+		tools.Must(t, err)
 		cert, err := tls.X509KeyPair(certPEM, keyPEM)
-		must(t, err)
+		tools.Must(t, err)
 		stranger, err := tools.NewCA("stranger", time.Hour)
-		must(t, err)
+		tools.Must(t, err)
 		strangerPEM, strangerKey, err := stranger.Issue(tools.Client("partner-1"), time.Hour)
-		must(t, err)
+		tools.Must(t, err)
 		strangerCert, err := tls.X509KeyPair(strangerPEM, strangerKey)
-		must(t, err)
+		tools.Must(t, err)
 		for _, tc := range []struct {
 			name, sni string
 			certs     []tls.Certificate
@@ -233,7 +232,7 @@ func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
 		} {
 			c := from("127.0.0.2", &tls.Config{InsecureSkipVerify: true, ServerName: tc.sni, Certificates: tc.certs})
 			req, err := http.NewRequest(http.MethodGet, url, nil)
-			must(t, err)
+			tools.Must(t, err)
 			req.Host = "partners.test"
 			if resp, _ := fetch(t, proc, c, req); resp.StatusCode != tc.want {
 				t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
@@ -301,8 +300,8 @@ func TestRealNginxSpeaksTheProtocolsAndGuardsTheDoor(t *testing.T) {
 // comes from spec.config.tls: with TLSv1.3 alone, a TLS 1.2 client is
 // refused (TLS 1.1 is refused whatever the spec, by the CRD's enum).
 func TestRealNginxOffersOnlyTheConfiguredTLSProtocols(t *testing.T) {
-	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
-	httpsPort, healthPort := freePort(t), freePort(t)
+	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	httpsPort, healthPort := int32(tools.Port(t)), int32(tools.Port(t))
 	spec := v1beta1.NginxOperatorSpec{
 		Ports: []v1beta1.Port{{Name: "https", ContainerPort: httpsPort}},
 		Config: v1beta1.NginxConfig{
@@ -314,7 +313,7 @@ func TestRealNginxOffersOnlyTheConfiguredTLSProtocols(t *testing.T) {
 	proc := startRendered(t, nginxBin, validationtest.Spec(t, spec), healthPort, map[string]string{"index.html": "x\n"}, nil)
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}}
 	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/", httpsPort), nil)
-	must(t, err)
+	tools.Must(t, err)
 	if resp, _ := fetch(t, proc, c, req); resp.Proto != "HTTP/1.1" || resp.TLS.Version != tls.VersionTLS13 {
 		t.Errorf("%s over %s; want HTTP/1.1 (disableHTTP2) over TLS 1.3", resp.Proto, tls.VersionName(resp.TLS.Version))
 	}
@@ -344,7 +343,7 @@ func basic(user, password string) string {
 func workersOf(t *testing.T, master int) int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
-	must(t, err)
+	tools.Must(t, err)
 	n := 0
 	for _, e := range entries {
 		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))

@@ -15,7 +15,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
-	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -28,45 +27,31 @@ const testUser, testPassword = "ada", "correct horse"
 func testPaths(t *testing.T, dir string, spec *v1beta1.NginxOperatorSpec) Paths {
 	t.Helper()
 	p := Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), CA: filepath.Join(dir, "ca"), Auth: filepath.Join(dir, "auth"), MimeTypes: filepath.Join(dir, "mime.types")}
-	must(t, os.MkdirAll(p.Content, 0o755))
-	must(t, os.WriteFile(p.MimeTypes, []byte("types {\n    text/html html;\n    text/plain txt;\n}\n"), 0o644))
+	tools.Must(t, os.MkdirAll(p.Content, 0o755))
+	tools.Must(t, os.WriteFile(p.MimeTypes, []byte("types {\n    text/html html;\n    text/plain txt;\n}\n"), 0o644))
 	refs := ReferencesOf(spec)
 	for _, ref := range refs.Of(UseCA) {
 		ca, err := tools.NewCA("backend CA", time.Hour)
-		must(t, err)
-		must(t, os.MkdirAll(p.Dir(ref), 0o755))
+		tools.Must(t, err)
+		tools.Must(t, os.MkdirAll(p.Dir(ref), 0o755))
 		for _, key := range ref.Keys {
-			must(t, os.WriteFile(filepath.Join(p.Dir(ref), key), ca.CertPEM, 0o644))
+			tools.Must(t, os.WriteFile(filepath.Join(p.Dir(ref), key), ca.CertPEM, 0o644))
 		}
 	}
 	for _, ref := range refs.Of(UseBasicAuth) {
-		must(t, os.MkdirAll(p.Dir(ref), 0o755))
+		tools.Must(t, os.MkdirAll(p.Dir(ref), 0o755))
 		for _, key := range ref.Keys {
-			must(t, os.WriteFile(filepath.Join(p.Dir(ref), key), []byte(tools.Htpasswd(testUser, testPassword)), 0o644))
+			tools.Must(t, os.WriteFile(filepath.Join(p.Dir(ref), key), []byte(tools.Htpasswd(testUser, testPassword)), 0o644))
 		}
 	}
 	for _, ref := range refs.Of(UseTLS) {
 		_, certPEM, keyPEM, err := tools.ServingCert("example.com", "127.0.0.1")
-		must(t, err)
-		must(t, os.MkdirAll(p.Dir(ref), 0o755))
-		must(t, os.WriteFile(filepath.Join(p.Dir(ref), "tls.crt"), certPEM, 0o644))
-		must(t, os.WriteFile(filepath.Join(p.Dir(ref), "tls.key"), keyPEM, 0o600))
+		tools.Must(t, err)
+		tools.Must(t, os.MkdirAll(p.Dir(ref), 0o755))
+		tools.Must(t, os.WriteFile(filepath.Join(p.Dir(ref), "tls.crt"), certPEM, 0o644))
+		tools.Must(t, os.WriteFile(filepath.Join(p.Dir(ref), "tls.key"), keyPEM, 0o600))
 	}
 	return p
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func freePort(t *testing.T) int32 {
-	t.Helper()
-	p, err := framework.FreePort()
-	must(t, err)
-	return int32(p)
 }
 
 // startRendered starts the real nginx on loopback with spec (as
@@ -78,12 +63,12 @@ func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpe
 	dir := t.TempDir()
 	// Worker processes of an nginx started as root run as "nobody", which
 	// must be able to read the test's files.
-	must(t, os.Chmod(dir, 0o755))
-	must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	tools.Must(t, os.Chmod(dir, 0o755))
+	tools.Must(t, os.Chmod(filepath.Dir(dir), 0o755))
 	paths := testPaths(t, dir, spec)
 	for file, body := range content {
-		must(t, os.MkdirAll(filepath.Dir(filepath.Join(paths.Content, file)), 0o755))
-		must(t, os.WriteFile(filepath.Join(paths.Content, file), []byte(body), 0o644))
+		tools.Must(t, os.MkdirAll(filepath.Dir(filepath.Join(paths.Content, file)), 0o755))
+		tools.Must(t, os.WriteFile(filepath.Join(paths.Content, file), []byte(body), 0o644))
 	}
 	if prepare != nil {
 		prepare(paths)
@@ -91,9 +76,9 @@ func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpe
 	opts := renderOptions(spec, paths)
 	opts.HealthPort, opts.UpstreamHost = int(healthPort), func(string, string) string { return "127.0.0.1" }
 	cfg, err := Config(spec, opts)
-	must(t, err)
+	tools.Must(t, err)
 	file := filepath.Join(dir, "nginx.conf")
-	must(t, os.WriteFile(file, cfg, 0o644))
+	tools.Must(t, os.WriteFile(file, cfg, 0o644))
 	proc := tools.StartNginx(t, nginxBin, dir, file)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -125,14 +110,14 @@ func fetch(t *testing.T, proc *tools.Process, client *http.Client, req *http.Req
 // rendered configuration and checks what it serves: a static file, a
 // redirect, a proxied request to a local upstream, TLS, and the health port.
 func TestRealNginxServesRenderedConfig(t *testing.T) {
-	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "upstream saw %s host=%s", r.URL.Path, r.Host)
 	}))
 	defer upstream.Close()
 	upstreamPort, _ := strconv.Atoi(upstream.URL[strings.LastIndex(upstream.URL, ":")+1:])
 
-	httpPort, httpsPort, healthPort := freePort(t), freePort(t), freePort(t)
+	httpPort, httpsPort, healthPort := int32(tools.Port(t)), int32(tools.Port(t)), int32(tools.Port(t))
 	spec := v1beta1.NginxOperatorSpec{
 		Ports: []v1beta1.Port{{Name: "http", ContainerPort: httpPort}, {Name: "https", ContainerPort: httpsPort}},
 		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
@@ -154,7 +139,7 @@ func TestRealNginxServesRenderedConfig(t *testing.T) {
 	get := func(url string) (*http.Response, string) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, url, nil)
-		must(t, err)
+		tools.Must(t, err)
 		return fetch(t, proc, client, req)
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", httpPort)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
-	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -170,7 +169,7 @@ func TestRenderMatchesGoldenFiles(t *testing.T) {
 // a temporary directory (nginx -t opens the certificates and mime.types) and
 // checks it with the real nginx.
 func TestGoldenConfigsPassNginxT(t *testing.T) {
-	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()

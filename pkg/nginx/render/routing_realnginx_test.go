@@ -19,7 +19,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
-	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // echoed is what the echo upstream saw of a request.
@@ -53,7 +53,7 @@ func echoUpstream(name string) http.Handler {
 func portOf(t *testing.T, url string) int32 {
 	t.Helper()
 	p, err := strconv.Atoi(url[strings.LastIndex(url, ":")+1:])
-	must(t, err)
+	tools.Must(t, err)
 	return int32(p)
 }
 
@@ -64,7 +64,7 @@ func portOf(t *testing.T, url string) int32 {
 // single-page application's fallback and a custom error page. test/realpods
 // proves the same through a pod and its Service.
 func TestRealNginxRoutesAsGatewayAPIDescribes(t *testing.T) {
-	nginxBin := framework.RequireTool(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
 	stable := httptest.NewServer(echoUpstream("stable"))
 	defer stable.Close()
 	canary := httptest.NewServer(echoUpstream("canary"))
@@ -72,7 +72,7 @@ func TestRealNginxRoutesAsGatewayAPIDescribes(t *testing.T) {
 	secure := httptest.NewTLSServer(echoUpstream("secure")) // certificate for example.com
 	defer secure.Close()
 
-	httpPort, healthPort := freePort(t), freePort(t)
+	httpPort, healthPort := int32(tools.Port(t)), int32(tools.Port(t))
 	svc := func(u *httptest.Server) (string, int32) { return "svc", portOf(t, u.URL) }
 	stableName, stablePort := svc(stable)
 	_, canaryPort := svc(canary)
@@ -118,7 +118,7 @@ func TestRealNginxRoutesAsGatewayAPIDescribes(t *testing.T) {
 	proc := startRendered(t, nginxBin, admitted, healthPort, content, func(paths Paths) {
 		// The secure upstream's own certificate is the CA nginx trusts.
 		caFile := paths.CAFile(*admitted.Config.Servers[1].Locations[5].Proxy.TLS.CACertificate)
-		must(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644))
+		tools.Must(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}), 0o644))
 	})
 
 	addr := fmt.Sprintf("127.0.0.1:%d", httpPort)
@@ -130,7 +130,7 @@ func TestRealNginxRoutesAsGatewayAPIDescribes(t *testing.T) {
 	doWith := func(client *http.Client, host, path string, header http.Header) (*http.Response, string) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
-		must(t, err)
+		tools.Must(t, err)
 		req.Host = host
 		for k, v := range header {
 			req.Header[k] = v
@@ -234,18 +234,18 @@ func TestRealNginxRoutesAsGatewayAPIDescribes(t *testing.T) {
 	})
 	t.Run("WebSocket round trips", func(t *testing.T) {
 		conn, err := net.Dial("tcp", addr)
-		must(t, err)
+		tools.Must(t, err)
 		defer conn.Close()
 		wsCfg, err := websocket.NewConfig("ws://app.test/ws", "http://app.test/")
-		must(t, err)
+		tools.Must(t, err)
 		ws, err := websocket.NewClient(wsCfg, conn)
 		if err != nil {
 			t.Fatalf("upgrade through nginx: %v", err)
 		}
 		for _, msg := range []string{"one", "two"} {
-			must(t, websocket.Message.Send(ws, msg))
+			tools.Must(t, websocket.Message.Send(ws, msg))
 			var got string
-			must(t, websocket.Message.Receive(ws, &got))
+			tools.Must(t, websocket.Message.Receive(ws, &got))
 			if got != msg {
 				t.Errorf("echo %q, want %q", got, msg)
 			}

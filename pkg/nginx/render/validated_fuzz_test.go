@@ -24,7 +24,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
-	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -46,7 +45,7 @@ import (
 // Run it with -run '^$': the package's TestMain would otherwise start a
 // cluster (it does not when fuzzing).
 func FuzzValidatedSpecRendersAConfigNginxAccepts(f *testing.F) {
-	nginxBin := framework.RequireTool(f, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Require(f, "nginx", "apt-get install -y nginx")
 	dir := f.TempDir()
 	check := &nginxChecker{bin: nginxBin, dir: dir, results: map[[sha256.Size]byte]string{}}
 

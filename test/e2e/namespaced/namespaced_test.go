@@ -26,6 +26,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 var env = framework.NewEnv(framework.Options{})
@@ -48,7 +49,7 @@ func kubectl(ctx context.Context, t *testing.T, args ...string) string {
 func TestNamespacedOverlayInstallsAndWatchesOnlyItsNamespaces(t *testing.T) {
 	cluster := env.Cluster(t)
 	ctx := context.Background()
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

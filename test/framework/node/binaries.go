@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // BinDirEnv points at a directory holding kubelet, kube-proxy, containerd,
@@ -35,15 +35,11 @@ func binDir() (string, error) {
 	if dir := os.Getenv(BinDirEnv); dir != "" {
 		return dir, nil
 	}
-	root, err := framework.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	out, err := exec.Command("bash", filepath.Join(root, Installer), "--print-dir").Output()
+	dir, err := tools.InstallerDir(Installer)
 	if err != nil {
 		return "", fmt.Errorf("locating the node binaries: %w", err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return dir, nil
 }
 
 // findBinaries locates everything the node runs, or says what is missing

@@ -537,7 +537,7 @@ func (n *Node) importImages(ctx context.Context) error {
 		archives = append(archives, n.opts.SandboxImage)
 	}
 	if len(builds) > 0 {
-		root, err := framework.RepoRoot()
+		root, err := tools.RepoRoot()
 		if err != nil {
 			return err
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node/image"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 const testImage = "nginx-operator.local/testserver:1"
@@ -52,7 +53,7 @@ func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // What bundle.yaml installs.
@@ -124,7 +125,7 @@ func ImageArgs(imgs *Images) []string {
 // BundleManifest is bundle.yaml with the operator's container given
 // ImageArgs.
 func BundleManifest(imgs *Images) ([]byte, error) {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // Image names, as hack/images knows them (its -only flag).
@@ -78,7 +79,7 @@ func BuildImages(ctx context.Context) (*Images, error) {
 }
 
 func buildImages(ctx context.Context) (*Images, error) {
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 func TestParseRefsReadsHackImagesOutput(t *testing.T) {
@@ -35,7 +36,7 @@ func TestBundleManifestOnlyAddsTheImageFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, err := framework.RepoRoot()
+	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
@@ -40,35 +39,16 @@ var env = framework.NewEnv(realcluster.FrameworkOptions(realcluster.Options{GoIm
 
 func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
-// setup: the cluster with bundle.yaml installed, a restricted namespace of
-// the test's own, clients and the node, for a test of at most 4 minutes.
+// setup is realcluster.Setup for a test of at most 4 minutes, with the node.
 func setup(t testing.TB) (context.Context, string, kubernetes.Interface, client.Client, *node.Node) {
 	t.Helper()
 	return setupFor(t, 4*time.Minute)
 }
 
-// setupFor is setup for a test of at most timeout.
+// setupFor is realcluster.Setup for a test of at most timeout, with the node.
 func setupFor(t testing.TB, timeout time.Duration) (context.Context, string, kubernetes.Interface, client.Client, *node.Node) {
 	t.Helper()
-	realcluster.Require(t)
-	c := env.Cluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	t.Cleanup(cancel)
-	cs, err := kubernetes.NewForConfig(c.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	realcluster.InstallBundle(ctx, t, c)
-	cl, err := client.New(c.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := realcluster.RestrictedNamespace(t, cs)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("%s\n%s", realcluster.Describe(ctx, cs, ns), realcluster.Describe(ctx, cs, realcluster.OperatorNamespace))
-		}
-	})
+	ctx, c, ns, cs, cl := realcluster.Setup(t, env, timeout)
 	return ctx, ns, cs, cl, realcluster.NodeOf(c)
 }
 
