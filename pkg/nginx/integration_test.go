@@ -301,7 +301,13 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 		t.Errorf("replicas after the operator re-applied = %d, want the autoscaler's 3 left alone", got)
 	}
 
-	// Paused: the operator stops changing children and says so.
+	// Paused: the operator stops changing children and says so, and does
+	// not claim the paused change rolled out.
+	var config corev1.Secret
+	configKey := client.ObjectKey{Namespace: ns, Name: layout.NamesFor("free").ConfigSecret}
+	if err := c.Get(ctx, configKey, &config); err != nil {
+		t.Fatal(err)
+	}
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "free"}, &n); err != nil {
 			return err
@@ -318,12 +324,16 @@ func TestInvalidConfigPausedAndUnownedReplicas(t *testing.T) {
 	}) {
 		t.Fatal("paused was not reported in the Reconciled condition")
 	}
-	hashBefore := sts.Spec.Template.Annotations[nginx.ConfigHashAnnotation]
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: stsName}, &sts); err != nil {
+	if cond := framework.InstanceCondition(ctx, c, ns, "free", v1beta1.ConditionProgressing); cond == nil ||
+		cond.Status != metav1.ConditionUnknown || cond.Reason != nginx.ReasonPaused || cond.ObservedGeneration != n.Generation {
+		t.Errorf("Progressing while paused = %+v, want Unknown, Paused, of generation %d", cond, n.Generation)
+	}
+	rv := config.ResourceVersion
+	if err := c.Get(ctx, configKey, &config); err != nil {
 		t.Fatal(err)
 	}
-	if sts.Spec.Template.Annotations[nginx.ConfigHashAnnotation] != hashBefore {
-		t.Error("a paused instance's StatefulSet was changed")
+	if config.ResourceVersion != rv {
+		t.Error("a paused instance's configuration was changed")
 	}
 }
 

@@ -61,10 +61,16 @@ func setCondition(nginx *v1beta1.NginxOperator, typ string, status metav1.Condit
 	k8sutil.SetCondition(&nginx.Status.Conditions, nginx.Generation, typ, status, reason, msg)
 }
 
+// setPaused reports a paused instance: the operator saw the spec and
+// applies none of it, so whether the pods run it is not known (Progressing
+// Unknown, as a paused Deployment's); Available and Degraded say what they
+// last saw of the pods.
 func setPaused(nginx *v1beta1.NginxOperator) {
 	nginx.Status.ObservedGeneration = nginx.Generation
 	setCondition(nginx, v1beta1.ConditionReconciled, metav1.ConditionFalse, ReasonPaused,
 		"spec.paused is true: the operator leaves this instance's children as they are")
+	setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionUnknown, ReasonPaused,
+		"spec.paused is true: changes to the spec are not applied, and the pods run what was applied before the pause")
 }
 
 // observe fills the status from the reconcile's outcome, the live

@@ -1,11 +1,12 @@
 package framework
 
 import (
+	"context"
 	"crypto/x509"
 	"fmt"
+	"strings"
 	"testing"
-
-	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,4 +58,18 @@ func ServingCert(t testing.TB, host string) (*x509.CertPool, []byte, []byte) {
 		t.Fatal(err)
 	}
 	return pool, certPEM, keyPEM
+}
+
+// WaitReady waits until every object of ours among objs reports its ready
+// condition (see NotReady), or fails the test after timeout naming those
+// that do not.
+func WaitReady(ctx context.Context, t testing.TB, c client.Reader, timeout time.Duration, objs ...*unstructured.Unstructured) {
+	t.Helper()
+	var notReady []string
+	if !WaitFor(ctx, timeout, func(ctx context.Context) bool {
+		notReady = NotReady(ctx, c, objs)
+		return len(notReady) == 0
+	}) {
+		t.Fatalf("not ready after %s:\n%s", timeout, strings.Join(notReady, "\n"))
+	}
 }

@@ -49,7 +49,7 @@ spec:
     requests:
       storage: 1Gi
 `)
-	waitReady(ctx, t, cl, 2*time.Minute, objs...)
+	framework.WaitReady(ctx, t, cl, 2*time.Minute, objs...)
 
 	// The page, put into the volume as a user would copy it there: the
 	// default StorageClass's volumes are directories of the host.
@@ -107,7 +107,7 @@ spec:
     backup: once
     id: "`+id+`"
 `)
-	waitReady(ctx, t, cl, 2*time.Minute, objs...)
+	framework.WaitReady(ctx, t, cl, 2*time.Minute, objs...)
 	get(ctx, t, hc, "http://"+clusterIP(ctx, t, cs, ns, "copy")+":8080/", want(200, page))
 	for name, logs := range containerLogs(ctx, t, cs, ns, "app.kubernetes.io/instance=copy") {
 		for _, bad := range nginxTrouble {

@@ -165,7 +165,7 @@ func TestBundleRunsTwoReadyReplicasOneLeaderAndServesConversion(t *testing.T) {
 		t.Fatal(err)
 	}
 	objs[0].SetAPIVersion("nginx.operator.dev/v1beta1")
-	waitReady(ctx, t, cl, 2*time.Minute, objs...)
+	framework.WaitReady(ctx, t, cl, 2*time.Minute, objs...)
 	t.Logf("the book's NginxOperator Available %s after it was created", time.Since(created).Round(time.Millisecond))
 	ip := clusterIP(ctx, t, cs, ns, "book")
 	get(ctx, t, realcluster.NodeOf(c).HTTPClient(), "http://"+ip+":8080/", func(r *http.Response, body string) error {

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
@@ -34,19 +33,6 @@ func apply(ctx context.Context, t *testing.T, c *framework.Cluster, ns, manifest
 		}
 	}
 	return objs
-}
-
-// waitReady waits until every object of ours among objs reports its ready
-// condition (Available for an NginxOperator, Ready for an NginxMonitor).
-func waitReady(ctx context.Context, t *testing.T, cl client.Client, timeout time.Duration, objs ...*unstructured.Unstructured) {
-	t.Helper()
-	var last []string
-	if !framework.WaitFor(ctx, timeout, func(ctx context.Context) bool {
-		last = framework.NotReady(ctx, cl, objs)
-		return len(last) == 0
-	}) {
-		t.Fatalf("not ready after %s:\n%s", timeout, strings.Join(last, "\n"))
-	}
 }
 
 // clusterIP is the ClusterIP of a Service.

@@ -61,7 +61,7 @@ spec:
     interval: 2s
   targetLabels: [team]
 `)
-	waitReady(ctx, t, cl, 2*time.Minute, objs...)
+	framework.WaitReady(ctx, t, cl, 2*time.Minute, objs...)
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=web"})
 	if err != nil {
 		t.Fatal(err)

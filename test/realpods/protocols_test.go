@@ -141,7 +141,7 @@ spec:
       - {path: /api/, proxy: {service: api, port: 80}}
 `)
 	began := time.Now()
-	waitReady(ctx, t, cl, 2*time.Minute, objs...)
+	framework.WaitReady(ctx, t, cl, 2*time.Minute, objs...)
 	t.Logf("edge, dual and strict Available %s after they were applied", time.Since(began).Round(time.Millisecond))
 
 	ip := clusterIP(ctx, t, cs, ns, "edge")

@@ -137,7 +137,7 @@ spec:
             caCertificate: {kind: ConfigMap, name: secure-ca}
 `)
 	began := time.Now()
-	waitReady(ctx, t, cl, 2*time.Minute, objs...)
+	framework.WaitReady(ctx, t, cl, 2*time.Minute, objs...)
 	t.Logf("NginxOperator routes Available %s after it was applied", time.Since(began).Round(time.Millisecond))
 
 	ip := clusterIP(ctx, t, cs, ns, "routes")

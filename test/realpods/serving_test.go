@@ -76,7 +76,7 @@ spec:
         static: {}
 `)
 	began := time.Now()
-	waitReady(ctx, t, cl, 2*time.Minute, objs...)
+	framework.WaitReady(ctx, t, cl, 2*time.Minute, objs...)
 	t.Logf("NginxOperator web Available %s after it was applied", time.Since(began).Round(time.Millisecond))
 
 	ip := clusterIP(ctx, t, cs, ns, "web")

@@ -93,7 +93,7 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 		fmt.Sprintf("--webhook-port=%d", port), "--webhook-url=" + webhookURL, "--metrics-secure=false"}
 	op := framework.StartOperatorBinary(t, prev.Binary, kubeconfig, args...)
 	examples := applyExamples(ctx, t, cluster, admin, prev.Src)
-	waitReady(ctx, t, admin, examples)
+	framework.WaitReady(ctx, t, admin, 3*time.Minute, examples...)
 	if v, err := cluster.StoredAPIVersion(ctx, group, "nginxoperators", legacyNamespace, book); err != nil || v != group+"/v1alpha1" {
 		t.Fatalf("before the upgrade, %s/%s is stored as %q (%v), want %s/v1alpha1", legacyNamespace, book, v, err, group)
 	}
@@ -133,7 +133,7 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 	// A window in which nothing may happen: anything the upgrade was going
 	// to roll would have begun within it.
 	time.Sleep(3 * time.Second)
-	waitReady(ctx, t, admin, examples)
+	framework.WaitReady(ctx, t, admin, 3*time.Minute, examples...)
 	upgraded := snapshot(ctx, t, admin, examples)
 	for _, p := range rolledAtMostOnce(before, upgraded) {
 		t.Errorf("the upgrade: %s", p)
@@ -147,7 +147,7 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 	waitReconciledAll(ctx, t, op, admin)
 	// The same window for the rollback: at most one roll.
 	time.Sleep(3 * time.Second)
-	waitReady(ctx, t, admin, examples)
+	framework.WaitReady(ctx, t, admin, 3*time.Minute, examples...)
 	for _, p := range rolledAtMostOnce(upgraded, snapshot(ctx, t, admin, examples)) {
 		t.Errorf("the rollback: %s", p)
 	}
@@ -260,18 +260,6 @@ func applyExamples(ctx context.Context, t *testing.T, cluster *framework.Cluster
 		}
 	}
 	return objs
-}
-
-// waitReady waits until every example is at its ready condition.
-func waitReady(ctx context.Context, t *testing.T, c client.Client, objs []*unstructured.Unstructured) {
-	t.Helper()
-	var notReady []string
-	if !framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) bool {
-		notReady = framework.NotReady(ctx, c, objs)
-		return len(notReady) == 0
-	}) {
-		t.Fatalf("examples not ready after 3 minutes:\n%s", strings.Join(notReady, "\n"))
-	}
 }
 
 // waitReconciledAll waits until op has reconciled every NginxOperator,
