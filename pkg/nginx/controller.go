@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
@@ -38,14 +39,6 @@ import (
 
 // ControllerName labels the controller's metrics and logs.
 const ControllerName = "nginxoperator"
-
-// Polling the pods' reloaders: soon while some pod answered with an older
-// configuration (its volume is about to change), seldom while a pod does
-// not answer at all.
-const (
-	reloadPollInterval      = 2 * time.Second
-	unreachablePollInterval = 30 * time.Second
-)
 
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=list;watch
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators/status,verbs=patch
@@ -63,9 +56,9 @@ type Reconciler struct {
 	k8sutil.Deps
 	// Images are the operator's default nginx image and its exporter image.
 	Images Images
-	// PodConfig reads what each pod's reloader serves; nil reports no
-	// status.loadedReplicas (--read-pod-status=false).
-	PodConfig PodConfigReader
+	// Prober reads what each pod's reloader serves, off the reconcile
+	// workers; nil reports no status.loadedReplicas (--read-pod-status=false).
+	Prober *Prober
 }
 
 // Images are the images the operator deploys: nginx for instances that do not
@@ -79,10 +72,21 @@ type Images struct {
 
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
+// With a podConfig reader, a Prober reads the pods' reloaders in the
+// background, and an instance whose pods answer something new is
+// reconciled again.
 func SetupWithManager(mgr ctrl.Manager, images Images, podConfig PodConfigReader) error {
-	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: images, PodConfig: podConfig}
+	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: images}
 	registerMetrics()
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if podConfig != nil {
+		r.Prober = NewProber(podConfig)
+		if err := mgr.Add(r.Prober); err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(source.Channel(r.Prober.Events(), &handler.EnqueueRequestForObject{}))
+	}
+	return b.
 		Named(ControllerName).
 		// The controller's own status writes would wake it once more each:
 		// only a spec change (generation), a deletion, or a change of the
@@ -105,7 +109,7 @@ func SetupWithManager(mgr ctrl.Manager, images Images, podConfig PodConfigReader
 		Complete(metrics.Instrument(ControllerName, &k8sutil.StatusReconciler[*v1beta1.NginxOperator]{
 			Client: r.Client,
 			New:    func() *v1beta1.NginxOperator { return &v1beta1.NginxOperator{} },
-			Forget: func(key types.NamespacedName) { forgetMetrics(key.Namespace, key.Name) },
+			Forget: r.forget,
 			Sync:   r.sync,
 		}))
 }
@@ -128,7 +132,7 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 	pods := r.pods(ctx, nginx, sts)
 	var configs podConfigs
 	if err == nil {
-		configs = readPodConfigs(ctx, r.PodConfig, pods, nginx.Status.ConfigHash)
+		configs = r.podConfigs(nginx, pods, nginx.Status.ConfigHash)
 	}
 	observe(nginx, sts, pods, configs, err)
 	// Warnings the condition alone would not bring to kubectl's attention,
@@ -151,14 +155,16 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 		// so nothing would wake the controller to report it: look again.
 		result.RequeueAfter = sooner(result.RequeueAfter, restorePollInterval)
 	}
-	// A pod loading the configuration changes no object: look again.
-	switch {
-	case len(configs.behind) > 0:
-		result.RequeueAfter = sooner(result.RequeueAfter, reloadPollInterval)
-	case len(configs.unreachable) > 0:
-		result.RequeueAfter = sooner(result.RequeueAfter, unreachablePollInterval)
-	}
 	return result, nil
+}
+
+// forget drops what the controller keeps of a deleted instance: its metrics
+// and its pods in the prober.
+func (r *Reconciler) forget(key types.NamespacedName) {
+	forgetMetrics(key.Namespace, key.Name)
+	if r.Prober != nil {
+		r.Prober.Forget(key)
+	}
 }
 
 // sooner is the shorter of two requeue delays, 0 being none.

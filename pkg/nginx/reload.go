@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -163,9 +162,6 @@ func (h *HTTPPodConfigReader) Read(ctx context.Context, pod *corev1.Pod) (reload
 	return st, nil
 }
 
-// maxConcurrentPodReads bounds the requests one reconcile has in flight.
-const maxConcurrentPodReads = 8
-
 // podConfigs is what an instance's pods' reloaders report about the
 // configuration hash.
 type podConfigs struct {
@@ -182,44 +178,42 @@ type podConfigs struct {
 	rejected []string
 	// unreachable are the pods whose reloader did not answer.
 	unreachable []string
+	// pending are the pods not read yet.
+	pending []string
 }
 
-// readPodConfigs asks every running nginx pod which configuration it serves.
-func readPodConfigs(ctx context.Context, reader PodConfigReader, pods []corev1.Pod, hash string) podConfigs {
-	out := podConfigs{read: reader != nil}
-	if reader == nil {
-		return out
+// podConfigs is what the prober last read of the instance's running pods,
+// which it is told to read (Track) against the configuration hash; the
+// pods no longer running are forgotten.
+func (r *Reconciler) podConfigs(nginx *v1beta1.NginxOperator, pods []corev1.Pod, hash string) podConfigs {
+	if r.Prober == nil {
+		return podConfigs{}
 	}
-	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, maxConcurrentPodReads)
-		seen = map[string]reloader.Status{}
-	)
+	instance := types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}
+	var running []corev1.Pod
+	answers := map[string]answer{}
 	for i := range pods {
-		pod := &pods[i]
-		if !nginxRunning(pod) {
-			continue
+		if nginxRunning(&pods[i]) {
+			running = append(running, pods[i])
+			answers[pods[i].Name] = r.Prober.Track(instance, &pods[i], hash)
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			st, err := reader.Read(ctx, pod)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				out.unreachable = append(out.unreachable, pod.Name)
-				return
-			}
-			seen[pod.Name] = st
-		}()
 	}
-	wg.Wait()
-	slices.Sort(out.unreachable)
-	for _, name := range slices.Sorted(maps.Keys(seen)) {
-		st := seen[name]
+	r.Prober.Keep(instance, running)
+	return classify(answers, hash)
+}
+
+// classify sorts the pods' answers (by pod name) by what they say of the
+// configuration hash.
+func classify(answers map[string]answer, hash string) podConfigs {
+	out := podConfigs{read: true}
+	for _, name := range slices.Sorted(maps.Keys(answers)) {
+		a := answers[name]
+		st := a.status
 		switch {
+		case !a.read:
+			out.pending = append(out.pending, name)
+		case a.err != nil:
+			out.unreachable = append(out.unreachable, name)
 		case st.Hash == hash:
 			out.loaded++
 			if !st.LastReloadSuccessful {
@@ -251,6 +245,25 @@ func nginxRunning(pod *corev1.Pod) bool {
 
 func rejection(pod string, st reloader.Status) string {
 	return fmt.Sprintf("%s (serving configuration %s): %s", pod, st.Hash, truncate(st.Error))
+}
+
+// reloadingMessage is the Progressing condition's message while fewer than
+// desired pods serve configuration hash: how many do, and what the others
+// serve, or that they were not read yet or do not answer.
+func (p podConfigs) reloadingMessage(desired int32, hash string) string {
+	msg := fmt.Sprintf("%d of %d replicas serve configuration %s", p.loaded, desired, hash)
+	if len(p.behind) > 0 {
+		msg += "; still on an earlier one: pod " + strings.Join(p.behind, ", pod ")
+	}
+	if len(p.pending) > 0 {
+		msg += "; not read yet: pod " + strings.Join(p.pending, ", ")
+	}
+	if len(p.unreachable) > 0 {
+		msg += "; no answer from the reloader of pod " + strings.Join(p.unreachable, ", ") +
+			" (a NetworkPolicy may keep the operator from the pods' port " + strconv.Itoa(v1beta1.ReloaderPort) +
+			"; --read-pod-status=false turns these reads off)"
+	}
+	return msg
 }
 
 // rejectionMessage is the Degraded condition's message for pods whose nginx

@@ -130,14 +130,7 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev
 		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingUpdate,
 			fmt.Sprintf("%d of %d replicas updated, %d ready", st.UpdatedReplicas, desired, st.ReadyReplicas))
 	case configs.read && configs.loaded != desired:
-		msg := fmt.Sprintf("%d of %d replicas serve configuration %s", configs.loaded, desired, nginx.Status.ConfigHash)
-		if len(configs.behind) > 0 {
-			msg += "; still on an earlier one: pod " + strings.Join(configs.behind, ", pod ")
-		}
-		if len(configs.unreachable) > 0 {
-			msg += "; no answer from the reloader of pod " + strings.Join(configs.unreachable, ", ")
-		}
-		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionTrue, ReasonReloading, msg)
+		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionTrue, ReasonReloading, configs.reloadingMessage(desired, nginx.Status.ConfigHash))
 	default:
 		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionFalse, ReasonRolloutComplete, "all replicas run the current pod template and configuration")
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -202,12 +203,14 @@ func (f fakeReloaders) Read(_ context.Context, pod *corev1.Pod) (reloader.Status
 	return st, nil
 }
 
-// Each running pod is asked; a pod not running nginx, being deleted or
-// without an IP is not; the answers are sorted into loaded, behind,
-// refused and unreachable.
-func TestReadPodConfigsSortsThePodsByWhatTheyServe(t *testing.T) {
+// Each running pod is read, by the prober, not the reconcile: a pod not
+// running nginx, being deleted or without an IP is not; the first reconcile
+// finds the pods not read yet, the prober's reads send the instance to be
+// reconciled again, and the next finds the answers sorted into loaded,
+// behind, refused and unreachable.
+func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 	pod := func(name string, edit func(*corev1.Pod)) corev1.Pod {
-		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{PodIP: "10.0.0.1",
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"}, Status: corev1.PodStatus{PodIP: "10.0.0.1",
 			ContainerStatuses: []corev1.ContainerStatus{{Name: NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
 		if edit != nil {
 			edit(&p)
@@ -231,14 +234,44 @@ func TestReadPodConfigsSortsThePodsByWhatTheyServe(t *testing.T) {
 		"leaving":  {Hash: "new", LastReloadSuccessful: true},
 		"no-ip":    {Hash: "new", LastReloadSuccessful: true},
 	}
-	got := readPodConfigs(context.Background(), answers, pods, "new")
+	web := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"}}
+	r := &Reconciler{Prober: NewProber(answers)}
+	first := r.podConfigs(web, pods, "new")
+	if diff := cmp.Diff(podConfigs{read: true, pending: []string{"web-0", "web-1", "web-2", "web-3", "web-4"}}, first, cmp.AllowUnexported(podConfigs{})); diff != "" {
+		t.Errorf("before the prober read (-want +got):\n%s", diff)
+	}
+	readAll(t, r.Prober, 5)
+	got := r.podConfigs(web, pods, "new")
 	want := podConfigs{read: true, loaded: 2, behind: []string{"web-1 (old)"},
 		rejected:    []string{"web-2 (serving configuration old): [emerg] unknown directive", "web-3 (serving configuration new): [emerg] cannot load certificate"},
 		unreachable: []string{"web-4"}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(podConfigs{})); diff != "" {
-		t.Errorf("readPodConfigs (-want +got):\n%s", diff)
+		t.Errorf("after the prober read (-want +got):\n%s", diff)
 	}
-	if got := readPodConfigs(context.Background(), nil, pods, "new"); got.read {
-		t.Errorf("without a reader: %+v, want nothing read", got)
+	if got := (&Reconciler{}).podConfigs(web, pods, "new"); got.read {
+		t.Errorf("without a prober: %+v, want nothing read", got)
+	}
+}
+
+// readAll has p read every pod that is due, as its loop would, and checks
+// that each read sent the instance to be reconciled again.
+func readAll(t *testing.T, p *Prober, want int) {
+	t.Helper()
+	p.mu.Lock()
+	var due []types.NamespacedName
+	for key, pr := range p.pods {
+		if !pr.due.After(p.now()) {
+			due = append(due, key)
+		}
+	}
+	p.mu.Unlock()
+	for _, key := range due {
+		p.read(context.Background(), key)
+	}
+	if len(due) != want || len(p.Events()) != want {
+		t.Fatalf("%d pods due and %d events, want %d of each", len(due), len(p.Events()), want)
+	}
+	for range want {
+		<-p.Events()
 	}
 }

@@ -1,0 +1,249 @@
+package nginx
+
+import (
+	"context"
+	"maps"
+	"reflect"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
+)
+
+// The prober's pace. A pod is read at once when it appears, moves, is
+// nudged with a new configuration or is asked for another one; then every
+// second while it serves an earlier configuration (its volume is about to
+// change), for two minutes, then every half minute; every five minutes once
+// it serves the one asked for or refused it; and, while it does not answer,
+// after a delay that doubles from two seconds to five minutes.
+const (
+	probeConcurrency   = 8
+	probeBehind        = time.Second
+	probeBehindFor     = 2 * time.Minute
+	probeBehindSlowly  = 30 * time.Second
+	probeSettled       = 5 * time.Minute
+	probeRetryFirst    = 2 * time.Second
+	probeRetryMax      = 5 * time.Minute
+	probeEventsBacklog = 1024
+)
+
+// Prober reads what each nginx pod's reloader serves, off the reconcile
+// workers: a reconcile tells it which pods should serve which configuration
+// (Track) and gets the last answers back at once; the prober asks the pods
+// in the background, with bounded concurrency and a backoff for a pod that
+// does not answer, and sends the instance to Events when an answer changes,
+// so that the instance is reconciled again. It runs as one of the manager's
+// runnables (Start).
+type Prober struct {
+	reader PodConfigReader
+	now    func() time.Time
+	events chan event.GenericEvent
+	wake   chan struct{}
+
+	mu   sync.Mutex
+	pods map[types.NamespacedName]*probe
+}
+
+// probe is what the prober knows of one pod.
+type probe struct {
+	instance types.NamespacedName
+	pod      *corev1.Pod // name, namespace and IP: what the reader needs
+	// asked is what the last Track asked of the pod: its IP, the
+	// configuration it should serve, and the nudge it got (see
+	// syncAnnotations); a change makes the pod due at once.
+	asked struct {
+		ip, want string
+		nudge    map[string]string
+	}
+	wantSince time.Time
+	// answered is true once a read completed; status or err is its outcome.
+	answered bool
+	status   reloader.Status
+	err      error
+	failures int
+	due      time.Time
+	reading  bool
+}
+
+// NewProber reads pods with reader.
+func NewProber(reader PodConfigReader) *Prober {
+	return &Prober{
+		reader: reader, now: time.Now,
+		events: make(chan event.GenericEvent, probeEventsBacklog),
+		wake:   make(chan struct{}, 1),
+		pods:   map[types.NamespacedName]*probe{},
+	}
+}
+
+// Events delivers the instances whose pods answered something new.
+func (p *Prober) Events() <-chan event.GenericEvent { return p.events }
+
+// answer is the prober's last read of one pod, as Track returns it.
+type answer struct {
+	// read is false until the pod answered or failed to once.
+	read   bool
+	status reloader.Status
+	err    error
+}
+
+// Track records that pod, a running nginx pod of instance, should serve the
+// configuration want, and returns what the prober last read of it. Reads
+// happen in the background; a pod new to the prober, or with a new IP,
+// nudge or wanted configuration, is read at once.
+func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want string) answer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	pr, ok := p.pods[key]
+	if !ok {
+		pr = &probe{instance: instance}
+		p.pods[key] = pr
+	}
+	nudge := podSyncAnnotations(pod)
+	if !ok || pr.asked.ip != pod.Status.PodIP || pr.asked.want != want || !maps.Equal(pr.asked.nudge, nudge) {
+		if pr.asked.want != want {
+			pr.wantSince = p.now()
+		}
+		pr.asked.ip, pr.asked.want, pr.asked.nudge = pod.Status.PodIP, want, nudge
+		pr.pod = &corev1.Pod{}
+		pr.pod.Namespace, pr.pod.Name, pr.pod.Status.PodIP = pod.Namespace, pod.Name, pod.Status.PodIP
+		pr.due, pr.failures = p.now(), 0
+		p.poke()
+	}
+	return answer{read: pr.answered, status: pr.status, err: pr.err}
+}
+
+// poke wakes the loop to look at the pods' due times again.
+func (p *Prober) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Keep forgets the pods of instance that are not in running: deleted,
+// stopped or replaced.
+func (p *Prober) Keep(instance types.NamespacedName, running []corev1.Pod) {
+	keep := map[string]bool{}
+	for i := range running {
+		keep[running[i].Name] = true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for key, pr := range p.pods {
+		if pr.instance == instance && !keep[key.Name] {
+			delete(p.pods, key)
+		}
+	}
+}
+
+// Forget drops every pod of instance, which is gone.
+func (p *Prober) Forget(instance types.NamespacedName) { p.Keep(instance, nil) }
+
+// Start reads the pods that are due until ctx ends.
+func (p *Prober) Start(ctx context.Context) error {
+	sem := make(chan struct{}, probeConcurrency)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		next := p.readDue(ctx, sem)
+		timer.Reset(max(time.Until(next), 10*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// readDue starts a read of every pod that is due, at most probeConcurrency
+// at a time, and returns when the next pod is due.
+func (p *Prober) readDue(ctx context.Context, sem chan struct{}) time.Time {
+	p.mu.Lock()
+	now := p.now()
+	next := now.Add(probeSettled)
+	var due []types.NamespacedName
+	for key, pr := range p.pods {
+		switch {
+		case pr.reading:
+		case !pr.due.After(now):
+			pr.reading = true
+			due = append(due, key)
+		case pr.due.Before(next):
+			next = pr.due
+		}
+	}
+	p.mu.Unlock()
+	for _, key := range due {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return next
+		}
+		go func() {
+			defer func() { <-sem }()
+			p.read(ctx, key)
+		}()
+	}
+	return next
+}
+
+// read asks one pod, records its answer and schedules the next read; a
+// changed answer sends the pod's instance to Events.
+func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
+	p.mu.Lock()
+	pr, ok := p.pods[key]
+	if !ok {
+		p.mu.Unlock()
+		return
+	}
+	pod, asked := pr.pod, pr.asked
+	p.mu.Unlock()
+
+	st, err := p.reader.Read(ctx, pod)
+
+	p.mu.Lock()
+	if p.pods[key] != pr {
+		p.mu.Unlock()
+		return // forgotten meanwhile
+	}
+	// Asked something new during the read (the pod moved, was nudged or
+	// should serve another configuration): the answer may be stale.
+	stale := pr.asked.ip != asked.ip || pr.asked.want != asked.want || !maps.Equal(pr.asked.nudge, asked.nudge)
+	changed := !pr.answered || (err == nil) != (pr.err == nil) || !reflect.DeepEqual(st, pr.status)
+	pr.answered, pr.status, pr.err, pr.reading = true, st, err, false
+	now := p.now()
+	switch {
+	case stale:
+		pr.due = now
+	case err != nil:
+		pr.due = now.Add(min(probeRetryFirst<<min(pr.failures, 16), probeRetryMax))
+		pr.failures++
+	case st.Hash == pr.asked.want || st.RejectedHash == pr.asked.want:
+		pr.due, pr.failures = now.Add(probeSettled), 0
+	case now.Sub(pr.wantSince) < probeBehindFor:
+		pr.due, pr.failures = now.Add(probeBehind), 0
+	default:
+		pr.due, pr.failures = now.Add(probeBehindSlowly), 0
+	}
+	instance := pr.instance
+	p.mu.Unlock()
+	// The loop skipped this pod while it was being read: it must see the
+	// pod's new due time.
+	p.poke()
+	if changed {
+		obj := &v1beta1.NginxOperator{}
+		obj.Namespace, obj.Name = instance.Namespace, instance.Name
+		select {
+		case p.events <- event.GenericEvent{Object: client.Object(obj)}:
+		case <-ctx.Done():
+		}
+	}
+}

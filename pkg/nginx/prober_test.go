@@ -1,0 +1,121 @@
+package nginx
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
+)
+
+// The prober reads a pod at once when it appears or is nudged, every second
+// while it serves an earlier configuration (then every half minute), seldom
+// once it serves the one asked for, and backs off from a pod that does not
+// answer up to five minutes; only a changed answer wakes the instance.
+func TestProberPacesItsReads(t *testing.T) {
+	answers := fakeReloaders{"web-0": {Hash: "old", LastReloadSuccessful: true}}
+	p := NewProber(answers)
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	p.now = func() time.Time { return now }
+	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
+	pod := func(name, nudge string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, Annotations: map[string]string{ConfigHashAnnotation: nudge}},
+			Status: corev1.PodStatus{PodIP: "10.0.0.1"}}
+	}
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "team-a", Name: name} }
+	next := func(name string) time.Duration {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.pods[key(name)].due.Sub(now)
+	}
+	read := func(name string) (woke bool) {
+		p.read(context.Background(), key(name))
+		select {
+		case <-p.Events():
+			return true
+		default:
+			return false
+		}
+	}
+
+	// Behind: every second, then every half minute.
+	p.Track(web, pod("web-0", "new"), "new")
+	if d := next("web-0"); d != 0 {
+		t.Errorf("a new pod is due in %s, want at once", d)
+	}
+	if !read("web-0") || next("web-0") != probeBehind {
+		t.Errorf("behind: next read in %s, want %s, and the first answer wakes the instance", next("web-0"), probeBehind)
+	}
+	if read("web-0") {
+		t.Error("the same answer again woke the instance")
+	}
+	now = now.Add(probeBehindFor)
+	if read("web-0"); next("web-0") != probeBehindSlowly {
+		t.Errorf("behind for %s: next read in %s, want %s", probeBehindFor, next("web-0"), probeBehindSlowly)
+	}
+
+	// Loaded: seldom; a nudge makes it due at once.
+	answers["web-0"] = reloader.Status{Hash: "new", LastReloadSuccessful: true}
+	if !read("web-0") || next("web-0") != probeSettled {
+		t.Errorf("loaded: next read in %s, want %s, and the new answer wakes the instance", next("web-0"), probeSettled)
+	}
+	if a := p.Track(web, pod("web-0", "newer"), "newer"); !a.read || a.status.Hash != "new" || next("web-0") != 0 {
+		t.Errorf("nudged with a new configuration: answer %+v, next read in %s, want the last answer and a read at once", a, next("web-0"))
+	}
+
+	// No answer: a delay that doubles, up to five minutes.
+	p.Track(web, pod("web-1", "new"), "new")
+	var delays []time.Duration
+	for range 10 {
+		read("web-1")
+		delays = append(delays, next("web-1"))
+	}
+	want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, 64 * time.Second, 128 * time.Second, 256 * time.Second, probeRetryMax, probeRetryMax}
+	for i := range want {
+		if delays[i] != want[i] {
+			t.Fatalf("delays after failed reads %v, want %v", delays, want)
+		}
+	}
+
+	// Pods that stopped running are forgotten.
+	p.Keep(web, []corev1.Pod{*pod("web-0", "newer")})
+	p.mu.Lock()
+	_, kept := p.pods[key("web-1")]
+	p.mu.Unlock()
+	if kept {
+		t.Error("a pod no longer running is still read")
+	}
+}
+
+// Started, the prober reads a tracked pod at once, in the background, and
+// wakes its instance with the answer.
+func TestProberReadsInTheBackgroundAndWakesTheInstance(t *testing.T) {
+	p := NewProber(fakeReloaders{"web-0": {Hash: "new", LastReloadSuccessful: true}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-0"}, Status: corev1.PodStatus{PodIP: "10.0.0.1"}}
+	if a := p.Track(web, pod, "new"); a.read {
+		t.Fatalf("answered before any read: %+v", a)
+	}
+	select {
+	case e := <-p.Events():
+		if e.Object.GetNamespace() != "team-a" || e.Object.GetName() != "web" {
+			t.Errorf("woke %s/%s, want team-a/web", e.Object.GetNamespace(), e.Object.GetName())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event after the read")
+	}
+	if a := p.Track(web, pod, "new"); !a.read || a.status.Hash != "new" {
+		t.Errorf("after the read: %+v, want configuration new", a)
+	}
+}
