@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -79,6 +80,12 @@ func TestMigrateRewritesEveryObjectInTheStorageVersion(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), crd) })
 	waitEstablished(t, c, crd.Name)
+	// Established is set before the apiserver's discovery lists the new
+	// group, which the client needs to map the kind: wait for that too.
+	waitFor(t, "the Widget kind in discovery", func() bool {
+		_, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: group, Kind: "Widget"}, "v1")
+		return err == nil
+	})
 
 	const before = 5 // more than one page would need hundreds; paging is the client's
 	for i := range before {
