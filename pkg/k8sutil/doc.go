@@ -21,7 +21,8 @@
 // changed, and classifies Sync's error: a SpecError (InvalidSpec) is
 // terminal until the spec changes, a ReferenceError (MissingReference) names
 // an object the user must create or fix and is looked at again every
-// ReferenceRetry, anything else is retried with backoff. Deps are the clients
+// ReferenceRetry (unless the controller watches it:
+// MissingWatchedReference), anything else is retried with backoff. Deps are the clients
 // and recorder every controller is built with; SetCondition and HadReason set
 // conditions and tell transitions apart, so Events go out on changes only.
 //

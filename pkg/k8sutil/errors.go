@@ -18,8 +18,8 @@ import (
 //     is not retried until the spec changes (which triggers a reconcile);
 //   - a ReferenceError names an object the user must create or fix (a
 //     Secret, a Service, a name taken by someone else's object): looked at
-//     again every ReferenceRetry, without an error backoff storm, because
-//     the operator does not watch users' objects;
+//     again every ReferenceRetry, without an error backoff storm, unless
+//     the controller watches it (MissingWatchedReference);
 //   - anything else is transient and retried with backoff.
 //
 // Both carry the CamelCase reason their condition and Event report, which
@@ -41,7 +41,12 @@ func InvalidSpec(reason, format string, args ...any) error {
 }
 
 // ReferenceError names an object the user must create or fix.
-type ReferenceError struct{ reason, msg string }
+type ReferenceError struct {
+	reason, msg string
+	// watched: the controller watches the object, so its creation or fix
+	// wakes the controller and nothing need look again.
+	watched bool
+}
 
 func (e *ReferenceError) Error() string  { return e.msg }
 func (e *ReferenceError) Reason() string { return e.reason }
@@ -49,6 +54,13 @@ func (e *ReferenceError) Reason() string { return e.reason }
 // MissingReference returns a ReferenceError with reason and a formatted message.
 func MissingReference(reason, format string, args ...any) error {
 	return &ReferenceError{reason: reason, msg: fmt.Sprintf(format, args...)}
+}
+
+// MissingWatchedReference returns a ReferenceError with reason and a
+// formatted message for an object the controller watches: it is not looked
+// at again every ReferenceRetry, its watch event brings the owner back.
+func MissingWatchedReference(reason, format string, args ...any) error {
+	return &ReferenceError{reason: reason, msg: fmt.Sprintf(format, args...), watched: true}
 }
 
 // ReasonNameConflict is the reason of a child whose name is taken by an

@@ -80,6 +80,8 @@ func Classify(result reconcile.Result, err error) (reconcile.Result, error) {
 	switch {
 	case errors.As(err, &specErr):
 		return reconcile.Result{}, reconcile.TerminalError(err)
+	case errors.As(err, &refErr) && refErr.watched:
+		return reconcile.Result{}, nil
 	case errors.As(err, &refErr):
 		return reconcile.Result{RequeueAfter: ReferenceRetry}, nil
 	}

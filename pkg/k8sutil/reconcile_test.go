@@ -66,6 +66,8 @@ func TestStatusReconcilerWritesTheStatusOnlyWhenItChangesAndClassifiesErrors(t *
 			}},
 		{"a missing reference is looked at again later without an error", setPhase(corev1.NamespaceActive, k8sutil.MissingReference("SecretNotFound", "no")), 0,
 			reconcile.Result{RequeueAfter: k8sutil.ReferenceRetry}, func(err error) bool { return err == nil }},
+		{"a missing watched reference waits for its watch event", setPhase(corev1.NamespaceActive, k8sutil.MissingWatchedReference("SecretNotFound", "no")), 0,
+			reconcile.Result{}, func(err error) bool { return err == nil }},
 		{"another error is returned for a retry with backoff", setPhase(corev1.NamespaceActive, errors.New("timeout")), 0, reconcile.Result{},
 			func(err error) bool { return err != nil && err.Error() == "timeout" }},
 		{"Sync's own requeue is kept", func(context.Context, *corev1.Namespace) (reconcile.Result, error) {

@@ -39,13 +39,7 @@ const (
 	ContentMountPath = "/usr/share/nginx/html"
 	ConfigMountPath  = "/etc/nginx/operator"
 	ConfigFile       = "nginx.conf"
-	// ServicesFile, beside nginx.conf, lists the proxied Services'
-	// addresses. nginx never reads it: it is there so that a Service that
-	// moves (re-created with a new ClusterIP, an ExternalName retargeted)
-	// changes a file the reloader watches, and nginx resolves the Services
-	// again on the reload.
-	ServicesFile = "proxied-services"
-	TLSMountPath = "/etc/nginx/tls"
+	TLSMountPath     = "/etc/nginx/tls"
 	// CAMountPath holds the CA certificates proxy locations verify their
 	// Services with and TLS servers verify clients with: one directory per
 	// ConfigMap or Secret, <kind in lower case>/<name>.

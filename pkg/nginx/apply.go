@@ -23,14 +23,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 )
 
-// referencesRecheckInterval is how often an instance with TLS or proxy
-// locations reads its TLS Secrets and proxied Services again (they are not
-// in the cache): a rotated certificate then reaches the pods at once (see
-// TLSHashAnnotation; the kubelet's own periodic sync brings it within about
-// a minute anyway), and a Service that moved makes nginx resolve it again
-// (see layout.ServicesFile), which nothing else would.
-const referencesRecheckInterval = time.Minute
-
 // recreateRetry is how soon an instance whose StatefulSet is being replaced
 // looks again.
 const recreateRetry = 2 * time.Second
@@ -66,13 +58,7 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 	if err := r.deleteLegacyConfigs(ctx, nginx, live); err != nil {
 		return live, ctrl.Result{}, err
 	}
-	result := ctrl.Result{}
-	if p.inputs.TLSHash != "" || len(p.inputs.Services) > 0 {
-		// A rotated certificate or a moved Service changes no object the
-		// operator watches.
-		result.RequeueAfter = referencesRecheckInterval
-	}
-	return live, result, nil
+	return live, ctrl.Result{}, nil
 }
 
 // checkChildren dry-runs the plan's checked children, so that a spec the

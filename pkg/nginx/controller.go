@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -46,7 +47,7 @@ const ControllerName = "nginxoperator"
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch
@@ -72,13 +73,18 @@ type Images struct {
 
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
-// With a podConfig reader, a Prober reads the pods' reloaders in the
-// background, and an instance whose pods answer something new is
-// reconciled again.
-func SetupWithManager(mgr ctrl.Manager, images Images, podConfig PodConfigReader) error {
+// The objects the instances name are watched in references, a cache of
+// Secrets', ConfigMaps' and Services' metadata (see TrimReference) the
+// caller scopes to the watched namespaces and adds to mgr. With a
+// podConfig reader, a Prober reads the pods' reloaders in the background,
+// and an instance whose pods answer something new is reconciled again.
+func SetupWithManager(mgr ctrl.Manager, images Images, podConfig PodConfigReader, references cache.Cache) error {
 	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: images}
 	registerMetrics()
-	b := ctrl.NewControllerManagedBy(mgr)
+	b, err := r.watchReferences(mgr, references, ctrl.NewControllerManagedBy(mgr))
+	if err != nil {
+		return err
+	}
 	if podConfig != nil {
 		r.Prober = NewProber(podConfig)
 		if err := mgr.Add(r.Prober); err != nil {

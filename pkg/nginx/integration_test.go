@@ -395,3 +395,70 @@ func TestServiceTrafficFieldsAndBasicAuthSecretsReachTheCluster(t *testing.T) {
 		t.Errorf("the basic auth Secret is not mounted read-only at /etc/nginx/auth/users: %+v", sts.Spec.Template.Spec.Containers[0].VolumeMounts)
 	}
 }
+
+// The objects an instance names reach it through their watches, with
+// nothing of the instance changing and nothing polled: a proxied Service
+// re-created with another address changes the address in nginx.conf, a
+// content ConfigMap deleted degrades the instance and created again heals
+// it.
+func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
+	backend := func(ip string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "backend", Namespace: ns},
+			Spec: corev1.ServiceSpec{ClusterIP: ip, Ports: []corev1.ServicePort{{Port: 80}}}}
+	}
+	// Fixed addresses: a re-created Service could otherwise get its old
+	// one back.
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, backend("10.96.201.1"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	site := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: ns}, Data: map[string]string{"index.html": "hi"}}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, site, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gw := instance(ns, "gw")
+	gw.Spec.Content = v1beta1.Content{ConfigMaps: []v1beta1.ConfigMapContent{{Name: "site"}}}
+	gw.Spec.Config.Servers = []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "backend", Port: 80}}}}}
+	if err := c.Create(ctx, gw); err != nil {
+		t.Fatal(err)
+	}
+	upstream := func(ctx context.Context) string {
+		var cfg corev1.Secret
+		if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("gw").ConfigSecret}, &cfg) != nil {
+			return ""
+		}
+		_, server, _ := strings.Cut(string(cfg.Data[layout.ConfigFile]), "upstream ")
+		server, _, _ = strings.Cut(server, "keepalive")
+		return strings.Join(strings.Fields(server), " ")
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return strings.Contains(upstream(ctx), "server 10.96.201.1:80;") }) {
+		t.Fatalf("nginx.conf's upstream is %q, want server 10.96.201.1:80", upstream(ctx))
+	}
+
+	if err := cs.CoreV1().Services(ns).Delete(ctx, "backend", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, "gw", nginx.ReasonServiceNotFound, `"backend"`)) {
+		t.Errorf("a deleted proxied Service: Degraded is %+v", framework.InstanceCondition(ctx, c, ns, "gw", v1beta1.ConditionDegraded))
+	}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, backend("10.96.201.2"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return strings.Contains(upstream(ctx), "server 10.96.201.2:80;") }) {
+		t.Errorf("after the Service came back with a new address nginx.conf's upstream is %q", upstream(ctx))
+	}
+
+	if err := cs.CoreV1().ConfigMaps(ns).Delete(ctx, "site", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, "gw", nginx.ReasonConfigMapNotFound, `"site"`)) {
+		t.Errorf("a deleted content ConfigMap: Degraded is %+v", framework.InstanceCondition(ctx, c, ns, "gw", v1beta1.ConditionDegraded))
+	}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, site, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return reconciled(ctx, c, ns, "gw") }) {
+		t.Errorf("the ConfigMap came back and the instance did not recover: %+v", framework.InstanceCondition(ctx, c, ns, "gw", v1beta1.ConditionDegraded))
+	}
+}

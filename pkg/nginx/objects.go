@@ -46,9 +46,6 @@ type Inputs struct {
 	Restore *RestoreInit
 	// TLSHash digests the TLS Secrets' content; empty without TLS.
 	TLSHash string
-	// Services is layout.ServicesFile: a "name address" line per proxied
-	// Service (see serviceAddress); empty without proxy locations.
-	Services []byte
 }
 
 // RestoreInit is an init container plus the extra volumes it mounts.
@@ -78,14 +75,10 @@ func selector(nginx *v1beta1.NginxOperator) map[string]string {
 func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
 	meta := objectMeta(nginx, layout.NamesFor(nginx.Name).ConfigSecret)
 	meta.Annotations = syncAnnotations(in)
-	data := map[string][]byte{layout.ConfigFile: in.Config}
-	if len(in.Services) > 0 {
-		data[layout.ServicesFile] = in.Services
-	}
 	return &corev1.Secret{
 		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
-		Data:       data,
+		Data:       map[string][]byte{layout.ConfigFile: in.Config},
 	}
 }
 

@@ -106,7 +106,7 @@ func TestNginxKeepsServingWhileTheEndpointsDropAStoppingPod(t *testing.T) {
 // rolls the pods. Documentation/nginxoperator.md has the same table.
 func TestANewConfigurationOrCertificateReloadsAndAPodChangeRolls(t *testing.T) {
 	base := testInstance("web")
-	in := Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1", Config: []byte("one"), ConfigHash: "h1", TLSHash: "t1", Services: []byte("api 10.96.0.1\n")}
+	in := Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1", Config: []byte("one"), ConfigHash: "h1", TLSHash: "t1"}
 	template := func(n *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec {
 		return StatefulSet(n, in).Spec.Template
 	}
@@ -119,7 +119,6 @@ func TestANewConfigurationOrCertificateReloadsAndAPodChangeRolls(t *testing.T) {
 	}{
 		{"a new configuration", func(_ *v1beta1.NginxOperator, in *Inputs) { in.Config, in.ConfigHash = []byte("two"), "h2" }, false, true},
 		{"a rotated certificate", func(_ *v1beta1.NginxOperator, in *Inputs) { in.TLSHash = "t2" }, false, true},
-		{"a proxied Service that moved", func(_ *v1beta1.NginxOperator, in *Inputs) { in.Services = []byte("api 10.96.0.2\n") }, false, true},
 		{"scaling", func(n *v1beta1.NginxOperator, _ *Inputs) { n.Spec.Replicas = ptr.To[int32](5) }, false, false},
 		{"the image", func(_ *v1beta1.NginxOperator, in *Inputs) { in.Image = "nginx:1.28" }, true, false},
 		{"the reloader's image (an operator upgrade)", func(_ *v1beta1.NginxOperator, in *Inputs) { in.ReloaderImage = "operator:2" }, true, false},
@@ -139,34 +138,25 @@ func TestANewConfigurationOrCertificateReloadsAndAPodChangeRolls(t *testing.T) {
 	}
 }
 
-// The proxied Services' file names where each Service sends nginx, so
-// that a Service re-created with a new ClusterIP or an ExternalName
-// retargeted changes it, and the pods' annotations with it.
-func TestAMovedServiceChangesTheProxiedServicesFile(t *testing.T) {
+// nginx connects to a proxied Service's ClusterIP, not to its DNS name:
+// a Service re-created with another address changes nginx.conf, so the
+// pods reload, and no DNS cache can hand the reload the old address.
+func TestNginxConnectsToTheServicesAddress(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		svc  corev1.ServiceSpec
 		want string
 	}{
 		{"ClusterIP", corev1.ServiceSpec{ClusterIP: "10.96.0.1", ClusterIPs: []string{"10.96.0.1"}}, "10.96.0.1"},
-		{"dual stack", corev1.ServiceSpec{ClusterIP: "10.96.0.1", ClusterIPs: []string{"10.96.0.1", "fd00::1"}}, "10.96.0.1,fd00::1"},
-		{"ExternalName", corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com"}, "db.example.com"},
+		{"dual stack: the primary family", corev1.ServiceSpec{ClusterIP: "10.96.0.1", ClusterIPs: []string{"10.96.0.1", "fd00::1"}}, "10.96.0.1"},
+		{"IPv6", corev1.ServiceSpec{ClusterIP: "fd00::1", ClusterIPs: []string{"fd00::1"}}, "[fd00::1]"},
+		{"ExternalName: its target", corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com"}, "db.example.com"},
+		{"headless: its name, which resolves to the pods", corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone}, "api.team-a.svc"},
 	} {
-		if got := serviceAddress(&corev1.Service{Spec: tc.svc}); got != tc.want {
-			t.Errorf("%s: address %q, want %q", tc.name, got, tc.want)
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "team-a"}, Spec: tc.svc}
+		if got := upstreamHost(svc); got != tc.want {
+			t.Errorf("%s: host %q, want %q", tc.name, got, tc.want)
 		}
-	}
-	web := testInstance("web")
-	one := ConfigSecret(web, Inputs{ConfigHash: "h", Services: []byte("api 10.96.0.1\n")})
-	two := ConfigSecret(web, Inputs{ConfigHash: "h", Services: []byte("api 10.96.0.2\n")})
-	if string(two.Data[layout.ServicesFile]) != "api 10.96.0.2\n" {
-		t.Errorf("config Secret %s = %q", layout.ServicesFile, two.Data[layout.ServicesFile])
-	}
-	if h1, h2 := one.Annotations[ServicesHashAnnotation], two.Annotations[ServicesHashAnnotation]; h1 == "" || h1 == h2 {
-		t.Errorf("services hash %q then %q: want two different ones, which the pods get too", h1, h2)
-	}
-	if _, ok := ConfigSecret(web, Inputs{ConfigHash: "h"}).Data[layout.ServicesFile]; ok {
-		t.Errorf("an instance without proxy locations has a %s file", layout.ServicesFile)
 	}
 }
 

@@ -3,6 +3,7 @@ package nginx
 import (
 	"context"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -58,7 +59,8 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if err != nil {
 		return nil, err
 	}
-	config, err := render.Config(&desired.Spec, render.Options{Paths: render.PodPaths(), Namespace: nginx.Namespace, IPv6: ipv6})
+	config, err := render.Config(&desired.Spec, render.Options{Paths: render.PodPaths(), Namespace: nginx.Namespace, IPv6: ipv6,
+		UpstreamHost: refs.upstreamHost})
 	if err != nil {
 		// The emitter refuses an argument it cannot quote safely: the spec
 		// is at fault, and retrying cannot help.
@@ -71,7 +73,7 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 		image = r.Images.Nginx
 	}
 	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, ExporterImage: r.Images.Exporter,
-		ReloaderImage: r.Images.Reloader, TLSHash: refs.tlsHash, Services: refs.services}
+		ReloaderImage: r.Images.Reloader, TLSHash: refs.tlsHash}
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return nil, err
 	}
@@ -90,9 +92,42 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 type referenced struct {
 	// tlsHash digests the TLS Secrets' content; empty without TLS.
 	tlsHash string
-	// services is layout.ServicesFile; empty without proxy locations.
-	services []byte
+	// upstreams are the hosts nginx connects to for each proxied Service
+	// (see upstreamHost).
+	upstreams map[string]string
 }
+
+// upstreamHost is the host nginx connects to for a proxied Service, as
+// render.Options.UpstreamHost.
+func (refs referenced) upstreamHost(service, namespace string) string {
+	if host, ok := refs.upstreams[service]; ok {
+		return host
+	}
+	return serviceDNSName(service, namespace)
+}
+
+// upstreamHost is where nginx connects for svc: its ClusterIP, so that
+// nginx.conf changes, and the pods reload, when the Service moves
+// (re-created with another address); an ExternalName's target, likewise;
+// a headless Service's name, which nginx resolves to its pods' addresses
+// when it loads the configuration. Not the ClusterIP's DNS name: nginx
+// resolves it only on a reload, and a reload that follows the Service's
+// re-creation within the cluster DNS's cache time (CoreDNS caches 5 to 30
+// s) would get the old address and keep it.
+func upstreamHost(svc *corev1.Service) string {
+	switch {
+	case svc.Spec.Type == corev1.ServiceTypeExternalName:
+		return svc.Spec.ExternalName
+	case svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone:
+		return serviceDNSName(svc.Name, svc.Namespace)
+	case strings.Contains(svc.Spec.ClusterIP, ":"):
+		return "[" + svc.Spec.ClusterIP + "]"
+	}
+	return svc.Spec.ClusterIP
+}
+
+// serviceDNSName is a Service's name in the cluster DNS.
+func serviceDNSName(service, namespace string) string { return service + "." + namespace + ".svc" }
 
 // referenceReasons are the reasons of a missing reference, by kind.
 var referenceReasons = map[string]string{"Secret": ReasonSecretNotFound, "ConfigMap": ReasonConfigMapNotFound, "Service": ReasonServiceNotFound}
@@ -109,7 +144,7 @@ func (r *Reconciler) readReferences(ctx context.Context, nginx *v1beta1.NginxOpe
 		obj := referenceObject(ref.Kind)
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: ref.Name}, obj); err != nil {
 			if apierrors.IsNotFound(err) {
-				return out, k8sutil.MissingReference(referenceReasons[ref.Kind], "%s %s %q not found in namespace %s", ref.Use, ref.Kind, ref.Name, nginx.Namespace)
+				return out, k8sutil.MissingWatchedReference(referenceReasons[ref.Kind], "%s %s %q not found in namespace %s", ref.Use, ref.Kind, ref.Name, nginx.Namespace)
 			}
 			return out, err
 		}
@@ -117,14 +152,17 @@ func (r *Reconciler) readReferences(ctx context.Context, nginx *v1beta1.NginxOpe
 		case *corev1.Secret:
 			for _, key := range ref.Keys {
 				if _, ok := o.Data[key]; !ok {
-					return out, k8sutil.MissingReference(ReasonSecretNotFound, "%s Secret %q has no key %q", ref.Use, ref.Name, key)
+					return out, k8sutil.MissingWatchedReference(ReasonSecretNotFound, "%s Secret %q has no key %q", ref.Use, ref.Name, key)
 				}
 			}
 			if ref.Use == render.UseTLS {
 				tls = append(tls, map[string][]byte{corev1.TLSCertKey: o.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: o.Data[corev1.TLSPrivateKeyKey]})
 			}
 		case *corev1.Service:
-			out.services = append(out.services, ref.Name+" "+serviceAddress(o)+"\n"...)
+			if out.upstreams == nil {
+				out.upstreams = map[string]string{}
+			}
+			out.upstreams[ref.Name] = upstreamHost(o)
 		}
 	}
 	if len(tls) > 0 {

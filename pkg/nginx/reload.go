@@ -41,13 +41,10 @@ const (
 	// rolled the pods instead.)
 	ConfigHashAnnotation = "nginx.operator.dev/config-hash"
 	TLSHashAnnotation    = "nginx.operator.dev/tls-hash"
-	// ServicesHashAnnotation does the same for the proxied Services'
-	// addresses (see layout.ServicesFile).
-	ServicesHashAnnotation = "nginx.operator.dev/services-hash"
 )
 
 // syncAnnotationKeys are the annotations syncAnnotations may set.
-var syncAnnotationKeys = []string{ConfigHashAnnotation, TLSHashAnnotation, ServicesHashAnnotation}
+var syncAnnotationKeys = []string{ConfigHashAnnotation, TLSHashAnnotation}
 
 // syncAnnotations are what the config Secret and, once it changed, every pod
 // carry (see ConfigHashAnnotation).
@@ -56,22 +53,7 @@ func syncAnnotations(in Inputs) map[string]string {
 	if in.TLSHash != "" {
 		a[TLSHashAnnotation] = in.TLSHash
 	}
-	if len(in.Services) > 0 {
-		a[ServicesHashAnnotation] = k8sutil.Hash(in.Services)[:16]
-	}
 	return a
-}
-
-// serviceAddress is what of svc decides where nginx connects once it has
-// resolved the Service's name: its ClusterIPs, or an ExternalName's target.
-func serviceAddress(svc *corev1.Service) string {
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return svc.Spec.ExternalName
-	}
-	if len(svc.Spec.ClusterIPs) > 0 {
-		return strings.Join(svc.Spec.ClusterIPs, ",")
-	}
-	return svc.Spec.ClusterIP
 }
 
 // nudgePods sets the new configuration's annotations on every pod of the

@@ -48,7 +48,8 @@ func CustomResources() []client.Object {
 // never the cluster's other Secrets, ConfigMaps, workloads or pods, and keeps
 // of a pod only its metadata and containers' states (TrimPod). Objects a custom
 // resource merely references (a TLS Secret, a content ConfigMap) are read
-// through the manager's API reader, not the cache.
+// through the manager's API reader, not the cache; their metadata is watched
+// in a cache of its own (ReferenceCacheOptions).
 func ManagedKinds() []client.Object {
 	return []client.Object{
 		&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.Secret{}, &corev1.ConfigMap{},
@@ -119,8 +120,15 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 	if opts.ReadPodStatus {
 		podConfig = nginx.NewHTTPPodConfigReader(podStatusTimeout)
 	}
+	references, err := cache.New(cfg, ReferenceCacheOptions(opts, mgr))
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(cacheRunnable{references}); err != nil {
+		return nil, err
+	}
 	images := nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter, Agent: opts.Images.Agent, Reloader: opts.Images.Reloader}
-	if err := nginx.SetupWithManager(mgr, images, podConfig); err != nil {
+	if err := nginx.SetupWithManager(mgr, images, podConfig, references); err != nil {
 		return nil, fmt.Errorf("setting up the NginxOperator controller: %w", err)
 	}
 	if err := monitor.SetupWithManager(mgr); err != nil {
@@ -139,6 +147,32 @@ const podStatusTimeout = 2 * time.Second
 // child kinds only the objects the operator manages.
 func CacheOptions(opts Options) cache.Options {
 	c := cache.Options{ByObject: map[client.Object]cache.ByObject{}, DefaultTransform: TrimForCache}
+	scopeToNamespaces(&c, opts)
+	for _, obj := range ManagedKinds() {
+		c.ByObject[obj] = cache.ByObject{Label: k8sutil.ManagedSelector()}
+	}
+	// Namespaces (metadata only) are watched by the NginxMonitor controller
+	// for namespaceSelector.labelSelector. They are cluster-scoped, so
+	// --namespaces does not apply, and the apiserver refuses the
+	// --deny-namespaces field selector (metadata.namespace) on them.
+	c.ByObject[&corev1.Namespace{}] = cache.ByObject{Field: fields.Everything()}
+	return c
+}
+
+// ReferenceCacheOptions scope the cache of the objects instances name:
+// every Secret, ConfigMap and Service of the watched namespaces, which
+// carry no label of the operator's, so it cannot share the managed cache
+// (one informer per kind there, restricted by label). It holds metadata
+// only, trimmed to identity and version (nginx.TrimReference).
+func ReferenceCacheOptions(opts Options, mgr manager.Manager) cache.Options {
+	c := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultTransform: nginx.TrimReference}
+	scopeToNamespaces(&c, opts)
+	return c
+}
+
+// scopeToNamespaces restricts c to --namespaces and away from
+// --deny-namespaces.
+func scopeToNamespaces(c *cache.Options, opts Options) {
 	if len(opts.Namespaces) > 0 {
 		c.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range opts.Namespaces {
@@ -152,13 +186,11 @@ func CacheOptions(opts Options) cache.Options {
 		}
 		c.DefaultFieldSelector = fields.AndSelectors(denied...)
 	}
-	for _, obj := range ManagedKinds() {
-		c.ByObject[obj] = cache.ByObject{Label: k8sutil.ManagedSelector()}
-	}
-	// Namespaces (metadata only) are watched by the NginxMonitor controller
-	// for namespaceSelector.labelSelector. They are cluster-scoped, so
-	// --namespaces does not apply, and the apiserver refuses the
-	// --deny-namespaces field selector (metadata.namespace) on them.
-	c.ByObject[&corev1.Namespace{}] = cache.ByObject{Field: fields.Everything()}
-	return c
 }
+
+// cacheRunnable makes the manager run a cache of the operator's own among
+// its caches, which start before the controllers that watch them.
+type cacheRunnable struct{ cache.Cache }
+
+// GetCache tells the manager it is a cache.
+func (c cacheRunnable) GetCache() cache.Cache { return c.Cache }
