@@ -51,11 +51,14 @@ type Result struct {
 	RSSAnonMiB float64 `json:"rssAnonMiB"`
 	RSSFileMiB float64 `json:"rssFileMiB"`
 	// HeapLiveMiB is go_gc_heap_live_bytes at convergence; ...Unrelated after
-	// the unrelated Secrets and StatefulSets.
+	// the unrelated Secrets, StatefulSets and Services.
 	HeapLiveMiB          float64 `json:"heapLiveMiB"`
 	HeapLiveUnrelatedMiB float64 `json:"heapLiveUnrelatedMiB"`
 	HeapGrowthPercent    float64 `json:"heapGrowthPercent"`
 	GCsDuringUnrelated   float64 `json:"gcsDuringUnrelated"`
+	// ReconcilesDuringUnrelated: what the unrelated objects woke (none
+	// should: no instance names them).
+	ReconcilesDuringUnrelated float64 `json:"reconcilesDuringUnrelated"`
 	// ResyncWrites is what a restarted operator wrote while reconciling every
 	// instance again (ResyncReconciles reconciles).
 	ResyncWrites     float64 `json:"resyncWrites"`
@@ -84,6 +87,7 @@ func Table(results []Result) string {
 			parts = append(parts, fmt.Sprintf("%s %.2f", k, r.WritesByKind[k]))
 		}
 		fmt.Fprintf(&sb, "N=%d writes per instance: %s\n", r.N, strings.Join(parts, ", "))
+		fmt.Fprintf(&sb, "N=%d unrelated objects: heap +%.1f MiB, %.0f reconciles\n", r.N, r.HeapLiveUnrelatedMiB-r.HeapLiveMiB, r.ReconcilesDuringUnrelated)
 	}
 	return sb.String()
 }

@@ -52,6 +52,7 @@ import (
 const (
 	unrelatedSecrets      = 10000
 	unrelatedStatefulSets = 1000
+	unrelatedServices     = 1000
 	// workers is how many goroutines create objects, in both runs.
 	workers = 8
 	// benchNamespace holds the instances (or the floor's children).
@@ -88,14 +89,7 @@ func instanceCounts(b *testing.B) []int {
 func BenchmarkConverge(b *testing.B) {
 	// The benchmark's controller-runtime clients log nothing worth reading.
 	ctrllog.SetLogger(logr.Discard())
-	for _, bin := range clusterComponents {
-		if _, err := framework.BinPath(bin); err != nil {
-			if tools.Required() {
-				b.Fatal(err)
-			}
-			b.Skip(err)
-		}
-	}
+	requireClusterComponents(b)
 	var results []Result
 	for _, n := range instanceCounts(b) {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
@@ -133,6 +127,20 @@ func BenchmarkConverge(b *testing.B) {
 	}
 }
 
+// requireClusterComponents skips, or fails where tools are required,
+// without the binaries of a bench cluster.
+func requireClusterComponents(b *testing.B) {
+	b.Helper()
+	for _, bin := range clusterComponents {
+		if _, err := framework.BinPath(bin); err != nil {
+			if tools.Required() {
+				b.Fatal(err)
+			}
+			b.Skip(err)
+		}
+	}
+}
+
 // startCluster starts a cluster with enough fake nodes for n one-replica
 // instances (110 pods a node), auditing benchUser, and returns it with a
 // kubeconfig of benchUser (bound to cluster-admin).
@@ -145,7 +153,7 @@ func startCluster(b *testing.B, n int) (*framework.Cluster, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, err := framework.Start(ctx, framework.Options{
-		Dir: dir, Nodes: n/100 + 2,
+		Dir: dir, Nodes: n/100 + 2, PodCIDR: kwokPodCIDR,
 		AuditUsers:            []string{framework.ServiceAccountUser("default", benchUser)},
 		ControllerManagerArgs: controllerManagerArgs,
 	})
@@ -363,7 +371,9 @@ type operatorProcess struct {
 	exited          chan struct{}
 }
 
-func startOperator(b *testing.B, kubeconfig string, env ...string) *operatorProcess {
+// startOperator runs the operator as bundle.yaml does, with args added
+// (later flags win) and env added to its environment.
+func startOperator(b *testing.B, kubeconfig string, args []string, env ...string) *operatorProcess {
 	b.Helper()
 	bin := os.Getenv("BENCH_OPERATOR_BIN") // another build, to compare
 	if bin == "" {
@@ -387,16 +397,11 @@ func startOperator(b *testing.B, kubeconfig string, env ...string) *operatorProc
 	if err != nil {
 		b.Fatal(err)
 	}
-	args := []string{"--kubeconfig=" + kubeconfig,
+	args = append([]string{"--kubeconfig=" + kubeconfig,
 		"--health-probe-bind-address=" + o.health,
 		"--metrics-bind-address=" + o.metrics, "--metrics-secure=false",
 		fmt.Sprintf("--webhook-port=%d", ports[2]), "--webhook-cert-dir=" + b.TempDir(),
-		"--conversion-webhook=false", "--log-level=error"}
-	// kwok's pods run no reloader to read; builds before the reloader
-	// lack the flag.
-	if help, _ := exec.Command(bin, "--help").CombinedOutput(); strings.Contains(string(help), "read-pod-status") {
-		args = append(args, "--read-pod-status=false")
-	}
+		"--conversion-webhook=false", "--log-level=error"}, args...)
 	o.cmd = exec.Command(bin, args...)
 	o.cmd.Stdout, o.cmd.Stderr = logFile, logFile
 	o.cmd.Env = os.Environ()
@@ -448,21 +453,14 @@ func runOperator(b *testing.B, n int, r *Result) {
 		b.Fatal(err)
 	}
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	op := startOperator(b, kubeconfig, os.Getenv("BENCH_OPERATOR_ENV")) // e.g. GOMEMLIMIT=40MiB
+	args := podsRefuse(b)
+	op := startOperator(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV")) // e.g. GOMEMLIMIT=40MiB
 	before := scrape(b, op)
 	auditBefore := countAudit(b, c.AuditLog())
 
 	ready := watchReady(ctx, b, n, func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 		return cl.Watch(ctx, &v1beta1.NginxOperatorList{}, client.InNamespace(benchNamespace), &client.ListOptions{Raw: &opts})
-	}, func(obj any) (string, bool) {
-		inst, ok := obj.(*v1beta1.NginxOperator)
-		if !ok {
-			return "", false
-		}
-		return inst.Name, inst.Status.ObservedGeneration == inst.Generation &&
-			meta.IsStatusConditionTrue(inst.Status.Conditions, v1beta1.ConditionReconciled) &&
-			meta.IsStatusConditionTrue(inst.Status.Conditions, v1beta1.ConditionAvailable)
-	})
+	}, available)
 	start, cpu := time.Now(), controlPlaneCPU(c)
 	inParallel(b, n, func(i int) error { return cl.Create(ctx, benchInstance(i)) })
 	select {
@@ -509,16 +507,26 @@ func runOperator(b *testing.B, n int, r *Result) {
 		_, err := cs.AppsV1().StatefulSets("unrelated").Create(ctx, sts, metav1.CreateOptions{})
 		return err
 	})
+	// The operator watches the metadata of every Service, Secret and
+	// ConfigMap (what instances name may appear at any time): these cost
+	// it their trimmed metadata, and no reconcile.
+	inParallel(b, unrelatedServices, func(i int) error {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%04d", i), Namespace: "unrelated"},
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "unrelated"}, Ports: []corev1.ServicePort{{Port: 80}}}}
+		_, err := cs.CoreV1().Services("unrelated").Create(ctx, svc, metav1.CreateOptions{})
+		return err
+	})
 	settle(b, op)
 	unrelated := afterGC(b, op)
 	r.HeapLiveUnrelatedMiB = unrelated.heapLive / (1 << 20)
 	r.HeapGrowthPercent = 100 * (unrelated.heapLive - after.heapLive) / after.heapLive
 	r.GCsDuringUnrelated = unrelated.gcCycles - after.gcCycles
+	r.ReconcilesDuringUnrelated = unrelated.reconciles - after.reconciles
 
 	// A restarted operator reconciles every instance once more: that pass
 	// (what a resync does) must not write.
 	op.stop()
-	op = startOperator(b, kubeconfig, os.Getenv("BENCH_OPERATOR_ENV"))
+	op = startOperator(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV"))
 	if !framework.WaitFor(ctx, time.Duration(n)*time.Second+2*time.Minute, func(context.Context) bool {
 		m := scrape(b, op)
 		return m.reconciles >= float64(n) && m.queueDepth == 0

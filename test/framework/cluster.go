@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -47,6 +48,11 @@ type Options struct {
 	// Env.Main), on the still running cluster, if a test started it; an
 	// error fails the package.
 	AfterTests func(*Cluster) error
+	// PodCIDR is where kwok takes its pods' addresses from; default
+	// 10.244.0.0/16. Benchmarks choose what the operator meets when it
+	// connects to a pod: a loopback range refuses at once, a routed one
+	// can be made to drop.
+	PodCIDR string
 	// ControllerManagerArgs are added to kube-controller-manager's flags
 	// (later flags win), such as a higher --kube-api-qps for benchmarks.
 	ControllerManagerArgs []string
@@ -454,7 +460,7 @@ func (c *Cluster) startKwok(ctx context.Context, _ *pki) error {
 		"--config=" + stages,
 		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 		"--server-address=127.0.0.1:" + strconv.Itoa(port),
-		"--cidr=10.244.0.0/16",
+		"--cidr=" + cmp.Or(c.PodCIDR, "10.244.0.0/16"),
 		"--node-ip=10.255.0.1",
 	},
 		// An empty work dir keeps a developer's ~/.kwok/kwok.yaml out of the tests.
