@@ -39,13 +39,22 @@ var layers = map[string]int{
 // only lists, for the packages that promise it, every import beyond the
 // standard library they may have: the renderer is a pure function of the
 // API types, and the reloader runs in every nginx pod on the standard
-// library alone.
+// library alone. The test libraries (testLibraries) are imported by the
+// renderer's tests and the end-to-end suites alike: they import no
+// controller, so a renderer test links no operator, and test/echo is built
+// into the node's test server image.
 var only = map[string][]string{
 	"pkg/nginx/render": {"pkg/apis/nginx/v1beta1", "pkg/nginx/conf", "pkg/layout",
 		"k8s.io/api/core/v1", "k8s.io/apimachinery/pkg/api/resource", "k8s.io/utils/ptr"},
 	"pkg/reloader": {"pkg/fsutil"},
 	"pkg/fsutil":   {},
+	"test/echo":    {"golang.org/x/net/websocket"},
+	"test/clientchecks": {"pkg/apis/nginx/v1beta1", "test/echo", "test/tools", "golang.org/x/net/websocket",
+		"k8s.io/api/core/v1", "k8s.io/apimachinery/pkg/api/resource", "k8s.io/utils/ptr"},
 }
+
+// testLibraries are the packages under test/ that the tiers share.
+var testLibraries = []string{"test/echo", "test/clientchecks"}
 
 type listed struct {
 	ImportPath string
@@ -53,10 +62,18 @@ type listed struct {
 	Standard   bool
 }
 
-// packages lists the module's packages under pkg/ and cmd/ with go list.
-func packages(t *testing.T) []listed {
+// packages lists the module's packages under pkg/ and cmd/, or those of
+// paths, with go list.
+func packages(t *testing.T, paths ...string) []listed {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-json", module+"pkg/...", module+"cmd/...").Output()
+	patterns := []string{module + "pkg/...", module + "cmd/..."}
+	if len(paths) > 0 {
+		patterns = nil
+		for _, p := range paths {
+			patterns = append(patterns, module+p)
+		}
+	}
+	out, err := exec.Command("go", append([]string{"list", "-json"}, patterns...)...).Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -97,10 +114,29 @@ func TestImportsFollowTheLayers(t *testing.T) {
 					t.Errorf("%s (layer %d) imports %s (layer %d): against the layers", name, layer, dep, depLayer)
 				}
 			}
-			if allowed, promised := only[name]; promised && !standard(imp) && !slices.Contains(allowed, dep) {
-				t.Errorf("%s imports %s; it may import only %v beside the standard library", name, imp, allowed)
-			}
+			keepsItsPromise(t, name, imp)
 		}
+	}
+}
+
+func TestTestLibrariesImportOnlyWhatTheyPromise(t *testing.T) {
+	for _, p := range packages(t, testLibraries...) {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		if _, promised := only[name]; !promised {
+			t.Errorf("%s promises nothing: list its imports in hack/structure's only", name)
+		}
+		for _, imp := range p.Imports {
+			keepsItsPromise(t, name, imp)
+		}
+	}
+}
+
+// keepsItsPromise fails t when package name promised (only) not to import imp.
+func keepsItsPromise(t *testing.T, name, imp string) {
+	t.Helper()
+	dep := strings.TrimPrefix(imp, module)
+	if allowed, promised := only[name]; promised && !standard(imp) && !slices.Contains(allowed, dep) {
+		t.Errorf("%s imports %s; it may import only %v beside the standard library", name, imp, allowed)
 	}
 }
 

@@ -12,7 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
@@ -24,6 +28,12 @@ func apply(ctx context.Context, t *testing.T, c *framework.Cluster, ns, manifest
 	if err != nil {
 		t.Fatal(err)
 	}
+	return applyObjects(ctx, t, c, ns, objs...)
+}
+
+// applyObjects creates or updates objs in namespace.
+func applyObjects(ctx context.Context, t *testing.T, c *framework.Cluster, ns string, objs ...*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
 	if err := framework.ApplyObjects(ctx, c.Config, ns, objs...); err != nil {
 		t.Fatal(err)
 	}
@@ -33,6 +43,22 @@ func apply(ctx context.Context, t *testing.T, c *framework.Cluster, ns, manifest
 		}
 	}
 	return objs
+}
+
+// nginxOperator is the NginxOperator name with spec, as a manifest.
+func nginxOperator(t *testing.T, name string, spec v1beta1.NginxOperatorSpec) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&v1beta1.NginxOperator{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       spec,
+	})
+	tools.Must(t, err)
+	// What a manifest leaves out: a status the apiserver writes, a null
+	// creation time.
+	delete(obj, "status")
+	unstructured.RemoveNestedField(obj, "metadata", "creationTimestamp")
+	return &unstructured.Unstructured{Object: obj}
 }
 
 // clusterIP is the ClusterIP of a Service.

@@ -16,12 +16,10 @@
 //     Service, a redirect, TLS from a Secret, through the ClusterIP Service.
 //   - monitoring_test.go: Prometheus, through the NginxMonitor's scrape
 //     configuration, sees nginx_up 1 for every pod.
-//   - routing_test.go: WebSockets, redirects, URL rewrites, request and
-//     response headers, weighted backends, backend TLS and timeouts, as a
-//     client through the Service sees them.
-//   - protocols_test.go: HTTP/2, gzip, the TLS policy, HSTS, client
-//     addresses from trusted proxies, IP access rules, basic auth and rate
-//     limits.
+//   - clientchecks_test.go: every check of test/clientchecks (routing,
+//     protocols, access control, logs, workers; the renderer's tests run
+//     them on loopback too) as a client through the Service sees them, and
+//     nginx on a pod's IPv6 address only where its Service is dual-stack.
 //   - backup_test.go: persistent content backed up to a claim and restored
 //     into a new instance.
 //   - rollout/ (a package of its own): configurations and certificates

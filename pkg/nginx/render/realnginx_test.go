@@ -15,15 +15,14 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
+	"github.com/nginx-operator/nginx-operator/test/clientchecks"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// The one user of every htpasswd file testPaths writes.
-const testUser, testPassword = "ada", "correct horse"
-
 // testPaths lays out what a rendered config of spec needs under dir: a
 // document root, a mime.types file, a self-signed certificate per TLS Secret,
-// a CA file per CA certificate reference and an htpasswd file per basic auth.
+// a CA file per CA certificate reference and an htpasswd file per basic auth,
+// each with the client checks' user.
 func testPaths(t *testing.T, dir string, spec *v1beta1.NginxOperatorSpec) Paths {
 	t.Helper()
 	p := Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), CA: filepath.Join(dir, "ca"), Auth: filepath.Join(dir, "auth"), MimeTypes: filepath.Join(dir, "mime.types")}
@@ -41,7 +40,7 @@ func testPaths(t *testing.T, dir string, spec *v1beta1.NginxOperatorSpec) Paths 
 	for _, ref := range refs.Of(UseBasicAuth) {
 		tools.Must(t, os.MkdirAll(p.Dir(ref), 0o755))
 		for _, key := range ref.Keys {
-			tools.Must(t, os.WriteFile(filepath.Join(p.Dir(ref), key), []byte(tools.Htpasswd(testUser, testPassword)), 0o644))
+			tools.Must(t, os.WriteFile(filepath.Join(p.Dir(ref), key), []byte(tools.Htpasswd(clientchecks.User, clientchecks.Password)), 0o644))
 		}
 	}
 	for _, ref := range refs.Of(UseTLS) {

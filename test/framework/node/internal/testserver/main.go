@@ -1,12 +1,13 @@
 // Command testserver is the program the real node's tests run in pods:
 //
 //	testserver serve ADDR [CERT KEY]
-//	                         answer every HTTP request with "hello from
+//	                         answer every HTTP request as test/echo's
+//	                         handler named after the host: "hello from
 //	                         <hostname>" and a line of JSON describing the
-//	                         request as received (see echo), after sleeping
-//	                         for ?sleep=<duration> and with ?status=<code>;
-//	                         echo WebSocket messages on /ws; serve HTTPS with
-//	                         CERT and KEY when given
+//	                         request as received, after sleeping for
+//	                         ?sleep=<duration> and with ?status=<code>; echo
+//	                         WebSocket messages on /ws; serve HTTPS with CERT
+//	                         and KEY when given
 //	testserver probe URL...  print the apiserver's version, read through the
 //	                         kubernetes Service with the pod's service account,
 //	                         and the body of each URL; exit 1 on any failure
@@ -24,12 +25,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"golang.org/x/net/websocket"
+	"github.com/nginx-operator/nginx-operator/test/echo"
 )
 
 func main() {
@@ -62,15 +62,8 @@ func main() {
 	}
 }
 
-// echo is what the server saw of a request, as the second line of its answer.
-type echo struct {
-	Server  string      `json:"server"`
-	TLS     bool        `json:"tls"`
-	URI     string      `json:"uri"` // path and query as on the request line
-	Host    string      `json:"host"`
-	Headers http.Header `json:"headers"`
-}
-
+// serve answers as echo.Handler named after the host, logging each
+// request to stdout, which the pod's log keeps.
 func serve(addr, cert, key string) {
 	host, _ := os.Hostname()
 	l, err := net.Listen("tcp", addr)
@@ -79,25 +72,15 @@ func serve(addr, cert, key string) {
 		os.Exit(1)
 	}
 	fmt.Printf("serving on %s\n", l.Addr())
-	mux := http.NewServeMux()
-	mux.Handle("/ws", websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	answer := echo.Handler(host)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Printf("%s %s from %s\n", r.Method, r.URL.Path, r.RemoteAddr)
-		if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil {
-			time.Sleep(d)
-		}
-		w.Header().Set("X-Powered-By", "testserver")
-		w.Header().Set("Cache-Control", "public, max-age=600")
-		if code, err := strconv.Atoi(r.URL.Query().Get("status")); err == nil {
-			w.WriteHeader(code)
-		}
-		fmt.Fprintf(w, "hello from %s\n", host)
-		_ = json.NewEncoder(w).Encode(echo{Server: host, TLS: r.TLS != nil, URI: r.RequestURI, Host: r.Host, Headers: r.Header})
+		answer.ServeHTTP(w, r)
 	})
 	if cert != "" {
-		err = http.ServeTLS(l, mux, cert, key)
+		err = http.ServeTLS(l, handler, cert, key)
 	} else {
-		err = http.Serve(l, mux)
+		err = http.Serve(l, handler)
 	}
 	fmt.Fprintln(os.Stderr, err)
 	os.Exit(1)

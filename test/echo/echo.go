@@ -1,0 +1,79 @@
+// Package echo is the upstream behind every proxy location the tests
+// exercise: the node's test server runs it in pods
+// (test/framework/node/internal/testserver) and the renderer's tests run it
+// on loopback, so both tiers read one answer format.
+//
+// Every request is answered with a line "hello from <name>" and a line of
+// JSON, Seen, describing the request as it arrived: what nginx forwarded.
+// The query can ask for ?sleep=<duration> before the answer (read timeouts)
+// and ?status=<code>. /ws echoes WebSocket messages. Every answer carries
+// X-Powered-By and Cache-Control, for response header filters to act on.
+// It imports the standard library and x/net's websocket alone: it is built
+// into the test server's image.
+package echo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/websocket"
+)
+
+// Seen is what the server saw of a request, the second line of its answer.
+type Seen struct {
+	// Server is the name the handler was made with.
+	Server string `json:"server"`
+	// TLS tells whether the request came over TLS.
+	TLS bool `json:"tls"`
+	// URI is the path and query as on the request line.
+	URI     string      `json:"uri"`
+	Host    string      `json:"host"`
+	Headers http.Header `json:"headers"`
+	// Remote is the address of the connection's peer, without its port:
+	// nginx's, for a request it proxied.
+	Remote string `json:"remote"`
+}
+
+// Headers the handler sets on every answer.
+const (
+	PoweredBy    = "echo"
+	CacheControl = "public, max-age=600"
+)
+
+// Handler answers as name.
+func Handler(name string) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/ws", websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil {
+			time.Sleep(d)
+		}
+		w.Header().Set("X-Powered-By", PoweredBy)
+		w.Header().Set("Cache-Control", CacheControl)
+		if code, err := strconv.Atoi(r.URL.Query().Get("status")); err == nil {
+			w.WriteHeader(code)
+		}
+		fmt.Fprintf(w, "hello from %s\n", name)
+		remote, _, _ := net.SplitHostPort(r.RemoteAddr)
+		_ = json.NewEncoder(w).Encode(Seen{Server: name, TLS: r.TLS != nil, URI: r.RequestURI, Host: r.Host, Headers: r.Header, Remote: remote})
+	})
+	return mux
+}
+
+// Decode reads what the server saw from its answer's body.
+func Decode(body string) (Seen, error) {
+	var s Seen
+	greeting, rest, ok := strings.Cut(body, "\n")
+	if !ok || !strings.HasPrefix(greeting, "hello from ") {
+		return s, errors.New("not the echo server's answer")
+	}
+	err := json.Unmarshal([]byte(rest), &s)
+	return s, err
+}
