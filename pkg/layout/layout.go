@@ -77,7 +77,7 @@ const PreStopDelaySeconds = 5
 // in a namespace derive the same child name (see the property test in
 // pkg/validation).
 type Names struct {
-	StatefulSet, Service, HeadlessService, ServiceAccount, PodDisruptionBudget string
+	StatefulSet, Service, HeadlessService, ServiceAccount, PodDisruptionBudget, NetworkPolicy string
 	// ConfigSecret holds the current nginx.conf; the pods' reloaders load
 	// each new content in place. (Not <base>-config: an NginxMonitor's
 	// Secret is <name>-scrape-config, so an instance named <name>-scrape
@@ -115,6 +115,7 @@ func NamesFor(instance string) Names {
 		ConfigSecretPrefix:  base + "-config-",
 		ServiceAccount:      base,
 		PodDisruptionBudget: base,
+		NetworkPolicy:       base,
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -78,11 +77,11 @@ func (r *Reconciler) checkChildren(ctx context.Context, nginx *v1beta1.NginxOper
 }
 
 // applyChildren applies the plan's children in order, deletes a
-// PodDisruptionBudget the spec no longer asks for, and nudges the pods
+// optional child the spec no longer asks for, and nudges the pods
 // when the configuration changed.
 func (r *Reconciler) applyChildren(ctx context.Context, nginx *v1beta1.NginxOperator, p *plan) error {
-	if p.pdb == nil {
-		if err := r.deletePDB(ctx, nginx); err != nil {
+	for _, obj := range p.unwanted {
+		if err := r.deleteUnwanted(ctx, nginx, obj); err != nil {
 			return err
 		}
 	}
@@ -149,6 +148,12 @@ var specFields = map[string][]childField{
 	},
 	"PodDisruptionBudget": {
 		{"spec", "spec.podDisruptionBudget", true},
+	},
+	"NetworkPolicy": {
+		{"spec.ingress[0].from", "spec.networkPolicy.from", true},
+		{"spec.ingress[2].from", "spec.networkPolicy.metricsFrom", true},
+		{"spec.ingress[0].ports", "spec.ports", false},
+		{"spec", "spec.networkPolicy", false},
 	},
 }
 
@@ -234,17 +239,16 @@ func rolledOut(sts *appsv1.StatefulSet) bool {
 		(st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision)
 }
 
-// deletePDB removes a PodDisruptionBudget the spec no longer asks for.
-func (r *Reconciler) deletePDB(ctx context.Context, nginx *v1beta1.NginxOperator) error {
-	var pdb policyv1.PodDisruptionBudget
-	key := types.NamespacedName{Namespace: nginx.Namespace, Name: layout.NamesFor(nginx.Name).PodDisruptionBudget}
-	if err := r.Client.Get(ctx, key, &pdb); err != nil {
+// deleteUnwanted removes obj, an optional child the spec no longer asks for
+// (named, otherwise empty), when it exists and the instance controls it.
+func (r *Reconciler) deleteUnwanted(ctx context.Context, nginx *v1beta1.NginxOperator, obj client.Object) error {
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !metav1.IsControlledBy(&pdb, nginx) {
+	if !metav1.IsControlledBy(obj, nginx) {
 		return nil
 	}
-	if err := r.Client.Delete(ctx, &pdb); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 		return &k8sutil.ApplyError{Err: err}
 	}
 	return nil

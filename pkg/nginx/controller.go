@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -49,6 +50,7 @@ const ControllerName = "nginxoperator"
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;patch
 
@@ -60,6 +62,8 @@ type Reconciler struct {
 	// Prober reads what each pod's reloader serves, off the reconcile
 	// workers; nil reports no status.loadedReplicas (--read-pod-status=false).
 	Prober *Prober
+	// Operator are the pods a NetworkPolicy admits to the reloaders.
+	Operator OperatorPods
 }
 
 // Images are the images the operator deploys: nginx for instances that do not
@@ -71,22 +75,33 @@ type Images struct {
 	Nginx, Exporter, Agent, Reloader string
 }
 
+// Setup is what the controller is built with besides the manager.
+type Setup struct {
+	Images Images
+	// PodConfig reads the pods' reloaders: with one, a Prober reads them in
+	// the background, and an instance whose pods answer something new is
+	// reconciled again; nil reads none (--read-pod-status=false).
+	PodConfig PodConfigReader
+	// References is a cache of the Secrets', ConfigMaps' and Services'
+	// metadata (see TrimReference), scoped to the watched namespaces and
+	// added to the manager by the caller: the objects instances name are
+	// watched there.
+	References cache.Cache
+	// Operator are the pods a NetworkPolicy admits to the reloaders.
+	Operator OperatorPods
+}
+
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
-// The objects the instances name are watched in references, a cache of
-// Secrets', ConfigMaps' and Services' metadata (see TrimReference) the
-// caller scopes to the watched namespaces and adds to mgr. With a
-// podConfig reader, a Prober reads the pods' reloaders in the background,
-// and an instance whose pods answer something new is reconciled again.
-func SetupWithManager(mgr ctrl.Manager, images Images, podConfig PodConfigReader, references cache.Cache) error {
-	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: images}
+func SetupWithManager(mgr ctrl.Manager, s Setup) error {
+	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: s.Images, Operator: s.Operator}
 	registerMetrics()
-	b, err := r.watchReferences(mgr, references, ctrl.NewControllerManagedBy(mgr))
+	b, err := r.watchReferences(mgr, s.References, ctrl.NewControllerManagedBy(mgr))
 	if err != nil {
 		return err
 	}
-	if podConfig != nil {
-		r.Prober = NewProber(podConfig)
+	if s.PodConfig != nil {
+		r.Prober = NewProber(s.PodConfig)
 		if err := mgr.Add(r.Prober); err != nil {
 			return err
 		}
@@ -104,6 +119,7 @@ func SetupWithManager(mgr ctrl.Manager, images Images, podConfig PodConfigReader
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		// The pods' owner is the StatefulSet, not the instance: they are
 		// mapped by their instance label, and only changes the status reads
 		// (nginx's container state, the configuration a pod runs) wake it.

@@ -12,8 +12,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -333,5 +335,80 @@ func TestRotatedTLSSecretNudgesThePodsAndRollsNone(t *testing.T) {
 	}
 	if !equality.Semantic.DeepEqual(sts.Spec.Template, after.Spec.Template) {
 		t.Error("a rotated certificate changed the pod template: the pods would restart")
+	}
+}
+
+// spec.networkPolicy makes a NetworkPolicy that admits clients to nginx's
+// ports, the operator to the reloader and metricsFrom to the metrics; a
+// peer the API server refuses changes nothing and names the field; removing
+// the field deletes the policy.
+func TestNetworkPolicyFollowsTheSpec(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
+	web := instance(ns, "web")
+	web.Spec.Metrics.Enabled = true
+	web.Spec.NetworkPolicy = &v1beta1.NetworkPolicySpec{
+		From:        []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/8"}}},
+		MetricsFrom: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "monitoring"}}}},
+	}
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	name := layout.NamesFor("web").NetworkPolicy
+	var policy *networkingv1.NetworkPolicy
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		var err error
+		policy, err = cs.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil
+	}) {
+		t.Fatal("spec.networkPolicy made no NetworkPolicy")
+	}
+	ports := func(rule networkingv1.NetworkPolicyIngressRule) (out []int32) {
+		for _, p := range rule.Ports {
+			out = append(out, p.Port.IntVal)
+		}
+		return out
+	}
+	rules := policy.Spec.Ingress
+	if len(rules) != 3 || !slices.Equal(ports(rules[0]), []int32{8080}) || rules[0].From[0].IPBlock == nil ||
+		!slices.Equal(ports(rules[1]), []int32{v1beta1.ReloaderPort}) || rules[1].From[0].PodSelector == nil ||
+		!slices.Equal(ports(rules[2]), []int32{v1beta1.ReloaderPort, v1beta1.ExporterPort}) || rules[2].From[0].NamespaceSelector == nil {
+		t.Fatalf("NetworkPolicy rules %+v, want nginx's port from 10.0.0.0/8, the reloader's from the operator, the metrics from team=monitoring", rules)
+	}
+
+	// The CRD takes any string as a CIDR; the API server's check of the
+	// NetworkPolicy refuses it before anything is written.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var n v1beta1.NginxOperator
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), &n); err != nil {
+			return err
+		}
+		n.Spec.NetworkPolicy.From[0].IPBlock.CIDR = "10.0.0.0/33"
+		return c.Update(ctx, &n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, "web", nginx.ReasonInvalidConfig, "spec.networkPolicy.from[0].ipBlock.cidr")) {
+		t.Fatalf("Degraded %+v, want InvalidConfig naming spec.networkPolicy.from[0].ipBlock.cidr", framework.InstanceCondition(ctx, c, ns, "web", v1beta1.ConditionDegraded))
+	}
+	if now, err := cs.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{}); err != nil || now.ResourceVersion != policy.ResourceVersion {
+		t.Errorf("the refused spec changed the NetworkPolicy (%v)", err)
+	}
+
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var n v1beta1.NginxOperator
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), &n); err != nil {
+			return err
+		}
+		n.Spec.NetworkPolicy = nil
+		return c.Update(ctx, &n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		_, err := cs.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}) {
+		t.Error("removing spec.networkPolicy did not delete the NetworkPolicy")
 	}
 }

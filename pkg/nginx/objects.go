@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -167,4 +168,60 @@ func PodDisruptionBudget(nginx *v1beta1.NginxOperator) *policyv1.PodDisruptionBu
 			MaxUnavailable: pdb.MaxUnavailable,
 		},
 	}
+}
+
+// OperatorPods are the operator's own pods, as a NetworkPolicy admits them
+// to the reloader's port: the pods with Labels in Namespace, or in any
+// namespace when Namespace is empty (an operator outside the cluster).
+type OperatorPods struct {
+	Namespace string
+	Labels    map[string]string
+}
+
+// NetworkPolicy admits connections to the instance's pods (see
+// NginxOperatorSpec.NetworkPolicy): one rule for nginx's ports, one for the
+// reloader's port from the operator, one for the metrics ports from
+// metricsFrom. nil when the spec asks for none.
+func NetworkPolicy(nginx *v1beta1.NginxOperator, operator OperatorPods) *networkingv1.NetworkPolicy {
+	spec := nginx.Spec.NetworkPolicy
+	if spec == nil {
+		return nil
+	}
+	var nginxPorts []networkingv1.NetworkPolicyPort
+	for _, p := range nginx.Spec.Ports {
+		nginxPorts = append(nginxPorts, policyPort(p.Protocol, p.ContainerPort))
+	}
+	namespaces := &metav1.LabelSelector{}
+	if operator.Namespace != "" {
+		namespaces.MatchLabels = map[string]string{corev1.LabelMetadataName: operator.Namespace}
+	}
+	rules := []networkingv1.NetworkPolicyIngressRule{
+		{From: spec.From, Ports: nginxPorts},
+		{From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: namespaces, PodSelector: &metav1.LabelSelector{MatchLabels: operator.Labels}}},
+			Ports: []networkingv1.NetworkPolicyPort{policyPort(corev1.ProtocolTCP, v1beta1.ReloaderPort)}},
+	}
+	if len(spec.MetricsFrom) > 0 {
+		metricsPorts := []networkingv1.NetworkPolicyPort{policyPort(corev1.ProtocolTCP, v1beta1.ReloaderPort)}
+		if nginx.Spec.Metrics.Enabled {
+			metricsPorts = append(metricsPorts, policyPort(corev1.ProtocolTCP, v1beta1.ExporterPort))
+		}
+		rules = append(rules, networkingv1.NetworkPolicyIngressRule{From: spec.MetricsFrom, Ports: metricsPorts})
+	}
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: objectMeta(nginx, layout.NamesFor(nginx.Name).NetworkPolicy),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: selector(nginx)},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress:     rules,
+		},
+	}
+}
+
+// policyPort is a NetworkPolicy's port; an empty protocol is TCP, as for
+// a container port.
+func policyPort(protocol corev1.Protocol, port int32) networkingv1.NetworkPolicyPort {
+	if protocol == "" {
+		protocol = corev1.ProtocolTCP
+	}
+	return networkingv1.NetworkPolicyPort{Protocol: &protocol, Port: ptr.To(intstr.FromInt32(port))}
 }

@@ -7,8 +7,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,11 +33,13 @@ type plan struct {
 	children []client.Object
 	// checked are the children the user's fields reach beyond what the CRD
 	// can check (the StatefulSet's pod settings and resources, the
-	// Service's, the PodDisruptionBudget's): the API server may refuse them.
+	// Service's, the PodDisruptionBudget's, the NetworkPolicy's): the API
+	// server may refuse them.
 	checked     []client.Object
 	statefulSet *appsv1.StatefulSet
-	// pdb is nil when the spec asks for none (an existing one is deleted).
-	pdb *policyv1.PodDisruptionBudget
+	// unwanted are the optional children the spec does not ask for, as
+	// empty objects with their names: one the instance controls is deleted.
+	unwanted []client.Object
 }
 
 // plan validates nginx's spec, checks its references, renders nginx.conf
@@ -77,11 +81,19 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return nil, err
 	}
-	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), pdb: PodDisruptionBudget(desired)}
-	service := Service(desired)
-	p.checked = []client.Object{service}
-	if p.pdb != nil {
-		p.checked = append(p.checked, p.pdb)
+	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), checked: []client.Object{Service(desired)}}
+	names, meta := layout.NamesFor(nginx.Name), func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: nginx.Namespace, Name: name}
+	}
+	if pdb := PodDisruptionBudget(desired); pdb != nil {
+		p.checked = append(p.checked, pdb)
+	} else {
+		p.unwanted = append(p.unwanted, &policyv1.PodDisruptionBudget{ObjectMeta: meta(names.PodDisruptionBudget)})
+	}
+	if policy := NetworkPolicy(desired, r.Operator); policy != nil {
+		p.checked = append(p.checked, policy)
+	} else {
+		p.unwanted = append(p.unwanted, &networkingv1.NetworkPolicy{ObjectMeta: meta(names.NetworkPolicy)})
 	}
 	p.checked = append(p.checked, p.statefulSet)
 	p.children = append([]client.Object{ServiceAccount(desired), ConfigSecret(desired, in), HeadlessService(desired)}, p.checked...)

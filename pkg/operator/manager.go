@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
@@ -53,9 +54,15 @@ func CustomResources() []client.Object {
 func ManagedKinds() []client.Object {
 	return []client.Object{
 		&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.Secret{}, &corev1.ConfigMap{},
-		&corev1.ServiceAccount{}, &policyv1.PodDisruptionBudget{}, &batchv1.Job{}, &batchv1.CronJob{},
+		&corev1.ServiceAccount{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &batchv1.Job{}, &batchv1.CronJob{},
 		&corev1.Pod{},
 	}
+}
+
+// PodLabels are the labels of the operator's pods (config/manager), which
+// the instances' NetworkPolicies admit to the reloaders.
+func PodLabels() map[string]string {
+	return map[string]string{"app.kubernetes.io/name": "nginx-operator", "app.kubernetes.io/component": "controller"}
 }
 
 // NewManager builds the manager with every controller added; the caller starts it.
@@ -127,8 +134,12 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 	if err := mgr.Add(cacheRunnable{references}); err != nil {
 		return nil, err
 	}
-	images := nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter, Agent: opts.Images.Agent, Reloader: opts.Images.Reloader}
-	if err := nginx.SetupWithManager(mgr, images, podConfig, references); err != nil {
+	if err := nginx.SetupWithManager(mgr, nginx.Setup{
+		Images:     nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter, Agent: opts.Images.Agent, Reloader: opts.Images.Reloader},
+		PodConfig:  podConfig,
+		References: references,
+		Operator:   nginx.OperatorPods{Namespace: opts.Namespace, Labels: PodLabels()},
+	}); err != nil {
 		return nil, fmt.Errorf("setting up the NginxOperator controller: %w", err)
 	}
 	if err := monitor.SetupWithManager(mgr); err != nil {

@@ -172,6 +172,26 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 		t.Fatal("removing spec.podDisruptionBudget did not delete the PodDisruptionBudget")
 	}
 
+	// So does a NetworkPolicy.
+	setPolicy := func(policy *v1beta1.NetworkPolicySpec) {
+		t.Helper()
+		update(ctx, t, c, web, func() {
+			web.Spec.NetworkPolicy = policy
+		})
+	}
+	policyExists := func(ctx context.Context) bool {
+		_, err := cs.NetworkingV1().NetworkPolicies(ns).Get(ctx, names.NetworkPolicy, metav1.GetOptions{})
+		return err == nil
+	}
+	setPolicy(&v1beta1.NetworkPolicySpec{})
+	if !framework.WaitFor(ctx, 30*time.Second, policyExists) {
+		t.Fatal("spec.networkPolicy did not create a NetworkPolicy")
+	}
+	setPolicy(nil)
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return !policyExists(ctx) }) {
+		t.Fatal("removing spec.networkPolicy did not delete the NetworkPolicy")
+	}
+
 	// A deleted child is restored.
 	if err := cs.CoreV1().Services(ns).Delete(ctx, names.Service, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package v1beta1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -104,6 +105,19 @@ type NginxOperatorSpec struct {
 	// PodDisruptionBudget, when set, limits voluntary disruptions of the pods.
 	// +optional
 	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+
+	// NetworkPolicy, when set, has the operator create a NetworkPolicy that
+	// admits connections to the pods: to nginx's ports (spec.ports) from
+	// every source or the peers listed in from, to the reloader's port
+	// (18082) from the operator's pods, which read each pod's status there,
+	// and to the metrics ports (the exporter's and the reloader's) from the
+	// peers in metricsFrom. In a namespace whose policies deny ingress by
+	// default, it keeps clients, the status and scraping working; kubelet
+	// probes come from the node, which NetworkPolicies always admit. A
+	// cluster whose network plugin does not enforce NetworkPolicies ignores
+	// it. Removing the field deletes the policy.
+	// +optional
+	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
 
 	// Resources of the nginx container. nginx runs one worker process per
 	// CPU of limits.cpu, rounded up, and at most 128; without a CPU limit,
@@ -1052,6 +1066,23 @@ type PodDisruptionBudgetSpec struct {
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 1000000 : self.matches('^(100|[1-9]?[0-9])%$')",message="must be a number from 0 to 1000000 or a percentage from 0% to 100%"
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// NetworkPolicySpec is who may connect to an instance's pods, beyond the
+// operator (see NginxOperatorSpec.NetworkPolicy).
+type NetworkPolicySpec struct {
+	// From are the peers that may connect to nginx's ports; empty admits
+	// every source, as the instance's Service does.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	From []networkingv1.NetworkPolicyPeer `json:"from,omitempty"`
+	// MetricsFrom are the peers that may scrape the pods' metrics, such as
+	// Prometheus' pods for an NginxMonitor: the exporter's port
+	// (spec.metrics) and the reloader's. Empty admits none but the
+	// operator's own pods to the reloader's port.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	MetricsFrom []networkingv1.NetworkPolicyPeer `json:"metricsFrom,omitempty"`
 }
 
 // PodSettings are scheduling settings and metadata of the nginx pods.
