@@ -67,6 +67,21 @@ func TestProberPacesItsReads(t *testing.T) {
 		t.Errorf("nudged with a new configuration: answer %+v, next read in %s, want the last answer and a read at once", a, next("web-0"))
 	}
 
+	// A nudge that leaves the configuration's hash (a rotated certificate):
+	// behind until the reloader has acted on it, loaded or refused.
+	answers["web-0"] = reloader.Status{Hash: "newer", LastReloadSuccessful: true, Reloads: 3}
+	read("web-0")
+	rotated := pod("web-0", "newer")
+	rotated.Annotations[TLSHashAnnotation] = "second"
+	p.Track(web, rotated, "newer")
+	if read("web-0"); next("web-0") != probeBehind {
+		t.Errorf("nudged with new files, not yet acted on: next read in %s, want %s", next("web-0"), probeBehind)
+	}
+	answers["web-0"] = reloader.Status{Hash: "newer", RejectedHash: "newer", Error: "key values mismatch", Reloads: 3, Failures: 1}
+	if !read("web-0") || next("web-0") != probeSettled {
+		t.Errorf("the reloader refused the new files: next read in %s, want %s, and the refusal wakes the instance", next("web-0"), probeSettled)
+	}
+
 	// No answer: a delay that doubles, up to five minutes.
 	p.Track(web, pod("web-1", "new"), "new")
 	var delays []time.Duration

@@ -116,9 +116,19 @@ type HTTPPodConfigReader struct {
 	Client *http.Client
 }
 
-// NewHTTPPodConfigReader gives up on a pod after timeout.
+// podConnectTimeout bounds connecting to a pod's reloader: on the pod
+// network a connection takes milliseconds, and a port a NetworkPolicy drops
+// would otherwise hold a read for the whole timeout.
+const podConnectTimeout = time.Second
+
+// NewHTTPPodConfigReader gives up on a pod after timeout, or after
+// podConnectTimeout when it does not accept the connection. Connections are
+// not kept: a pod is read every few minutes once it is settled.
 func NewHTTPPodConfigReader(timeout time.Duration) *HTTPPodConfigReader {
-	return &HTTPPodConfigReader{Client: &http.Client{Timeout: timeout}}
+	return &HTTPPodConfigReader{Client: &http.Client{Timeout: timeout, Transport: &http.Transport{
+		DialContext:       (&net.Dialer{Timeout: podConnectTimeout}).DialContext,
+		DisableKeepAlives: true,
+	}}}
 }
 
 // Read implements PodConfigReader.

@@ -54,8 +54,10 @@ type Result struct {
 	// the unrelated Secrets, StatefulSets and Services.
 	HeapLiveMiB          float64 `json:"heapLiveMiB"`
 	HeapLiveUnrelatedMiB float64 `json:"heapLiveUnrelatedMiB"`
-	HeapGrowthPercent    float64 `json:"heapGrowthPercent"`
-	GCsDuringUnrelated   float64 `json:"gcsDuringUnrelated"`
+	// RSSAnonUnrelatedMiB is RssAnon after the unrelated objects.
+	RSSAnonUnrelatedMiB float64 `json:"rssAnonUnrelatedMiB"`
+	HeapGrowthPercent   float64 `json:"heapGrowthPercent"`
+	GCsDuringUnrelated  float64 `json:"gcsDuringUnrelated"`
 	// ReconcilesDuringUnrelated: what the unrelated objects woke (none
 	// should: no instance names them).
 	ReconcilesDuringUnrelated float64 `json:"reconcilesDuringUnrelated"`
@@ -87,7 +89,8 @@ func Table(results []Result) string {
 			parts = append(parts, fmt.Sprintf("%s %.2f", k, r.WritesByKind[k]))
 		}
 		fmt.Fprintf(&sb, "N=%d writes per instance: %s\n", r.N, strings.Join(parts, ", "))
-		fmt.Fprintf(&sb, "N=%d unrelated objects: heap +%.1f MiB, %.0f reconciles\n", r.N, r.HeapLiveUnrelatedMiB-r.HeapLiveMiB, r.ReconcilesDuringUnrelated)
+		fmt.Fprintf(&sb, "N=%d unrelated objects: heap +%.1f MiB, anonymous memory +%.1f MiB, %.0f reconciles\n",
+			r.N, r.HeapLiveUnrelatedMiB-r.HeapLiveMiB, r.RSSAnonUnrelatedMiB-r.RSSAnonMiB, r.ReconcilesDuringUnrelated)
 	}
 	return sb.String()
 }

@@ -518,6 +518,7 @@ func runOperator(b *testing.B, n int, r *Result) {
 	})
 	settle(b, op)
 	unrelated := afterGC(b, op)
+	r.RSSAnonUnrelatedMiB = procStatus(op.cmd.Process.Pid)["RssAnon"] / (1 << 20)
 	r.HeapLiveUnrelatedMiB = unrelated.heapLive / (1 << 20)
 	r.HeapGrowthPercent = 100 * (unrelated.heapLive - after.heapLive) / after.heapLive
 	r.GCsDuringUnrelated = unrelated.gcCycles - after.gcCycles

@@ -152,7 +152,9 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 }
 
 // A rotated TLS Secret reaches new connections without a pod restart, and
-// the old certificate is served no more.
+// the old certificate is served no more. A certificate whose key does not
+// match is refused by nginx and reported as ConfigRejected, the pods
+// serving the one before; a valid pair clears the condition.
 func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs, cl, n := setup(t)
@@ -161,31 +163,29 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	issue := func(serial string) []byte {
+	pair := func(serial string) (certPEM, keyPEM []byte) {
 		tmpl := tools.Server("web." + ns + ".svc")
 		tmpl.Subject.OrganizationalUnit = []string{serial}
 		certPEM, keyPEM, err := ca.Issue(tmpl, time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
+		return certPEM, keyPEM
+	}
+	store := func(certPEM, keyPEM []byte) {
+		secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{Name: "web-tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
 			Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM}}
-		if serial == "first" {
-			err = cl.Create(ctx, secret)
-		} else {
-			err = cl.Update(ctx, secret)
-		}
-		if err != nil {
+		if err := cl.Patch(ctx, secret, client.Apply, client.FieldOwner("test"), client.ForceOwnership); err != nil {
 			t.Fatal(err)
 		}
-		return certPEM
 	}
-	issue("first")
+	store(pair("first"))
 	web := webInstance(ns)
 	web.Spec.Ports = append(web.Spec.Ports, v1beta1.Port{Name: "https", ContainerPort: 8443})
 	web.Spec.Config.Servers = append(web.Spec.Config.Servers, v1beta1.Server{Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls"},
 		Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}})
-	createRolledOut(ctx, t, cl, web)
+	key := createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 	var svc corev1.Service
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("web").Service}, &svc); err != nil {
@@ -205,23 +205,52 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 		t.Fatalf("the first certificate is not served: %v", lastErr)
 	}
 
-	began := time.Now()
-	issue("second")
-	// New connections land on either pod: wait until 20 in a row get the
-	// new certificate. The operator watches the Secret and nudges the
-	// pods' kubelet: seconds, not the minute of a periodic re-read.
-	inARow := 0
-	if !framework.WaitFor(ctx, 45*time.Second, func(context.Context) bool {
-		if servedUnit() == "second" {
-			inARow++
-		} else {
-			inARow = 0
+	// Rotations: new connections land on either pod, so each waits until
+	// 20 in a row get the new certificate. The operator watches the Secret
+	// and nudges the pods' kubelet: seconds, not the minute of a periodic
+	// re-read.
+	var took []time.Duration
+	for _, serial := range []string{"second", "third", "fourth", "fifth", "sixth"} {
+		began := time.Now()
+		store(pair(serial))
+		inARow := 0
+		if !framework.WaitFor(ctx, 45*time.Second, func(context.Context) bool {
+			if servedUnit() == serial {
+				inARow++
+			} else {
+				inARow = 0
+			}
+			return inARow >= 20
+		}) {
+			t.Fatalf("the rotated certificate %s was not served (last error: %v)", serial, lastErr)
 		}
-		return inARow >= 20
-	}) {
-		t.Fatalf("the rotated certificate was not served (last error: %v)", lastErr)
+		took = append(took, time.Since(began))
 	}
-	t.Logf("rotated certificate served by both pods %s after the Secret's update", time.Since(began).Round(100*time.Millisecond))
+	t.Logf("%d rotated certificates served by both pods after the Secret's update: median %s, slowest %s (%v)",
+		len(took), median(took).Round(100*time.Millisecond), slices.Max(took).Round(100*time.Millisecond), took)
+
+	// A certificate with another certificate's key.
+	mismatched, _ := pair("mismatched")
+	_, otherKey := pair("other")
+	began := time.Now()
+	store(mismatched, otherKey)
+	rejected := func(ctx context.Context) bool {
+		c := framework.InstanceCondition(ctx, cl, ns, key.Name, v1beta1.ConditionDegraded)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == nginx.ReasonConfigRejected
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, rejected) {
+		t.Fatalf("a mismatched key: Degraded is %+v, want ConfigRejected", framework.InstanceCondition(ctx, cl, ns, key.Name, v1beta1.ConditionDegraded))
+	}
+	t.Logf("mismatched key reported ConfigRejected %s after the Secret's update", time.Since(began).Round(100*time.Millisecond))
+	if unit := servedUnit(); unit != "sixth" {
+		t.Errorf("while the mismatched pair is refused the pods serve %q (%v), want the last valid certificate still", unit, lastErr)
+	}
+	began = time.Now()
+	store(pair("valid again"))
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return !rejected(ctx) }) {
+		t.Fatalf("a valid pair again: Degraded is still %+v", framework.InstanceCondition(ctx, cl, ns, key.Name, v1beta1.ConditionDegraded))
+	}
+	t.Logf("ConfigRejected cleared %s after a valid pair was stored", time.Since(began).Round(100*time.Millisecond))
 	noPodReplacedOrRestarted(ctx, t, cs, ns, pods)
 }
 
