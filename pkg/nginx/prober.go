@@ -34,6 +34,7 @@ const (
 	probeSettled       = 5 * time.Minute
 	probeRetryFirst    = 2 * time.Second
 	probeRetryMax      = 5 * time.Minute
+	probeNudgeQuiet    = 3
 	probeEventsBacklog = 1024
 )
 
@@ -66,12 +67,16 @@ type probe struct {
 		nudge    map[string]string
 	}
 	wantSince time.Time
-	// attemptsBefore, while awaitingNudge, are the reloads and refusals the
-	// pod had made before a nudge whose files (a rotated certificate, say)
-	// leave the configuration's hash as it was: the pod has acted on them
-	// once it made another attempt, and is read as one behind until then.
-	attemptsBefore int
-	awaitingNudge  bool
+	// After a nudge whose files (a rotated certificate, say) leave the
+	// configuration's hash as it was, the pod is read as one behind
+	// (awaitingNudge) until its reloader has made an attempt beyond the
+	// attemptsBefore it had made, and then answered the same for
+	// probeNudgeQuiet reads in a row (quietReads): an attempt may still be
+	// on the files before the nudge (the reloader looks once a second, and
+	// the kubelet writes each volume in turn), and the next one follows
+	// within seconds.
+	attemptsBefore, quietReads int
+	awaitingNudge              bool
 	// answered is true once a read completed; status or err is its outcome.
 	answered bool
 	status   reloader.Status
@@ -121,7 +126,7 @@ func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want stri
 			pr.wantSince = p.now()
 		}
 		if ok && pr.answered && pr.err == nil && !maps.Equal(pr.asked.nudge, nudge) {
-			pr.awaitingNudge, pr.attemptsBefore = true, attempts(pr.status)
+			pr.awaitingNudge, pr.attemptsBefore, pr.quietReads = true, attempts(pr.status), 0
 		}
 		pr.asked.ip, pr.asked.want, pr.asked.nudge = pod.Status.PodIP, want, nudge
 		pr.pod = &corev1.Pod{}
@@ -233,7 +238,11 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	changed := !pr.answered || (err == nil) != (pr.err == nil) || !reflect.DeepEqual(st, pr.status)
 	pr.answered, pr.status, pr.err, pr.reading = true, st, err, false
 	if err == nil && pr.awaitingNudge && attempts(st) > pr.attemptsBefore {
-		pr.awaitingNudge = false
+		if changed {
+			pr.quietReads = 0
+		} else if pr.quietReads++; pr.quietReads >= probeNudgeQuiet {
+			pr.awaitingNudge = false
+		}
 	}
 	now := p.now()
 	switch {

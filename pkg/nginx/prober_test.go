@@ -78,8 +78,18 @@ func TestProberPacesItsReads(t *testing.T) {
 		t.Errorf("nudged with new files, not yet acted on: next read in %s, want %s", next("web-0"), probeBehind)
 	}
 	answers["web-0"] = reloader.Status{Hash: "newer", RejectedHash: "newer", Error: "key values mismatch", Reloads: 3, Failures: 1}
-	if !read("web-0") || next("web-0") != probeSettled {
-		t.Errorf("the reloader refused the new files: next read in %s, want %s, and the refusal wakes the instance", next("web-0"), probeSettled)
+	if !read("web-0") || next("web-0") != probeBehind {
+		t.Errorf("the reloader refused new files: next read in %s, want %s (another attempt may follow), and the refusal wakes the instance", next("web-0"), probeBehind)
+	}
+	// It was the files before the nudge: the nudged ones load a second later.
+	answers["web-0"] = reloader.Status{Hash: "newer", LastReloadSuccessful: true, Reloads: 4, Failures: 1}
+	if !read("web-0") {
+		t.Error("the load of the nudged files did not wake the instance")
+	}
+	for i := range probeNudgeQuiet {
+		if read("web-0"); (next("web-0") == probeSettled) != (i == probeNudgeQuiet-1) {
+			t.Errorf("%d same answers after the nudge was acted on: next read in %s, want %s only after %d", i+1, next("web-0"), probeSettled, probeNudgeQuiet)
+		}
 	}
 
 	// No answer: a delay that doubles, up to five minutes.
