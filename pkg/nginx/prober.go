@@ -2,7 +2,9 @@ package nginx
 
 import (
 	"context"
+	"errors"
 	"maps"
+	"net"
 	"reflect"
 	"sync"
 	"time"
@@ -21,18 +23,21 @@ import (
 // second while it serves an earlier configuration (its volume is about to
 // change), for two minutes, then every half minute; every five minutes once
 // it serves the one asked for or refused it; and, while it does not answer,
-// after a delay that doubles from two seconds to five minutes. A pod whose
-// reloader port a NetworkPolicy drops holds a read for the reader's connect
-// timeout (NewHTTPPodConfigReader: a second): 32 reads at a time go through
-// 1,000 such pods in about half a minute, within the time the instances
-// take to converge, and reads cost the operator little else.
+// after a delay that doubles up to five minutes, from two seconds for a pod
+// that refuses the connection (its reloader is starting) and from half a
+// minute for one that lets it time out (a NetworkPolicy drops the port:
+// that will not change soon). Such a pod holds a read for the reader's
+// connect timeout (NewHTTPPodConfigReader: a second); 128 reads at a time
+// go through 1,000 of them in under ten seconds, and a read waiting on a
+// connection costs the operator nothing but a socket.
 const (
-	probeConcurrency   = 32
+	probeConcurrency   = 128
 	probeBehind        = time.Second
 	probeBehindFor     = 2 * time.Minute
 	probeBehindSlowly  = 30 * time.Second
 	probeSettled       = 5 * time.Minute
 	probeRetryFirst    = 2 * time.Second
+	probeRetryTimedOut = 30 * time.Second
 	probeRetryMax      = 5 * time.Minute
 	probeNudgeQuiet    = 3
 	probeEventsBacklog = 1024
@@ -249,7 +254,11 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	case stale:
 		pr.due = now
 	case err != nil:
-		pr.due = now.Add(min(probeRetryFirst<<min(pr.failures, 16), probeRetryMax))
+		first := probeRetryFirst
+		if timedOut(err) {
+			first = probeRetryTimedOut
+		}
+		pr.due = now.Add(min(first<<min(pr.failures, 16), probeRetryMax))
 		pr.failures++
 	case !pr.awaitingNudge && (st.Hash == pr.asked.want || st.RejectedHash == pr.asked.want):
 		pr.due, pr.failures = now.Add(probeSettled), 0
@@ -275,3 +284,10 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 
 // attempts are the reloads and refusals a reloader made since it started.
 func attempts(st reloader.Status) int { return st.Reloads + st.Failures }
+
+// timedOut tells a read that found no answer at all (the connection or the
+// request timed out) from one the pod refused or answered wrongly.
+func timedOut(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
+}

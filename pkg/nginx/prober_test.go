@@ -2,6 +2,8 @@ package nginx
 
 import (
 	"context"
+	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -106,6 +108,16 @@ func TestProberPacesItsReads(t *testing.T) {
 		}
 	}
 
+	// A read that times out (a NetworkPolicy drops the port) starts from
+	// half a minute.
+	p.Track(web, pod("web-2", "new"), "new")
+	p.reader = timingOut{}
+	read("web-2")
+	if next("web-2") != probeRetryTimedOut {
+		t.Errorf("after a read that timed out: next in %s, want %s", next("web-2"), probeRetryTimedOut)
+	}
+	p.reader = answers
+
 	// Pods that stopped running are forgotten.
 	p.Keep(web, []corev1.Pod{*pod("web-0", "newer")})
 	p.mu.Lock()
@@ -143,4 +155,11 @@ func TestProberReadsInTheBackgroundAndWakesTheInstance(t *testing.T) {
 	if a := p.Track(web, pod, "new"); !a.read || a.status.Hash != "new" {
 		t.Errorf("after the read: %+v, want configuration new", a)
 	}
+}
+
+// timingOut is a pod network that drops every packet.
+type timingOut struct{}
+
+func (timingOut) Read(context.Context, *corev1.Pod) (reloader.Status, error) {
+	return reloader.Status{}, &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
 }
