@@ -3,7 +3,9 @@
 # kube-proxy from the k8s.io/kubernetes module, containerd, its runc shim and ctr
 # from the containerd module, and CoreDNS (the cluster's DNS), into a cache
 # directory outside the clone keyed by version, so a fresh clone and CI reuse
-# them; and installs the system packages the node needs (runc, the CNI plugins,
+# them; kube-network-policies (the node's NetworkPolicy enforcer) into a
+# directory of its own, keyed by its version, so that adding or updating it
+# never invalidates the others; and installs the system packages the node needs (runc, the CNI plugins,
 # iptables, conntrack) with apt-get when they are missing. Idempotent: finished
 # binaries are never rebuilt.
 #
@@ -12,21 +14,28 @@
 # packages in it; apt-get adds under a minute.
 #
 # Prints the directory holding the binaries on its last line of output;
-# --print-dir prints only that and builds nothing.
+# --print-dir prints only that and builds nothing; --print-dir
+# kube-network-policies prints the enforcer's directory.
 set -euo pipefail
 
 KUBE_VERSION=${KUBE_VERSION:-1.36.3}
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-2.4.2}
 COREDNS_VERSION=${COREDNS_VERSION:-1.15.0}
+NETPOL_VERSION=${NETPOL_VERSION:-0.8.0}
 
 cache_root=${NGINX_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nginx-operator}
 bin_dir="$cache_root/bin/node-kube-v${KUBE_VERSION}-containerd-v${CONTAINERD_VERSION}-coredns-v${COREDNS_VERSION}"
+netpol_dir="$cache_root/bin/kube-network-policies-v${NETPOL_VERSION}"
 
 if [ "${1:-}" = "--print-dir" ]; then
-  echo "$bin_dir"
+  case "${2:-}" in
+    "") echo "$bin_dir" ;;
+    kube-network-policies) echo "$netpol_dir" ;;
+    *) echo "install-node-binaries: --print-dir takes no argument or kube-network-policies, not $2" >&2; exit 2 ;;
+  esac
   exit 0
 fi
-mkdir -p "$bin_dir"
+mkdir -p "$bin_dir" "$netpol_dir"
 
 log() { echo "install-node-binaries: $*" >&2; }
 
@@ -85,6 +94,16 @@ fi
 if [ ! -x "$bin_dir/coredns" ]; then
   log "building coredns v${COREDNS_VERSION}"
   GOBIN="$bin_dir" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@v${COREDNS_VERSION}" >&2
+fi
+
+if [ ! -x "$netpol_dir/kube-network-policies" ]; then
+  log "building kube-network-policies v${NETPOL_VERSION}"
+  # Its main package is .../cmd, so go install names the binary "cmd":
+  # install into a throwaway directory and give it its name.
+  work=$(mktemp -d)
+  GOBIN="$work" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kube-network-policies/cmd@v${NETPOL_VERSION}" >&2
+  mv "$work/cmd" "$netpol_dir/kube-network-policies"
+  rm -rf "$work"
 fi
 
 echo "$bin_dir"

@@ -22,6 +22,11 @@
 //     nginx on a pod's IPv6 address only where its Service is dual-stack.
 //   - backup_test.go: persistent content backed up to a claim and restored
 //     into a new instance.
+//   - networkpolicy_test.go: in a namespace that denies ingress by default
+//     (the node enforces NetworkPolicies), spec.networkPolicy admits a
+//     client of another namespace and the operator's reads of the
+//     reloaders; without it the instance becomes Available, its clients
+//     are refused and its status names the pods that do not answer.
 //   - rollout/ (a package of its own): configurations and certificates
 //     loaded in place under load, refused configurations, rollouts and
 //     upgrades that fail no request.

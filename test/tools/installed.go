@@ -59,15 +59,17 @@ func installed(installer, binary string) (string, bool) {
 
 // InstallerDir is the cache directory an installer script under hack/
 // builds its binaries into, as it prints it with --print-dir (keyed by the
-// pinned versions, outside the clone).
-func InstallerDir(installer string) (string, error) {
+// pinned versions, outside the clone); an installer that fills several
+// directories names the others after --print-dir (which).
+func InstallerDir(installer string, which ...string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	out, err := exec.Command("bash", filepath.Join(root, installer), "--print-dir").Output()
+	args := append([]string{filepath.Join(root, installer), "--print-dir"}, which...)
+	out, err := exec.Command("bash", args...).Output()
 	if err != nil {
-		return "", fmt.Errorf("bash %s --print-dir: %w", installer, err)
+		return "", fmt.Errorf("bash %s: %w", strings.Join(append([]string{installer}, args[1:]...), " "), err)
 	}
 	return strings.TrimSpace(string(out)), nil
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // BinDirEnv points at a directory holding kubelet, kube-proxy, containerd,
-// containerd-shim-runc-v2, ctr and coredns, bypassing the cache of
-// hack/install-node-binaries.sh.
+// containerd-shim-runc-v2, ctr, coredns and kube-network-policies, bypassing
+// the caches of hack/install-node-binaries.sh.
 const BinDirEnv = "NGINX_OPERATOR_NODE_BIN"
 
 // Installer builds the node's binaries and installs its system packages.
@@ -25,22 +25,29 @@ type binaries struct {
 	dir                                 string
 	kubelet, kubeProxy, containerd, ctr string
 	coredns                             string
+	networkPolicies                     string // kube-network-policies
 	runc                                string
 	cniDir                              string
 }
 
 // binDir is the directory of the node's binaries: the environment override
-// or the installer's version-keyed cache directory.
-func binDir() (string, error) {
+// or the installer's version-keyed cache directory. which names another of
+// the installer's directories ("kube-network-policies"); the override holds
+// them all.
+func binDir(which ...string) (string, error) {
 	if dir := os.Getenv(BinDirEnv); dir != "" {
 		return dir, nil
 	}
-	dir, err := tools.InstallerDir(Installer)
+	dir, err := tools.InstallerDir(Installer, which...)
 	if err != nil {
 		return "", fmt.Errorf("locating the node binaries: %w", err)
 	}
 	return dir, nil
 }
+
+// networkPoliciesBinary is the enforcer's binary in its own directory of
+// the installer's, which is keyed by the enforcer's version alone.
+const networkPoliciesBinary = "kube-network-policies"
 
 // findBinaries locates everything the node runs, or says what is missing
 // and how to install it. needGo: the node builds its sandbox image.
@@ -51,12 +58,17 @@ func findBinaries(needGo bool) (binaries, error) {
 		return b, err
 	}
 	b.dir = dir
+	netpolDir, err := binDir(networkPoliciesBinary)
+	if err != nil {
+		return b, err
+	}
 	var missing []string
-	for name, dst := range map[string]*string{
-		"kubelet": &b.kubelet, "kube-proxy": &b.kubeProxy, "containerd": &b.containerd, "ctr": &b.ctr,
-		"containerd-shim-runc-v2": new(string), "coredns": &b.coredns,
+	for p, dst := range map[string]*string{
+		filepath.Join(dir, "kubelet"): &b.kubelet, filepath.Join(dir, "kube-proxy"): &b.kubeProxy,
+		filepath.Join(dir, "containerd"): &b.containerd, filepath.Join(dir, "ctr"): &b.ctr,
+		filepath.Join(dir, "containerd-shim-runc-v2"): new(string), filepath.Join(dir, "coredns"): &b.coredns,
+		filepath.Join(netpolDir, networkPoliciesBinary): &b.networkPolicies,
 	} {
-		p := filepath.Join(dir, name)
 		if _, err := os.Stat(p); err != nil {
 			missing = append(missing, p)
 			continue

@@ -51,7 +51,12 @@ type initConfig struct {
 	// Keep are directories under an overlaid one that stay the host's
 	// (bind mounted back over the overlay): the node's run directory, whose
 	// sockets host-side clients such as ctr use.
-	Keep      []string
+	Keep []string
+	// Binds maps paths of the node to the host directories mounted there
+	// (the NetworkPolicy enforcer's service account, where client-go's
+	// in-cluster configuration reads it). Each path must resolve under one
+	// of Overlays, so that the mount point made for it stays the node's.
+	Binds     map[string]string
 	ShadowDir string
 }
 
@@ -235,12 +240,60 @@ func setupInit(cfg initConfig) error {
 			return fmt.Errorf("keeping %s: %w", k, err)
 		}
 	}
+	for target, source := range cfg.Binds {
+		if err := bindUnderOverlay(source, target, cfg.Overlays); err != nil {
+			return err
+		}
+	}
 	// Routing between the pods' bridge and the link to the host; this
 	// sysctl belongs to the node's network namespace.
 	if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1\n"), 0o644); err != nil {
 		return fmt.Errorf("enabling forwarding: %w", err)
 	}
 	return nil
+}
+
+// bindUnderOverlay mounts the host directory source at target, which must
+// resolve (through symlinks such as /var/run -> /run) under one of overlays:
+// the directories made for the mount point are then written to the
+// overlay's private upper layer, never to the host.
+func bindUnderOverlay(source, target string, overlays []string) error {
+	resolved, err := resolveMissing(target)
+	if err != nil {
+		return fmt.Errorf("resolving %s: %w", target, err)
+	}
+	under := false
+	for _, o := range overlays {
+		under = under || strings.HasPrefix(resolved, o+"/")
+	}
+	if !under {
+		return fmt.Errorf("%s (%s) is under none of the overlays %v: its mount point would be made on the host", target, resolved, overlays)
+	}
+	if err := os.MkdirAll(resolved, 0o755); err != nil {
+		return err
+	}
+	if err := syscall.Mount(source, resolved, "", syscall.MS_BIND, ""); err != nil {
+		return fmt.Errorf("mounting %s at %s: %w", source, target, err)
+	}
+	return nil
+}
+
+// resolveMissing resolves the symlinks of path's deepest existing ancestor
+// and appends the rest, which does not exist yet.
+func resolveMissing(path string) (string, error) {
+	existing, rest := filepath.Clean(path), ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = filepath.Dir(existing)
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(real, rest), nil
 }
 
 // nsInit is the parent's handle on a running init.

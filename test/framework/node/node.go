@@ -1,6 +1,7 @@
 // Package node adds a real node to the local test cluster of package
 // framework: containerd, runc and the CNI bridge run the pods for real, a
-// kubelet registers the Node, and kube-proxy implements ClusterIP Services.
+// kubelet registers the Node, kube-proxy implements ClusterIP Services, and
+// kube-network-policies enforces NetworkPolicies.
 // The fake kwok nodes stay for scale and fast tests; a test package opts in
 // with framework.Options.RealNode:
 //
@@ -51,6 +52,23 @@
 // kube-proxy) at the node's address, which the kubelet gives pods as their
 // nameserver: Services and pods resolve in cluster.local; other names do not
 // (the node has no way out to the host's resolvers).
+//
+// NetworkPolicies. kube-network-policies (sigs.k8s.io/kube-network-policies,
+// the reference enforcer of SIG Network) runs on the node, a process like
+// kube-proxy, with a ServiceAccount of its own (kube-system/
+// kube-network-policies) allowed to list and watch pods, namespaces and
+// NetworkPolicies, and a token the node mints for it at start; Start
+// returns once it gives packets their verdicts. It sees the first packet of
+// each new connection to or from a pod and drops what the policies do not
+// admit (ingress and egress; not the admin policy APIs). The node's own
+// root processes are never filtered, so the kubelet's probes pass a
+// default-deny policy, as Kubernetes promises for traffic from the node;
+// so do the tests' connections from the node (HTTPClient, DialContext),
+// which run as root: test a policy with client pods. Its packets normally
+// come from its own nftables rules; a kernel without the nftables queue
+// expression (CONFIG_NFT_QUEUE) refuses those, and the node then queues the
+// same packets with xtables' NFQUEUE target (NetworkPolicyDataplane says
+// which).
 //
 // Not provided: image pulls (every image is an archive imported at start),
 // Detached clusters.
@@ -147,6 +165,10 @@ type Node struct {
 
 	// Timings, for reports.
 	PreparedIn, StartedIn, StoppedIn time.Duration
+	// NetworkPolicyDataplane says how packets reach the NetworkPolicy
+	// enforcer on this kernel (DataplaneNFTables or DataplaneXtables),
+	// once the node started.
+	NetworkPolicyDataplane string
 }
 
 var _ framework.RealNode = (*Node)(nil)
@@ -189,8 +211,8 @@ func (n *Node) PodCIDR() string {
 }
 
 // Dir holds the node's configuration and logs (kubelet.log, containerd.log,
-// kube-proxy.log, coredns.log, init.log), and containerd's and the
-// kubelet's data.
+// kube-proxy.log, coredns.log, kube-network-policies.log, init.log), and
+// containerd's and the kubelet's data.
 func (n *Node) Dir() string { return n.dir }
 
 // Token names the node's resources on the host: the link nok<token>, the
@@ -285,6 +307,10 @@ func (n *Node) Prepare(ctx context.Context, dir string) (string, error) {
 			return "", err
 		}
 	}
+	// Filled at Start, when the apiserver can mint the token.
+	if err := os.MkdirAll(n.serviceAccountDir(), 0o700); err != nil {
+		return "", err
+	}
 	if err := writeOwner(n.runDir); err != nil {
 		return "", err
 	}
@@ -312,6 +338,7 @@ func (n *Node) Prepare(ctx context.Context, dir string) (string, error) {
 		// (/var/lib/cni) hard-code stay private to the node.
 		Overlays:  overlays,
 		Keep:      []string{n.runDir},
+		Binds:     map[string]string{serviceAccountPath: n.serviceAccountDir()},
 		ShadowDir: filepath.Join(n.dir, "shadow"),
 	}, filepath.Join(n.dir, "init.log"))
 	if err != nil {
@@ -334,9 +361,10 @@ func (n *Node) Prepare(ctx context.Context, dir string) (string, error) {
 	return n.net.hostIP, ctx.Err()
 }
 
-// Start runs containerd (and imports the images), CoreDNS, the kubelet and
-// kube-proxy against the cluster's apiserver, and returns once the Node is
-// Ready and schedulable.
+// Start runs containerd (and imports the images), CoreDNS, the kubelet,
+// kube-proxy and the NetworkPolicy enforcer against the cluster's
+// apiserver, and returns once the enforcer gives packets their verdicts and
+// the Node is Ready and schedulable.
 func (n *Node) Start(ctx context.Context, c *framework.Cluster) error {
 	if n.init == nil {
 		return errors.New("the node was not prepared")
@@ -390,6 +418,10 @@ func (n *Node) Start(ctx context.Context, c *framework.Cluster) error {
 	if err := n.run("kube-proxy", n.bins.kubeProxy, "--config="+filepath.Join(n.dir, "kube-proxy.yaml"), "--v=1"); err != nil {
 		return err
 	}
+	// Before the Node is Ready, so that no pod runs unprotected.
+	if err := n.startNetworkPolicies(ctx); err != nil {
+		return err
+	}
 	if err := n.waitReady(ctx); err != nil {
 		return err
 	}
@@ -404,10 +436,15 @@ func (n *Node) Start(ctx context.Context, c *framework.Cluster) error {
 
 // run starts a process in the node's namespaces, its output in <dir>/<name>.log.
 func (n *Node) run(name, bin string, args ...string) error {
-	env := []string{
+	return n.runWithEnv(name, bin, nil, args...)
+}
+
+// runWithEnv is run with more environment variables.
+func (n *Node) runWithEnv(name, bin string, env []string, args ...string) error {
+	env = append([]string{
 		"PATH=" + n.bins.dir + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=" + os.Getenv("HOME"),
-	}
+	}, env...)
 	return n.init.start(name, bin, args, env, n.logPath(name))
 }
 
@@ -425,22 +462,10 @@ func (n *Node) startDNS(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: dnsUser},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"endpoints", "services", "pods", "namespaces"}, Verbs: []string{"list", "watch"}},
-			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
-		},
-	}
-	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: dnsUser},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: dnsUser},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: dnsUser}},
-	}
-	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := grant(ctx, cs, dnsUser, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: dnsUser},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"endpoints", "services", "pods", "namespaces"}, Verbs: []string{"list", "watch"}},
+		rbacv1.PolicyRule{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
+	); err != nil {
 		return err
 	}
 	kubeconfig := filepath.Join(n.dir, "coredns.kubeconfig")
@@ -473,9 +498,27 @@ func (n *Node) startDNS(ctx context.Context) error {
 	return nil
 }
 
+// grant gives subject the ClusterRole name with rules, bound by a
+// ClusterRoleBinding of the same name (left as they are if they exist).
+func grant(ctx context.Context, cs kubernetes.Interface, name string, subject rbacv1.Subject, rules ...rbacv1.PolicyRule) error {
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+		Subjects:   []rbacv1.Subject{subject},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
 // failed says which of the node's processes exited, if one did.
 func (n *Node) failed() error {
-	for _, name := range []string{"containerd", "coredns", "kubelet", "kube-proxy"} {
+	for _, name := range []string{"containerd", "coredns", "kubelet", "kube-proxy", networkPoliciesName} {
 		if st := n.init.death(name); st != "" {
 			return fmt.Errorf("%s exited (%s); log: %s", name, st, n.logPath(name))
 		}

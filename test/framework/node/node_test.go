@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nginx-operator/nginx-operator/pkg/layout"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -27,18 +25,11 @@ import (
 
 const testImage = "nginx-operator.local/testserver:1"
 
-// restricted is the security context the operator gives its pods (the
-// restricted Pod Security Standard): the node must run such pods.
-func restricted() *corev1.SecurityContext {
-	sc := layout.RestrictedContainer()
-	sc.RunAsUser = ptr.To[int64](65532) // the test images name no user
-	return sc
-}
-
-func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
-	Require(t)
-	// A short directory: the kubelet's and containerd's unix sockets live
-	// under it.
+// testDir is a short directory for a test's cluster (the kubelet's and
+// containerd's unix sockets live under it), kept with its logs when the
+// test fails.
+func testDir(t *testing.T) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "nok-test-")
 	if err != nil {
 		t.Fatal(err)
@@ -50,9 +41,13 @@ func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
 		}
 		os.RemoveAll(dir)
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	return dir
+}
 
+// buildTestImage builds the test server's image (testImage) into dir and
+// returns its archive.
+func buildTestImage(ctx context.Context, t *testing.T, dir string) string {
+	t.Helper()
 	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -63,10 +58,51 @@ func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("test image built in %s", time.Since(began).Round(time.Millisecond))
+	return archive
+}
+
+// createNamespace creates namespace ns with its default ServiceAccount,
+// never deleted: the cluster is thrown away.
+func createNamespace(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatal(err)
+	}
+}
+
+// serverPod is the test server as pod "server" (label app=server) on port
+// 8080, Ready once the kubelet's HTTP probe, from the node, is answered.
+func serverPod() *corev1.Pod {
+	server := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "server", Labels: map[string]string{"app": "server"}},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers: []corev1.Container{{
+				Name: "server", Image: testImage, Args: []string{"serve", ":8080"},
+				Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}, PeriodSeconds: 1},
+				SecurityContext: RestrictedContainer(),
+			}},
+		},
+	}
+	OnRealNode(&server.Spec)
+	return server
+}
+
+func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
+	Require(t)
+	dir := testDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	archive := buildTestImage(ctx, t, dir)
 
 	before := captureHostState(t)
 	rn := New(Options{Images: []string{archive}})
-	began = time.Now()
+	began := time.Now()
 	c, err := framework.Start(ctx, framework.Options{Dir: dir, RealNode: rn})
 	if err != nil {
 		t.Fatal(err)
@@ -95,31 +131,11 @@ func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One namespace, never deleted: the cluster is thrown away.
 	ns := "real-node"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	_, err = cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
-	if err != nil && !strings.Contains(err.Error(), "already exists") {
-		t.Fatal(err)
-	}
+	createNamespace(ctx, t, cs, ns)
 
-	server := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "server", Labels: map[string]string{"app": "server"}},
-		Spec: corev1.PodSpec{
-			AutomountServiceAccountToken: ptr.To(false),
-			Containers: []corev1.Container{{
-				Name: "server", Image: testImage, Args: []string{"serve", ":8080"},
-				Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-				ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}, PeriodSeconds: 1},
-				SecurityContext: restricted(),
-			}},
-		},
-	}
-	OnRealNode(&server.Spec)
 	created := time.Now()
-	if _, err := cs.CoreV1().Pods(ns).Create(ctx, server, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, serverPod(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	svc, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
@@ -151,34 +167,16 @@ func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
 
 	// A pod that reads the apiserver through the kubernetes Service with its
 	// service account, and the server through its ClusterIP.
-	probe := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "probe"},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{
-				Name: "probe", Image: testImage,
-				Args: []string{"probe", "http://" + svc.Spec.ClusterIP + "/", "http://" + pod.Status.PodIP + ":8080/",
-					// The Service by name, through the node's DNS.
-					"http://server/", "http://server." + ns + ".svc." + ClusterDomain + "/"},
-				SecurityContext: restricted(),
-			}},
-		},
-	}
-	OnRealNode(&probe.Spec)
-	if _, err := cs.CoreV1().Pods(ns).Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+	succeeded, logs, err := RunProbe(ctx, cs, ns, "probe", testImage, nil,
+		"http://"+svc.Spec.ClusterIP+"/", "http://"+pod.Status.PodIP+":8080/",
+		// The Service by name, through the node's DNS.
+		"http://server/", "http://server."+ns+".svc."+ClusterDomain+"/")
+	if err != nil {
 		t.Fatal(err)
 	}
-	done := waitPod(ctx, t, cs, ns, "probe", func(p *corev1.Pod) bool {
-		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-	})
-	// Logs come from the kubelet, through the apiserver.
-	logs, err := cs.CoreV1().Pods(ns).GetLogs("probe", &corev1.PodLogOptions{}).DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("fetching the probe's logs through the apiserver: %v", err)
-	}
 	t.Logf("probe logs:\n%s", logs)
-	if done.Status.Phase != corev1.PodSucceeded {
-		t.Errorf("probe pod %s", done.Status.Phase)
+	if !succeeded {
+		t.Error("the probe pod failed")
 	}
 	for _, w := range []string{
 		"apiserver: v1.36.3",

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/test/framework/node"
 )
 
 // RunTestServer runs the node's test server (TestServer, which the node
@@ -52,8 +52,17 @@ func RunTestServer(ctx context.Context, t *testing.T, cs kubernetes.Interface, n
 
 // RestrictedContainer is a container security context that passes the
 // restricted Pod Security Standard, for the test images (which name no user).
-func RestrictedContainer() *corev1.SecurityContext {
-	sc := layout.RestrictedContainer()
-	sc.RunAsUser = ptr.To[int64](65532)
-	return sc
+func RestrictedContainer() *corev1.SecurityContext { return node.RestrictedContainer() }
+
+// RunProbe runs the node's test server as a client (node.RunProbe: pod
+// name in ns, with labels, reading urls), waits until it has ended and
+// returns its log, a line per URL: "GET <url>: <body>" or
+// "GET <url>: FAIL: <why>".
+func RunProbe(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, labels map[string]string, urls ...string) string {
+	t.Helper()
+	_, logs, err := node.RunProbe(ctx, cs, ns, name, TestServer.Name, labels, urls...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return logs
 }
