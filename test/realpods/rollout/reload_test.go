@@ -118,7 +118,8 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 	}) {
 		t.Fatalf("not Degraded %s naming both pods: %+v", nginx.ReasonConfigRejected, inst.Status.Conditions)
 	}
-	const emerg = `host not found in upstream "ghost.`
+	// nginx connects to an ExternalName Service's target, and quotes it.
+	const emerg = `host not found in upstream "nowhere.invalid`
 	if degraded.Status != metav1.ConditionTrue || !strings.Contains(degraded.Message, emerg) {
 		t.Errorf("Degraded = %s %q, want True quoting nginx's %q", degraded.Status, degraded.Message, emerg)
 	}
