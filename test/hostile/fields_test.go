@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -102,6 +103,11 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 			LoadBalancerClass: "example.com/lb", SessionAffinity: corev1.ServiceAffinityClientIP,
 			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicyPreferDualStack), IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}},
 		PodDisruptionBudget: &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))},
+		NetworkPolicy: &v1beta1.NetworkPolicySpec{
+			From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/8"}},
+				{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "edge"}}}},
+			MetricsFrom: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "prometheus"}}}},
+		},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("256Mi")},
@@ -363,6 +369,16 @@ func corpusFields() []corpusField {
 		{"podDisruptionBudget.minAvailable", func(spec map[string]any, v any) {
 			spec["podDisruptionBudget"] = map[string]any{"minAvailable": v}
 		}, shortStr("50%", "150%", "-1%", "1.5", "abc")},
+		// NetworkPolicy peers are Kubernetes' own type, which the CRD
+		// embeds without the API server's checks of a NetworkPolicy: a CIDR
+		// it refuses must be refused before any child is written.
+		{"networkPolicy.from[].ipBlock.cidr", setAt("networkPolicy", "from", 0, "ipBlock", "cidr"),
+			shortStr("10.0.0.0/33", "10.0.0.1/8", "10.0.0.0", "::/0", "0.0.0.0/0", "fd00::/129")},
+		{"networkPolicy.from[].ipBlock.except[]", func(spec map[string]any, v any) {
+			spec["networkPolicy"] = map[string]any{"from": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/8", "except": []any{v}}}}}
+		}, shortStr("11.0.0.0/16", "10.0.0.0/8", "10.1.0.0/16")},
+		{"networkPolicy.from[].namespaceSelector.matchLabels (key)", setKey("networkPolicy", "from", 1, "namespaceSelector", "matchLabels"), shortStr("a/b/c", "-x")},
+		{"networkPolicy.metricsFrom[].podSelector.matchLabels (value)", setAt("networkPolicy", "metricsFrom", 0, "podSelector", "matchLabels", "app"), shortStr("-x", "a_b")},
 		// worker_processes is the CPU limit in whole cores: 3e9 cores
 		// overflows an int32 (-1294967296), 3e6 asks nginx for three million
 		// workers. Either must be refused or rendered to a count nginx takes.
