@@ -62,6 +62,10 @@ const (
 	benchUser = "bench-writer"
 )
 
+// benchReloaderImage is the image the floor's pods copy the reloader from,
+// as the operator's do (--reloader-image); kwok runs neither.
+const benchReloaderImage = operator.DefaultAgentImage + ":bench"
+
 // controllerManagerArgs lift kube-controller-manager's client limits (20
 // QPS, burst 30 by default) so that it is not what both runs wait for: with
 // thousands of StatefulSets and pods it would otherwise be the bottleneck of
@@ -272,7 +276,8 @@ func runFloor(b *testing.B, n int, r *Result) {
 		if err != nil {
 			return err
 		}
-		in := nginx.Inputs{Config: config, ConfigHash: fmt.Sprintf("%016x", i), Image: "nginx:1.27", ExporterImage: "nginx/nginx-prometheus-exporter:1.4"}
+		in := nginx.Inputs{Config: config, ConfigHash: fmt.Sprintf("%016x", i), Image: "nginx:1.27", ExporterImage: "nginx/nginx-prometheus-exporter:1.4",
+			ReloaderImage: benchReloaderImage}
 		co := metav1.CreateOptions{FieldManager: "bench-floor"}
 		if _, err := cs.CoreV1().ServiceAccounts(benchNamespace).Create(ctx, nginx.ServiceAccount(inst), co); err != nil {
 			return err
@@ -498,7 +503,7 @@ func runOperator(b *testing.B, n int, r *Result) {
 		return err
 	})
 	inParallel(b, unrelatedStatefulSets, func(i int) error {
-		sts := nginx.StatefulSet(benchInstance(i), nginx.Inputs{Config: []byte("x"), ConfigHash: "0", Image: "nginx:1.27"})
+		sts := nginx.StatefulSet(benchInstance(i), nginx.Inputs{Config: []byte("x"), ConfigHash: "0", Image: "nginx:1.27", ReloaderImage: benchReloaderImage})
 		sts.Namespace, sts.Name = "unrelated", fmt.Sprintf("unrelated-%04d", i)
 		sts.Labels = map[string]string{"app": "unrelated"}
 		sts.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "unrelated", "i": strconv.Itoa(i)}}
