@@ -145,6 +145,7 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 		setPaused(nginx)
 		return ctrl.Result{}, nil
 	}
+	describedHash := nginx.Status.ConfigHash
 	sts, result, err := r.apply(ctx, nginx)
 	before := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionDegraded)
 	wasDegradedBy := ""
@@ -154,7 +155,7 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 	pods := r.pods(ctx, nginx, sts)
 	var configs podConfigs
 	if err == nil {
-		configs = r.podConfigs(nginx, pods, nginx.Status.ConfigHash)
+		configs = r.podConfigs(nginx, pods, nginx.Status.ConfigHash, describedHash)
 	}
 	observe(nginx, sts, pods, configs, err)
 	// Warnings the condition alone would not bring to kubectl's attention,

@@ -172,12 +172,19 @@ type podConfigs struct {
 	unreachable []string
 	// pending are the pods not read yet.
 	pending []string
+	// keep: some pods are not read yet, and the configuration is the one
+	// the status already describes (a restarted operator, a restarted
+	// pod): the status keeps what it said of the pods until they are read,
+	// rather than saying "not read yet" and then, most often, what it said
+	// before.
+	keep bool
 }
 
 // podConfigs is what the prober last read of the instance's running pods,
 // which it is told to read (Track) against the configuration hash; the
-// pods no longer running are forgotten.
-func (r *Reconciler) podConfigs(nginx *v1beta1.NginxOperator, pods []corev1.Pod, hash string) podConfigs {
+// pods no longer running are forgotten. describedHash is the configuration
+// the status described before this reconcile.
+func (r *Reconciler) podConfigs(nginx *v1beta1.NginxOperator, pods []corev1.Pod, hash, describedHash string) podConfigs {
 	if r.Prober == nil {
 		return podConfigs{}
 	}
@@ -191,7 +198,9 @@ func (r *Reconciler) podConfigs(nginx *v1beta1.NginxOperator, pods []corev1.Pod,
 		}
 	}
 	r.Prober.Keep(instance, running)
-	return classify(answers, hash)
+	configs := classify(answers, hash)
+	configs.keep = len(configs.pending) > 0 && hash == describedHash
+	return configs
 }
 
 // classify sorts the pods' answers (by pod name) by what they say of the

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -95,10 +96,13 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev
 		}
 	}
 
-	// A failed reconcile reads no pod: the count stays as last seen.
-	if configs.read {
+	// A failed reconcile reads no pod, nor does one before the pods are
+	// read: the count stays as last seen.
+	switch {
+	case configs.keep || !configs.read && err != nil:
+	case configs.read:
 		nginx.Status.LoadedReplicas = ptr.To(configs.loaded)
-	} else if err == nil {
+	default:
 		nginx.Status.LoadedReplicas = nil
 	}
 	if sts == nil {
@@ -129,6 +133,8 @@ func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev
 	case !rolledOut(sts) || st.ReadyReplicas != desired:
 		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingUpdate,
 			fmt.Sprintf("%d of %d replicas updated, %d ready", st.UpdatedReplicas, desired, st.ReadyReplicas))
+	case configs.keep && meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionProgressing) != nil:
+		// What it said of the pods until they are read (podConfigs.keep).
 	case configs.read && configs.loaded != desired:
 		setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionTrue, ReasonReloading, configs.reloadingMessage(desired, nginx.Status.ConfigHash))
 	default:

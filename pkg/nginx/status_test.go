@@ -192,6 +192,22 @@ func TestObserveReportsWhatThePodsLoaded(t *testing.T) {
 	}
 }
 
+// A restarted operator has read no pod yet: the status keeps what it said
+// of them (loadedReplicas, Progressing) instead of writing "not read yet"
+// and then, most often, what it said before.
+func TestObserveKeepsWhatItSaidOfThePodsUntilTheyAreRead(t *testing.T) {
+	rolledOut := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](2)}}
+	rolledOut.Status = appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 2, ReadyReplicas: 2, UpdatedReplicas: 2}
+	n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 1}}
+	n.Status.ConfigHash = "new"
+	observe(n, rolledOut, nil, podConfigs{read: true, loaded: 1, unreachable: []string{"web-1"}}, nil)
+	before := n.Status.DeepCopy()
+	observe(n, rolledOut, nil, podConfigs{read: true, pending: []string{"web-0", "web-1"}, keep: true}, nil)
+	if diff := cmp.Diff(before, &n.Status); diff != "" {
+		t.Errorf("the status changed before the pods were read (-before +after):\n%s", diff)
+	}
+}
+
 // fakeReloaders answer for pods by name.
 type fakeReloaders map[string]reloader.Status
 
@@ -236,19 +252,24 @@ func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 	}
 	web := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"}}
 	r := &Reconciler{Prober: NewProber(answers)}
-	first := r.podConfigs(web, pods, "new")
+	first := r.podConfigs(web, pods, "new", "old")
 	if diff := cmp.Diff(podConfigs{read: true, pending: []string{"web-0", "web-1", "web-2", "web-3", "web-4"}}, first, cmp.AllowUnexported(podConfigs{})); diff != "" {
 		t.Errorf("before the prober read (-want +got):\n%s", diff)
 	}
+	// The status described this configuration before (a restarted
+	// operator): it keeps what it said until the pods are read.
+	if again := r.podConfigs(web, pods, "new", "new"); !again.keep {
+		t.Errorf("pods not read yet, the configuration unchanged: %+v, want the status kept", again)
+	}
 	readAll(t, r.Prober, 5)
-	got := r.podConfigs(web, pods, "new")
+	got := r.podConfigs(web, pods, "new", "new")
 	want := podConfigs{read: true, loaded: 2, behind: []string{"web-1 (old)"},
 		rejected:    []string{"web-2 (serving configuration old): [emerg] unknown directive", "web-3 (serving configuration new): [emerg] cannot load certificate"},
 		unreachable: []string{"web-4"}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(podConfigs{})); diff != "" {
 		t.Errorf("after the prober read (-want +got):\n%s", diff)
 	}
-	if got := (&Reconciler{}).podConfigs(web, pods, "new"); got.read {
+	if got := (&Reconciler{}).podConfigs(web, pods, "new", "new"); got.read {
 		t.Errorf("without a prober: %+v, want nothing read", got)
 	}
 }

@@ -503,7 +503,11 @@ func runOperator(b *testing.B, n int, r *Result) {
 		return err
 	})
 	inParallel(b, unrelatedStatefulSets, func(i int) error {
-		sts := nginx.StatefulSet(benchInstance(i), nginx.Inputs{Config: []byte("x"), ConfigHash: "0", Image: "nginx:1.27", ReloaderImage: benchReloaderImage})
+		inst, errs := validation.NginxOperator(ctx, benchInstance(i)) // admission's defaults, as the floor's
+		if len(errs) > 0 {
+			return errs.ToAggregate()
+		}
+		sts := nginx.StatefulSet(inst, nginx.Inputs{Config: []byte("x"), ConfigHash: "0", Image: "nginx:1.27", ReloaderImage: benchReloaderImage})
 		sts.Namespace, sts.Name = "unrelated", fmt.Sprintf("unrelated-%04d", i)
 		sts.Labels = map[string]string{"app": "unrelated"}
 		sts.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "unrelated", "i": strconv.Itoa(i)}}
