@@ -63,7 +63,7 @@ type Prober struct {
 // probe is what the prober knows of one pod.
 type probe struct {
 	instance types.NamespacedName
-	pod      *corev1.Pod // name, namespace and IP: what the reader needs
+	pod      PodAddress
 	// asked is what the last Track asked of the pod: its IP, the
 	// configuration it should serve, and the nudge it got (see
 	// syncAnnotations); a change makes the pod due at once.
@@ -134,8 +134,7 @@ func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want stri
 			pr.awaitingNudge, pr.attemptsBefore, pr.quietReads = true, attempts(pr.status), 0
 		}
 		pr.asked.ip, pr.asked.want, pr.asked.nudge = pod.Status.PodIP, want, nudge
-		pr.pod = &corev1.Pod{}
-		pr.pod.Namespace, pr.pod.Name, pr.pod.Status.PodIP = pod.Namespace, pod.Name, pod.Status.PodIP
+		pr.pod = PodAddress{Namespace: pod.Namespace, Name: pod.Name, IP: pod.Status.PodIP}
 		pr.due, pr.failures = p.now(), 0
 		p.poke()
 	}

@@ -160,6 +160,6 @@ func TestProberReadsInTheBackgroundAndWakesTheInstance(t *testing.T) {
 // timingOut is a pod network that drops every packet.
 type timingOut struct{}
 
-func (timingOut) Read(context.Context, *corev1.Pod) (reloader.Status, error) {
+func (timingOut) Read(context.Context, PodAddress) (reloader.Status, error) {
 	return reloader.Status{}, &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
 }

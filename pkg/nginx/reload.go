@@ -106,7 +106,13 @@ func podSyncAnnotations(pod *corev1.Pod) map[string]string {
 
 // PodConfigReader asks the reloader of one nginx pod what its nginx serves.
 type PodConfigReader interface {
-	Read(ctx context.Context, pod *corev1.Pod) (reloader.Status, error)
+	Read(ctx context.Context, pod PodAddress) (reloader.Status, error)
+}
+
+// PodAddress is what a PodConfigReader needs of a pod: the prober keeps one
+// per pod, not the pod (a corev1.Pod is over a kilobyte even empty).
+type PodAddress struct {
+	Namespace, Name, IP string
 }
 
 // HTTPPodConfigReader reads a pod's reloader's /status over the pod network,
@@ -132,9 +138,9 @@ func NewHTTPPodConfigReader(timeout time.Duration) *HTTPPodConfigReader {
 }
 
 // Read implements PodConfigReader.
-func (h *HTTPPodConfigReader) Read(ctx context.Context, pod *corev1.Pod) (reloader.Status, error) {
+func (h *HTTPPodConfigReader) Read(ctx context.Context, pod PodAddress) (reloader.Status, error) {
 	var st reloader.Status
-	url := "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(v1beta1.ReloaderPort)) + "/status"
+	url := "http://" + net.JoinHostPort(pod.IP, strconv.Itoa(v1beta1.ReloaderPort)) + "/status"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return st, err

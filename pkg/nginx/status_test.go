@@ -211,7 +211,7 @@ func TestObserveKeepsWhatItSaidOfThePodsUntilTheyAreRead(t *testing.T) {
 // fakeReloaders answer for pods by name.
 type fakeReloaders map[string]reloader.Status
 
-func (f fakeReloaders) Read(_ context.Context, pod *corev1.Pod) (reloader.Status, error) {
+func (f fakeReloaders) Read(_ context.Context, pod PodAddress) (reloader.Status, error) {
 	st, ok := f[pod.Name]
 	if !ok {
 		return st, errors.New("connection refused")
