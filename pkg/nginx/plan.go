@@ -115,7 +115,7 @@ func (refs referenced) upstreamHost(service, namespace string) string {
 	if host, ok := refs.upstreams[service]; ok {
 		return host
 	}
-	return serviceDNSName(service, namespace)
+	return render.ServiceDNSName(service, namespace)
 }
 
 // upstreamHost is where nginx connects for svc: its ClusterIP, so that
@@ -131,15 +131,12 @@ func upstreamHost(svc *corev1.Service) string {
 	case svc.Spec.Type == corev1.ServiceTypeExternalName:
 		return svc.Spec.ExternalName
 	case svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone:
-		return serviceDNSName(svc.Name, svc.Namespace)
+		return render.ServiceDNSName(svc.Name, svc.Namespace)
 	case strings.Contains(svc.Spec.ClusterIP, ":"):
 		return "[" + svc.Spec.ClusterIP + "]"
 	}
 	return svc.Spec.ClusterIP
 }
-
-// serviceDNSName is a Service's name in the cluster DNS.
-func serviceDNSName(service, namespace string) string { return service + "." + namespace + ".svc" }
 
 // referenceReasons are the reasons of a missing reference, by kind.
 var referenceReasons = map[string]string{"Secret": ReasonSecretNotFound, "ConfigMap": ReasonConfigMapNotFound, "Service": ReasonServiceNotFound}

@@ -89,7 +89,7 @@ func (r *renderer) backendTLS(p *v1beta1.ProxyLocation) []conf.Directive {
 		if len(p.Backends) > 0 {
 			service = p.Backends[0].Service // the CRD requires hostname for several
 		}
-		name = service + "." + r.opts.Namespace + ".svc"
+		name = ServiceDNSName(service, r.opts.Namespace)
 	}
 	out := []conf.Directive{
 		conf.D("proxy_ssl_server_name", "on"),

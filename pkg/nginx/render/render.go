@@ -66,9 +66,14 @@ type Options struct {
 	IPv6 bool
 }
 
+// ServiceDNSName is a Service's name in the cluster DNS: where nginx
+// connects by default (Options.UpstreamHost) and the name a backend's
+// certificate is checked against.
+func ServiceDNSName(service, namespace string) string { return service + "." + namespace + ".svc" }
+
 func (o Options) withDefaults() Options {
 	if o.UpstreamHost == nil {
-		o.UpstreamHost = func(service, namespace string) string { return service + "." + namespace + ".svc" }
+		o.UpstreamHost = ServiceDNSName
 	}
 	if o.HealthPort == 0 {
 		o.HealthPort = v1beta1.HealthPort
