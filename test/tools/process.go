@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -175,16 +178,58 @@ func (b *Buffer) Since(offset int) string {
 	return b.buf.String()[offset:]
 }
 
-// FreePort asks the kernel for a free loopback TCP port. The port is released
-// before use, so a rare collision with another process is possible; callers
-// that start servers retry on a bind failure.
+// FreePort returns a TCP port free on every address, for a server a test
+// starts. It is released before use, so it comes from below the kernel's
+// ephemeral range: a port the kernel picked (":0") is one it also hands out
+// as the local port of outgoing connections, and one of those took a
+// port between FreePort and nginx's bind (nginx: "bind() to 0.0.0.0:43759
+// failed (98: Address already in use)"). Within a process a port is handed
+// out once; across processes a collision needs two equal random picks.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	low := ephemeralLow()
+	handedOutMu.Lock()
+	defer handedOutMu.Unlock()
+	for range 200 {
+		p := freePortFloor + rand.IntN(low-freePortFloor)
+		if handedOut[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", ":"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		handedOut[p] = true
+		return p, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free TCP port between %d and %d", freePortFloor, low)
+}
+
+// freePortFloor is the lowest port FreePort hands out: above the
+// well-known and most registered services' ports.
+const freePortFloor = 20000
+
+var (
+	handedOutMu sync.Mutex
+	handedOut   = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768
+// where it cannot be read, Linux's default).
+func ephemeralLow() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) == 0 {
+		return 32768
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil || low <= freePortFloor+1000 {
+		return 32768
+	}
+	return low
 }
 
 // Port is FreePort for a test: it fails the test when there is none.
