@@ -90,12 +90,13 @@ const createOnlyVersion = "9223372036854775807"
 // createOnlyVersion); if it is taken, Apply reads the live object and goes on
 // with it as above. desired is not modified.
 func (a *Applier) Apply(ctx context.Context, desired client.Object) (Outcome, error) {
-	return a.apply(ctx, desired, nil)
+	return a.apply(ctx, desired, nil, nil)
 }
 
 // apply is Apply; with an owner, it refuses (a ReferenceError,
-// ReasonNameConflict) to write an object owner does not control.
-func (a *Applier) apply(ctx context.Context, desired, owner client.Object) (Outcome, error) {
+// ReasonNameConflict) to write an object owner does not control; with an
+// answer, it fills that with what the API server answered a write with.
+func (a *Applier) apply(ctx context.Context, desired, owner, answer client.Object) (Outcome, error) {
 	body, hash, err := applyConfiguration(desired, a.Scheme)
 	if err != nil {
 		return "", err
@@ -109,8 +110,8 @@ func (a *Applier) apply(ctx context.Context, desired, owner client.Object) (Outc
 	key := client.ObjectKeyFromObject(desired)
 	switch err := a.Reader.Get(ctx, key, liveObj); {
 	case apierrors.IsNotFound(err):
-		if created, err := a.createOnly(ctx, body); created || err != nil {
-			return Created, err
+		if created, err := a.createOnly(ctx, body); created != nil || err != nil {
+			return Created, answered(err, created, answer)
 		}
 		// The name is taken (by someone else, by a child stripped of the
 		// operator's labels, or by one the cache has not seen yet): look.
@@ -139,22 +140,36 @@ func (a *Applier) apply(ctx context.Context, desired, owner client.Object) (Outc
 	if err := a.send(ctx, body); err != nil {
 		return "", err
 	}
-	return Updated, nil
+	return Updated, answered(nil, body, answer)
+}
+
+// answered fills answer, when there is one, with the object the API server
+// answered a write with (its status, resourceVersion and defaults
+// included): a caller may report from it at once, where the cache would
+// still show the object from before the write.
+func answered(err error, body *unstructured.Unstructured, answer client.Object) error {
+	if err != nil || answer == nil || body == nil {
+		return err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(body.Object, answer); err != nil {
+		return fmt.Errorf("apply %s %s: reading the API server's answer: %w", body.GetKind(), body.GetName(), err)
+	}
+	return nil
 }
 
 // createOnly sends body on condition that no object of its name exists
-// (see createOnlyVersion), and tells whether it was created; a name that is
-// taken is no error.
-func (a *Applier) createOnly(ctx context.Context, body *unstructured.Unstructured) (bool, error) {
+// (see createOnlyVersion), and returns the object the API server created;
+// a name that is taken is no error (and no object).
+func (a *Applier) createOnly(ctx context.Context, body *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	createOnly := body.DeepCopy()
 	createOnly.SetResourceVersion(createOnlyVersion)
 	switch err := a.send(ctx, createOnly); {
 	case err == nil:
-		return true, nil
+		return createOnly, nil
 	case apierrors.IsConflict(err):
-		return false, nil
+		return nil, nil
 	default:
-		return false, err
+		return nil, err
 	}
 }
 
@@ -245,10 +260,17 @@ func (e *ApplyError) Reason() string { return ReasonApplyFailed }
 // into one Event per reconcile (see appliedEvents), so a new instance costs
 // one Event rather than one per child.
 func (a *Applier) ApplyOwned(ctx context.Context, rec recorder.EventRecorder, owner, child client.Object) (Outcome, error) {
+	return a.ApplyOwnedAnswer(ctx, rec, owner, child, nil)
+}
+
+// ApplyOwnedAnswer is ApplyOwned that, when it writes child, fills answer
+// (an empty object of child's type) with what the API server answered;
+// answer stays empty when nothing was written.
+func (a *Applier) ApplyOwnedAnswer(ctx context.Context, rec recorder.EventRecorder, owner, child, answer client.Object) (Outcome, error) {
 	if err := setOwner(owner, child, a.Scheme); err != nil {
 		return "", &ApplyError{Err: err}
 	}
-	outcome, err := a.apply(ctx, child, owner)
+	outcome, err := a.apply(ctx, child, owner, answer)
 	var taken *ReferenceError
 	switch {
 	case errors.As(err, &taken):

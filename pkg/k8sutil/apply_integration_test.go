@@ -168,3 +168,46 @@ func TestApplyLeavesFieldsOwnedByOthersAlone(t *testing.T) {
 		t.Errorf("after apply: data=%v labels=%v; want the user's key and label kept and owned=v2", live.Data, live.Labels)
 	}
 }
+
+// ApplyOwnedAnswer hands back what the API server answered a write with
+// (an assigned ClusterIP, a resourceVersion), and nothing when it wrote
+// nothing.
+func TestApplyOwnedAnswerIsTheAPIServersAnswer(t *testing.T) {
+	ctx := context.Background()
+	ns, _ := env.Namespace(t)
+	applier, _ := newApplier(t)
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner", Namespace: ns}}
+	if err := applier.Client.Create(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	var events eventLog
+	for _, tc := range []struct {
+		name    string
+		svc     *corev1.Service
+		outcome k8sutil.Outcome
+	}{
+		{"create", desiredService(ns), k8sutil.Created},
+		{"update", func() *corev1.Service { s := desiredService(ns); s.Spec.Ports[0].Port = 8080; return s }(), k8sutil.Updated},
+		{"unchanged", func() *corev1.Service { s := desiredService(ns); s.Spec.Ports[0].Port = 8080; return s }(), k8sutil.Unchanged},
+	} {
+		var answer corev1.Service
+		outcome, err := applier.ApplyOwnedAnswer(ctx, &events, owner, tc.svc, &answer)
+		if err != nil || outcome != tc.outcome {
+			t.Fatalf("%s: %v, %v; want %v", tc.name, outcome, err, tc.outcome)
+		}
+		var live corev1.Service
+		if err := applier.Client.Get(ctx, client.ObjectKeyFromObject(tc.svc), &live); err != nil {
+			t.Fatal(err)
+		}
+		if tc.outcome == k8sutil.Unchanged {
+			if answer.ResourceVersion != "" {
+				t.Errorf("%s: answer %+v, want none", tc.name, answer.ObjectMeta)
+			}
+			continue
+		}
+		if answer.ResourceVersion != live.ResourceVersion || answer.Spec.ClusterIP == "" || answer.Spec.Ports[0].Port != tc.svc.Spec.Ports[0].Port {
+			t.Errorf("%s: answer at version %s with ClusterIP %q and port %d, want the live object's: %s, %q, %d", tc.name,
+				answer.ResourceVersion, answer.Spec.ClusterIP, answer.Spec.Ports[0].Port, live.ResourceVersion, live.Spec.ClusterIP, live.Spec.Ports[0].Port)
+		}
+	}
+}

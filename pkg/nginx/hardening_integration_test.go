@@ -244,6 +244,48 @@ func TestASpecAChildsAPIRefusesChangesNoChild(t *testing.T) {
 	}
 }
 
+// A new instance is created without dry runs (nothing serves yet that a
+// refusal could leave half-changed): a StatefulSet the API server refuses
+// is still InvalidConfig naming the spec field, no StatefulSet exists, and
+// the corrected spec converges.
+func TestANewInstanceTheAPIServerRefusesNamesTheField(t *testing.T) {
+	t.Parallel()
+	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
+	web := instance(ns, "web")
+	web.Spec.Pod.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "cache"}},
+		}},
+	}}
+	if err := c.Create(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	const field = "spec.pod.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey"
+	if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, "web", nginx.ReasonInvalidConfig, field)) {
+		t.Fatalf("Degraded %+v, want InvalidConfig naming %s", framework.InstanceCondition(ctx, c, ns, "web", v1beta1.ConditionDegraded), field)
+	}
+	sts := layout.NamesFor("web").StatefulSet
+	if _, err := cs.AppsV1().StatefulSets(ns).Get(ctx, sts, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("StatefulSet of a refused spec: %v, want NotFound", err)
+	}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var n v1beta1.NginxOperator
+		if err := c.Get(ctx, client.ObjectKeyFromObject(web), &n); err != nil {
+			return err
+		}
+		n.Spec.Pod.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].TopologyKey = corev1.LabelHostname
+		return c.Update(ctx, &n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		_, err := cs.AppsV1().StatefulSets(ns).Get(ctx, sts, metav1.GetOptions{})
+		return err == nil
+	}) {
+		t.Errorf("the corrected spec made no StatefulSet; Degraded %+v", framework.InstanceCondition(ctx, c, ns, "web", v1beta1.ConditionDegraded))
+	}
+}
+
 // Admission refuses user keys under the operator's annotation prefix and
 // instance names whose children would collide or be cut.
 func TestAdmissionRefusesReservedKeysAndCollidingNames(t *testing.T) {

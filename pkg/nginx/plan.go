@@ -37,6 +37,9 @@ type plan struct {
 	// server may refuse them.
 	checked     []client.Object
 	statefulSet *appsv1.StatefulSet
+	// written is the StatefulSet as the API server answered its apply in
+	// this reconcile; empty (no resourceVersion) when it was not written.
+	written appsv1.StatefulSet
 	// unwanted are the optional children the spec does not ask for, as
 	// empty objects with their names: one the instance controls is deleted.
 	unwanted []client.Object

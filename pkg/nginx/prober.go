@@ -126,19 +126,61 @@ func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want stri
 		p.pods[key] = pr
 	}
 	nudge := podSyncAnnotations(pod)
-	if !ok || pr.asked.ip != pod.Status.PodIP || pr.asked.want != want || !maps.Equal(pr.asked.nudge, nudge) {
-		if pr.asked.want != want || !maps.Equal(pr.asked.nudge, nudge) {
-			pr.wantSince = p.now()
-		}
-		if ok && pr.answered && pr.err == nil && !maps.Equal(pr.asked.nudge, nudge) {
-			pr.awaitingNudge, pr.attemptsBefore, pr.quietReads = true, attempts(pr.status), 0
-		}
-		pr.asked.ip, pr.asked.want, pr.asked.nudge = pod.Status.PodIP, want, nudge
-		pr.pod = PodAddress{Namespace: pod.Namespace, Name: pod.Name, IP: pod.Status.PodIP}
-		pr.due, pr.failures = p.now(), 0
-		p.poke()
+	nudged := !maps.Equal(pr.asked.nudge, nudge)
+	if pr.asked.want != want || nudged {
+		pr.wantSince = p.now()
+	}
+	// A pod Spot found has been read, but not yet for any configuration:
+	// its first want is no reason to read it again.
+	rewanted := pr.asked.want != want && pr.asked.want != ""
+	if ok && pr.answered && pr.err == nil && nudged {
+		pr.awaitingNudge, pr.attemptsBefore, pr.quietReads = true, attempts(pr.status), 0
+	}
+	moved := !ok || pr.asked.ip != pod.Status.PodIP
+	pr.asked.ip, pr.asked.want, pr.asked.nudge = pod.Status.PodIP, want, nudge
+	if moved || nudged || rewanted {
+		p.readNow(pr, pod)
 	}
 	return answer{read: pr.answered, status: pr.status, err: pr.err}
+}
+
+// Spot has a running nginx pod read as soon as the pod watch shows it, new
+// or at a new address, rather than when a reconcile first asks (Track):
+// the answer is then usually in by the time the StatefulSet reports the
+// pod ready, and one status write says both. Other pods, and pods it knows
+// at that address, are left to Track.
+func (p *Prober) Spot(instance types.NamespacedName, pod *corev1.Pod) {
+	if !nginxRunning(pod) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	pr, ok := p.pods[key]
+	switch {
+	case !ok:
+		pr = &probe{instance: instance}
+		pr.asked.nudge = podSyncAnnotations(pod)
+		p.pods[key] = pr
+	case pr.asked.ip == pod.Status.PodIP:
+		return
+	}
+	pr.asked.ip = pod.Status.PodIP
+	p.readNow(pr, pod)
+}
+
+// Drop forgets a pod that was deleted.
+func (p *Prober) Drop(pod types.NamespacedName) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.pods, pod)
+}
+
+// readNow makes pr, the probe of pod, due at once; p.mu is held.
+func (p *Prober) readNow(pr *probe, pod *corev1.Pod) {
+	pr.pod = PodAddress{Namespace: pod.Namespace, Name: pod.Name, IP: pod.Status.PodIP}
+	pr.due, pr.failures = p.now(), 0
+	p.poke()
 }
 
 // poke wakes the loop to look at the pods' due times again.
@@ -238,7 +280,8 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	}
 	// Asked something new during the read (the pod moved, was nudged or
 	// should serve another configuration): the answer may be stale.
-	stale := pr.asked.ip != asked.ip || pr.asked.want != asked.want || !maps.Equal(pr.asked.nudge, asked.nudge)
+	// (A first want, for a pod Spot found, changes nothing a read sees.)
+	stale := pr.asked.ip != asked.ip || pr.asked.want != asked.want && asked.want != "" || !maps.Equal(pr.asked.nudge, asked.nudge)
 	changed := !pr.answered || (err == nil) != (pr.err == nil) || !reflect.DeepEqual(st, pr.status)
 	pr.answered, pr.status, pr.err, pr.reading = true, st, err, false
 	if err == nil && pr.awaitingNudge && attempts(st) > pr.attemptsBefore {

@@ -157,6 +157,58 @@ func TestProberReadsInTheBackgroundAndWakesTheInstance(t *testing.T) {
 	}
 }
 
+// A running pod the pod watch shows is read before any reconcile asks for
+// it (Spot); the reconcile's first ask then finds the answer and reads
+// nothing again; a pod not running, or spotted again at the same address,
+// is not read; a deleted pod is dropped.
+func TestProberSpotsPodsFromTheWatch(t *testing.T) {
+	p := NewProber(fakeReloaders{"web-0": {Hash: "new", LastReloadSuccessful: true}})
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	p.now = func() time.Time { return now }
+	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
+	key := types.NamespacedName{Namespace: "team-a", Name: "web-0"}
+	running := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-0"}, Status: corev1.PodStatus{PodIP: "10.0.0.1",
+		ContainerStatuses: []corev1.ContainerStatus{{Name: NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	due := func() (time.Duration, bool) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		pr, ok := p.pods[key]
+		if !ok {
+			return 0, false
+		}
+		return pr.due.Sub(now), true
+	}
+
+	starting := running.DeepCopy()
+	starting.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	p.Spot(web, starting)
+	if _, ok := due(); ok {
+		t.Fatal("a pod whose nginx is not running was spotted")
+	}
+	p.Spot(web, running)
+	if d, ok := due(); !ok || d != 0 {
+		t.Fatalf("a running pod spotted: due in %s (known %v), want at once", d, ok)
+	}
+	p.read(context.Background(), key)
+	<-p.Events()
+	if a := p.Track(web, running, "new"); !a.read || a.status.Hash != "new" {
+		t.Errorf("the first ask after the pod was spotted and read: %+v, want its answer", a)
+	}
+	p.Spot(web, running)
+	if d, _ := due(); d != probeSettled {
+		t.Errorf("after the first ask and the pod spotted again: next read in %s, want %s (nothing new to read)", d, probeSettled)
+	}
+	moved := running.DeepCopy()
+	moved.Status.PodIP = "10.0.0.2"
+	if p.Spot(web, moved); func() time.Duration { d, _ := due(); return d }() != 0 {
+		t.Error("a pod spotted at a new address is not read at once")
+	}
+	p.Drop(key)
+	if _, ok := due(); ok {
+		t.Error("a dropped pod is still read")
+	}
+}
+
 // timingOut is a pod network that drops every packet.
 type timingOut struct{}
 

@@ -21,6 +21,8 @@ type figures struct {
 	heapLive      float64 // go_gc_heap_live_bytes: marked live by the last GC
 	gcCycles      float64
 	reconciles    float64 // of the NginxOperator controller
+	reconcileTime float64 // seconds its reconciles took, in all
+	queueWait     float64 // seconds its requests waited in the work queue, in all
 	queueDepth    float64 // of every work queue
 }
 
@@ -64,6 +66,14 @@ func scrape(b *testing.B, op *operatorProcess) figures {
 			case "controller_runtime_reconcile_total":
 				if label(m, "controller") == "nginxoperator" {
 					f.reconciles += value(m)
+				}
+			case "controller_runtime_reconcile_time_seconds":
+				if label(m, "controller") == "nginxoperator" {
+					f.reconcileTime += m.GetHistogram().GetSampleSum()
+				}
+			case "workqueue_queue_duration_seconds":
+				if label(m, "name") == "nginxoperator" {
+					f.queueWait += m.GetHistogram().GetSampleSum()
 				}
 			case "workqueue_depth":
 				f.queueDepth += value(m)

@@ -159,7 +159,7 @@ func startCluster(b *testing.B, n int) (*framework.Cluster, string) {
 	c, err := framework.Start(ctx, framework.Options{
 		Dir: dir, Nodes: n/100 + 2, PodCIDR: kwokPodCIDR,
 		AuditUsers:            []string{framework.ServiceAccountUser("default", benchUser)},
-		ControllerManagerArgs: controllerManagerArgs,
+		ControllerManagerArgs: controllerManagerArgs, APIServerArgs: apiServerArgs(),
 	})
 	if err != nil {
 		b.Fatalf("%v (logs in %s)", err, dir)
@@ -267,6 +267,7 @@ func runFloor(b *testing.B, n int, r *Result) {
 		return sts.Name, sts.Status.ReadyReplicas >= 1 && sts.Status.ObservedGeneration >= sts.Generation
 	})
 	start, cpu := time.Now(), controlPlaneCPU(c)
+	created := createdAfter(ctx, b, n, start, cs)
 	inParallel(b, n, func(i int) error {
 		inst, errs := validation.NginxOperator(ctx, benchInstance(i))
 		if len(errs) > 0 {
@@ -301,6 +302,26 @@ func runFloor(b *testing.B, n int, r *Result) {
 	}
 	r.FloorSeconds = time.Since(start).Seconds()
 	r.FloorControlPlaneCPUSeconds = controlPlaneCPU(c) - cpu
+	r.FloorCreatedSeconds = <-created
+}
+
+// createdAfter sends, once every one of n StatefulSets exists, the seconds
+// since start.
+func createdAfter(ctx context.Context, b *testing.B, n int, start time.Time, cs kubernetes.Interface) <-chan float64 {
+	all := watchReady(ctx, b, n, func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		return cs.AppsV1().StatefulSets(benchNamespace).Watch(ctx, opts)
+	}, func(obj any) (string, bool) {
+		if sts, ok := obj.(*appsv1.StatefulSet); ok {
+			return sts.Name, true
+		}
+		return "", false
+	})
+	out := make(chan float64, 1)
+	go func() {
+		<-all
+		out <- time.Since(start).Seconds()
+	}()
+	return out
 }
 
 // clusterComponents are the processes of a bench cluster.
@@ -372,6 +393,7 @@ func watchReady(ctx context.Context, b *testing.B, n int, open func(context.Cont
 type operatorProcess struct {
 	cmd             *exec.Cmd
 	health, metrics string
+	pprof           string // the profiler's address, with BENCH_PROFILE
 	log             string
 	exited          chan struct{}
 }
@@ -384,7 +406,7 @@ func startOperator(b *testing.B, kubeconfig string, args []string, env ...string
 	if bin == "" {
 		bin = framework.OperatorBinary(b)
 	}
-	var ports [3]int
+	var ports [4]int
 	for i := range ports {
 		p, err := tools.FreePort()
 		if err != nil {
@@ -395,6 +417,7 @@ func startOperator(b *testing.B, kubeconfig string, args []string, env ...string
 	o := &operatorProcess{
 		health:  fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		metrics: fmt.Sprintf("127.0.0.1:%d", ports[1]),
+		pprof:   fmt.Sprintf("127.0.0.1:%d", ports[3]),
 		log:     filepath.Join(b.TempDir(), "operator.log"),
 		exited:  make(chan struct{}),
 	}
@@ -406,7 +429,7 @@ func startOperator(b *testing.B, kubeconfig string, args []string, env ...string
 		"--health-probe-bind-address=" + o.health,
 		"--metrics-bind-address=" + o.metrics, "--metrics-secure=false",
 		fmt.Sprintf("--webhook-port=%d", ports[2]), "--webhook-cert-dir=" + b.TempDir(),
-		"--conversion-webhook=false", "--log-level=error"}, args...)
+		"--conversion-webhook=false", "--log-level=error"}, append(profilerArgs(o.pprof), args...)...)
 	o.cmd = exec.Command(bin, args...)
 	o.cmd.Stdout, o.cmd.Stderr = logFile, logFile
 	o.cmd.Env = os.Environ()
@@ -467,6 +490,8 @@ func runOperator(b *testing.B, n int, r *Result) {
 		return cl.Watch(ctx, &v1beta1.NginxOperatorList{}, client.InNamespace(benchNamespace), &client.ListOptions{Raw: &opts})
 	}, available)
 	start, cpu := time.Now(), controlPlaneCPU(c)
+	created := createdAfter(ctx, b, n, start, cs)
+	profiled := profileCPU(b, fmt.Sprintf("converge-%d", n), op, c.Config, 60)
 	inParallel(b, n, func(i int) error { return cl.Create(ctx, benchInstance(i)) })
 	select {
 	case <-ready:
@@ -475,13 +500,20 @@ func runOperator(b *testing.B, n int, r *Result) {
 	}
 	r.OperatorSeconds = time.Since(start).Seconds()
 	r.ControlPlaneCPUSeconds = controlPlaneCPU(c) - cpu
+	r.OperatorCreatedSeconds = <-created
 	// Let the last status writes and Events land before counting.
 	settle(b, op)
+	profiled()
+	profileHeap(b, fmt.Sprintf("converge-%d", n), op)
 	after := afterGC(b, op)
 	auditAfter := countAudit(b, c.AuditLog())
 	r.WritesPerInstance = (after.writes - before.writes) / float64(n)
 	r.ReadsPerInstance = (after.reads - before.reads) / float64(n)
 	r.ReconcilesPerInstance = (after.reconciles - before.reconciles) / float64(n)
+	if rec := after.reconciles - before.reconciles; rec > 0 {
+		r.ReconcileMillis = 1000 * (after.reconcileTime - before.reconcileTime) / rec
+		r.QueueWaitMillis = 1000 * (after.queueWait - before.queueWait) / rec
+	}
 	r.CPUSeconds = after.cpu - before.cpu
 	r.RSSMiB = after.rss / (1 << 20)
 	status := procStatus(op.cmd.Process.Pid)

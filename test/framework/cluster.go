@@ -56,6 +56,9 @@ type Options struct {
 	// ControllerManagerArgs are added to kube-controller-manager's flags
 	// (later flags win), such as a higher --kube-api-qps for benchmarks.
 	ControllerManagerArgs []string
+	// APIServerArgs are added to kube-apiserver's flags (later flags win),
+	// such as --profiling=true for a benchmark that profiles it.
+	APIServerArgs []string
 	// RealNode, when set, adds a node that runs pods for real (kubelet,
 	// containerd, runc, CNI bridge, kube-proxy; see package
 	// test/framework/node). It is prepared before the control plane, which
@@ -344,7 +347,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, pki *pki, etcdURL string) 
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
 		"--v=1",
-	), nodeArgs...))
+	), append(nodeArgs, c.APIServerArgs...)...))
 	if err != nil {
 		return err
 	}
