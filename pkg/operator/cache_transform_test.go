@@ -127,3 +127,22 @@ func TestTrimForCacheKeepsOnlyAPodsMetadataAndContainerStates(t *testing.T) {
 		t.Errorf("trimmed pod (-want +got):\n%s", diff)
 	}
 }
+
+// The cache keeps of a Service its metadata and IP families (the
+// controller's IPv6 decision), not the rest of its spec or its status.
+func TestTrimForCacheKeepsOnlyAServicesIPFamilies(t *testing.T) {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", Labels: map[string]string{"app": "web"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.96.0.10", IPFamilies: []corev1.IPFamily{corev1.IPv6Protocol},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}, Selector: map[string]string{"app": "web"}},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}}},
+	}
+	got, err := TrimForCache(svc.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.Service{ObjectMeta: svc.ObjectMeta, Spec: corev1.ServiceSpec{IPFamilies: svc.Spec.IPFamilies}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed Service (-want +got):\n%s", diff)
+	}
+}
