@@ -65,6 +65,10 @@ type Reconciler struct {
 	Prober *Prober
 	// Operator are the pods a NetworkPolicy admits to the reloaders.
 	Operator OperatorPods
+	// Endpoints reads the EndpointSlices of proxied Services (the
+	// references cache, see watchEndpoints); nil proxies to each Service's
+	// own address.
+	Endpoints client.Reader
 }
 
 // Images are the images the operator deploys: nginx for instances that do not
@@ -84,9 +88,10 @@ type Setup struct {
 	// reconciled again; nil reads none (--read-pod-status=false).
 	PodConfig PodConfigReader
 	// References is a cache of the Secrets', ConfigMaps' and Services'
-	// metadata (see TrimReference), scoped to the watched namespaces and
-	// added to the manager by the caller: the objects instances name are
-	// watched there.
+	// metadata (see TrimReference) and of EndpointSlices (see
+	// TrimEndpointSlice), scoped to the watched namespaces and added to
+	// the manager by the caller: the objects instances name, and the
+	// endpoints of the Services they proxy to, are watched there.
 	References cache.Cache
 	// Operator are the pods a NetworkPolicy admits to the reloaders.
 	Operator OperatorPods

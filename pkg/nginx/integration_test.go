@@ -12,9 +12,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -397,20 +399,27 @@ func TestServiceTrafficFieldsAndBasicAuthSecretsReachTheCluster(t *testing.T) {
 }
 
 // The objects an instance names reach it through their watches, with
-// nothing of the instance changing and nothing polled: a proxied Service
-// re-created with another address changes the address in nginx.conf, a
-// content ConfigMap deleted degrades the instance and created again heals
-// it.
+// nothing of the instance changing and nothing polled: a proxied Service's
+// endpoints become its upstream's servers (and a location without any
+// answers 503); a Service or a content ConfigMap deleted degrades the
+// instance, and created again heals it.
 func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
-	backend := func(ip string) *corev1.Service {
-		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "backend", Namespace: ns},
-			Spec: corev1.ServiceSpec{ClusterIP: ip, Ports: []corev1.ServicePort{{Port: 80}}}}
+	backend := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "backend", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 80, TargetPort: intstr.FromString("web")}}}}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, backend, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	// Fixed addresses: a re-created Service could otherwise get its old
-	// one back.
-	if _, err := cs.CoreV1().Services(ns).Create(ctx, backend("10.96.201.1"), metav1.CreateOptions{}); err != nil {
+	// The test cluster runs no EndpointSlice controller: the slice is the
+	// test's, as a Service without a selector has.
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "backend-1", Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: "backend"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("web"), Port: ptr.To[int32](8080)}},
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.1.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+	}
+	if _, err := cs.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	site := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "site", Namespace: ns}, Data: map[string]string{"index.html": "hi"}}
@@ -423,17 +432,44 @@ func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
 	if err := c.Create(ctx, gw); err != nil {
 		t.Fatal(err)
 	}
-	upstream := func(ctx context.Context) string {
+	config := func(ctx context.Context) string {
 		var cfg corev1.Secret
 		if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("gw").ConfigSecret}, &cfg) != nil {
 			return ""
 		}
-		_, server, _ := strings.Cut(string(cfg.Data[layout.ConfigFile]), "upstream ")
-		server, _, _ = strings.Cut(server, "keepalive")
-		return strings.Join(strings.Fields(server), " ")
+		return strings.Join(strings.Fields(string(cfg.Data[layout.ConfigFile])), " ")
 	}
-	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return strings.Contains(upstream(ctx), "server 10.96.201.1:80;") }) {
-		t.Fatalf("nginx.conf's upstream is %q, want server 10.96.201.1:80", upstream(ctx))
+	upstreamIs := func(want string) bool {
+		return framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+			return strings.Contains(config(ctx), "upstream backend_s0_l0 { "+want+" keepalive")
+		})
+	}
+	if !upstreamIs("server 10.244.1.1:8080;") {
+		t.Fatalf("nginx.conf is %q, want the endpoint 10.244.1.1:8080 as the upstream's server", config(ctx))
+	}
+
+	// A second pod becomes ready; the first terminates.
+	slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.244.1.2"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
+	if slice, err := cs.DiscoveryV1().EndpointSlices(ns).Update(ctx, slice, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	} else if !upstreamIs("server 10.244.1.1:8080; server 10.244.1.2:8080;") {
+		t.Errorf("after a second endpoint nginx.conf is %q", config(ctx))
+	} else {
+		slice.Endpoints[0].Conditions = discoveryv1.EndpointConditions{Ready: ptr.To(false), Serving: ptr.To(true), Terminating: ptr.To(true)}
+		if _, err := cs.DiscoveryV1().EndpointSlices(ns).Update(ctx, slice, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if !upstreamIs("server 10.244.1.2:8080;") {
+			t.Errorf("after the first endpoint began terminating nginx.conf is %q", config(ctx))
+		}
+	}
+	if err := cs.DiscoveryV1().EndpointSlices(ns).Delete(ctx, "backend-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		return strings.Contains(config(ctx), "location / { return 503;") && !strings.Contains(config(ctx), "upstream")
+	}) {
+		t.Errorf("without endpoints nginx.conf is %q, want the location to answer 503", config(ctx))
 	}
 
 	if err := cs.CoreV1().Services(ns).Delete(ctx, "backend", metav1.DeleteOptions{}); err != nil {
@@ -442,11 +478,11 @@ func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
 	if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, "gw", nginx.ReasonServiceNotFound, `"backend"`)) {
 		t.Errorf("a deleted proxied Service: Degraded is %+v", framework.InstanceCondition(ctx, c, ns, "gw", v1beta1.ConditionDegraded))
 	}
-	if _, err := cs.CoreV1().Services(ns).Create(ctx, backend("10.96.201.2"), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, backend, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return strings.Contains(upstream(ctx), "server 10.96.201.2:80;") }) {
-		t.Errorf("after the Service came back with a new address nginx.conf's upstream is %q", upstream(ctx))
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return reconciled(ctx, c, ns, "gw") }) {
+		t.Errorf("the Service came back and the instance did not recover: %+v", framework.InstanceCondition(ctx, c, ns, "gw", v1beta1.ConditionDegraded))
 	}
 
 	if err := cs.CoreV1().ConfigMaps(ns).Delete(ctx, "site", metav1.DeleteOptions{}); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,7 +68,7 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 		return nil, err
 	}
 	config, err := render.Config(&desired.Spec, render.Options{Paths: render.PodPaths(), Namespace: nginx.Namespace, IPv6: ipv6,
-		UpstreamHost: refs.upstreamHost})
+		UpstreamHost: refs.upstreamHost, Endpoints: refs.endpoints})
 	if err != nil {
 		// The emitter refuses an argument it cannot quote safely: the spec
 		// is at fault, and retrying cannot help.
@@ -108,8 +109,28 @@ type referenced struct {
 	// tlsHash digests the TLS Secrets' content; empty without TLS.
 	tlsHash string
 	// upstreams are the hosts nginx connects to for each proxied Service
-	// (see upstreamHost).
+	// that it does not reach at its endpoints (see upstreamHost).
 	upstreams map[string]string
+	// proxied are the proxied Services reached at their endpoints, with
+	// their EndpointSlices (see endpoints).
+	proxied map[string]proxiedService
+}
+
+// proxiedService is a Service nginx sends to at its endpoints.
+type proxiedService struct {
+	service   *corev1.Service
+	endpoints []discoveryv1.EndpointSlice
+}
+
+// endpoints are where nginx sends a proxied Service's port, as
+// render.Options.Endpoints: its ready endpoints (endpointAddresses), unless
+// it is reached at its own address (upstreamHost).
+func (refs referenced) endpoints(service string, port int32) ([]string, bool) {
+	p, ok := refs.proxied[service]
+	if !ok {
+		return nil, false
+	}
+	return endpointAddresses(p.service, port, p.endpoints), true
 }
 
 // upstreamHost is the host nginx connects to for a proxied Service, as
@@ -171,16 +192,37 @@ func (r *Reconciler) readReferences(ctx context.Context, nginx *v1beta1.NginxOpe
 				tls = append(tls, map[string][]byte{corev1.TLSCertKey: o.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: o.Data[corev1.TLSPrivateKeyKey]})
 			}
 		case *corev1.Service:
-			if out.upstreams == nil {
-				out.upstreams = map[string]string{}
+			if err := r.readUpstream(ctx, o, &out); err != nil {
+				return out, err
 			}
-			out.upstreams[ref.Name] = upstreamHost(o)
 		}
 	}
 	if len(tls) > 0 {
 		out.tlsHash = k8sutil.Hash(tls)[:16]
 	}
 	return out, nil
+}
+
+// readUpstream records where nginx sends svc: at its endpoints, from the
+// cached EndpointSlices, or, for an ExternalName Service or without an
+// EndpointSlice cache, at its own address (upstreamHost).
+func (r *Reconciler) readUpstream(ctx context.Context, svc *corev1.Service, out *referenced) error {
+	if r.Endpoints == nil || svc.Spec.Type == corev1.ServiceTypeExternalName {
+		if out.upstreams == nil {
+			out.upstreams = map[string]string{}
+		}
+		out.upstreams[svc.Name] = upstreamHost(svc)
+		return nil
+	}
+	endpoints, err := r.serviceEndpoints(ctx, svc.Namespace, svc.Name)
+	if err != nil {
+		return err
+	}
+	if out.proxied == nil {
+		out.proxied = map[string]proxiedService{}
+	}
+	out.proxied[svc.Name] = proxiedService{service: svc, endpoints: endpoints}
+	return nil
 }
 
 // referenceObject is an empty object of a reference's kind.

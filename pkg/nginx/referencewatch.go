@@ -73,27 +73,38 @@ func (r *Reconciler) watchReferences(mgr ctrl.Manager, references cache.Cache, b
 			// resync does not.
 			predicate.TypedResourceVersionChangedPredicate[*metav1.PartialObjectMetadata]{}))
 	}
-	return b, nil
+	endpoints, err := r.watchEndpoints(context.Background(), references)
+	if err != nil {
+		return nil, err
+	}
+	r.Endpoints = references
+	return b.WatchesRawSource(endpoints), nil
 }
 
 // instancesNaming maps an object of kind to the instances in its namespace
 // whose spec names it.
 func (r *Reconciler) instancesNaming(kind string) handler.TypedMapFunc[*metav1.PartialObjectMetadata, reconcile.Request] {
 	return func(ctx context.Context, obj *metav1.PartialObjectMetadata) []reconcile.Request {
-		var list v1beta1.NginxOperatorList
-		if err := r.Client.List(ctx, &list, client.InNamespace(obj.Namespace),
-			client.MatchingFields{referenceIndex: referenceKey(kind, obj.Name)}, client.UnsafeDisableDeepCopy); err != nil {
-			// The cache is the manager's own and indexed at setup: a
-			// failure here is a programming error, not the user's.
-			log.FromContext(ctx).Error(err, "listing the instances that name an object", "kind", kind, "object", client.ObjectKeyFromObject(obj))
-			return nil
-		}
-		requests := make([]reconcile.Request, 0, len(list.Items))
-		for _, nginx := range list.Items {
-			requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}})
-		}
-		return requests
+		return r.instancesNamingObject(ctx, kind, obj.Namespace, obj.Name)
 	}
+}
+
+// instancesNamingObject are the instances in namespace whose spec names the
+// object of kind called name.
+func (r *Reconciler) instancesNamingObject(ctx context.Context, kind, namespace, name string) []reconcile.Request {
+	var list v1beta1.NginxOperatorList
+	if err := r.Client.List(ctx, &list, client.InNamespace(namespace),
+		client.MatchingFields{referenceIndex: referenceKey(kind, name)}, client.UnsafeDisableDeepCopy); err != nil {
+		// The cache is the manager's own and indexed at setup: a failure
+		// here is a programming error, not the user's.
+		log.FromContext(ctx).Error(err, "listing the instances that name an object", "kind", kind, "namespace", namespace, "name", name)
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for _, nginx := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}})
+	}
+	return requests
 }
 
 // TrimReference keeps of a watched object's metadata what the references

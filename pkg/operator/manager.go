@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -173,10 +174,13 @@ func CacheOptions(opts Options) cache.Options {
 // ReferenceCacheOptions scope the cache of the objects instances name:
 // every Secret, ConfigMap and Service of the watched namespaces, which
 // carry no label of the operator's, so it cannot share the managed cache
-// (one informer per kind there, restricted by label). It holds metadata
-// only, trimmed to identity and version (nginx.TrimReference).
+// (one informer per kind there, restricted by label). It holds their
+// metadata only, trimmed to identity and version (nginx.TrimReference), and
+// the EndpointSlices of the same namespaces, trimmed to what an upstream
+// is made of (nginx.TrimEndpointSlice).
 func ReferenceCacheOptions(opts Options, mgr manager.Manager) cache.Options {
-	c := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultTransform: nginx.TrimReference}
+	c := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultTransform: nginx.TrimReference,
+		ByObject: map[client.Object]cache.ByObject{&discoveryv1.EndpointSlice{}: {Transform: nginx.TrimEndpointSlice}}}
 	scopeToNamespaces(&c, opts)
 	return c
 }

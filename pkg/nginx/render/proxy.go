@@ -18,7 +18,13 @@ const upstreamKeepalive = "32"
 func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 	p := l.Proxy
 	upstream := "backend_" + id
-	r.httpBlocks = append(r.httpBlocks, r.upstream(upstream, p))
+	servers := r.upstreamServers(p)
+	if len(servers) == 0 {
+		// No backend has a ready endpoint: an upstream needs a server,
+		// and the client is best told the Service is unavailable.
+		return []conf.Directive{conf.D("return", "503")}
+	}
+	r.httpBlocks = append(r.httpBlocks, conf.B("upstream", []string{upstream}, append(servers, conf.D("keepalive", upstreamKeepalive))...))
 	scheme := "http://"
 	if p.TLS != nil {
 		scheme = "https://"
@@ -39,20 +45,6 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 		body = append(body, conf.D("proxy_intercept_errors", "on"))
 	}
 	return body
-}
-
-// upstream is the group of the location's Services: one, or several with
-// their weights (nginx's smooth weighted round robin).
-func (r *renderer) upstream(name string, p *v1beta1.ProxyLocation) conf.Directive {
-	var servers []conf.Directive
-	for _, b := range backendsOf(p) {
-		args := []string{r.opts.UpstreamHost(b.service, r.opts.Namespace) + ":" + itoa(b.port)}
-		if b.weight > 0 {
-			args = append(args, "weight="+itoa(b.weight))
-		}
-		servers = append(servers, conf.D("server", args...))
-	}
-	return conf.B("upstream", []string{name}, append(servers, conf.D("keepalive", upstreamKeepalive))...)
 }
 
 func buffering(b *v1beta1.ProxyBuffering) []conf.Directive {

@@ -57,6 +57,10 @@ type Options struct {
 	// UpstreamHost maps a proxied Service to the host nginx connects to; default
 	// "<service>.<namespace>.svc". Tests point it at a local server.
 	UpstreamHost func(service, namespace string) string
+	// Endpoints are the "address:port" nginx sends a proxied Service's
+	// port to: its ready pods. ok false sends it to UpstreamHost instead (an
+	// ExternalName Service; unset, every Service).
+	Endpoints func(service string, port int32) (addrs []string, ok bool)
 	// HealthPort and StubStatusPort default to the reserved pod ports.
 	HealthPort, StubStatusPort int
 	// IPv6 makes every server listen on IPv6 too. The controller sets it

@@ -1,0 +1,73 @@
+package render
+
+import (
+	"math"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+)
+
+// maxWeightScale bounds the factor that turns backend weights into
+// per-endpoint weights (see upstreamServers): beyond it, weights are
+// rounded.
+const maxWeightScale = 10000
+
+// upstreamServers are the server lines of a proxy location's upstream:
+// each backend's endpoints (Options.Endpoints), or its Service's own
+// address where the caller resolves none. A backend with no ready endpoint
+// has no server, so its share goes to the others; with none at all the
+// location answers 503 (see proxy). Across several weighted backends each
+// endpoint carries its backend's weight divided among its endpoints, so a
+// Service with more pods does not draw more than its weight.
+func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
+	backends := backendsOf(p)
+	addrs := make([][]string, len(backends))
+	counts := make([]int64, 0, len(backends))
+	for i, b := range backends {
+		if r.opts.Endpoints != nil {
+			if eps, ok := r.opts.Endpoints(b.service, b.port); ok {
+				addrs[i] = eps
+				if len(eps) > 0 {
+					counts = append(counts, int64(len(eps)))
+				}
+				continue
+			}
+		}
+		addrs[i] = []string{r.opts.UpstreamHost(b.service, r.opts.Namespace) + ":" + itoa(b.port)}
+		counts = append(counts, 1)
+	}
+	scale := weightScale(counts)
+	var servers []conf.Directive
+	for i, b := range backends {
+		for _, addr := range addrs[i] {
+			args := []string{addr}
+			if b.weight > 0 {
+				w := int64(math.Round(float64(int64(b.weight)*scale) / float64(len(addrs[i]))))
+				args = append(args, "weight="+itoa(int32(max(w, 1))))
+			}
+			servers = append(servers, conf.D("server", args...))
+		}
+	}
+	return servers
+}
+
+// weightScale is the least common multiple of the backends' server counts
+// (so that every per-endpoint weight is a whole number), or maxWeightScale
+// when that is larger.
+func weightScale(counts []int64) int64 {
+	scale := int64(1)
+	for _, n := range counts {
+		scale = scale / gcd(scale, n) * n
+		if scale > maxWeightScale {
+			return maxWeightScale
+		}
+	}
+	return scale
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
