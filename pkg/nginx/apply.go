@@ -44,6 +44,7 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 		return live, ctrl.Result{}, err
 	}
 	nginx.Status.ConfigHash = p.inputs.ConfigHash
+	nginx.Status.Upstreams = p.upstreams
 	if live != nil && (!live.DeletionTimestamp.IsZero() || claimTemplatesDiffer(p.statefulSet, live)) {
 		return live, ctrl.Result{RequeueAfter: recreateRetry}, r.recreateStatefulSet(ctx, nginx, live)
 	}

@@ -439,9 +439,13 @@ func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
 		}
 		return strings.Join(strings.Fields(string(cfg.Data[layout.ConfigFile])), " ")
 	}
+	// nginx.conf and the status say the same.
 	upstreamIs := func(want string) bool {
 		return framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-			return strings.Contains(config(ctx), "upstream backend_s0_l0 { "+want+" keepalive")
+			var n v1beta1.NginxOperator
+			return strings.Contains(config(ctx), "upstream backend_s0_l0 { "+want+" keepalive") &&
+				c.Get(ctx, client.ObjectKeyFromObject(gw), &n) == nil && len(n.Status.Upstreams) == 1 &&
+				n.Status.Upstreams[0] == v1beta1.UpstreamStatus{Service: "backend", Port: 80, Endpoints: int32(strings.Count(want, "server "))}
 		})
 	}
 	if !upstreamIs("server 10.244.1.1:8080;") {
@@ -467,7 +471,9 @@ func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-		return strings.Contains(config(ctx), "location / { return 503;") && !strings.Contains(config(ctx), "upstream")
+		var n v1beta1.NginxOperator
+		return strings.Contains(config(ctx), "location / { return 503;") && !strings.Contains(config(ctx), "upstream") &&
+			c.Get(ctx, client.ObjectKeyFromObject(gw), &n) == nil && len(n.Status.Upstreams) == 1 && n.Status.Upstreams[0].Endpoints == 0
 	}) {
 		t.Errorf("without endpoints nginx.conf is %q, want the location to answer 503", config(ctx))
 	}

@@ -2,7 +2,9 @@ package nginx
 
 import (
 	"context"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,6 +30,9 @@ import (
 // validated spec and what its references hold. Planning writes nothing.
 type plan struct {
 	inputs Inputs
+	// upstreams are where nginx sends each proxied Service port, for the
+	// status.
+	upstreams []v1beta1.UpstreamStatus
 	// children in the order they are applied: the StatefulSet last, so that
 	// should a child's name be taken (see Applier.ApplyOwned), no pod starts
 	// without the rest.
@@ -85,7 +90,8 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return nil, err
 	}
-	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), checked: []client.Object{Service(desired)}}
+	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), checked: []client.Object{Service(desired)},
+		upstreams: refs.status(render.ReferencesOf(&desired.Spec), nginx.Namespace)}
 	names, meta := layout.NamesFor(nginx.Name), func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: nginx.Namespace, Name: name}
 	}
@@ -201,6 +207,24 @@ func (r *Reconciler) readReferences(ctx context.Context, nginx *v1beta1.NginxOpe
 		out.tlsHash = k8sutil.Hash(tls)[:16]
 	}
 	return out, nil
+}
+
+// status says, for each port of a proxied Service in refs, where nginx
+// sends it: to how many endpoints, or to which address.
+func (refs referenced) status(all render.References, namespace string) []v1beta1.UpstreamStatus {
+	var out []v1beta1.UpstreamStatus
+	for _, ref := range all.Of(render.UseProxy) {
+		for _, port := range ref.Ports {
+			u := v1beta1.UpstreamStatus{Service: ref.Name, Port: port}
+			if addrs, ok := refs.endpoints(ref.Name, port); ok {
+				u.Endpoints = int32(len(addrs))
+			} else {
+				u.Address = net.JoinHostPort(strings.Trim(refs.upstreamHost(ref.Name, namespace), "[]"), strconv.Itoa(int(port)))
+			}
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // readUpstream records where nginx sends svc: at its endpoints, from the

@@ -45,6 +45,9 @@ type Reference struct {
 	// Keys are the keys of the object nginx reads (the htpasswd files of
 	// basic auth, the certificates of a CA), in order of first use.
 	Keys []string
+	// Ports are the ports of a proxied Service that locations send to, in
+	// order of first use.
+	Ports []int32
 }
 
 // References are the distinct objects a spec names, by use in the order
@@ -86,7 +89,10 @@ func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 		for _, l := range s.Locations {
 			if l.Proxy != nil {
 				for _, b := range backendsOf(l.Proxy) {
-					w.add(UseProxy, "Service", b.service, "")
+					ref := w.add(UseProxy, "Service", b.service, "")
+					if !slices.Contains(ref.Ports, b.port) {
+						ref.Ports = append(ref.Ports, b.port)
+					}
 				}
 			}
 		}
@@ -124,8 +130,9 @@ type referenceWalk struct {
 	refs References
 }
 
-// add records use of kind/name, and that nginx reads its key (unless "").
-func (w *referenceWalk) add(use Use, kind, name, key string) {
+// add records use of kind/name, and that nginx reads its key (unless ""),
+// and returns the reference.
+func (w *referenceWalk) add(use Use, kind, name, key string) *Reference {
 	i := -1
 	for j, ref := range w.refs {
 		if ref.Use == use && ref.Kind == kind && ref.Name == name {
@@ -140,6 +147,7 @@ func (w *referenceWalk) add(use Use, kind, name, key string) {
 	if key != "" && !slices.Contains(w.refs[i].Keys, key) {
 		w.refs[i].Keys = append(w.refs[i].Keys, key)
 	}
+	return &w.refs[i]
 }
 
 // backend is a Service nginx sends a proxy location's requests to.

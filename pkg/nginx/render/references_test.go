@@ -10,7 +10,7 @@ import (
 )
 
 // One walk finds every object nginx resolves, mounts or reads, each once,
-// with the keys it reads, and nothing else: a backend with weight 0 (or
+// with the keys it reads (the ports it sends to), and nothing else: a backend with weight 0 (or
 // none, which the CRD would have defaulted) and a disabled basicAuth name
 // nothing that must exist.
 func TestReferencesAreWhatNginxResolvesAndMounts(t *testing.T) {
@@ -40,8 +40,8 @@ func TestReferencesAreWhatNginxResolvesAndMounts(t *testing.T) {
 	}}, Content: v1beta1.Content{ConfigMaps: []v1beta1.ConfigMapContent{{Name: "site"}}}}
 	want := References{
 		{Use: UseTLS, Kind: "Secret", Name: "web-tls"},
-		{Use: UseProxy, Kind: "Service", Name: "one"},
-		{Use: UseProxy, Kind: "Service", Name: "stable"},
+		{Use: UseProxy, Kind: "Service", Name: "one", Ports: []int32{80, 8080}},
+		{Use: UseProxy, Kind: "Service", Name: "stable", Ports: []int32{80}},
 		{Use: UseBasicAuth, Kind: "Secret", Name: "users", Keys: []string{"auth"}},
 		{Use: UseBasicAuth, Kind: "Secret", Name: "admins", Keys: []string{"htpasswd", "auth"}},
 		{Use: UseCA, Kind: "ConfigMap", Name: "a", Keys: []string{"ca.crt", "other.crt"}},

@@ -1159,12 +1159,37 @@ type NginxOperatorStatus struct {
 	// condition reports one under way or failed.
 	// +optional
 	Restore *RestoreSpec `json:"restore,omitempty"`
+	// Upstreams are the Service ports the proxy locations send to, and
+	// where nginx sends each: how many ready endpoints (pods), or the one
+	// address of an ExternalName Service.
+	// +optional
+	// +listType=map
+	// +listMapKey=service
+	// +listMapKey=port
+	// +kubebuilder:validation:MaxItems=1024
+	Upstreams []UpstreamStatus `json:"upstreams,omitempty"`
 	// Conditions: Available, Progressing, Degraded, Reconciled and, with
 	// spec.restore, Restored.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// UpstreamStatus is where nginx sends the requests for one Service port.
+type UpstreamStatus struct {
+	// Service is the name of the proxied Service.
+	Service string `json:"service"`
+	// Port is the Service's port.
+	Port int32 `json:"port"`
+	// Endpoints is how many ready endpoints of the Service nginx sends the
+	// port's requests to; with none, the locations that only send there
+	// answer 503.
+	Endpoints int32 `json:"endpoints"`
+	// Address is the one host and port nginx connects to instead of
+	// endpoints: an ExternalName Service's target.
+	// +optional
+	Address string `json:"address,omitempty"`
 }
 
 // NginxOperator is an nginx deployment: a StatefulSet, its Services and a
