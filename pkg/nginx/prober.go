@@ -131,8 +131,9 @@ func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want stri
 		pr.wantSince = p.now()
 	}
 	// A pod Spot found has been read, but not yet for any configuration:
-	// its first want is no reason to read it again.
-	rewanted := pr.asked.want != want && pr.asked.want != ""
+	// its first want is a reason to read it again only if the answer does
+	// not show that configuration.
+	rewanted := pr.asked.want != want && (pr.asked.want != "" || !pr.answered || !shows(pr.status, want))
 	if ok && pr.answered && pr.err == nil && nudged {
 		pr.awaitingNudge, pr.attemptsBefore, pr.quietReads = true, attempts(pr.status), 0
 	}
@@ -302,7 +303,10 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 		}
 		pr.due = now.Add(min(first<<min(pr.failures, 16), probeRetryMax))
 		pr.failures++
-	case !pr.awaitingNudge && (st.Hash == pr.asked.want || st.RejectedHash == pr.asked.want):
+	case pr.asked.want == "":
+		// Spotted, not yet asked for a configuration: Track decides soon.
+		pr.due, pr.failures = now.Add(probeBehind), 0
+	case !pr.awaitingNudge && shows(st, pr.asked.want):
 		pr.due, pr.failures = now.Add(probeSettled), 0
 	case now.Sub(pr.wantSince) < probeBehindFor:
 		pr.due, pr.failures = now.Add(probeBehind), 0
@@ -323,6 +327,10 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 		}
 	}
 }
+
+// shows tells whether a reloader's answer is about configuration want: it
+// loaded it, or refused it.
+func shows(st reloader.Status, want string) bool { return st.Hash == want || st.RejectedHash == want }
 
 // attempts are the reloads and refusals a reloader made since it started.
 func attempts(st reloader.Status) int { return st.Reloads + st.Failures }

@@ -191,12 +191,32 @@ func TestProberSpotsPodsFromTheWatch(t *testing.T) {
 	}
 	p.read(context.Background(), key)
 	<-p.Events()
+	if d, _ := due(); d != probeBehind {
+		t.Errorf("read before any ask: next read in %s, want %s (an answer settles nothing before the pod was asked for a configuration)", d, probeBehind)
+	}
 	if a := p.Track(web, running, "new"); !a.read || a.status.Hash != "new" {
 		t.Errorf("the first ask after the pod was spotted and read: %+v, want its answer", a)
 	}
 	p.Spot(web, running)
-	if d, _ := due(); d != probeSettled {
-		t.Errorf("after the first ask and the pod spotted again: next read in %s, want %s (nothing new to read)", d, probeSettled)
+	if d, _ := due(); d != probeBehind {
+		t.Errorf("after the first ask, for what the pod serves, and the pod spotted again: next read in %s, want %s still (nothing new to read)", d, probeBehind)
+	}
+	// Asked first for a configuration its answer does not show (the pod
+	// was nudged before it ran, and serves the files it started with):
+	// read again at once.
+	other := types.NamespacedName{Namespace: "team-a", Name: "web-1"}
+	behind := running.DeepCopy()
+	behind.Name = "web-1"
+	p.Spot(web, behind)
+	p.reader = fakeReloaders{"web-1": {Hash: "old", LastReloadSuccessful: true}}
+	p.read(context.Background(), other)
+	<-p.Events()
+	p.Track(web, behind, "new")
+	p.mu.Lock()
+	behindDue := p.pods[other].due.Sub(now)
+	p.mu.Unlock()
+	if behindDue != 0 {
+		t.Errorf("spotted and read on configuration old, then asked for new: next read in %s, want at once", behindDue)
 	}
 	moved := running.DeepCopy()
 	moved.Status.PodIP = "10.0.0.2"

@@ -1,0 +1,266 @@
+package realpods
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
+)
+
+// nginx sends to a Service's pods itself, per request: a backend scaled
+// from one pod to three under load has each new pod serving within 5 s of
+// being ready, and then 3,000 requests over keep-alive connections through
+// the instance's Service (two nginx replicas) spread over the three pods,
+// the busiest getting at most 40%. Through the Service's cluster address,
+// kube-proxy chose a pod per connection: 73% and 0 for one pod.
+func TestProxySpreadsRequestsOverTheServicesPods(t *testing.T) {
+	ctx, c, ns, cs, cl := setup(t)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	runTestServers(ctx, t, cs, ns, "api", 1)
+	objs := applyObjects(ctx, t, c, ns, nginxOperator(t, "gw", v1beta1.NginxOperatorSpec{
+		Replicas: ptr.To[int32](2),
+		Ports:    []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{
+			{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}},
+		}}}},
+	}))
+	framework.WaitReady(ctx, t, cl, 3*time.Minute, objs...)
+	waitEndpoints(ctx, t, cl, ns, "gw", 1)
+	url := fmt.Sprintf("http://%s:8080/", clusterIP(ctx, t, cs, ns, "gw"))
+
+	// Scale out under load: when did each new pod get its first request?
+	load := startLoad(ctx, url, 4)
+	scaled := time.Now()
+	if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, "api", types.MergePatchType, []byte(`{"spec":{"replicas":3}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEndpoints(ctx, t, cl, ns, "gw", 3)
+	time.Sleep(6 * time.Second)
+	served := load.stop()
+	ready := podsReady(ctx, t, cs, ns, "app=api")
+	for pod, at := range ready {
+		if !at.After(scaled) {
+			continue // the pod from before the scale-out
+		}
+		first, ok := served.first[pod]
+		switch {
+		case !ok:
+			t.Errorf("pod %s, ready %s after the scale-out, served nothing in the next 6 s", pod, at.Sub(scaled).Round(time.Second))
+		case first.Sub(at) > 5*time.Second:
+			t.Errorf("pod %s first served %s after it was ready, want within 5 s", pod, first.Sub(at).Round(10*time.Millisecond))
+		default:
+			t.Logf("pod %s first served %s after it was ready (the Ready condition's time, to the second)", pod, first.Sub(at).Round(10*time.Millisecond))
+		}
+	}
+	if served.failed > 0 {
+		t.Errorf("%d of %d requests failed during the scale-out", served.failed, served.total)
+	}
+
+	// Spread: 3,000 requests, 10 keep-alive connections of 300 each.
+	counts := requestsPerPod(ctx, t, url, 10, 300)
+	t.Logf("3,000 keep-alive requests through the instance's Service, per backend pod: %v", counts)
+	if len(counts) != 3 {
+		t.Errorf("requests reached %d pods, want all 3", len(counts))
+	}
+	for pod, n := range counts {
+		if n > 1200 {
+			t.Errorf("pod %s got %d of 3,000 requests, more than 40%%", pod, n)
+		}
+	}
+}
+
+// runTestServers runs replicas of the node's test server as the Deployment
+// name, behind a Service name of port 80.
+func runTestServers(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, replicas int32) {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	deployment := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false), Containers: []corev1.Container{{
+					Name: "server", Image: realcluster.TestServer.Name, Args: []string{"serve", ":8080"},
+					Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+					ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}, PeriodSeconds: 1},
+					SecurityContext: realcluster.RestrictedContainer(),
+				}}},
+			},
+		},
+	}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	service := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{Selector: labels,
+		Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, service, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitEndpoints waits until the instance's status says its one upstream
+// has n endpoints.
+func waitEndpoints(ctx context.Context, t *testing.T, cl client.Client, ns, name string, n int32) {
+	t.Helper()
+	var got []v1beta1.UpstreamStatus
+	if !framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) bool {
+		var inst v1beta1.NginxOperator
+		if cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &inst) != nil {
+			return false
+		}
+		got = inst.Status.Upstreams
+		return len(got) == 1 && got[0].Endpoints == n
+	}) {
+		t.Fatalf("status.upstreams %+v, want one with %d endpoints", got, n)
+	}
+}
+
+// podsReady are the times the pods matching selector turned Ready.
+func podsReady(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, selector string) map[string]time.Time {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]time.Time{}
+	for _, p := range pods.Items {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				out[p.Name] = c.LastTransitionTime.Time
+			}
+		}
+	}
+	return out
+}
+
+// load is steady traffic from several keep-alive clients, recording when
+// each backend pod first answered.
+type load struct {
+	stopped chan struct{}
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	result  loadResult
+}
+
+type loadResult struct {
+	first         map[string]time.Time
+	total, failed int
+}
+
+func startLoad(ctx context.Context, url string, clients int) *load {
+	l := &load{stopped: make(chan struct{}), result: loadResult{first: map[string]time.Time{}}}
+	for range clients {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			hc := keepAliveClient()
+			for {
+				select {
+				case <-l.stopped:
+					return
+				case <-ctx.Done():
+					return
+				default:
+				}
+				pod, err := answeringPod(ctx, hc, url)
+				now := time.Now()
+				l.mu.Lock()
+				l.result.total++
+				if err != nil {
+					l.result.failed++
+				} else if _, ok := l.result.first[pod]; !ok {
+					l.result.first[pod] = now
+				}
+				l.mu.Unlock()
+			}
+		}()
+	}
+	return l
+}
+
+func (l *load) stop() loadResult {
+	close(l.stopped)
+	l.wg.Wait()
+	return l.result
+}
+
+// requestsPerPod sends clients × each requests, each client over one
+// keep-alive connection, and counts them by the backend pod that answered.
+func requestsPerPod(ctx context.Context, t *testing.T, url string, clients, each int) map[string]int {
+	t.Helper()
+	var mu sync.Mutex
+	counts := map[string]int{}
+	var failures []string
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hc := keepAliveClient()
+			for range each {
+				pod, err := answeringPod(ctx, hc, url)
+				mu.Lock()
+				if err != nil {
+					failures = append(failures, err.Error())
+				} else {
+					counts[pod]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Errorf("%d requests failed, first: %s", len(failures), failures[0])
+	}
+	return counts
+}
+
+// keepAliveClient keeps one connection open and sends every request on it.
+func keepAliveClient() *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}}
+}
+
+// answeringPod sends a GET to url and returns the name of the test server
+// that answered ("hello from <name>").
+func answeringPod(ctx context.Context, hc *http.Client, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	first, _, _ := strings.Cut(string(body), "\n")
+	pod, ok := strings.CutPrefix(first, "hello from ")
+	if resp.StatusCode != http.StatusOK || !ok {
+		return "", fmt.Errorf("%s: %.80q", resp.Status, body)
+	}
+	return pod, nil
+}
