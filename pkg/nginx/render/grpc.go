@@ -45,11 +45,16 @@ func grpcErrorPages() []conf.Directive {
 // grpcStatusLocations answer with a trailers-only gRPC response: HTTP/2
 // headers that end the stream, with the status. nginx drops the default
 // Content-Type of a 204, so the header is added; a gRPC client goes by it
-// and the grpc-status, not by the HTTP status.
+// and the grpc-status, not by the HTTP status. They are reached only by
+// error_page, for a request already refused or failed: the server's access
+// rules, which they would otherwise inherit, must not refuse the answer
+// again (nginx would then send its HTML page).
 func grpcStatusLocations() []conf.Directive {
 	var out []conf.Directive
 	for _, s := range grpcStatuses {
 		out = append(out, conf.B("location", []string{grpcStatusLocation(s.code)},
+			conf.D("allow", "all"),
+			conf.D("auth_basic", "off"),
 			conf.D("add_header", "Content-Type", "application/grpc", "always"),
 			conf.D("add_header", "grpc-status", s.code, "always"),
 			conf.D("add_header", "grpc-message", s.message, "always"),
