@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -31,20 +32,32 @@ func (r *renderer) upstream(id, name string, l v1beta1.Location) conf.Directive 
 	return conf.B("upstream", []string{name}, append(body, keepalive(p.KeepAlive)...)...)
 }
 
-// balancing is the upstream's method directive: none for round robin,
-// nginx's default; a consistent hash on the affinity cookie with session
-// affinity. NGINX Gateway Fabric's method names are nginx's words, the
-// key of hash going after "hash".
+// balancingMethods are nginx's directive and arguments for each of NGINX
+// Gateway Fabric's method names but round_robin, nginx's default. A table,
+// not the name's words: a name the CRD does not know renders nothing.
+var balancingMethods = map[string][]string{
+	"least_conn":            {"least_conn"},
+	"ip_hash":               {"ip_hash"},
+	"hash":                  {"hash"},
+	"hash consistent":       {"hash", "consistent"},
+	"random":                {"random"},
+	"random two":            {"random", "two"},
+	"random two least_conn": {"random", "two", "least_conn"},
+}
+
+// balancing is the upstream's method directive: none for round robin; a
+// consistent hash on the affinity cookie with session affinity; the hash
+// key goes after "hash".
 func (r *renderer) balancing(id string, l v1beta1.Location) []conf.Directive {
 	p := l.Proxy
 	if p.SessionAffinity != nil {
 		return []conf.Directive{r.affinityHash(id, p.SessionAffinity.Cookie)}
 	}
-	words := strings.Fields(p.LoadBalancingMethod)
-	if len(words) == 0 || words[0] == "round_robin" {
+	words, ok := balancingMethods[p.LoadBalancingMethod]
+	if !ok {
 		return nil
 	}
-	args := words[1:]
+	args := slices.Clone(words[1:])
 	if words[0] == "hash" && p.HashKey != nil {
 		args = append([]string{hashKeyVariable(*p.HashKey)}, args...)
 	}
