@@ -861,8 +861,8 @@ type HashKey struct {
 	// key: all such requests go to one endpoint.
 	// +kubebuilder:validation:Enum=Header;Cookie;QueryParameter;RequestURI;ClientIP
 	Source string `json:"source"`
-	// Name of the header, cookie or query parameter. Header names are
-	// case-insensitive; cookie and parameter names are matched as written.
+	// Name of the header, cookie or query parameter; nginx matches each
+	// regardless of case.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
