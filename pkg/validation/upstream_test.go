@@ -15,7 +15,9 @@ import (
 // affinity, retries, keepalive, protocol) refuse what nginx cannot do, at
 // admission, with a message naming the fix.
 func TestUpstreamFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) {
-	proxy := func(o *v1beta1.NginxOperator) *v1beta1.ProxyLocation { return o.Spec.Config.Servers[0].Locations[1].Proxy }
+	proxy := func(o *v1beta1.NginxOperator) *v1beta1.ProxyLocation {
+		return o.Spec.Config.Servers[0].Locations[1].Proxy
+	}
 	const at = "spec.config.servers[0].locations[1].proxy"
 	header := &v1beta1.HashKey{Source: "Header", Name: "X-User"}
 	cases := []struct {
