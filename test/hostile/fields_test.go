@@ -48,7 +48,7 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 		Image:            "nginx:1.27",
 		ImagePullPolicy:  corev1.PullIfNotPresent,
 		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "regcred"}},
-		Ports:            []v1beta1.Port{{Name: "http", ContainerPort: 8080, Protocol: tcp}, {Name: "https", ContainerPort: 8443, Protocol: tcp}},
+		Ports:            []v1beta1.Port{{Name: "http", ContainerPort: 8080, Protocol: tcp, H2C: true}, {Name: "https", ContainerPort: 8443, Protocol: tcp}},
 		ForceRedeploy:    "2026-01-01",
 		Config: v1beta1.NginxConfig{
 			WorkerConnections: 1024, ClientMaxBodySize: "1m", KeepaliveTimeoutSeconds: 65,
@@ -70,8 +70,11 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 							RateLimit: &v1beta1.RateLimit{RequestsPerMinute: 60, ZoneSizeMiB: 2}},
 						{Path: "/api/", ClientMaxBodySize: "10m", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 8081, ReadTimeoutSeconds: 60,
 							ConnectTimeoutSeconds: 5, SendTimeoutSeconds: 60,
-							Buffering: &v1beta1.ProxyBuffering{HeaderBufferKiB: 8, Buffers: 8, BufferKiB: 4},
-							TLS:       &v1beta1.BackendTLS{Hostname: "api.internal", CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "api-ca", Key: "ca.crt"}},
+							Buffering:       &v1beta1.ProxyBuffering{HeaderBufferKiB: 8, Buffers: 8, BufferKiB: 4},
+							TLS:             &v1beta1.BackendTLS{Hostname: "api.internal", CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "api-ca", Key: "ca.crt"}},
+							BackendProtocol: "HTTPS", LoadBalancingMethod: "hash consistent", HashKey: &v1beta1.HashKey{Source: "Header", Name: "X-User"},
+							Retry:     &v1beta1.ProxyRetry{Conditions: []string{"error", "timeout", "http_502"}, Tries: 3, TimeoutSeconds: 10, NonIdempotent: true},
+							KeepAlive: &v1beta1.UpstreamKeepAlive{Connections: ptr.To[int32](16), Requests: 1000, TimeSeconds: 3600, TimeoutSeconds: 60},
 							URLRewrite: &v1beta1.URLRewrite{Hostname: "api.internal",
 								Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/v2/")}}},
 							RequestHeaders: &v1beta1.HeaderModifier{
@@ -81,9 +84,13 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 						},
 						{Path: "/old", Exact: true, Redirect: &v1beta1.RedirectLocation{URL: "https://example.com/new", Code: 301}},
 						{Path: "/next/", Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{
-							{Service: "next", Port: 80, Weight: ptr.To[int32](9)}, {Service: "next-canary", Port: 80, Weight: ptr.To[int32](1)}}}},
+							{Service: "next", Port: 80, Weight: ptr.To[int32](9)}, {Service: "next-canary", Port: 80, Weight: ptr.To[int32](1)}},
+							SessionAffinity: &v1beta1.SessionAffinity{Cookie: v1beta1.SessionCookie{Name: "route", Path: "/next/", MaxAgeSeconds: ptr.To[int32](3600),
+								HTTPOnly: ptr.To(true), SameSite: "Lax"}}}},
 						{Path: "/docs/", Redirect: &v1beta1.RedirectLocation{Scheme: "https", Hostname: "docs.example.com", Port: ptr.To[int32](8443), Code: 308,
 							Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/guide/")}}},
+						{Path: "/grpc.health.v1.Health/", Proxy: &v1beta1.ProxyLocation{Service: "health", Port: 50051, BackendProtocol: "GRPC",
+							LoadBalancingMethod: "random two least_conn"}},
 					}},
 				{Port: "https", ServerNames: []string{"example.com"}, TLS: &v1beta1.TLS{SecretName: "web-tls",
 					HSTS:               &v1beta1.HSTS{MaxAgeSeconds: ptr.To[int32](31536000), IncludeSubDomains: true},
@@ -320,6 +327,23 @@ func corpusFields() []corpusField {
 		{"config.servers[].locations[].redirect.path (full)", func(spec map[string]any, v any) {
 			setAt(loc(4, "redirect", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
 		}, str(slashed...)},
+		{"config.servers[].locations[].proxy.loadBalancingMethod", setAt(loc(1, "proxy", "loadBalancingMethod")...),
+			shortStr("hash", "least_conn", "least_time header", "hash consistent; include /etc/passwd", "sticky")},
+		{"config.servers[].locations[].proxy.hashKey.name", setAt(loc(1, "proxy", "hashKey", "name")...), str("X_User", "X-User-ID", "a.b", strings.Repeat("X", 129))},
+		{"config.servers[].locations[].proxy.hashKey.source", setAt(loc(1, "proxy", "hashKey", "source")...), shortStr("Cookie", "QueryParameter", "RequestURI", "ClientIP", "Variable")},
+		{"config.servers[].locations[].proxy.backendProtocol", setAt(loc(1, "proxy", "backendProtocol")...), shortStr("GRPCS", "HTTP", "GRPC", "grpc", "FCGI")},
+		{"config.servers[].locations[].proxy.retry.conditions[]", setAt(loc(1, "proxy", "retry", "conditions", 0)...), shortStr("http_429", "non_idempotent", "off", "updating", "http_501")},
+		{"config.servers[].locations[].proxy.retry.tries", setAt(loc(1, "proxy", "retry", "tries")...), nums(100, 101)},
+		{"config.servers[].locations[].proxy.retry.timeoutSeconds", setAt(loc(1, "proxy", "retry", "timeoutSeconds")...), nums(3600, 3601)},
+		{"config.servers[].locations[].proxy.keepAlive.connections", setAt(loc(1, "proxy", "keepAlive", "connections")...), nums(65535, 65536)},
+		{"config.servers[].locations[].proxy.keepAlive.requests", setAt(loc(1, "proxy", "keepAlive", "requests")...), nums(1000000, 1000001)},
+		{"config.servers[].locations[].proxy.keepAlive.timeSeconds", setAt(loc(1, "proxy", "keepAlive", "timeSeconds")...), nums(86400, 86401)},
+		{"config.servers[].locations[].proxy.keepAlive.timeoutSeconds", setAt(loc(1, "proxy", "keepAlive", "timeoutSeconds")...), nums(3600, 3601)},
+		{"config.servers[].locations[].proxy.sessionAffinity.cookie.name", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "name")...), str("my-route", "Route_1", strings.Repeat("r", 65))},
+		{"config.servers[].locations[].proxy.sessionAffinity.cookie.path", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "path")...), str(slashed...)},
+		{"config.servers[].locations[].proxy.sessionAffinity.cookie.sameSite", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "sameSite")...), shortStr("None", "Strict", "lax")},
+		{"config.servers[].locations[].proxy.sessionAffinity.cookie.maxAgeSeconds", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "maxAgeSeconds")...), nums(31536000, 31536001)},
+		{"ports[].h2c", setAt("ports", 1, "h2c"), anyOf([]any{true, false, "true", int64(1)})},
 		{"config.realIP.header", setAt("config", "realIP", "header"), str("X-Forwarded-For", "proxy_protocol", "X Real IP", "X-Real-IP:", strings.Repeat("X", 65))},
 		{"config.realIP (PROXY protocol and a header)", func(spec map[string]any, v any) {
 			setAt("config", "realIP")(spec, map[string]any{"proxyProtocol": true, "header": v})
@@ -512,6 +536,18 @@ func structures() []struct {
 		}},
 		{"requestHeaders on a static location", func(s map[string]any) {
 			setAt(append(srv(0), "locations", 0, "requestHeaders")...)(s, map[string]any{"set": []any{map[string]any{"name": "X-A", "value": "b"}}})
+		}},
+		{"a hash method without a key", func(s map[string]any) {
+			delete(getAt(s, append(srv(0), "locations", 1, "proxy")...).(map[string]any), "hashKey")
+		}},
+		{"session affinity with a balancing method", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 3, "proxy", "loadBalancingMethod")...)(s, "least_conn")
+		}},
+		{"backend TLS on a plain gRPC location", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 5, "proxy", "tls")...)(s, map[string]any{"hostname": "health.internal"})
+		}},
+		{"buffering on a gRPC location", func(s map[string]any) {
+			setAt(append(srv(0), "locations", 5, "proxy", "buffering")...)(s, map[string]any{"disabled": true})
 		}},
 		{"9 imagePullSecrets", func(s map[string]any) {
 			s["imagePullSecrets"] = manyOf(9, func(i int) any { return map[string]any{"name": fmt.Sprintf("r%d", i)} })

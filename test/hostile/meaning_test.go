@@ -150,6 +150,12 @@ var (
 		`redirect_path_s[0-9]+_l[0-9]+|request_header_s[0-9]+_l[0-9]+_[0-9]+|1)$`)
 	// errorPageLocation is the renderer's named location of an error page.
 	errorPageLocation = regexp.MustCompile(`^@error_page_[0-9]+_[0-9]+$`)
+	// grpcStatusLocation is the renderer's named location answering a gRPC
+	// location's errors with a gRPC status.
+	grpcStatusLocation = regexp.MustCompile(`^@grpc_status_([0-9]+)$`)
+	// affinityCookie is the renderer's Set-Cookie of session affinity: a
+	// variable of its own, whose value (a map at the http level) it built.
+	affinityCookie = regexp.MustCompile(`^\$affinity_cookie_s[0-9]+_l[0-9]+$`)
 	// rewriteRegex is the shape of every rewrite regex the renderer
 	// writes: anything, or a literal prefix quoted by \Q...\E (which only a
 	// backslash in the prefix could end early) and maybe the rest of the path.
@@ -178,7 +184,27 @@ func returnMeaning(d conf.Directive) []string {
 	return out
 }
 
+// grpcStatusMeaning: a gRPC status location is exactly the renderer's
+// fixed answer, whatever the spec: it admits the request (already refused
+// or failed) and returns 204 with the status in its headers.
+func grpcStatusMeaning(loc conf.Directive) []string {
+	code := grpcStatusLocation.FindStringSubmatch(loc.Args[0])[1]
+	var got []string
+	for _, d := range loc.Block {
+		got = append(got, d.Name+" "+strings.Join(d.Args, " "))
+	}
+	want := []string{"allow all", "auth_basic off", "add_header Content-Type application/grpc always", "add_header grpc-status " + code + " always"}
+	if len(got) != 6 || strings.Join(got[:4], "\n") != strings.Join(want, "\n") ||
+		!strings.HasPrefix(got[4], "add_header grpc-message ") || strings.Contains(got[4], "$") || got[5] != "return 204" {
+		return []string{fmt.Sprintf("location %s is not the renderer's gRPC status answer: %q", loc.Args[0], got)}
+	}
+	return nil
+}
+
 func locationMeaning(loc conf.Directive) []string {
+	if len(loc.Args) == 1 && grpcStatusLocation.MatchString(loc.Args[0]) {
+		return grpcStatusMeaning(loc)
+	}
 	out := authMeaning(loc)
 	args := loc.Args
 	plain := len(args) == 1 && strings.HasPrefix(args[0], "/") ||
@@ -190,7 +216,11 @@ func locationMeaning(loc conf.Directive) []string {
 	for _, d := range loc.Block {
 		switch d.Name {
 		case "add_header":
-			// Values are literal: not even the renderer's variables.
+			// Values are literal: not even the renderer's variables, but
+			// for the affinity cookie it builds itself.
+			if len(d.Args) == 3 && d.Args[0] == "Set-Cookie" && affinityCookie.MatchString(d.Args[1]) && d.Args[2] == "always" {
+				continue
+			}
 			for _, a := range d.Args {
 				if strings.Contains(a, "$") {
 					out = append(out, fmt.Sprintf("add_header argument %q expands nginx variables", a))

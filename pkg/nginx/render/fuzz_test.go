@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
@@ -23,7 +24,10 @@ import (
 // So do the protocol and access fields: the real IP header and gzip types
 // take name and headerValue, TLS protocols and ciphers take bodySize and
 // url, the allow/deny CIDRs take path and serverName, and basic auth takes
-// secret, name and headerValue.
+// secret, name and headerValue. The upstream fields too: hash keys take
+// name, headerValue and secret, the balancing method bodySize, retry
+// conditions name, headerValue and url, and the affinity cookie name, path
+// and headerValue; gRPC locations take the header filters and backend TLS.
 func FuzzRenderedConfigHasExactlyTheDirectivesAsked(f *testing.F) {
 	f.Add("example.com", "/", "max-age=60", "https://example.com/", "web-tls", "api", "1m", "X-Team")
 	f.Add("a; } server { listen 80", "/x { return 200 pwned; }", "v\" always; add_header X-Evil \"1", "https://a/#;", "t\nls", "svc;", "1m; include /etc/passwd", "X\\E) { }")
@@ -33,7 +37,7 @@ func FuzzRenderedConfigHasExactlyTheDirectivesAsked(f *testing.F) {
 			Set: []v1beta1.Header{{Name: name, Value: headerValue}}, Add: []v1beta1.Header{{Name: name + "a", Value: headerValue}}, Remove: []string{name + "b"},
 		}
 		spec := v1beta1.NginxOperatorSpec{
-			Ports:   []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}},
+			Ports:   []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}, {Name: "grpc", ContainerPort: 8081, H2C: true}},
 			Metrics: v1beta1.MetricsSpec{Enabled: true},
 			Config: v1beta1.NginxConfig{
 				ClientMaxBodySize: bodySize,
@@ -58,10 +62,26 @@ func FuzzRenderedConfigHasExactlyTheDirectivesAsked(f *testing.F) {
 								URLRewrite: &v1beta1.URLRewrite{Path: &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: &path}}}},
 							{Path: path + "/g", Redirect: &v1beta1.RedirectLocation{Hostname: serverName, Scheme: service, Code: 308,
 								Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: &url}}},
+							{Path: path + "/hash", Proxy: &v1beta1.ProxyLocation{Service: service, Port: 80, LoadBalancingMethod: "hash consistent",
+								HashKey:   &v1beta1.HashKey{Source: "Header", Name: name},
+								Retry:     &v1beta1.ProxyRetry{Conditions: []string{name, headerValue}, Tries: 2, NonIdempotent: true},
+								KeepAlive: &v1beta1.UpstreamKeepAlive{Connections: ptr.To[int32](8), Requests: 1, TimeSeconds: 1, TimeoutSeconds: 1}}},
+							{Path: path + "/q", Proxy: &v1beta1.ProxyLocation{Service: service, Port: 80, LoadBalancingMethod: bodySize,
+								HashKey: &v1beta1.HashKey{Source: "QueryParameter", Name: headerValue}}},
+							{Path: path + "/cookie", Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{{Service: service, Port: 80, Weight: ptr.To[int32](1)}},
+								SessionAffinity: &v1beta1.SessionAffinity{Cookie: v1beta1.SessionCookie{Name: name, Path: path, SameSite: headerValue,
+									MaxAgeSeconds: ptr.To[int32](60), Secure: true, HTTPOnly: ptr.To(true)}}}},
+							{Path: path + "/grpc", Proxy: &v1beta1.ProxyLocation{Service: service, Port: 50051, BackendProtocol: "GRPCS",
+								TLS:                 &v1beta1.BackendTLS{Hostname: serverName},
+								Retry:               &v1beta1.ProxyRetry{Conditions: []string{url}, Tries: 1},
+								LoadBalancingMethod: "random two least_conn"},
+								ResponseHeaders: headers},
 						}},
 					{Port: "https", TLS: &v1beta1.TLS{SecretName: secret,
 						ClientCertificates: &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: secret, Key: name}, VerifyDepth: 1}}},
 					{Port: "http", ServerNames: []string{serverName + "x"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Code: 308}},
+					{Port: "grpc", Locations: []v1beta1.Location{{Path: path, Proxy: &v1beta1.ProxyLocation{Service: service, Port: 80, BackendProtocol: "GRPC",
+						LoadBalancingMethod: "hash", HashKey: &v1beta1.HashKey{Source: "Cookie", Name: secret}}}}},
 				},
 			},
 		}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -32,8 +33,9 @@ func (r *renderer) locations(server int, s v1beta1.Server) []conf.Directive {
 		if l.Expires != "" {
 			body = append(body, conf.D("expires", l.Expires))
 		}
-		if headers := responseHeaders(l); len(headers) > 0 {
-			// Headers of its own hide the server's from the location.
+		if headers := responseHeaders(l); len(headers) > 0 || slices.ContainsFunc(body, isAddHeader) {
+			// Headers of its own (its own, or a proxy's affinity cookie)
+			// hide the server's from the location.
 			body = append(body, headers...)
 			body = append(body, hsts(s.TLS)...)
 		}
@@ -43,8 +45,13 @@ func (r *renderer) locations(server int, s v1beta1.Server) []conf.Directive {
 		}
 		out = append(out, conf.B("location", locationArgs(l), body...))
 	}
+	if hasGRPC(locations) {
+		out = append(out, grpcStatusLocations()...)
+	}
 	return out
 }
+
+func isAddHeader(d conf.Directive) bool { return d.Name == "add_header" }
 
 func static(s *v1beta1.StaticLocation) []conf.Directive {
 	autoindex := "off"
@@ -61,9 +68,13 @@ func static(s *v1beta1.StaticLocation) []conf.Directive {
 }
 
 // responseHeaders add to every response of the location; set and remove
-// hide what the Service sent first (proxy_hide_header), so they act on
-// proxied responses only, which the CRD requires.
+// hide what the Service sent first (proxy_hide_header, grpc_hide_header),
+// so they act on proxied responses only, which the CRD requires.
 func responseHeaders(l v1beta1.Location) []conf.Directive {
+	hide := "proxy_hide_header"
+	if l.Proxy != nil && protocolOf(l.Proxy).grpc() {
+		hide = "grpc_hide_header"
+	}
 	var out []conf.Directive
 	add := func(h v1beta1.Header) {
 		// "always": error responses carry the header too.
@@ -77,11 +88,11 @@ func responseHeaders(l v1beta1.Location) []conf.Directive {
 		return out
 	}
 	for _, h := range m.Set {
-		out = append(out, conf.D("proxy_hide_header", h.Name))
+		out = append(out, conf.D(hide, h.Name))
 		add(h)
 	}
 	for _, name := range m.Remove {
-		out = append(out, conf.D("proxy_hide_header", name))
+		out = append(out, conf.D(hide, name))
 	}
 	for _, h := range m.Add {
 		add(h)

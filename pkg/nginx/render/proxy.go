@@ -1,50 +1,114 @@
 package render
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
 
-// upstreamKeepalive is how many idle connections each worker keeps open to
-// a location's Services for reuse.
-const upstreamKeepalive = "32"
+// protocol is how a proxy location talks to its Services: nginx's module
+// (proxy or grpc, the prefix of its directives), the scheme of its pass
+// directive, and whether it speaks TLS.
+type protocol struct {
+	module, scheme string
+	tls            bool
+}
+
+// grpc reports a gRPC backend.
+func (b protocol) grpc() bool { return b.module == "grpc" }
+
+// protocolOf is p's protocol. Without backendProtocol, tls decides between
+// HTTP and HTTPS, as before the field existed.
+func protocolOf(p *v1beta1.ProxyLocation) protocol {
+	switch p.BackendProtocol {
+	case "GRPC":
+		return protocol{"grpc", "grpc://", false}
+	case "GRPCS":
+		return protocol{"grpc", "grpcs://", true}
+	case "HTTPS":
+		return protocol{"proxy", "https://", true}
+	case "HTTP":
+		return protocol{"proxy", "http://", false}
+	}
+	if p.TLS != nil {
+		return protocol{"proxy", "https://", true}
+	}
+	return protocol{"proxy", "http://", false}
+}
 
 // proxy forwards to an upstream block of the location's own, which is what
-// lets nginx keep connections to the Services open (keepalive) and split
-// requests by weight.
+// lets nginx keep connections to the Services open (keepalive), split
+// requests by weight and balance them by the location's method.
 func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 	p := l.Proxy
+	b := protocolOf(p)
 	upstream := "backend_" + id
 	servers := r.upstreamServers(p)
 	if len(servers) == 0 {
 		// No backend has a ready endpoint: an upstream needs a server,
-		// and the client is best told the Service is unavailable.
+		// and the client is best told the Service is unavailable (a gRPC
+		// client, in its own terms).
+		if b.grpc() {
+			return append(grpcErrorPages(), conf.D("return", "503"))
+		}
 		return []conf.Directive{conf.D("return", "503")}
 	}
-	r.httpBlocks = append(r.httpBlocks, conf.B("upstream", []string{upstream}, append(servers, conf.D("keepalive", upstreamKeepalive))...))
-	scheme := "http://"
-	if p.TLS != nil {
-		scheme = "https://"
+	r.httpBlocks = append(r.httpBlocks, r.upstream(id, upstream, l, servers))
+	body := []conf.Directive{conf.D(b.module+"_pass", b.scheme+upstream)}
+	if !b.grpc() {
+		body = append(body, conf.D("proxy_http_version", "1.1"))
 	}
-	body := []conf.Directive{conf.D("proxy_pass", scheme+upstream), conf.D("proxy_http_version", "1.1")}
 	for _, h := range r.requestHeaders(id, l) {
-		body = append(body, conf.D("proxy_set_header", h.Name, h.Value))
+		// HTTP/2 has no Connection or Upgrade: a gRPC Service refuses a
+		// request with them.
+		if b.grpc() && (h.Name == "Upgrade" || h.Name == "Connection") {
+			continue
+		}
+		body = append(body, conf.D(b.module+"_set_header", h.Name, h.Value))
 	}
 	body = append(body,
-		conf.D("proxy_connect_timeout", itoa(p.ConnectTimeoutSeconds)+"s"),
-		conf.D("proxy_send_timeout", itoa(p.SendTimeoutSeconds)+"s"),
-		conf.D("proxy_read_timeout", itoa(p.ReadTimeoutSeconds)+"s"),
+		conf.D(b.module+"_connect_timeout", itoa(p.ConnectTimeoutSeconds)+"s"),
+		conf.D(b.module+"_send_timeout", itoa(p.SendTimeoutSeconds)+"s"),
+		conf.D(b.module+"_read_timeout", itoa(p.ReadTimeoutSeconds)+"s"),
 	)
 	body = append(body, buffering(p.Buffering)...)
-	body = append(body, r.backendTLS(p)...)
+	if b.tls {
+		body = append(body, r.backendTLS(b.module, p)...)
+	}
 	body = append(body, rewrite(l.Path, p.URLRewrite)...)
 	if p.InterceptErrors {
 		body = append(body, conf.D("proxy_intercept_errors", "on"))
 	}
+	body = append(body, retry(b.module, p.Retry)...)
+	if a := p.SessionAffinity; a != nil {
+		body = append(body, r.affinityCookie(id, l.Path, a.Cookie))
+	}
+	if b.grpc() {
+		body = append(body, grpcErrorPages()...)
+	}
 	return body
+}
+
+// retry is which failures send a request on to another endpoint, and how
+// many endpoints and how long it may try. Unset, nginx's defaults apply.
+func retry(module string, rt *v1beta1.ProxyRetry) []conf.Directive {
+	if rt == nil {
+		return nil
+	}
+	conditions := slices.Clone(rt.Conditions)
+	if rt.NonIdempotent {
+		conditions = append(conditions, "non_idempotent")
+	}
+	return []conf.Directive{
+		conf.D(module+"_next_upstream", conditions...),
+		conf.D(module+"_next_upstream_tries", itoa(rt.Tries)),
+		conf.D(module+"_next_upstream_timeout", itoa(rt.TimeoutSeconds)+"s"),
+	}
 }
 
 func buffering(b *v1beta1.ProxyBuffering) []conf.Directive {
@@ -70,11 +134,9 @@ func buffering(b *v1beta1.ProxyBuffering) []conf.Directive {
 // backendTLS names the Service in SNI (by default its cluster DNS name: the
 // upstream's own name means nothing to it) and verifies its certificate
 // when a CA is given.
-func (r *renderer) backendTLS(p *v1beta1.ProxyLocation) []conf.Directive {
-	t := p.TLS
-	if t == nil {
-		return nil
-	}
+// module is proxy or grpc; without tls, nginx encrypts and checks nothing.
+func (r *renderer) backendTLS(module string, p *v1beta1.ProxyLocation) []conf.Directive {
+	t := ptr.Deref(p.TLS, v1beta1.BackendTLS{})
 	name := t.Hostname
 	if name == "" {
 		service := p.Service
@@ -84,14 +146,14 @@ func (r *renderer) backendTLS(p *v1beta1.ProxyLocation) []conf.Directive {
 		name = ServiceDNSName(service, r.opts.Namespace)
 	}
 	out := []conf.Directive{
-		conf.D("proxy_ssl_server_name", "on"),
-		conf.D("proxy_ssl_name", name),
-		conf.D("proxy_ssl_protocols", "TLSv1.2", "TLSv1.3"),
+		conf.D(module+"_ssl_server_name", "on"),
+		conf.D(module+"_ssl_name", name),
+		conf.D(module+"_ssl_protocols", "TLSv1.2", "TLSv1.3"),
 	}
 	if t.CACertificate != nil {
 		out = append(out,
-			conf.D("proxy_ssl_verify", "on"),
-			conf.D("proxy_ssl_trusted_certificate", r.opts.Paths.CAFile(*t.CACertificate)),
+			conf.D(module+"_ssl_verify", "on"),
+			conf.D(module+"_ssl_trusted_certificate", r.opts.Paths.CAFile(*t.CACertificate)),
 		)
 	}
 	return out

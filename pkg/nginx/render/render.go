@@ -2,7 +2,8 @@
 // follow nginx.conf's own shape: core.go the main and events contexts,
 // http.go the http context, variables.go the maps and geo blocks proxies
 // and redirects read, server.go a server, location.go a location,
-// proxy.go a proxy location's upstream and headers, redirect.go a
+// proxy.go a proxy location, upstream.go its upstream block (balancing,
+// affinity, keepalive), grpc.go a gRPC location's statuses, redirect.go a
 // redirect, access.go the access rules and rate limits of a server or a
 // location, and references.go the objects a spec names and where their
 // files are.

@@ -132,6 +132,60 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 			},
 		},
 	},
+	// Every way of choosing an endpoint, retrying and reusing connections,
+	// one location each (issue 28).
+	"upstream-balancing": {
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{
+			Port: "https", ServerNames: []string{"app.example.com"},
+			TLS: &v1beta1.TLS{SecretName: "app-tls", HSTS: &v1beta1.HSTS{}},
+			Locations: []v1beta1.Location{
+				{Path: "/least/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, LoadBalancingMethod: "least_conn",
+					KeepAlive: &v1beta1.UpstreamKeepAlive{Connections: ptr.To[int32](64), Requests: 500, TimeSeconds: 600, TimeoutSeconds: 30}}},
+				{Path: "/ip/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, LoadBalancingMethod: "ip_hash",
+					KeepAlive: &v1beta1.UpstreamKeepAlive{Connections: ptr.To[int32](0)}}},
+				{Path: "/user/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, LoadBalancingMethod: "hash consistent",
+					HashKey: &v1beta1.HashKey{Source: "Header", Name: "X-User-ID"}, KeepAlive: &v1beta1.UpstreamKeepAlive{}}},
+				{Path: "/cart/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, LoadBalancingMethod: "hash",
+					HashKey: &v1beta1.HashKey{Source: "Cookie", Name: "cart_id"}}},
+				{Path: "/search", Exact: true, Proxy: &v1beta1.ProxyLocation{Service: "search", Port: 80, LoadBalancingMethod: "hash consistent",
+					HashKey: &v1beta1.HashKey{Source: "QueryParameter", Name: "q"}}},
+				{Path: "/files/", Proxy: &v1beta1.ProxyLocation{Service: "files", Port: 80, LoadBalancingMethod: "hash consistent", HashKey: &v1beta1.HashKey{Source: "RequestURI"}}},
+				{Path: "/client/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, LoadBalancingMethod: "hash consistent", HashKey: &v1beta1.HashKey{Source: "ClientIP"}}},
+				{Path: "/random/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, LoadBalancingMethod: "random two least_conn"}},
+				{Path: "/rr/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, LoadBalancingMethod: "round_robin"}},
+				{Path: "/shop/", Proxy: &v1beta1.ProxyLocation{
+					Backends:        []v1beta1.Backend{{Service: "shop", Port: 80, Weight: ptr.To[int32](9)}, {Service: "shop-canary", Port: 80, Weight: ptr.To[int32](1)}},
+					SessionAffinity: &v1beta1.SessionAffinity{Cookie: v1beta1.SessionCookie{Name: "shop_route", MaxAgeSeconds: ptr.To[int32](3600), Secure: true, SameSite: "None"}},
+					Retry:           &v1beta1.ProxyRetry{Conditions: []string{"error", "timeout", "http_502", "http_503", "http_504"}, Tries: 2, TimeoutSeconds: 10},
+				}},
+				{Path: "/session", Exact: true, Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80,
+					SessionAffinity: &v1beta1.SessionAffinity{Cookie: v1beta1.SessionCookie{Path: "/", HTTPOnly: ptr.To(false)}}}},
+				{Path: "/orders/", Proxy: &v1beta1.ProxyLocation{Service: "orders", Port: 80, Retry: &v1beta1.ProxyRetry{NonIdempotent: true}}},
+			},
+		}}},
+	},
+	// gRPC in plain text (h2c) and over TLS, to plain and TLS Services.
+	"grpc": {
+		Ports: []v1beta1.Port{{Name: "grpc", ContainerPort: 8081, H2C: true}, {Name: "https", ContainerPort: 8443}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
+			{Port: "grpc", Locations: []v1beta1.Location{
+				{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "greeter", Port: 50051, BackendProtocol: "GRPC",
+					ReadTimeoutSeconds: 300, LoadBalancingMethod: "random two",
+					Retry: &v1beta1.ProxyRetry{Conditions: []string{"error", "timeout", "http_503"}, Tries: 3, NonIdempotent: true}},
+					RequestHeaders:  &v1beta1.HeaderModifier{Set: []v1beta1.Header{{Name: "X-Team", Value: "a"}}},
+					ResponseHeaders: &v1beta1.HeaderModifier{Remove: []string{"X-Internal"}}},
+			}},
+			{Port: "https", ServerNames: []string{"grpc.example.com"}, TLS: &v1beta1.TLS{SecretName: "grpc-tls"},
+				ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{502}, Path: "/errors/502.html"}},
+				RateLimit:  &v1beta1.RateLimit{RequestsPerSecond: 100},
+				Locations: []v1beta1.Location{
+					{Path: "/payments.Payments/", Proxy: &v1beta1.ProxyLocation{Service: "payments", Port: 443, BackendProtocol: "GRPCS",
+						TLS: &v1beta1.BackendTLS{Hostname: "payments.internal", CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: "payments-ca"}}}},
+					{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "web", Port: 443, BackendProtocol: "HTTPS"}},
+				}},
+		}},
+	},
 }
 
 // renderOptions are the options the controller would pass for spec: IPv6

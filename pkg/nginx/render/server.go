@@ -12,9 +12,9 @@ import (
 // servers renders spec.config.servers, or one default server on the first
 // port serving the content when there are none.
 func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
-	ports := map[string]int32{}
+	ports := map[string]v1beta1.Port{}
 	for _, p := range spec.Ports {
-		ports[p.Name] = p.ContainerPort
+		ports[p.Name] = p
 	}
 	servers := spec.Config.Servers
 	if len(servers) == 0 && len(spec.Ports) > 0 {
@@ -49,16 +49,20 @@ func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 }
 
 // listen is a server's listen directives: on IPv4, and on IPv6 where the
-// Service has it, with the same options.
-func (r *renderer) listen(cfg v1beta1.NginxConfig, s v1beta1.Server, port int32) []conf.Directive {
+// Service has it, with the same options. "listen ... http2" is what nginx
+// before 1.25.1 knows; later ones accept it with a deprecation warning. On
+// a plain-text port (h2c) it serves HTTP/2 with prior knowledge.
+func (r *renderer) listen(cfg v1beta1.NginxConfig, s v1beta1.Server, p v1beta1.Port) []conf.Directive {
+	port := p.ContainerPort
 	var options []string
-	if s.TLS != nil {
+	switch {
+	case s.TLS != nil:
 		options = append(options, "ssl")
-		// "listen ... http2" is what nginx before 1.25.1 knows; later ones
-		// accept it with a deprecation warning.
 		if !cfg.DisableHTTP2 {
 			options = append(options, "http2")
 		}
+	case p.H2C:
+		options = append(options, "http2")
 	}
 	if cfg.RealIP != nil && cfg.RealIP.ProxyProtocol {
 		options = append(options, "proxy_protocol")

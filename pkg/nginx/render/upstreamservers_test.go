@@ -25,7 +25,9 @@ func TestUpstreamServersAreTheEndpoints(t *testing.T) {
 		addrs, ok := endpoints[service]
 		return addrs, ok
 	}}
-	split := func(backends ...v1beta1.Backend) *v1beta1.ProxyLocation { return &v1beta1.ProxyLocation{Backends: backends} }
+	split := func(backends ...v1beta1.Backend) *v1beta1.ProxyLocation {
+		return &v1beta1.ProxyLocation{Backends: backends}
+	}
 	backend := func(service string, weight int32) v1beta1.Backend {
 		return v1beta1.Backend{Service: service, Port: 80, Weight: ptr.To(weight)}
 	}

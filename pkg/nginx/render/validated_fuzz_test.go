@@ -297,6 +297,24 @@ var (
 		0, 1, 2, 15, 16, 17, 59, 60, 80, 200, 301, 302, 303, 307, 308, 404, 999, 1000, 1023, 1024, 3600, 3601,
 		8080, 8443, 9113, 18080, 18081, 65535, 65536, -1, 1<<31 - 1, -1 << 31,
 	}
+	methodNames = values{
+		good: []string{"round_robin", "least_conn", "ip_hash", "hash", "hash consistent", "random", "random two", "random two least_conn"},
+		bad:  []string{"least_time header", "random two least_time=header", "hash  consistent", "sticky", "LEAST_CONN", "least_conn; include /etc/passwd"},
+	}
+	hashSources = values{
+		good: []string{"Header", "Cookie", "QueryParameter", "RequestURI", "ClientIP"},
+		bad:  []string{"header", "Variable", "URI"},
+	}
+	keyNames = values{
+		good: []string{"X-User", "session", "user_id", "a", "0", "x-Forwarded-For", strings.Repeat("k", 64), strings.Repeat("k", 128)},
+		bad:  []string{"my key", "a.b", "a$b", strings.Repeat("k", 129)},
+	}
+	retryConditions = values{
+		good: []string{"error", "timeout", "invalid_header", "http_500", "http_502", "http_503", "http_504", "http_403", "http_404", "http_429"},
+		bad:  []string{"non_idempotent", "off", "http_501", "updating", "HTTP_502"},
+	}
+	sameSites         = values{good: []string{"Strict", "Lax", "None"}, bad: []string{"none", "lax", "Off"}}
+	backendProtocols  = values{good: []string{"HTTP", "HTTPS", "GRPC", "GRPCS"}, bad: []string{"grpc", "H2C", "FCGI", "AUTO_HTTP"}}
 	goodPorts         = []int32{1024, 8000, 8080, 8081, 8443, 9000, 9112, 9114, 18079, 18082, 65535}
 	goodUpstreamPorts = []int32{1, 80, 443, 8080, 65535}
 )
@@ -477,7 +495,7 @@ func specFromFuzz(f *randfill.Filler) *v1beta1.NginxOperator {
 	}
 
 	for edits := p.intn(10); edits > 0; edits-- {
-		switch p.intn(27) {
+		switch p.intn(29) {
 		case 0:
 			spec.Ports = append(spec.Ports, v1beta1.Port{Name: p.str(portNames), ContainerPort: p.num(goodPorts...)})
 		case 1:
@@ -648,6 +666,15 @@ func specFromFuzz(f *randfill.Filler) *v1beta1.NginxOperator {
 			if p.chance(50) {
 				spec.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse([]string{"1m", "1", "1500m", "64"}[p.intn(4)])}
 			}
+		case 27: // balancing, affinity, retries, keepalive
+			upstreamEdit(p, anyProxy().Proxy)
+		case 28: // protocol: gRPC backends, h2c ports
+			if p.chance(40) {
+				spec.Ports[p.intn(len(spec.Ports))].H2C = p.chance(80)
+			} else {
+				px := anyProxy().Proxy
+				px.BackendProtocol = p.str(backendProtocols)
+			}
 		case 15: // remove a server or a location
 			if s := anyServer(); p.chance(50) && len(s.Locations) > 0 {
 				i := p.intn(len(s.Locations))
@@ -662,5 +689,45 @@ func specFromFuzz(f *randfill.Filler) *v1beta1.NginxOperator {
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator"},
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"},
 		Spec:       spec,
+	}
+}
+
+// upstreamEdit sets px's balancing, affinity, retry or keepalive fields
+// from the tables above.
+func upstreamEdit(p picker, px *v1beta1.ProxyLocation) {
+	switch p.intn(4) {
+	case 0:
+		px.LoadBalancingMethod = p.str(methodNames)
+		if p.chance(70) {
+			px.HashKey = &v1beta1.HashKey{Source: p.str(hashSources)}
+			if p.chance(70) {
+				px.HashKey.Name = p.str(keyNames)
+			}
+		}
+	case 1:
+		px.SessionAffinity = &v1beta1.SessionAffinity{Cookie: v1beta1.SessionCookie{Secure: p.chance(50)}}
+		c := &px.SessionAffinity.Cookie
+		if p.chance(50) {
+			c.Name = p.str(keyNames)
+		}
+		if p.chance(50) {
+			c.Path = p.str(paths)
+		}
+		if p.chance(50) {
+			c.SameSite = p.str(sameSites)
+		}
+		if p.chance(50) {
+			c.MaxAgeSeconds = ptr.To(p.num(1, 3600, 31536000))
+		}
+	case 2:
+		px.Retry = &v1beta1.ProxyRetry{Tries: p.num(1, 3, 100), TimeoutSeconds: p.num(0, 10, 3600), NonIdempotent: p.chance(30)}
+		for n := p.intn(4); n > 0; n-- {
+			px.Retry.Conditions = append(px.Retry.Conditions, p.str(retryConditions))
+		}
+	default:
+		px.KeepAlive = &v1beta1.UpstreamKeepAlive{Requests: p.num(1, 1000, 1000000), TimeSeconds: p.num(1, 3600, 86400), TimeoutSeconds: p.num(1, 60, 3600)}
+		if p.chance(70) {
+			px.KeepAlive.Connections = ptr.To(p.num(0, 1, 32, 65535))
+		}
 	}
 }

@@ -32,6 +32,7 @@ const MaxWorkerProcesses = 128
 // +kubebuilder:validation:XValidation:rule="!has(self.content) || !(has(self.content.configMaps) && size(self.content.configMaps) > 0 && has(self.content.volumeClaimTemplate))",message="content.configMaps and content.volumeClaimTemplate cannot be combined: choose static content from ConfigMaps or persistent per-replica content"
 // +kubebuilder:validation:XValidation:rule="!has(self.restore) || (has(self.content) && has(self.content.volumeClaimTemplate))",message="restore needs content.volumeClaimTemplate: a backup is restored into the persistent content volume"
 // +kubebuilder:validation:XValidation:rule="!has(self.metrics) || !has(self.metrics.enabled) || !self.metrics.enabled || !has(self.ports) || !self.ports.exists(p, p.name == 'metrics')",message="the port name metrics is the exporter's when metrics.enabled is true: rename the port"
+// +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.servers) || !has(self.ports) || self.config.servers.all(s, !has(s.tls) || !self.ports.exists(p, p.name == s.port && has(p.h2c) && p.h2c))",message="h2c is for plain-text ports: a port with TLS servers offers HTTP/2 by ALPN (see config.disableHTTP2)"
 type NginxOperatorSpec struct {
 	// Replicas is the number of nginx pods; the scale subresource reads and
 	// writes it, so a HorizontalPodAutoscaler may target the NginxOperator when
@@ -164,6 +165,16 @@ type Port struct {
 	// +kubebuilder:default=TCP
 	// +kubebuilder:validation:Enum=TCP
 	Protocol corev1.Protocol `json:"protocol,omitempty"`
+	// H2C makes the port's plain-text servers speak HTTP/2 to clients that
+	// start with it (HTTP/2 with prior knowledge, as gRPC clients do): what
+	// plain-text gRPC through nginx needs (ingress-nginx serves it on its
+	// plain-text port; Kubernetes names the protocol kubernetes.io/h2c).
+	// nginx 1.25.1 and later tell HTTP/1.1 and HTTP/2 clients apart on such
+	// a port by HTTP/2's connection preface; older nginx speak only HTTP/2
+	// there. TLS servers offer HTTP/2 by ALPN without it (see
+	// config.disableHTTP2), so a port with TLS servers cannot set it.
+	// +optional
+	H2C bool `json:"h2c,omitempty"`
 }
 
 // NginxConfig is the typed nginx configuration. Every value is rendered as a
@@ -707,7 +718,11 @@ type StaticLocation struct {
 // request's Host (with its port) and X-Forwarded-For, -Proto, -Host and
 // -Port (see spec.config.trustedProxies).
 // +kubebuilder:validation:XValidation:rule="has(self.service) ? has(self.port) && !has(self.backends) : has(self.backends) && !has(self.port)",message="set service and port to proxy to one Service, or backends to split requests across Services"
-// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.tls.hostname) || !has(self.backends) || size(self.backends) == 1",message="tls.hostname is required with more than one backend: each Service has its own name"
+// +kubebuilder:validation:XValidation:rule="!(has(self.tls) || (has(self.backendProtocol) && self.backendProtocol in ['HTTPS', 'GRPCS'])) || (has(self.tls) && has(self.tls.hostname)) || !has(self.backends) || size(self.backends) == 1",message="tls.hostname is required with more than one backend: each Service has its own name"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.backendProtocol) || self.backendProtocol in ['HTTPS', 'GRPCS']",message="tls needs backendProtocol HTTPS or GRPCS (or none, which then means HTTPS)"
+// +kubebuilder:validation:XValidation:rule="!has(self.backendProtocol) || !(self.backendProtocol in ['GRPC', 'GRPCS']) || (!has(self.buffering) && !has(self.sessionAffinity) && (!has(self.interceptErrors) || !self.interceptErrors) && (!has(self.urlRewrite) || !has(self.urlRewrite.path)))",message="buffering, interceptErrors, sessionAffinity and urlRewrite.path are for HTTP backends: gRPC streams, answers errors with a grpc-status, keeps no cookies and names its methods in the path"
+// +kubebuilder:validation:XValidation:rule="has(self.hashKey) == (has(self.loadBalancingMethod) && self.loadBalancingMethod in ['hash', 'hash consistent'])",message="hashKey is required with loadBalancingMethod hash or hash consistent, and used by no other method"
+// +kubebuilder:validation:XValidation:rule="!has(self.sessionAffinity) || !has(self.loadBalancingMethod)",message="sessionAffinity picks the endpoint by its cookie (consistent hashing): it replaces loadBalancingMethod"
 type ProxyLocation struct {
 	// Service is the name of a Service in this namespace.
 	// +optional
@@ -778,6 +793,205 @@ type ProxyLocation struct {
 	// Service's own body for the codes they list.
 	// +optional
 	InterceptErrors bool `json:"interceptErrors,omitempty"`
+
+	// BackendProtocol is what nginx speaks to the Service (ingress-nginx's
+	// backend-protocol): HTTP or HTTPS (HTTP/1.1), GRPC or GRPCS (gRPC over
+	// HTTP/2, NGINX Gateway Fabric's GRPCRoute). Unset: HTTPS when tls is
+	// set, otherwise HTTP. tls holds the TLS settings of HTTPS and GRPCS;
+	// without it the connection is encrypted but the certificate is not
+	// checked. A gRPC location answers errors of nginx's own (a Service
+	// down, a rate limit, a refused client) with a grpc-status a gRPC client
+	// understands, not an HTML page. Clients reach it over TLS on an HTTP/2
+	// server, or in plain text on a port with h2c.
+	// +optional
+	// +kubebuilder:validation:Enum=HTTP;HTTPS;GRPC;GRPCS
+	BackendProtocol string `json:"backendProtocol,omitempty"`
+
+	// LoadBalancingMethod picks the endpoint of each request, with NGINX
+	// Gateway Fabric's names: round_robin (the default; weighted), least_conn
+	// (the endpoint with the fewest active requests: slow requests do not
+	// pile up on one), ip_hash (by the client's address, its first three
+	// octets for IPv4), hash and hash consistent (by hashKey; hash
+	// consistent moves only about 1/n of the keys when an endpoint comes or
+	// goes, plain hash nearly all of them), random, and random two or random
+	// two least_conn (the less busy of two endpoints drawn at random, which
+	// balances well when several nginx pods share the endpoints). A method
+	// applies within each nginx worker; the pods balance independently.
+	// +optional
+	// +kubebuilder:validation:Enum=round_robin;least_conn;ip_hash;hash;hash consistent;random;random two;random two least_conn
+	LoadBalancingMethod string `json:"loadBalancingMethod,omitempty"`
+
+	// HashKey is what loadBalancingMethod hash and hash consistent hash:
+	// requests with the same key go to the same endpoint while it is up
+	// (ingress-nginx's upstream-hash-by).
+	// +optional
+	HashKey *HashKey `json:"hashKey,omitempty"`
+
+	// SessionAffinity keeps a client on one endpoint by a cookie
+	// (ingress-nginx's affinity: cookie; Gateway API's sessionPersistence).
+	// +optional
+	SessionAffinity *SessionAffinity `json:"sessionAffinity,omitempty"`
+
+	// Retry sends a request that failed on one endpoint to another
+	// (ingress-nginx's proxy-next-upstream). Unset: nginx's defaults, which
+	// retry a connection error or a timeout on every endpoint in turn, with
+	// no bound on the time, and never retry a request that is not idempotent
+	// (POST, PATCH, LOCK) once it was sent.
+	// +optional
+	Retry *ProxyRetry `json:"retry,omitempty"`
+
+	// KeepAlive tunes the idle connections each nginx worker keeps open to
+	// the Service's endpoints for reuse (NGINX Gateway Fabric's
+	// UpstreamSettingsPolicy keepAlive, ingress-nginx's
+	// upstream-keepalive-*). Unset: 32 connections, nginx's defaults for the
+	// rest.
+	// +optional
+	KeepAlive *UpstreamKeepAlive `json:"keepAlive,omitempty"`
+}
+
+// HashKey is the part of a request that a hash balancing method hashes.
+// +kubebuilder:validation:XValidation:rule="self.source in ['RequestURI', 'ClientIP'] ? !has(self.name) : has(self.name)",message="name is required for source Header, Cookie and QueryParameter, and not allowed for RequestURI and ClientIP"
+// +kubebuilder:validation:XValidation:rule="!has(self.name) || self.source == 'Header' || self.name.matches('^[A-Za-z0-9_]+$')",message="cookie and query parameter names may hold letters, digits and '_' only: nginx reads them through a variable named after them"
+// +kubebuilder:validation:XValidation:rule="!has(self.name) || self.source != 'Header' || self.name.matches('^[A-Za-z0-9-]+$')",message="header names may hold letters, digits and '-' only: nginx reads a header through a variable named after it"
+type HashKey struct {
+	// Source of the key: a request Header, a Cookie or a QueryParameter
+	// named name, the RequestURI (path and query as the client sent them)
+	// or the ClientIP (the whole address, as spec.config.realIP finds it).
+	// A request without the header, cookie or parameter hashes the empty
+	// key: all such requests go to one endpoint.
+	// +kubebuilder:validation:Enum=Header;Cookie;QueryParameter;RequestURI;ClientIP
+	Source string `json:"source"`
+	// Name of the header, cookie or query parameter; nginx matches each
+	// regardless of case.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]+$`
+	Name string `json:"name,omitempty"`
+}
+
+// SessionAffinity keeps each client on one endpoint. Open-source nginx has no
+// sticky directive: nginx hashes (consistently) on the cookie's value, and
+// sets the cookie, with a new random value, on a response to a request that
+// came without it. When an endpoint goes away, only its clients move (each
+// to another endpoint, where they then stay); when one is added, it takes
+// over about 1/n of the clients from the others. A pod that only restarts
+// keeps its address and its clients.
+type SessionAffinity struct {
+	// Cookie is the affinity cookie.
+	Cookie SessionCookie `json:"cookie"`
+}
+
+// SessionCookie is the cookie of session affinity and its attributes.
+// +kubebuilder:validation:XValidation:rule="!has(self.sameSite) || self.sameSite != 'None' || (has(self.secure) && self.secure)",message="sameSite None needs secure: true, or browsers refuse the cookie"
+type SessionCookie struct {
+	// Name of the cookie: letters, digits and '_' (nginx reads it through a
+	// variable named after it).
+	// +optional
+	// +kubebuilder:default=route
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_]+$`
+	Name string `json:"name,omitempty"`
+	// Path attribute of the cookie. Unset: the location's path, so the
+	// cookie is sent only to it.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._~!&'()*+,=:@%/-]*$`
+	Path string `json:"path,omitempty"`
+	// MaxAgeSeconds is how long the browser keeps the cookie. Unset: until
+	// it is closed (a session cookie).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=31536000
+	MaxAgeSeconds *int32 `json:"maxAgeSeconds,omitempty"`
+	// Secure: browsers send the cookie over HTTPS only.
+	// +optional
+	Secure bool `json:"secure,omitempty"`
+	// HTTPOnly hides the cookie from scripts in the page.
+	// +optional
+	// +kubebuilder:default=true
+	HTTPOnly *bool `json:"httpOnly,omitempty"`
+	// SameSite attribute: Strict, Lax or None (None needs secure). Unset:
+	// the browser's default, Lax in current browsers.
+	// +optional
+	// +kubebuilder:validation:Enum=Strict;Lax;None
+	SameSite string `json:"sameSite,omitempty"`
+}
+
+// ProxyRetry is which failures of an endpoint send the request on to
+// another, and the bounds of those tries. nginx retries only before it has
+// sent the client anything of the response.
+type ProxyRetry struct {
+	// Conditions that make nginx try another endpoint, nginx's names:
+	// error (connecting, sending or reading failed), timeout, invalid_header
+	// (an empty or malformed response), http_500, http_502, http_503,
+	// http_504, http_403, http_404 and http_429 (the endpoint answered with
+	// that status). The default, error and timeout, covers an endpoint that
+	// is gone or hangs; statuses are retried only when named, since an
+	// application's own 5xx (an overload, a bug) repeated on every endpoint
+	// multiplies its load.
+	// +optional
+	// +listType=set
+	// +kubebuilder:default={error,timeout}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:items:Enum=error;timeout;invalid_header;http_500;http_502;http_503;http_504;http_403;http_404;http_429
+	Conditions []string `json:"conditions,omitempty"`
+	// Tries bounds the endpoints one request is sent to, the first
+	// included: 1 turns retries off.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Tries int32 `json:"tries,omitempty"`
+	// TimeoutSeconds bounds the time from the first try after which no
+	// other is started; 0: no bound but tries.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+	// NonIdempotent retries POST, PATCH and LOCK requests too once they
+	// were sent, which may run them twice: set it only for a Service that
+	// tolerates that. gRPC calls are all POST. A request whose connection
+	// failed before any of it was sent is retried either way.
+	// +optional
+	NonIdempotent bool `json:"nonIdempotent,omitempty"`
+}
+
+// UpstreamKeepAlive is the reuse of connections to a Service's endpoints,
+// with nginx's upstream keepalive directives.
+type UpstreamKeepAlive struct {
+	// Connections is how many idle connections each worker keeps for
+	// reuse (keepalive); 0 opens a connection per request.
+	// +optional
+	// +kubebuilder:default=32
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=65535
+	Connections *int32 `json:"connections,omitempty"`
+	// Requests is how many requests one connection serves before nginx
+	// closes it (keepalive_requests).
+	// +optional
+	// +kubebuilder:default=1000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	Requests int32 `json:"requests,omitempty"`
+	// TimeSeconds is how long one connection serves requests before nginx
+	// closes it (keepalive_time).
+	// +optional
+	// +kubebuilder:default=3600
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	TimeSeconds int32 `json:"timeSeconds,omitempty"`
+	// TimeoutSeconds is how long an idle connection stays open
+	// (keepalive_timeout); keep it below the Service's own idle timeout, or
+	// nginx may reuse a connection the Service is closing.
+	// +optional
+	// +kubebuilder:default=60
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
 }
 
 // Backend is one Service of a weighted split.

@@ -1,0 +1,182 @@
+package render
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
+	"github.com/nginx-operator/nginx-operator/test/tools"
+)
+
+// healthBackend is a gRPC Service for the tests: gRPC's health service,
+// whose Check is a unary call and Watch a server-streaming one. Check of
+// the service "refuse" fails with a status of the backend's own.
+type healthBackend struct {
+	healthpb.UnimplementedHealthServer
+}
+
+// watchStatuses are what Watch streams, then it ends the call.
+var watchStatuses = []healthpb.HealthCheckResponse_ServingStatus{
+	healthpb.HealthCheckResponse_SERVING, healthpb.HealthCheckResponse_NOT_SERVING, healthpb.HealthCheckResponse_SERVING,
+}
+
+const refusedService = "refuse"
+
+func (healthBackend) Check(_ context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	if req.GetService() == refusedService {
+		return nil, status.Error(codes.FailedPrecondition, "the backend refuses")
+	}
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+}
+
+func (healthBackend) Watch(_ *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {
+	for _, s := range watchStatuses {
+		if err := stream.Send(&healthpb.HealthCheckResponse{Status: s}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startGRPCBackend serves healthBackend on loopback, with TLS when creds is
+// set, and returns its port.
+func startGRPCBackend(t *testing.T, creds credentials.TransportCredentials) int32 {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	tools.Must(t, err)
+	var opts []grpc.ServerOption
+	if creds != nil {
+		opts = append(opts, grpc.Creds(creds))
+	}
+	srv := grpc.NewServer(opts...)
+	healthpb.RegisterHealthServer(srv, healthBackend{})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return int32(lis.Addr().(*net.TCPAddr).Port)
+}
+
+// TestRealNginxProxiesGRPCInPlainTextAndTLSWithStatuses runs the real nginx
+// in front of gRPC backends: clients call it in plain text on a port with
+// h2c (to a plain backend, GRPC) and over TLS (to a TLS backend whose
+// certificate nginx verifies, GRPCS). Unary and server-streaming calls go
+// through, a backend's own error status reaches the client, and a backend
+// that is down gives the client nginx's gRPC status, not an HTML page.
+func TestRealNginxProxiesGRPCInPlainTextAndTLSWithStatuses(t *testing.T) {
+	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	ca, err := tools.NewCA("gRPC backend CA", time.Hour)
+	tools.Must(t, err)
+	certPEM, keyPEM, err := ca.Issue(tools.Server("example.com"), time.Hour)
+	tools.Must(t, err)
+	backendCert, err := tls.X509KeyPair(certPEM, keyPEM)
+	tools.Must(t, err)
+	plainBackend := startGRPCBackend(t, nil)
+	tlsBackend := startGRPCBackend(t, credentials.NewServerTLSFromCert(&backendCert))
+	down := int32(tools.Port(t)) // nothing listens there
+
+	h2cPort, downPort, tlsPort := int32(tools.Port(t)), int32(tools.Port(t)), int32(tools.Port(t))
+	grpcLocation := func(port int32, protocol string, tls *v1beta1.BackendTLS) []v1beta1.Location {
+		return []v1beta1.Location{{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "greeter", Port: port, BackendProtocol: protocol, TLS: tls,
+			Retry: &v1beta1.ProxyRetry{Conditions: []string{"error", "timeout"}, Tries: 2}}}}
+	}
+	spec := v1beta1.NginxOperatorSpec{
+		Ports: []v1beta1.Port{{Name: "grpc", ContainerPort: h2cPort, H2C: true}, {Name: "down", ContainerPort: downPort, H2C: true}, {Name: "https", ContainerPort: tlsPort}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
+			{Port: "grpc", Locations: grpcLocation(plainBackend, "GRPC", nil)},
+			{Port: "down", Locations: grpcLocation(down, "GRPC", nil)},
+			{Port: "https", TLS: &v1beta1.TLS{SecretName: "grpc-tls"}, Locations: grpcLocation(tlsBackend, "GRPCS",
+				&v1beta1.BackendTLS{Hostname: "example.com", CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: "backend-ca"}})},
+		}},
+	}
+	proc := startRendered(t, nginxBin, validationtest.Spec(t, spec), int32(tools.Port(t)), nil, func(paths Paths) {
+		writeCA(t, paths, "Secret", "backend-ca", ca.CertPEM)
+	})
+
+	plain := grpc.WithTransportCredentials(insecure.NewCredentials())
+	// testPaths's certificate for nginx is self-signed.
+	overTLS := grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{InsecureSkipVerify: true})) //nolint:gosec // see above
+	clients := map[string]healthpb.HealthClient{
+		"plain text (h2c) to GRPC": grpcClient(t, h2cPort, plain),
+		"TLS to GRPCS":             grpcClient(t, tlsPort, overTLS),
+	}
+	for name, c := range clients {
+		t.Run(name, func(t *testing.T) {
+			waitForGRPC(t, proc, c)
+			checkUnaryAndStreaming(t, c)
+			_, err := c.Check(context.Background(), &healthpb.HealthCheckRequest{Service: refusedService})
+			if s := status.Convert(err); s.Code() != codes.FailedPrecondition || s.Message() != "the backend refuses" {
+				t.Errorf("the backend's error reached the client as %v, want FailedPrecondition: the backend refuses", s)
+			}
+		})
+	}
+	t.Run("backend down", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := grpcClient(t, downPort, plain).Check(ctx, &healthpb.HealthCheckRequest{})
+		if s := status.Convert(err); s.Code() != codes.Unavailable || s.Message() != "unavailable" {
+			t.Errorf("a call to a down backend ended with %v, want nginx's gRPC status Unavailable: unavailable", s)
+		}
+	})
+}
+
+func grpcClient(t *testing.T, port int32, creds grpc.DialOption) healthpb.HealthClient {
+	t.Helper()
+	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", port), creds)
+	tools.Must(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	return healthpb.NewHealthClient(conn)
+}
+
+// waitForGRPC calls Check until nginx answers.
+func waitForGRPC(t *testing.T, proc *tools.Process, c healthpb.HealthClient) {
+	t.Helper()
+	tools.Eventually(t, 5*time.Second, "a gRPC call through nginx", func() error {
+		if err := proc.Exited(); err != nil {
+			return &tools.Stop{Err: err}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := c.Check(ctx, &healthpb.HealthCheckRequest{})
+		return err
+	})
+}
+
+func checkUnaryAndStreaming(t *testing.T, c healthpb.HealthClient) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := c.Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("unary call: %v, %v", resp, err)
+	}
+	stream, err := c.Watch(ctx, &healthpb.HealthCheckRequest{})
+	tools.Must(t, err)
+	var got []healthpb.HealthCheckResponse_ServingStatus
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Errorf("server-streaming call after %v: %v", got, err)
+			return
+		}
+		got = append(got, msg.GetStatus())
+	}
+	if fmt.Sprint(got) != fmt.Sprint(watchStatuses) {
+		t.Errorf("server-streaming call received %v, want %v", got, watchStatuses)
+	}
+}

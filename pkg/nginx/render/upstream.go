@@ -1,0 +1,144 @@
+package render
+
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
+)
+
+// upstreamKeepalive is how many idle connections each worker keeps open to
+// a location's Services for reuse when the location does not say.
+const upstreamKeepalive = "32"
+
+// upstream is the group of the location's Services: one, or several with
+// their weights (nginx's smooth weighted round robin unless the location
+// picks another method). The method and keepalive directives hold whatever
+// the server lines (upstreamServers) are, one address per Service or one
+// per endpoint; nginx wants the method before keepalive.
+func (r *renderer) upstream(id, name string, l v1beta1.Location, servers []conf.Directive) conf.Directive {
+	body := append(r.balancing(id, l), servers...)
+	return conf.B("upstream", []string{name}, append(body, keepalive(l.Proxy.KeepAlive)...)...)
+}
+
+// balancingMethods are nginx's directive and arguments for each of NGINX
+// Gateway Fabric's method names but round_robin, nginx's default. A table,
+// not the name's words: a name the CRD does not know renders nothing.
+var balancingMethods = map[string][]string{
+	"least_conn":            {"least_conn"},
+	"ip_hash":               {"ip_hash"},
+	"hash":                  {"hash"},
+	"hash consistent":       {"hash", "consistent"},
+	"random":                {"random"},
+	"random two":            {"random", "two"},
+	"random two least_conn": {"random", "two", "least_conn"},
+}
+
+// balancing is the upstream's method directive: none for round robin; a
+// consistent hash on the affinity cookie with session affinity; the hash
+// key goes after "hash".
+func (r *renderer) balancing(id string, l v1beta1.Location) []conf.Directive {
+	p := l.Proxy
+	if p.SessionAffinity != nil {
+		return []conf.Directive{r.affinityHash(id, p.SessionAffinity.Cookie)}
+	}
+	words, ok := balancingMethods[p.LoadBalancingMethod]
+	if !ok {
+		return nil
+	}
+	args := slices.Clone(words[1:])
+	if words[0] == "hash" && p.HashKey != nil {
+		args = append([]string{hashKeyVariable(*p.HashKey)}, args...)
+	}
+	return []conf.Directive{conf.D(words[0], args...)}
+}
+
+// hashKeyVariable is the nginx variable holding k's part of the request.
+// The CRD keeps names to the characters a variable name can hold; nginx
+// matches header, cookie and argument names regardless of case.
+func hashKeyVariable(k v1beta1.HashKey) string {
+	switch k.Source {
+	case "Header":
+		return "$http_" + strings.ReplaceAll(strings.ToLower(k.Name), "-", "_")
+	case "Cookie":
+		return "$cookie_" + k.Name
+	case "QueryParameter":
+		return "$arg_" + k.Name
+	case "ClientIP":
+		return "$remote_addr"
+	}
+	return "$request_uri"
+}
+
+// Variables of a location's session affinity (suffixed with its id): the
+// hash key, and the Set-Cookie value for a request that came without the
+// cookie.
+const (
+	varAffinityKey       = "$affinity_"
+	varAffinitySetCookie = "$affinity_cookie_"
+)
+
+// affinityHash declares the affinity variables and hashes consistently on
+// the key: the cookie's value, or for a request without it the request's
+// own id ($request_id, 32 random hex digits), which the response then sets
+// as the cookie, so the client's next request hashes to the same endpoint.
+func (r *renderer) affinityHash(id string, c v1beta1.SessionCookie) conf.Directive {
+	cookie := "$cookie_" + c.Name
+	r.httpBlocks = append(r.httpBlocks,
+		conf.B("map", []string{cookie, varAffinityKey + id},
+			conf.D("default", cookie),
+			conf.D("", "$request_id"),
+		),
+	)
+	return conf.D("hash", varAffinityKey+id, "consistent")
+}
+
+// affinityCookie sets the cookie on every response (errors too) to a
+// request that came without it; add_header skips an empty value. The
+// attributes come from typed fields whose patterns hold no '$' or ';'.
+func (r *renderer) affinityCookie(id, locationPath string, c v1beta1.SessionCookie) conf.Directive {
+	path := c.Path
+	if path == "" {
+		path = locationPath
+	}
+	value := c.Name + "=$request_id; Path=" + path
+	if c.MaxAgeSeconds != nil {
+		value += "; Max-Age=" + itoa(*c.MaxAgeSeconds)
+	}
+	if c.Secure {
+		value += "; Secure"
+	}
+	if ptr.Deref(c.HTTPOnly, false) {
+		value += "; HttpOnly"
+	}
+	if c.SameSite != "" {
+		value += "; SameSite=" + c.SameSite
+	}
+	cookie := "$cookie_" + c.Name
+	r.httpBlocks = append(r.httpBlocks, conf.B("map", []string{cookie, varAffinitySetCookie + id},
+		conf.D("default", ""),
+		conf.D("", value),
+	))
+	return conf.D("add_header", "Set-Cookie", varAffinitySetCookie+id, "always")
+}
+
+// keepalive is the upstream's connection reuse: today's 32 connections
+// when the location does not say, none with connections 0.
+func keepalive(k *v1beta1.UpstreamKeepAlive) []conf.Directive {
+	if k == nil {
+		return []conf.Directive{conf.D("keepalive", upstreamKeepalive)}
+	}
+	n := ptr.Deref(k.Connections, 0) // the CRD defaults it
+	if n == 0 {
+		return nil
+	}
+	return []conf.Directive{
+		conf.D("keepalive", itoa(n)),
+		conf.D("keepalive_requests", itoa(k.Requests)),
+		conf.D("keepalive_time", itoa(k.TimeSeconds)+"s"),
+		conf.D("keepalive_timeout", itoa(k.TimeoutSeconds)+"s"),
+	}
+}
