@@ -94,9 +94,13 @@ func ServiceAccount(nginx *v1beta1.NginxOperator) *corev1.ServiceAccount {
 func servicePorts(nginx *v1beta1.NginxOperator) []corev1.ServicePort {
 	var ports []corev1.ServicePort
 	for _, p := range nginx.Spec.Ports {
-		ports = append(ports, corev1.ServicePort{
-			Name: p.Name, Port: p.ContainerPort, TargetPort: intstr.FromString(p.Name), Protocol: corev1.ProtocolTCP,
-		})
+		port := corev1.ServicePort{Name: p.Name, Port: p.ContainerPort, TargetPort: intstr.FromString(p.Name), Protocol: corev1.ProtocolTCP}
+		if p.H2C {
+			// Tells a load balancer or mesh in front of the Service to
+			// speak plain-text HTTP/2 to it.
+			port.AppProtocol = ptr.To("kubernetes.io/h2c")
+		}
+		ports = append(ports, port)
 	}
 	return ports
 }

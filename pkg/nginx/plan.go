@@ -115,7 +115,7 @@ type referenced struct {
 	// tlsHash digests the TLS Secrets' content; empty without TLS.
 	tlsHash string
 	// upstreams are the hosts nginx connects to for each proxied Service
-	// that it does not reach at its endpoints (see upstreamHost).
+	// where it does not send to its endpoints (see upstreamHost).
 	upstreams map[string]string
 	// proxied are the proxied Services reached at their endpoints, with
 	// their EndpointSlices (see endpoints).
@@ -216,9 +216,9 @@ func (refs referenced) status(all render.References, namespace string) []v1beta1
 	for _, ref := range all.Of(render.UseProxy) {
 		for _, port := range ref.Ports {
 			u := v1beta1.UpstreamStatus{Service: ref.Name, Port: port}
-			if addrs, ok := refs.endpoints(ref.Name, port); ok {
-				u.Endpoints = int32(len(addrs))
-			} else {
+			addrs, ok := refs.endpoints(ref.Name, port)
+			u.Endpoints = int32(len(addrs))
+			if !ok || ref.ClusterIP {
 				u.Address = net.JoinHostPort(strings.Trim(refs.upstreamHost(ref.Name, namespace), "[]"), strconv.Itoa(int(port)))
 			}
 			out = append(out, u)
@@ -227,15 +227,16 @@ func (refs referenced) status(all render.References, namespace string) []v1beta1
 	return out
 }
 
-// readUpstream records where nginx sends svc: at its endpoints, from the
-// cached EndpointSlices, or, for an ExternalName Service or without an
-// EndpointSlice cache, at its own address (upstreamHost).
+// readUpstream records where nginx sends svc: its own address
+// (upstreamHost), for a location that asks for it (useClusterIP), and, but
+// for an ExternalName Service or without an EndpointSlice cache, its
+// endpoints from the cached EndpointSlices.
 func (r *Reconciler) readUpstream(ctx context.Context, svc *corev1.Service, out *referenced) error {
+	if out.upstreams == nil {
+		out.upstreams = map[string]string{}
+	}
+	out.upstreams[svc.Name] = upstreamHost(svc)
 	if r.Endpoints == nil || svc.Spec.Type == corev1.ServiceTypeExternalName {
-		if out.upstreams == nil {
-			out.upstreams = map[string]string{}
-		}
-		out.upstreams[svc.Name] = upstreamHost(svc)
 		return nil
 	}
 	endpoints, err := r.serviceEndpoints(ctx, svc.Namespace, svc.Name)

@@ -25,6 +25,11 @@ func TestUpstreamFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) 
 		mutate func(*v1beta1.NginxOperator)
 		want   []string
 	}{
+		{"useClusterIP beside backends", func(o *v1beta1.NginxOperator) {
+			p := proxy(o)
+			p.UseClusterIP, p.Backends = true, []v1beta1.Backend{{Service: p.Service, Port: p.Port}}
+			p.Service, p.Port = "", 0
+		}, []string{at, "useClusterIP goes with service; set it on each backend that should use it"}},
 		{"a method only NGINX Plus has", func(o *v1beta1.NginxOperator) { proxy(o).LoadBalancingMethod = "least_time header" },
 			[]string{at + ".loadBalancingMethod", `supported values: "round_robin", "least_conn"`}},
 		{"hash without a key", func(o *v1beta1.NginxOperator) { proxy(o).LoadBalancingMethod = "hash consistent" },

@@ -46,8 +46,10 @@ type Reference struct {
 	// basic auth, the certificates of a CA), in order of first use.
 	Keys []string
 	// Ports are the ports of a proxied Service that locations send to, in
-	// order of first use.
-	Ports []int32
+	// order of first use; ClusterIP tells that some location sends to the
+	// Service's own address (useClusterIP).
+	Ports     []int32
+	ClusterIP bool
 }
 
 // References are the distinct objects a spec names, by use in the order
@@ -93,6 +95,7 @@ func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 					if !slices.Contains(ref.Ports, b.port) {
 						ref.Ports = append(ref.Ports, b.port)
 					}
+					ref.ClusterIP = ref.ClusterIP || b.clusterIP
 				}
 			}
 		}
@@ -156,6 +159,9 @@ type backend struct {
 	port    int32
 	// weight is its share, 0 when the location has its one Service.
 	weight int32
+	// clusterIP sends to the Service's own address (useClusterIP), not
+	// its endpoints.
+	clusterIP bool
 }
 
 // backendsOf are the Services nginx sends p's requests to: its one
@@ -165,12 +171,12 @@ type backend struct {
 // here, and counts as none.)
 func backendsOf(p *v1beta1.ProxyLocation) []backend {
 	if len(p.Backends) == 0 {
-		return []backend{{service: p.Service, port: p.Port}}
+		return []backend{{service: p.Service, port: p.Port, clusterIP: p.UseClusterIP}}
 	}
 	var out []backend
 	for _, b := range p.Backends {
 		if weight := ptr.Deref(b.Weight, 0); weight > 0 {
-			out = append(out, backend{service: b.Service, port: b.Port, weight: weight})
+			out = append(out, backend{service: b.Service, port: b.Port, weight: weight, clusterIP: b.UseClusterIP})
 		}
 	}
 	return out

@@ -14,7 +14,8 @@ const maxWeightScale = 10000
 
 // upstreamServers are the server lines of a proxy location's upstream:
 // each backend's endpoints (Options.Endpoints), or its Service's own
-// address where the caller resolves none. A backend with no ready endpoint
+// address where it asks for that (useClusterIP) or the caller resolves no
+// endpoints. A backend with no ready endpoint
 // has no server, so its share goes to the others; with none at all the
 // location answers 503 (see proxy). Across several weighted backends each
 // endpoint carries its backend's weight divided among its endpoints, so a
@@ -24,7 +25,7 @@ func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
 	addrs := make([][]string, len(backends))
 	counts := make([]int64, 0, len(backends))
 	for i, b := range backends {
-		if r.opts.Endpoints != nil {
+		if r.opts.Endpoints != nil && !b.clusterIP {
 			if eps, ok := r.opts.Endpoints(b.service, b.port); ok {
 				addrs[i] = eps
 				if len(eps) > 0 {

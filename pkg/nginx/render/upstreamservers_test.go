@@ -14,7 +14,8 @@ import (
 // their weight among their endpoints, so a Service with more pods draws no
 // more than its weight; a backend without endpoints draws nothing, and a
 // location none of whose backends has one answers 503. A Service the
-// caller resolves no endpoints for is reached at its own address.
+// caller resolves no endpoints for, or a backend with useClusterIP, is
+// reached at the Service's own address.
 func TestUpstreamServersAreTheEndpoints(t *testing.T) {
 	endpoints := map[string][]string{
 		"v1":    {"10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080"},
@@ -47,6 +48,10 @@ func TestUpstreamServersAreTheEndpoints(t *testing.T) {
 		{"an ExternalName or unresolved Service", split(backend("external", 1), backend("v2", 1)),
 			[]conf.Directive{server("external.team-a.svc:80", "weight=1"), server("10.0.1.1:8080", "weight=1")}},
 		{"no endpoints at all", &v1beta1.ProxyLocation{Service: "empty", Port: 80}, nil},
+		{"useClusterIP", &v1beta1.ProxyLocation{Service: "v1", Port: 80, UseClusterIP: true},
+			[]conf.Directive{server("v1.team-a.svc:80")}},
+		{"useClusterIP on one backend", split(backend("v2", 1), v1beta1.Backend{Service: "v1", Port: 80, Weight: ptr.To[int32](1), UseClusterIP: true}),
+			[]conf.Directive{server("10.0.1.1:8080", "weight=1"), server("v1.team-a.svc:80", "weight=1")}},
 	} {
 		r := &renderer{opts: opts.withDefaults()}
 		if diff := cmp.Diff(tc.want, r.upstreamServers(tc.proxy)); diff != "" {

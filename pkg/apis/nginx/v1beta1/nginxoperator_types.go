@@ -718,6 +718,7 @@ type StaticLocation struct {
 // request's Host (with its port) and X-Forwarded-For, -Proto, -Host and
 // -Port (see spec.config.trustedProxies).
 // +kubebuilder:validation:XValidation:rule="has(self.service) ? has(self.port) && !has(self.backends) : has(self.backends) && !has(self.port)",message="set service and port to proxy to one Service, or backends to split requests across Services"
+// +kubebuilder:validation:XValidation:rule="!has(self.useClusterIP) || !self.useClusterIP || has(self.service)",message="useClusterIP goes with service; set it on each backend that should use it"
 // +kubebuilder:validation:XValidation:rule="!(has(self.tls) || (has(self.backendProtocol) && self.backendProtocol in ['HTTPS', 'GRPCS'])) || (has(self.tls) && has(self.tls.hostname)) || !has(self.backends) || size(self.backends) == 1",message="tls.hostname is required with more than one backend: each Service has its own name"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.backendProtocol) || self.backendProtocol in ['HTTPS', 'GRPCS']",message="tls needs backendProtocol HTTPS or GRPCS (or none, which then means HTTPS)"
 // +kubebuilder:validation:XValidation:rule="!has(self.backendProtocol) || !(self.backendProtocol in ['GRPC', 'GRPCS']) || (!has(self.buffering) && !has(self.sessionAffinity) && (!has(self.interceptErrors) || !self.interceptErrors) && (!has(self.urlRewrite) || !has(self.urlRewrite.path)))",message="buffering, interceptErrors, sessionAffinity and urlRewrite.path are for HTTP backends: gRPC streams, answers errors with a grpc-status, keeps no cookies and names its methods in the path"
@@ -735,6 +736,13 @@ type ProxyLocation struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	Port int32 `json:"port,omitempty"`
+	// UseClusterIP sends the requests to service's cluster address, for
+	// kube-proxy (or a mesh) to pick a pod per connection, rather than to
+	// its ready pods, which nginx balances itself (ingress-nginx's
+	// service-upstream, NGINX Ingress Controller's use-cluster-ip). The
+	// balancing method, affinity and retries then see one endpoint.
+	// +optional
+	UseClusterIP bool `json:"useClusterIP,omitempty"`
 
 	// Backends split requests across Services by weight, for example 90
 	// and 10 for a canary (Gateway API's weighted backendRefs,
@@ -1012,6 +1020,10 @@ type Backend struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000
 	Weight *int32 `json:"weight,omitempty"`
+	// UseClusterIP sends this Service's share to its cluster address rather
+	// than to its ready pods (see ProxyLocation's useClusterIP).
+	// +optional
+	UseClusterIP bool `json:"useClusterIP,omitempty"`
 }
 
 // ProxyBuffering sets how nginx buffers a Service's response.
@@ -1401,7 +1413,8 @@ type UpstreamStatus struct {
 	// answer 503.
 	Endpoints int32 `json:"endpoints"`
 	// Address is the one host and port nginx connects to instead of
-	// endpoints: an ExternalName Service's target.
+	// endpoints: an ExternalName Service's target, or the cluster address
+	// of a Service a location sends to with useClusterIP.
 	// +optional
 	Address string `json:"address,omitempty"`
 }
