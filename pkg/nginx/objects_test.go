@@ -176,3 +176,14 @@ func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 		t.Errorf("nginx command\n%s\nwant\n%s", cmd, want)
 	}
 }
+
+// An h2c port's Service port tells what is in front of it (a load
+// balancer, a mesh) to speak plain-text HTTP/2; other ports say nothing.
+func TestAnH2CPortsServicePortSaysH2C(t *testing.T) {
+	n := testInstance("web")
+	n.Spec.Ports = append(n.Spec.Ports, v1beta1.Port{Name: "grpc", ContainerPort: 8081, H2C: true})
+	ports := Service(n).Spec.Ports
+	if ports[0].AppProtocol != nil || ports[1].AppProtocol == nil || *ports[1].AppProtocol != "kubernetes.io/h2c" {
+		t.Errorf("Service ports %+v, want appProtocol kubernetes.io/h2c on grpc only", ports)
+	}
+}
