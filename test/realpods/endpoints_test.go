@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -32,22 +33,30 @@ import (
 // kube-proxy chose a pod per connection: 73% and 0 for one pod.
 func TestProxySpreadsRequestsOverTheServicesPods(t *testing.T) {
 	ctx, c, ns, cs, cl := setup(t)
+	dial := realcluster.NodeOf(c).DialContext
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	runTestServers(ctx, t, cs, ns, "api", 1)
 	objs := applyObjects(ctx, t, c, ns, nginxOperator(t, "gw", v1beta1.NginxOperatorSpec{
 		Replicas: ptr.To[int32](2),
 		Ports:    []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
-		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", DefaultServer: true, Locations: []v1beta1.Location{
 			{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}},
 		}}}},
 	}))
 	framework.WaitReady(ctx, t, cl, 3*time.Minute, objs...)
 	waitEndpoints(ctx, t, cl, ns, "gw", 1)
 	url := fmt.Sprintf("http://%s:8080/", clusterIP(ctx, t, cs, ns, "gw"))
+	// kube-proxy reaches the new pods a moment after they are ready.
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		_, err := answeringPod(ctx, keepAliveClient(dial), url)
+		return err == nil
+	}) {
+		t.Fatalf("%s does not answer", url)
+	}
 
 	// Scale out under load: when did each new pod get its first request?
-	load := startLoad(ctx, url, 4)
+	load := startLoad(ctx, dial, url, 4)
 	scaled := time.Now()
 	if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, "api", types.MergePatchType, []byte(`{"spec":{"replicas":3}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
@@ -55,11 +64,11 @@ func TestProxySpreadsRequestsOverTheServicesPods(t *testing.T) {
 	waitEndpoints(ctx, t, cl, ns, "gw", 3)
 	time.Sleep(6 * time.Second)
 	served := load.stop()
-	ready := podsReady(ctx, t, cs, ns, "app=api")
+	ready := podsReady(ctx, t, cs, ns, "app=api", scaled)
+	if len(ready) != 2 {
+		t.Errorf("%d new pods ready after the scale-out, want 2", len(ready))
+	}
 	for pod, at := range ready {
-		if !at.After(scaled) {
-			continue // the pod from before the scale-out
-		}
 		first, ok := served.first[pod]
 		switch {
 		case !ok:
@@ -70,12 +79,12 @@ func TestProxySpreadsRequestsOverTheServicesPods(t *testing.T) {
 			t.Logf("pod %s first served %s after it was ready (the Ready condition's time, to the second)", pod, first.Sub(at).Round(10*time.Millisecond))
 		}
 	}
-	if served.failed > 0 {
-		t.Errorf("%d of %d requests failed during the scale-out", served.failed, served.total)
+	if len(served.failures) > 0 {
+		t.Errorf("%d of %d requests failed during the scale-out, first: %v", len(served.failures), served.total, served.failures[0])
 	}
 
 	// Spread: 3,000 requests, 10 keep-alive connections of 300 each.
-	counts := requestsPerPod(ctx, t, url, 10, 300)
+	counts := requestsPerPod(ctx, t, dial, url, 10, 300)
 	t.Logf("3,000 keep-alive requests through the instance's Service, per backend pod: %v", counts)
 	if len(counts) != 3 {
 		t.Errorf("requests reached %d pods, want all 3", len(counts))
@@ -135,8 +144,9 @@ func waitEndpoints(ctx context.Context, t *testing.T, cl client.Client, ns, name
 	}
 }
 
-// podsReady are the times the pods matching selector turned Ready.
-func podsReady(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, selector string) map[string]time.Time {
+// podsReady are the times the pods matching selector created after since
+// turned Ready.
+func podsReady(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, selector string, since time.Time) map[string]time.Time {
 	t.Helper()
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
@@ -144,6 +154,10 @@ func podsReady(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, s
 	}
 	out := map[string]time.Time{}
 	for _, p := range pods.Items {
+		// Creation times are whole seconds.
+		if p.CreationTimestamp.Time.Before(since.Truncate(time.Second)) {
+			continue
+		}
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 				out[p.Name] = c.LastTransitionTime.Time
@@ -163,17 +177,18 @@ type load struct {
 }
 
 type loadResult struct {
-	first         map[string]time.Time
-	total, failed int
+	first    map[string]time.Time
+	total    int
+	failures []error
 }
 
-func startLoad(ctx context.Context, url string, clients int) *load {
+func startLoad(ctx context.Context, dial dialer, url string, clients int) *load {
 	l := &load{stopped: make(chan struct{}), result: loadResult{first: map[string]time.Time{}}}
 	for range clients {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			hc := keepAliveClient()
+			hc := keepAliveClient(dial)
 			for {
 				select {
 				case <-l.stopped:
@@ -187,7 +202,7 @@ func startLoad(ctx context.Context, url string, clients int) *load {
 				l.mu.Lock()
 				l.result.total++
 				if err != nil {
-					l.result.failed++
+					l.result.failures = append(l.result.failures, err)
 				} else if _, ok := l.result.first[pod]; !ok {
 					l.result.first[pod] = now
 				}
@@ -206,7 +221,7 @@ func (l *load) stop() loadResult {
 
 // requestsPerPod sends clients × each requests, each client over one
 // keep-alive connection, and counts them by the backend pod that answered.
-func requestsPerPod(ctx context.Context, t *testing.T, url string, clients, each int) map[string]int {
+func requestsPerPod(ctx context.Context, t *testing.T, dial dialer, url string, clients, each int) map[string]int {
 	t.Helper()
 	var mu sync.Mutex
 	counts := map[string]int{}
@@ -216,7 +231,7 @@ func requestsPerPod(ctx context.Context, t *testing.T, url string, clients, each
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			hc := keepAliveClient()
+			hc := keepAliveClient(dial)
 			for range each {
 				pod, err := answeringPod(ctx, hc, url)
 				mu.Lock()
@@ -236,9 +251,13 @@ func requestsPerPod(ctx context.Context, t *testing.T, url string, clients, each
 	return counts
 }
 
-// keepAliveClient keeps one connection open and sends every request on it.
-func keepAliveClient() *http.Client {
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}}
+// dialer connects from the node, where Service addresses are reachable.
+type dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// keepAliveClient keeps one connection open, from the node, and sends every
+// request on it.
+func keepAliveClient(dial dialer) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}}
 }
 
 // answeringPod sends a GET to url and returns the name of the test server
