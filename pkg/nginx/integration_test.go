@@ -448,7 +448,7 @@ func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
 				n.Status.Upstreams[0] == v1beta1.UpstreamStatus{Service: "backend", Port: 80, Endpoints: int32(strings.Count(want, "server "))}
 		})
 	}
-	if !upstreamIs("server 10.244.1.1:8080;") {
+	if !upstreamIs("server 10.244.1.1:8080 max_fails=0;") {
 		t.Fatalf("nginx.conf is %q, want the endpoint 10.244.1.1:8080 as the upstream's server", config(ctx))
 	}
 
@@ -456,14 +456,14 @@ func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
 	slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.244.1.2"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
 	if slice, err := cs.DiscoveryV1().EndpointSlices(ns).Update(ctx, slice, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
-	} else if !upstreamIs("server 10.244.1.1:8080; server 10.244.1.2:8080;") {
+	} else if !upstreamIs("server 10.244.1.1:8080 max_fails=0; server 10.244.1.2:8080 max_fails=0;") {
 		t.Errorf("after a second endpoint nginx.conf is %q", config(ctx))
 	} else {
 		slice.Endpoints[0].Conditions = discoveryv1.EndpointConditions{Ready: ptr.To(false), Serving: ptr.To(true), Terminating: ptr.To(true)}
 		if _, err := cs.DiscoveryV1().EndpointSlices(ns).Update(ctx, slice, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if !upstreamIs("server 10.244.1.2:8080;") {
+		if !upstreamIs("server 10.244.1.2:8080 max_fails=0;") {
 			t.Errorf("after the first endpoint began terminating nginx.conf is %q", config(ctx))
 		}
 	}

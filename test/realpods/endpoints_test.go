@@ -97,8 +97,9 @@ func TestProxySpreadsRequestsOverTheServicesPods(t *testing.T) {
 }
 
 // runTestServers runs replicas of the node's test server as the Deployment
-// name, behind a Service name of port 80.
-func runTestServers(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, replicas int32) {
+// name, behind a Service name of port 80; with lifecycle, its containers
+// have that (a preStop pause).
+func runTestServers(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, replicas int32, lifecycle ...*corev1.Lifecycle) {
 	t.Helper()
 	labels := map[string]string{"app": name}
 	deployment := &appsv1.Deployment{
@@ -116,6 +117,9 @@ func runTestServers(ctx context.Context, t *testing.T, cs kubernetes.Interface, 
 				}}},
 			},
 		},
+	}
+	for _, l := range lifecycle {
+		deployment.Spec.Template.Spec.Containers[0].Lifecycle = l
 	}
 	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -180,9 +184,16 @@ type loadResult struct {
 	first    map[string]time.Time
 	total    int
 	failures []error
+	slowest  time.Duration
 }
 
 func startLoad(ctx context.Context, dial dialer, url string, clients int) *load {
+	return startLoadOf(ctx, dial, http.MethodGet, url, clients)
+}
+
+// startLoadOf sends requests of method to url from clients keep-alive
+// clients, one after the other each, until stop.
+func startLoadOf(ctx context.Context, dial dialer, method, url string, clients int) *load {
 	l := &load{stopped: make(chan struct{}), result: loadResult{first: map[string]time.Time{}}}
 	for range clients {
 		l.wg.Add(1)
@@ -197,10 +208,12 @@ func startLoad(ctx context.Context, dial dialer, url string, clients int) *load 
 					return
 				default:
 				}
-				pod, err := answeringPod(ctx, hc, url)
+				began := time.Now()
+				pod, err := answering(ctx, hc, method, url)
 				now := time.Now()
 				l.mu.Lock()
 				l.result.total++
+				l.result.slowest = max(l.result.slowest, now.Sub(began))
 				if err != nil {
 					l.result.failures = append(l.result.failures, err)
 				} else if _, ok := l.result.first[pod]; !ok {
@@ -263,23 +276,115 @@ func keepAliveClient(dial dialer) *http.Client {
 // answeringPod sends a GET to url and returns the name of the test server
 // that answered ("hello from <name>").
 func answeringPod(ctx context.Context, hc *http.Client, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	return answering(ctx, hc, http.MethodGet, url)
+}
+
+// answering sends a request of method to url and returns the name of the
+// test server that answered.
+func answering(ctx context.Context, hc *http.Client, method, url string) (string, error) {
+	var body io.Reader
+	if method == http.MethodPost {
+		body = strings.NewReader("order=1")
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return "", err
 	}
-	resp, err := hc.Do(req)
+	return answerOf(hc.Do(req))
+}
+
+// answerOf is the name of the test server that answered with resp
+// ("hello from <name>"), or why there is none.
+func answerOf(resp *http.Response, err error) (string, error) {
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	answer, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return "", err
 	}
-	first, _, _ := strings.Cut(string(body), "\n")
+	first, _, _ := strings.Cut(string(answer), "\n")
 	pod, ok := strings.CutPrefix(first, "hello from ")
 	if resp.StatusCode != http.StatusOK || !ok {
-		return "", fmt.Errorf("%s: %.80q", resp.Status, body)
+		return "", fmt.Errorf("%s: %.80q", resp.Status, answer)
 	}
 	return pod, nil
+}
+
+// A backend rolled (with and without a preStop pause in its pods) and a
+// backend pod deleted at once (grace 0), each under steady GET load through
+// the instance: no GET fails, none waits past the client's timeout. nginx
+// sends a request whose endpoint refused or dropped it on to another
+// (proxy_next_upstream error timeout, nginx's default) and drops the
+// endpoint from nginx.conf about two seconds after it leaves the Service.
+// POSTs are never sent twice (not idempotent): how many failed is logged.
+func TestProxyLosesNoRequestWhileTheBackendRolls(t *testing.T) {
+	ctx, c, ns, cs, cl := setup(t)
+	dial := realcluster.NodeOf(c).DialContext
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		name, backend, gw string
+		lifecycle         *corev1.Lifecycle
+	}{
+		{"without a preStop pause", "abrupt", "gw-abrupt", nil},
+		{"with a 5 s preStop pause", "paused", "gw-paused", &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}}},
+	} {
+		backend, gw := tc.backend, tc.gw
+		runTestServers(ctx, t, cs, ns, backend, 3, tc.lifecycle)
+		objs := applyObjects(ctx, t, c, ns, nginxOperator(t, gw, v1beta1.NginxOperatorSpec{
+			Replicas: ptr.To[int32](2),
+			Ports:    []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+			Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", DefaultServer: true, Locations: []v1beta1.Location{
+				{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: backend, Port: 80}},
+			}}}},
+		}))
+		framework.WaitReady(ctx, t, cl, 3*time.Minute, objs...)
+		waitEndpoints(ctx, t, cl, ns, gw, 3)
+		url := fmt.Sprintf("http://%s:8080/", clusterIP(ctx, t, cs, ns, gw))
+		if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+			_, err := answeringPod(ctx, keepAliveClient(dial), url)
+			return err == nil
+		}) {
+			t.Fatalf("%s does not answer", url)
+		}
+
+		gets, posts := startLoad(ctx, dial, url, 4), startLoadOf(ctx, dial, http.MethodPost, url, 1)
+		rollBackend(ctx, t, cs, ns, backend)
+		victims, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + backend})
+		if err != nil || len(victims.Items) == 0 {
+			t.Fatalf("no pod of %s to delete (%v)", backend, err)
+		}
+		if err := cs.CoreV1().Pods(ns).Delete(ctx, victims.Items[0].Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Second)
+		got, posted := gets.stop(), posts.stop()
+		t.Logf("%s: %d GETs, %d failed, slowest %s; %d POSTs, %d failed", tc.name, got.total, len(got.failures),
+			got.slowest.Round(time.Millisecond), posted.total, len(posted.failures))
+		if len(got.failures) > 0 {
+			t.Errorf("%s: %d of %d GETs failed, first: %v", tc.name, len(got.failures), got.total, got.failures[0])
+		}
+		for _, err := range posted.failures[:min(3, len(posted.failures))] {
+			t.Logf("%s: a failed POST: %v", tc.name, err)
+		}
+	}
+}
+
+// rollBackend rolls the Deployment name (a new pod template) and waits
+// until every replica runs the new one.
+func rollBackend(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"rolled":%q}}}}}`, time.Now().Format(time.RFC3339Nano))
+	if _, err := cs.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) bool {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == *d.Spec.Replicas &&
+			d.Status.Replicas == *d.Spec.Replicas && d.Status.AvailableReplicas == *d.Spec.Replicas
+	}) {
+		t.Fatalf("Deployment %s did not roll out", name)
+	}
 }

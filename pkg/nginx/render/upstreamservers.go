@@ -23,11 +23,12 @@ const maxWeightScale = 10000
 func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
 	backends := backendsOf(p)
 	addrs := make([][]string, len(backends))
+	pods := make([]bool, len(backends))
 	counts := make([]int64, 0, len(backends))
 	for i, b := range backends {
 		if r.opts.Endpoints != nil && !b.clusterIP {
 			if eps, ok := r.opts.Endpoints(b.service, b.port); ok {
-				addrs[i] = eps
+				addrs[i], pods[i] = eps, true
 				if len(eps) > 0 {
 					counts = append(counts, int64(len(eps)))
 				}
@@ -42,6 +43,14 @@ func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
 	for i, b := range backends {
 		for _, addr := range addrs[i] {
 			args := []string{addr}
+			if pods[i] {
+				// Readiness is what takes a pod out. nginx's own marking
+				// (one failure disables a server for 10 s, per worker) turns
+				// the refused connections of a rollout into "no live
+				// upstreams" 502s once every pod had one; a failed request
+				// goes on to the next pod instead (proxy_next_upstream).
+				args = append(args, "max_fails=0")
+			}
 			if b.weight > 0 {
 				w := int64(math.Round(float64(int64(b.weight)*scale) / float64(len(addrs[i]))))
 				args = append(args, "weight="+itoa(int32(max(w, 1))))

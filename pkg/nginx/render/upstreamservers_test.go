@@ -39,19 +39,19 @@ func TestUpstreamServersAreTheEndpoints(t *testing.T) {
 		want  []conf.Directive
 	}{
 		{"one Service", &v1beta1.ProxyLocation{Service: "v1", Port: 80},
-			[]conf.Directive{server("10.0.0.1:8080"), server("10.0.0.2:8080"), server("10.0.0.3:8080")}},
+			[]conf.Directive{server("10.0.0.1:8080", "max_fails=0"), server("10.0.0.2:8080", "max_fails=0"), server("10.0.0.3:8080", "max_fails=0")}},
 		{"90/10 over 3 and 1 endpoints", split(backend("v1", 90), backend("v2", 10)),
-			[]conf.Directive{server("10.0.0.1:8080", "weight=90"), server("10.0.0.2:8080", "weight=90"), server("10.0.0.3:8080", "weight=90"),
-				server("10.0.1.1:8080", "weight=30")}},
+			[]conf.Directive{server("10.0.0.1:8080", "max_fails=0", "weight=90"), server("10.0.0.2:8080", "max_fails=0", "weight=90"), server("10.0.0.3:8080", "max_fails=0", "weight=90"),
+				server("10.0.1.1:8080", "max_fails=0", "weight=30")}},
 		{"a backend without endpoints", split(backend("empty", 50), backend("v2", 50)),
-			[]conf.Directive{server("10.0.1.1:8080", "weight=50")}},
+			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=50")}},
 		{"an ExternalName or unresolved Service", split(backend("external", 1), backend("v2", 1)),
-			[]conf.Directive{server("external.team-a.svc:80", "weight=1"), server("10.0.1.1:8080", "weight=1")}},
+			[]conf.Directive{server("external.team-a.svc:80", "weight=1"), server("10.0.1.1:8080", "max_fails=0", "weight=1")}},
 		{"no endpoints at all", &v1beta1.ProxyLocation{Service: "empty", Port: 80}, nil},
 		{"useClusterIP", &v1beta1.ProxyLocation{Service: "v1", Port: 80, UseClusterIP: true},
 			[]conf.Directive{server("v1.team-a.svc:80")}},
 		{"useClusterIP on one backend", split(backend("v2", 1), v1beta1.Backend{Service: "v1", Port: 80, Weight: ptr.To[int32](1), UseClusterIP: true}),
-			[]conf.Directive{server("10.0.1.1:8080", "weight=1"), server("v1.team-a.svc:80", "weight=1")}},
+			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=1"), server("v1.team-a.svc:80", "weight=1")}},
 	} {
 		r := &renderer{opts: opts.withDefaults()}
 		if diff := cmp.Diff(tc.want, r.upstreamServers(tc.proxy)); diff != "" {

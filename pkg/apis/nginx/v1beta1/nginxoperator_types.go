@@ -757,11 +757,15 @@ type ProxyLocation struct {
 	// +kubebuilder:validation:XValidation:rule="self.exists(b, b.weight > 0)",message="at least one backend needs a weight above 0"
 	Backends []Backend `json:"backends,omitempty"`
 
-	// ConnectTimeoutSeconds is how long nginx waits to connect to the
-	// Service (proxy_connect_timeout); the kernel gives up after about 75 s
+	// ConnectTimeoutSeconds is how long nginx waits to connect to one of
+	// the Service's pods (proxy_connect_timeout) before it tries another:
+	// a pod answers within milliseconds, and one that has just vanished
+	// never does, so a request waits this long before it moves on (5 s, as
+	// ingress-nginx's default; objects created before nginx sent to pods
+	// keep the 60 s they were given). The kernel gives up after about 75 s
 	// whatever is set.
 	// +optional
-	// +kubebuilder:default=60
+	// +kubebuilder:default=5
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=75
 	ConnectTimeoutSeconds int32 `json:"connectTimeoutSeconds,omitempty"`
