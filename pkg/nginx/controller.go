@@ -69,6 +69,8 @@ type Reconciler struct {
 	// references cache, see watchEndpoints); nil proxies to each Service's
 	// own address.
 	Endpoints client.Reader
+	// endpointsPacer paces the reconciles of endpoint changes.
+	endpointsPacer *endpointsPacer
 }
 
 // Images are the images the operator deploys: nginx for instances that do not
@@ -187,12 +189,15 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 	return result, nil
 }
 
-// forget drops what the controller keeps of a deleted instance: its metrics
-// and its pods in the prober.
+// forget drops what the controller keeps of a deleted instance: its metrics,
+// its pods in the prober and its endpoint pacing.
 func (r *Reconciler) forget(key types.NamespacedName) {
 	forgetMetrics(key.Namespace, key.Name)
 	if r.Prober != nil {
 		r.Prober.Forget(key)
+	}
+	if r.endpointsPacer != nil {
+		r.endpointsPacer.forget(key)
 	}
 }
 

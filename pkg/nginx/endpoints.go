@@ -5,11 +5,13 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -23,13 +25,53 @@ import (
 
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list;watch
 
-// endpointsBatch is how long the changes to a Service's endpoints gather
-// before the instances that proxy to it are reconciled: a backend's rollout
+// EndpointsBatch paces the reconciles that changes to a Service's
+// endpoints bring to the instances proxying to it: a backend's rollout
 // changes its EndpointSlices several times per pod within seconds, and each
-// reconcile that changes nginx.conf reloads nginx. An instance reloads at
-// most once per batch for them, and a new backend pod gets requests about
-// this long after it is ready, plus the reload.
-const endpointsBatch = time.Second
+// reconcile that changes nginx.conf reloads nginx. The first change after a
+// quiet batch reaches an instance at once (a pod that left is out of
+// nginx.conf as soon as can be); those that follow within a batch gather
+// until its end, so endpoint changes reload an instance at most once a
+// batch.
+const EndpointsBatch = time.Second
+
+// endpointsPacer says when each instance should be reconciled for an
+// endpoint change (see EndpointsBatch).
+type endpointsPacer struct {
+	now func() time.Time
+	mu  sync.Mutex
+	// due is when each instance was last reconciled, or will be, for one.
+	due map[types.NamespacedName]time.Time
+}
+
+func newEndpointsPacer() *endpointsPacer {
+	return &endpointsPacer{now: time.Now, due: map[types.NamespacedName]time.Time{}}
+}
+
+// delay is how long from now instance's reconcile for an endpoint change
+// should wait.
+func (p *endpointsPacer) delay(instance types.NamespacedName) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now, last := p.now(), p.due[instance]
+	switch {
+	case !now.Before(last.Add(EndpointsBatch)):
+		p.due[instance] = now
+		return 0
+	case last.After(now):
+		return last.Sub(now) // one is due already
+	default:
+		p.due[instance] = last.Add(EndpointsBatch)
+		return p.due[instance].Sub(now)
+	}
+}
+
+// forget drops a deleted instance.
+func (p *endpointsPacer) forget(instance types.NamespacedName) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.due, instance)
+}
 
 // endpointServiceIndex indexes the cached EndpointSlices by the Service
 // they belong to (their kubernetes.io/service-name label).
@@ -57,8 +99,8 @@ func TrimEndpointSlice(obj any) (any, error) {
 }
 
 // watchEndpoints indexes the EndpointSlices of references by Service and
-// reconciles the instances that proxy to a Service, endpointsBatch after
-// its endpoints change.
+// reconciles the instances that proxy to a Service when its endpoints
+// change, paced by EndpointsBatch.
 func (r *Reconciler) watchEndpoints(ctx context.Context, references cache.Cache) (source.Source, error) {
 	if err := references.IndexField(ctx, &discoveryv1.EndpointSlice{}, endpointServiceIndex, func(obj client.Object) []string {
 		if name := obj.GetLabels()[discoveryv1.LabelServiceName]; name != "" {
@@ -71,13 +113,19 @@ func (r *Reconciler) watchEndpoints(ctx context.Context, references cache.Cache)
 	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 	later := func(ctx context.Context, slice *discoveryv1.EndpointSlice, q queue) {
 		for _, req := range r.instancesNamingObject(ctx, "Service", slice.Namespace, slice.Labels[discoveryv1.LabelServiceName]) {
-			q.AddAfter(req, endpointsBatch)
+			q.AddAfter(req, r.endpointsPacer.delay(req.NamespacedName))
 		}
 	}
 	return source.Kind(references, &discoveryv1.EndpointSlice{}, handler.TypedFuncs[*discoveryv1.EndpointSlice, reconcile.Request]{
-		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[*discoveryv1.EndpointSlice], q queue) { later(ctx, e.Object, q) },
-		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*discoveryv1.EndpointSlice], q queue) { later(ctx, e.ObjectNew, q) },
-		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[*discoveryv1.EndpointSlice], q queue) { later(ctx, e.Object, q) },
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[*discoveryv1.EndpointSlice], q queue) {
+			later(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[*discoveryv1.EndpointSlice], q queue) {
+			later(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[*discoveryv1.EndpointSlice], q queue) {
+			later(ctx, e.Object, q)
+		},
 	}, predicate.TypedResourceVersionChangedPredicate[*discoveryv1.EndpointSlice]{}), nil
 }
 

@@ -2,10 +2,12 @@ package nginx
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
@@ -102,5 +104,38 @@ func TestTrimEndpointSliceKeepsWhatAnUpstreamIsMadeOf(t *testing.T) {
 	want.Labels = map[string]string{discoveryv1.LabelServiceName: "api"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trimmed slice (-want +got):\n%s", diff)
+	}
+}
+
+// The first endpoint change after a quiet batch reconciles at once; those
+// within a batch of it wait for the batch's end, one reconcile for all;
+// instances are paced apart.
+func TestEndpointChangesReconcileAtOnceThenOncePerBatch(t *testing.T) {
+	p := newEndpointsPacer()
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	now := start
+	p.now = func() time.Time { return now }
+	web, api := types.NamespacedName{Namespace: "team-a", Name: "web"}, types.NamespacedName{Namespace: "team-a", Name: "api"}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, step := range []struct {
+		at       time.Duration
+		instance types.NamespacedName
+		want     time.Duration
+	}{
+		{0, web, 0},              // quiet: at once
+		{ms(300), web, ms(700)},  // within the batch: at its end, 1 s
+		{ms(500), web, ms(500)},  // that one is due already
+		{ms(500), api, 0},        // another instance is paced apart
+		{ms(1200), web, ms(800)}, // after the reconcile at 1 s: at 2 s
+		{ms(5000), web, 0},       // quiet again
+	} {
+		now = start.Add(step.at)
+		if got := p.delay(step.instance); got != step.want {
+			t.Errorf("a change at %s for %s: delay %s, want %s", step.at, step.instance.Name, got, step.want)
+		}
+	}
+	p.forget(web)
+	if _, ok := p.due[web]; ok {
+		t.Error("a forgotten instance is still paced")
 	}
 }

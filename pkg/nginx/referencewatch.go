@@ -73,6 +73,7 @@ func (r *Reconciler) watchReferences(mgr ctrl.Manager, references cache.Cache, b
 			// resync does not.
 			predicate.TypedResourceVersionChangedPredicate[*metav1.PartialObjectMetadata]{}))
 	}
+	r.endpointsPacer = newEndpointsPacer()
 	endpoints, err := r.watchEndpoints(context.Background(), references)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
@@ -156,7 +157,7 @@ func rollBackends(ctx context.Context, b *testing.B, c *framework.Cluster, cs ku
 		b.Fatal("the backends did not roll out")
 	}
 	// The last endpoint changes reach the instances a batch later.
-	time.Sleep(2 * endpointsBatch)
+	time.Sleep(2 * nginx.EndpointsBatch)
 	settle(b, op)
 	r.rollout = time.Since(start)
 	after, auditAfter := scrape(b, op), countAudit(b, c.AuditLog())
@@ -169,10 +170,6 @@ func rollBackends(ctx context.Context, b *testing.B, c *framework.Cluster, cs ku
 	r.configWrites, r.podNudges, r.statusWrites = per("patch secrets"), per("patch pods"), per("patch nginxoperators/status")
 	r.reconciles = (after.reconciles - before.reconciles) / float64(r.rolled)
 }
-
-// endpointsBatch is the controller's batch of endpoint changes
-// (pkg/nginx), which the bench waits out.
-const endpointsBatch = time.Second
 
 func backendName(i int) string { return fmt.Sprintf("backend-%02d", i) }
 

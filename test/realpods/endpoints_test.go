@@ -267,10 +267,14 @@ func requestsPerPod(ctx context.Context, t *testing.T, dial dialer, url string, 
 // dialer connects from the node, where Service addresses are reachable.
 type dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
+// connectTimeout is a proxy location's default connectTimeoutSeconds.
+const connectTimeout = 5 * time.Second
+
 // keepAliveClient keeps one connection open, from the node, and sends every
-// request on it.
+// request on it, waiting longer than nginx may take to move a request past
+// two vanished pods.
 func keepAliveClient(dial dialer) *http.Client {
-	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}}
 }
 
 // answeringPod sends a GET to url and returns the name of the test server
@@ -314,10 +318,11 @@ func answerOf(resp *http.Response, err error) (string, error) {
 
 // A backend rolled (with and without a preStop pause in its pods) and a
 // backend pod deleted at once (grace 0), each under steady GET load through
-// the instance: no GET fails, none waits past the client's timeout. nginx
-// sends a request whose endpoint refused or dropped it on to another
-// (proxy_next_upstream error timeout, nginx's default) and drops the
-// endpoint from nginx.conf about two seconds after it leaves the Service.
+// the instance: no GET fails, and none waits longer than the connect
+// timeouts of two vanished pods. nginx sends a request whose endpoint
+// refused or dropped it on to another (proxy_next_upstream error timeout,
+// nginx's default) and drops the endpoint from nginx.conf within about two
+// seconds of its leaving the Service.
 // POSTs are never sent twice (not idempotent): how many failed is logged.
 func TestProxyLosesNoRequestWhileTheBackendRolls(t *testing.T) {
 	ctx, c, ns, cs, cl := setup(t)
@@ -365,6 +370,12 @@ func TestProxyLosesNoRequestWhileTheBackendRolls(t *testing.T) {
 			got.slowest.Round(time.Millisecond), posted.total, len(posted.failures))
 		if len(got.failures) > 0 {
 			t.Errorf("%s: %d of %d GETs failed, first: %v", tc.name, len(got.failures), got.total, got.failures[0])
+		}
+		// A request sent to pods that vanished (the sandbox gone, so
+		// nothing refuses) waits the connect timeout for each before it
+		// reaches a live one; at most two of the three are gone at once.
+		if limit := 2*connectTimeout + 2*time.Second; got.slowest > limit {
+			t.Errorf("%s: the slowest GET took %s, more than %s", tc.name, got.slowest.Round(time.Millisecond), limit)
 		}
 		for _, err := range posted.failures[:min(3, len(posted.failures))] {
 			t.Logf("%s: a failed POST: %v", tc.name, err)
