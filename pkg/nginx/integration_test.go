@@ -408,9 +408,12 @@ func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
 	ctx, ns, cs, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 	backend := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "backend", Namespace: ns},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 80, TargetPort: intstr.FromString("web")}}}}
-	if _, err := cs.CoreV1().Services(ns).Create(ctx, backend, metav1.CreateOptions{}); err != nil {
+	created, err := cs.CoreV1().Services(ns).Create(ctx, backend, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	// The Service's own address backs the pods up (render's clusterBackups).
+	backup := " server " + created.Spec.ClusterIP + ":80 backup;"
 	// The test cluster runs no EndpointSlice controller: the slice is the
 	// test's, as a Service without a selector has.
 	slice := &discoveryv1.EndpointSlice{
@@ -443,7 +446,7 @@ func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
 	upstreamIs := func(want string) bool {
 		return framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 			var n v1beta1.NginxOperator
-			return strings.Contains(config(ctx), "upstream backend_s0_l0 { "+want+" keepalive") &&
+			return strings.Contains(config(ctx), "upstream backend_s0_l0 { "+want+backup+" keepalive") &&
 				c.Get(ctx, client.ObjectKeyFromObject(gw), &n) == nil && len(n.Status.Upstreams) == 1 &&
 				n.Status.Upstreams[0] == v1beta1.UpstreamStatus{Service: "backend", Port: 80, Endpoints: int32(strings.Count(want, "server "))}
 		})

@@ -58,7 +58,35 @@ func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
 			servers = append(servers, conf.D("server", args...))
 		}
 	}
-	return servers
+	if len(servers) == 0 {
+		return nil
+	}
+	return append(servers, clusterBackups(p, backends, addrs, pods, r.opts)...)
+}
+
+// clusterBackups are the Services' own addresses as backup servers of an
+// upstream of pods: nginx tries them only after every pod it knows failed
+// a request, which happens while a backend rolls faster than a changed
+// nginx.conf reaches the pods (a second or two), its old pods gone and its
+// new ones not yet listed; kube-proxy knows the new ones by then. nginx
+// refuses backup servers beside the hash, ip_hash and random methods (and
+// cookie affinity hashes).
+func clusterBackups(p *v1beta1.ProxyLocation, backends []backend, addrs [][]string, pods []bool, opts Options) []conf.Directive {
+	switch p.LoadBalancingMethod {
+	case "", "round_robin", "least_conn":
+	default:
+		return nil
+	}
+	if p.SessionAffinity != nil {
+		return nil
+	}
+	var out []conf.Directive
+	for i, b := range backends {
+		if pods[i] && len(addrs[i]) > 0 {
+			out = append(out, conf.D("server", opts.UpstreamHost(b.service, opts.Namespace)+":"+itoa(b.port), "backup"))
+		}
+	}
+	return out
 }
 
 // weightScale is the least common multiple of the backends' server counts

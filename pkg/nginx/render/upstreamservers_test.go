@@ -15,7 +15,8 @@ import (
 // more than its weight; a backend without endpoints draws nothing, and a
 // location none of whose backends has one answers 503. A Service the
 // caller resolves no endpoints for, or a backend with useClusterIP, is
-// reached at the Service's own address.
+// reached at the Service's own address; the Services with endpoints are
+// the backups of a round-robin or least-connections upstream.
 func TestUpstreamServersAreTheEndpoints(t *testing.T) {
 	endpoints := map[string][]string{
 		"v1":    {"10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080"},
@@ -39,19 +40,22 @@ func TestUpstreamServersAreTheEndpoints(t *testing.T) {
 		want  []conf.Directive
 	}{
 		{"one Service", &v1beta1.ProxyLocation{Service: "v1", Port: 80},
-			[]conf.Directive{server("10.0.0.1:8080", "max_fails=0"), server("10.0.0.2:8080", "max_fails=0"), server("10.0.0.3:8080", "max_fails=0")}},
+			[]conf.Directive{server("10.0.0.1:8080", "max_fails=0"), server("10.0.0.2:8080", "max_fails=0"), server("10.0.0.3:8080", "max_fails=0"),
+				server("v1.team-a.svc:80", "backup")}},
 		{"90/10 over 3 and 1 endpoints", split(backend("v1", 90), backend("v2", 10)),
 			[]conf.Directive{server("10.0.0.1:8080", "max_fails=0", "weight=90"), server("10.0.0.2:8080", "max_fails=0", "weight=90"), server("10.0.0.3:8080", "max_fails=0", "weight=90"),
-				server("10.0.1.1:8080", "max_fails=0", "weight=30")}},
+				server("10.0.1.1:8080", "max_fails=0", "weight=30"), server("v1.team-a.svc:80", "backup"), server("v2.team-a.svc:80", "backup")}},
 		{"a backend without endpoints", split(backend("empty", 50), backend("v2", 50)),
-			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=50")}},
+			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=50"), server("v2.team-a.svc:80", "backup")}},
 		{"an ExternalName or unresolved Service", split(backend("external", 1), backend("v2", 1)),
-			[]conf.Directive{server("external.team-a.svc:80", "weight=1"), server("10.0.1.1:8080", "max_fails=0", "weight=1")}},
+			[]conf.Directive{server("external.team-a.svc:80", "weight=1"), server("10.0.1.1:8080", "max_fails=0", "weight=1"), server("v2.team-a.svc:80", "backup")}},
 		{"no endpoints at all", &v1beta1.ProxyLocation{Service: "empty", Port: 80}, nil},
 		{"useClusterIP", &v1beta1.ProxyLocation{Service: "v1", Port: 80, UseClusterIP: true},
 			[]conf.Directive{server("v1.team-a.svc:80")}},
 		{"useClusterIP on one backend", split(backend("v2", 1), v1beta1.Backend{Service: "v1", Port: 80, Weight: ptr.To[int32](1), UseClusterIP: true}),
-			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=1"), server("v1.team-a.svc:80", "weight=1")}},
+			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=1"), server("v1.team-a.svc:80", "weight=1"), server("v2.team-a.svc:80", "backup")}},
+		{"no backup beside a hash", &v1beta1.ProxyLocation{Service: "v2", Port: 80, LoadBalancingMethod: "ip_hash"},
+			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0")}},
 	} {
 		r := &renderer{opts: opts.withDefaults()}
 		if diff := cmp.Diff(tc.want, r.upstreamServers(tc.proxy)); diff != "" {
