@@ -102,22 +102,12 @@ func TestProxySpreadsRequestsOverTheServicesPods(t *testing.T) {
 func runTestServers(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, replicas int32, lifecycle ...*corev1.Lifecycle) {
 	t.Helper()
 	labels := map[string]string{"app": name}
-	deployment := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false), Containers: []corev1.Container{{
-					Name: "server", Image: realcluster.TestServer.Name, Args: []string{"serve", ":8080"},
-					Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-					ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}, PeriodSeconds: 1},
-					SecurityContext: realcluster.RestrictedContainer(),
-				}}},
-			},
-		},
-	}
+	deployment := testServerDeployment(name, replicas, labels, corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false), Containers: []corev1.Container{{
+		Name: "server", Image: realcluster.TestServer.Name, Args: []string{"serve", ":8080"},
+		Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+		ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}, PeriodSeconds: 1},
+		SecurityContext: realcluster.RestrictedContainer(),
+	}}})
 	for _, l := range lifecycle {
 		deployment.Spec.Template.Spec.Containers[0].Lifecycle = l
 	}
@@ -128,6 +118,19 @@ func runTestServers(ctx context.Context, t *testing.T, cs kubernetes.Interface, 
 		Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}
 	if _, err := cs.CoreV1().Services(ns).Create(ctx, service, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testServerDeployment is a Deployment of replicas pods of spec, labelled
+// labels.
+func testServerDeployment(name string, replicas int32, labels map[string]string, spec corev1.PodSpec) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+		},
 	}
 }
 

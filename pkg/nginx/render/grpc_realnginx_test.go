@@ -19,40 +19,11 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
+	"github.com/nginx-operator/nginx-operator/test/grpcecho"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// healthBackend is a gRPC Service for the tests: gRPC's health service,
-// whose Check is a unary call and Watch a server-streaming one. Check of
-// the service "refuse" fails with a status of the backend's own.
-type healthBackend struct {
-	healthpb.UnimplementedHealthServer
-}
-
-// watchStatuses are what Watch streams, then it ends the call.
-var watchStatuses = []healthpb.HealthCheckResponse_ServingStatus{
-	healthpb.HealthCheckResponse_SERVING, healthpb.HealthCheckResponse_NOT_SERVING, healthpb.HealthCheckResponse_SERVING,
-}
-
-const refusedService = "refuse"
-
-func (healthBackend) Check(_ context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-	if req.GetService() == refusedService {
-		return nil, status.Error(codes.FailedPrecondition, "the backend refuses")
-	}
-	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
-}
-
-func (healthBackend) Watch(_ *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {
-	for _, s := range watchStatuses {
-		if err := stream.Send(&healthpb.HealthCheckResponse{Status: s}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// startGRPCBackend serves healthBackend on loopback, with TLS when creds is
+// startGRPCBackend serves grpcecho's health service on loopback, with TLS when creds is
 // set, and returns its port.
 func startGRPCBackend(t *testing.T, creds credentials.TransportCredentials) int32 {
 	t.Helper()
@@ -63,7 +34,7 @@ func startGRPCBackend(t *testing.T, creds credentials.TransportCredentials) int3
 		opts = append(opts, grpc.Creds(creds))
 	}
 	srv := grpc.NewServer(opts...)
-	healthpb.RegisterHealthServer(srv, healthBackend{})
+	grpcecho.Register(srv, "backend")
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	return int32(lis.Addr().(*net.TCPAddr).Port)
@@ -116,7 +87,7 @@ func TestRealNginxProxiesGRPCInPlainTextAndTLSWithStatuses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			waitForGRPC(t, proc, c)
 			checkUnaryAndStreaming(t, c)
-			_, err := c.Check(context.Background(), &healthpb.HealthCheckRequest{Service: refusedService})
+			_, err := c.Check(context.Background(), &healthpb.HealthCheckRequest{Service: grpcecho.RefusedService})
 			if s := status.Convert(err); s.Code() != codes.FailedPrecondition || s.Message() != "the backend refuses" {
 				t.Errorf("the backend's error reached the client as %v, want FailedPrecondition: the backend refuses", s)
 			}
@@ -176,7 +147,7 @@ func checkUnaryAndStreaming(t *testing.T, c healthpb.HealthClient) {
 		}
 		got = append(got, msg.GetStatus())
 	}
-	if fmt.Sprint(got) != fmt.Sprint(watchStatuses) {
-		t.Errorf("server-streaming call received %v, want %v", got, watchStatuses)
+	if fmt.Sprint(got) != fmt.Sprint(grpcecho.WatchStatuses) {
+		t.Errorf("server-streaming call received %v, want %v", got, grpcecho.WatchStatuses)
 	}
 }

@@ -8,6 +8,8 @@
 //	                         ?sleep=<duration> and with ?status=<code>; echo
 //	                         WebSocket messages on /ws; serve HTTPS with CERT
 //	                         and KEY when given
+//	testserver grpc ADDR     serve test/grpcecho's gRPC health service,
+//	                         named after the host, in plain text
 //	testserver probe URL...  print the apiserver's version, read through the
 //	                         kubernetes Service with the pod's service account,
 //	                         and the body of each URL; exit 1 on any failure
@@ -29,7 +31,10 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/nginx-operator/nginx-operator/test/echo"
+	"github.com/nginx-operator/nginx-operator/test/grpcecho"
 )
 
 func main() {
@@ -48,6 +53,12 @@ func main() {
 			cert, key = os.Args[3], os.Args[4]
 		}
 		serve(addr, cert, key)
+	case "grpc":
+		addr := ":9090"
+		if len(os.Args) > 2 {
+			addr = os.Args[2]
+		}
+		serveGRPC(addr)
 	case "probe":
 		if !probe(os.Args[2:]) {
 			os.Exit(1)
@@ -83,6 +94,21 @@ func serve(addr, cert, key string) {
 		err = http.Serve(l, handler)
 	}
 	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
+}
+
+// serveGRPC answers gRPC health calls as grpcecho named after the host.
+func serveGRPC(addr string) {
+	host, _ := os.Hostname()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("serving gRPC on %s\n", l.Addr())
+	srv := grpc.NewServer()
+	grpcecho.Register(srv, host)
+	fmt.Fprintln(os.Stderr, srv.Serve(l))
 	os.Exit(1)
 }
 
