@@ -344,6 +344,7 @@ func corpusFields() []corpusField {
 		{"config.servers[].locations[].proxy.sessionAffinity.cookie.sameSite", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "sameSite")...), shortStr("None", "Strict", "lax")},
 		{"config.servers[].locations[].proxy.sessionAffinity.cookie.maxAgeSeconds", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "maxAgeSeconds")...), nums(31536000, 31536001)},
 		{"ports[].h2c", setAt("ports", 1, "h2c"), anyOf([]any{true, false, "true", int64(1)})},
+		{"config.servers[].locations[].proxy.useClusterIP", setAt(loc(1, "proxy", "useClusterIP")...), anyOf([]any{true, false, "true", int64(1)})},
 		{"config.realIP.header", setAt("config", "realIP", "header"), str("X-Forwarded-For", "proxy_protocol", "X Real IP", "X-Real-IP:", strings.Repeat("X", 65))},
 		{"config.realIP (PROXY protocol and a header)", func(spec map[string]any, v any) {
 			setAt("config", "realIP")(spec, map[string]any{"proxyProtocol": true, "header": v})
