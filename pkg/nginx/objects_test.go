@@ -138,9 +138,10 @@ func TestANewConfigurationOrCertificateReloadsAndAPodChangeRolls(t *testing.T) {
 	}
 }
 
-// nginx connects to a proxied Service's ClusterIP, not to its DNS name:
-// a Service re-created with another address changes nginx.conf, so the
-// pods reload, and no DNS cache can hand the reload the old address.
+// Where nginx connects to a proxied Service's own address (useClusterIP,
+// the backup of an upstream of pods), it is the ClusterIP, not its DNS
+// name: a Service re-created with another address changes nginx.conf, so
+// the pods reload, and no DNS cache can hand the reload the old address.
 func TestNginxConnectsToTheServicesAddress(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -114,8 +114,9 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 type referenced struct {
 	// tlsHash digests the TLS Secrets' content; empty without TLS.
 	tlsHash string
-	// upstreams are the hosts nginx connects to for each proxied Service
-	// where it does not send to its endpoints (see upstreamHost).
+	// upstreams are each proxied Service's own address (see upstreamHost):
+	// where nginx connects for an ExternalName Service or with
+	// useClusterIP, and the backup of an upstream of pods.
 	upstreams map[string]string
 	// proxied are the proxied Services reached at their endpoints, with
 	// their EndpointSlices (see endpoints).
@@ -148,9 +149,11 @@ func (refs referenced) upstreamHost(service, namespace string) string {
 	return render.ServiceDNSName(service, namespace)
 }
 
-// upstreamHost is where nginx connects for svc: its ClusterIP, so that
-// nginx.conf changes, and the pods reload, when the Service moves
-// (re-created with another address); an ExternalName's target, likewise;
+// upstreamHost is svc's own address, where nginx connects for it with
+// useClusterIP, for an ExternalName and as the backup of its pods: its
+// ClusterIP, so that nginx.conf changes, and the pods reload, when the
+// Service moves (re-created with another address); an ExternalName's
+// target, likewise;
 // a headless Service's name, which nginx resolves to its pods' addresses
 // when it loads the configuration. Not the ClusterIP's DNS name: nginx
 // resolves it only on a reload, and a reload that follows the Service's
