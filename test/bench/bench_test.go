@@ -471,11 +471,11 @@ func (o *operatorProcess) stop() {
 	}
 }
 
-// runOperator runs the operator on a cluster of its own and fills r.
-func runOperator(b *testing.B, n int, r *Result) {
-	c, kubeconfig := startCluster(b, n)
-	ctx := context.Background()
-	if err := framework.InstallCRDs(ctx, c.Config); err != nil {
+// operatorCluster starts a cluster for pods pods with the CRDs installed,
+// and the bench writer's clients of it.
+func operatorCluster(b *testing.B, pods int) (*framework.Cluster, string, client.WithWatch, kubernetes.Interface) {
+	c, kubeconfig := startCluster(b, pods)
+	if err := framework.InstallCRDs(context.Background(), c.Config); err != nil {
 		b.Fatal(err)
 	}
 	cfg := configFor(b, kubeconfig)
@@ -483,7 +483,13 @@ func runOperator(b *testing.B, n int, r *Result) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cs := kubernetes.NewForConfigOrDie(cfg)
+	return c, kubeconfig, cl, kubernetes.NewForConfigOrDie(cfg)
+}
+
+// runOperator runs the operator on a cluster of its own and fills r.
+func runOperator(b *testing.B, n int, r *Result) {
+	c, kubeconfig, cl, cs := operatorCluster(b, n)
+	ctx := context.Background()
 	args := podsRefuse(b)
 	op := startOperator(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV")) // e.g. GOMEMLIMIT=40MiB
 	before := scrape(b, op)

@@ -23,7 +23,6 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -83,17 +82,8 @@ func BenchmarkEndpoints(b *testing.B) {
 }
 
 func runEndpoints(b *testing.B, n int, name string, proxied bool) endpointsResult {
-	c, kubeconfig := startCluster(b, n+backendServices*endpointsPerService)
+	c, kubeconfig, cl, cs := operatorCluster(b, n+backendServices*endpointsPerService)
 	ctx := context.Background()
-	if err := framework.InstallCRDs(ctx, c.Config); err != nil {
-		b.Fatal(err)
-	}
-	cfg := configFor(b, kubeconfig)
-	cl, err := client.NewWithWatch(cfg, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs := kubernetes.NewForConfigOrDie(cfg)
 	op := startOperator(b, kubeconfig, podsRefuse(b), os.Getenv("BENCH_OPERATOR_ENV"))
 	r := endpointsResult{scenario: name}
 	if proxied {

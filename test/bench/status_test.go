@@ -19,8 +19,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
-	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
 // kwokPodCIDR is where kwok's pods get their addresses (framework's
@@ -138,15 +136,8 @@ func BenchmarkPodStatus(b *testing.B) {
 // runStatusScenario converges n instances, idles for idle, then times
 // statusChanges spec changes, each to another instance.
 func runStatusScenario(b *testing.B, n int, idle time.Duration, sc statusScenario) statusResult {
-	c, kubeconfig := startCluster(b, n)
+	_, kubeconfig, cl, _ := operatorCluster(b, n)
 	ctx := context.Background()
-	if err := framework.InstallCRDs(ctx, c.Config); err != nil {
-		b.Fatal(err)
-	}
-	cl, err := client.NewWithWatch(configFor(b, kubeconfig), client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		b.Fatal(err)
-	}
 	op := startOperator(b, kubeconfig, sc.args)
 	start := scrape(b, op)
 	r := statusResult{scenario: sc.name, idle: idle}
