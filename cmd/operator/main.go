@@ -4,6 +4,7 @@
 //	operator [run] [flags]   run the operator (the default)
 //	operator backup [flags]  back up an instance (run by the NginxBackup Job)
 //	operator restore [flags] restore a backup into a content directory
+//	operator probe [flags]   ask a running operator's webhook to answer (helm test)
 //	operator crds            print the CustomResourceDefinitions it serves
 //	operator version         print the build version
 package main
@@ -31,6 +32,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return run(args, stderr)
 	case "backup", "restore":
 		return agentCommand(cmd, args, stdout, stderr)
+	case "probe":
+		return probe(args, stdout, stderr)
 	case "crds":
 		return printCRDs(stdout, stderr)
 	case "version":
@@ -52,6 +55,7 @@ Commands:
   run       run the operator (default; "operator run --help" lists its flags)
   backup    back up an instance's configuration and content (the backup Job's agent)
   restore   verify a backup and restore it into a content directory (the restore agent)
+  probe     ask a running operator's conversion webhook to convert an object (the Helm chart's test)
   crds      print the CustomResourceDefinitions the operator serves, as YAML
   version   print the version
   help      print this help
