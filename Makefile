@@ -34,14 +34,14 @@ apidocs: ## Generate Documentation/api.md from the Go API types (crd-ref-docs, t
 		--output-path=$(or $(APIDOCS_OUT),Documentation/api.md)
 
 .PHONY: bundle
-bundle: ## Build bundle.yaml from config/default and the OLM bundle in bundle/.
+bundle: ## Build bundle.yaml and the Helm chart's generated files (charts/nginx-operator) from config/, and the OLM bundle in bundle/.
 	go run ./hack/bundle -config config/default -o bundle.yaml
 	@if [ -d hack/olm ]; then go run ./hack/olm -o bundle; fi
 
 .PHONY: verify
 verify: generate ## Fail when generated files are stale or gofmt/go vet complain.
 	@git diff --exit-code --stat -- . || { echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- config pkg bundle.yaml bundle Documentation jsonnet)" || { git status --porcelain -- config pkg bundle.yaml bundle Documentation jsonnet; echo "untracked generated files: commit them" >&2; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- config pkg bundle.yaml bundle charts Documentation jsonnet)" || { git status --porcelain -- config pkg bundle.yaml bundle charts Documentation jsonnet; echo "untracked generated files: commit them" >&2; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt needed: $$out" >&2; exit 1; }
 	go vet ./...
 	bash -n hack/*.sh .ci/run
@@ -55,11 +55,12 @@ node-binaries: ## Build (once) kubelet, kube-proxy, containerd, ctr and CoreDNS,
 	@bash hack/install-node-binaries.sh >/dev/null
 
 .PHONY: test-deps
-test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx, Prometheus, the nginx exporter, versitygw (S3), a real node (kubelet, containerd, runc, CNI).
+test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx, Prometheus, the nginx exporter, versitygw (S3), helm, a real node (kubelet, containerd, runc, CNI).
 	@bash hack/install-test-deps.sh
 	@bash hack/install-prometheus.sh >/dev/null
 	@bash hack/install-prometheus-operator.sh >/dev/null
 	@bash hack/install-versitygw.sh >/dev/null
+	@bash hack/install-helm.sh >/dev/null
 	@bash hack/install-node-binaries.sh >/dev/null
 
 .PHONY: test

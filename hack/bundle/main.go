@@ -11,7 +11,8 @@
 //   - bundle.yaml, the quick-install manifest, from config/default;
 //   - jsonnet/nginx-operator/crds.json, the kustomize-built CRDs, and
 //     jsonnet/nginx-operator/rbac.json, the operator's RBAC rules, which the
-//     jsonnet library imports, so it never carries a stale schema or role.
+//     jsonnet library imports, so it never carries a stale schema or role;
+//   - the generated files of the Helm chart charts/nginx-operator (chart.go).
 //
 // Finally it builds config/namespaced, so a broken overlay fails make bundle.
 package main
@@ -41,6 +42,8 @@ type paths struct {
 	rbac       string // controller-gen's ClusterRole
 	namespaced string // the namespaced overlay; "" skips it
 	jsonnet    string // the jsonnet library's directory; "" skips its generated files
+	chart      string // the Helm chart's directory; "" skips it
+	prometheus string // the optional ServiceMonitor component the chart offers
 }
 
 func main() {
@@ -50,6 +53,8 @@ func main() {
 	flag.StringVar(&p.rbac, "rbac", "config/rbac/role.yaml", "controller-gen's ClusterRole, split for the namespaced overlay")
 	flag.StringVar(&p.namespaced, "namespaced", "config/namespaced", "namespaced overlay whose RBAC is generated and which must build (empty: skip)")
 	flag.StringVar(&p.jsonnet, "jsonnet", "jsonnet/nginx-operator", "jsonnet library directory where crds.json and rbac.json are written (empty: skip)")
+	flag.StringVar(&p.chart, "chart", "charts/nginx-operator", "Helm chart directory whose generated files are written (empty: skip)")
+	flag.StringVar(&p.prometheus, "prometheus", "config/prometheus", "kustomize component of the ServiceMonitor the chart offers")
 	flag.Parse()
 	if err := run(p); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
@@ -93,6 +98,15 @@ func run(p paths) error {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(p.jsonnet, "rbac.json"), rbac, 0o644); err != nil {
+			return err
+		}
+	}
+	if p.chart != "" {
+		files, err := buildChart(chartInputs{res: res, rolePath: p.rbac, prometheusDir: p.prometheus})
+		if err != nil {
+			return fmt.Errorf("chart: %w", err)
+		}
+		if err := writeChart(p.chart, files); err != nil {
 			return err
 		}
 	}

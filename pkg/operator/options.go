@@ -73,6 +73,21 @@ type Images struct {
 // agent and holds the nginx-reloader.
 const DefaultAgentImage = "ghcr.io/nginx-operator/nginx-operator"
 
+// OwnImageEnv names the operator's own image, as the Helm chart sets it: the
+// agent and the reloader come from the same image, so an operator pulled
+// from a mirror deploys them from that mirror too. An environment variable
+// rather than only the flags, because a chart may run an older operator,
+// which ignores an unknown variable but refuses an unknown flag.
+const OwnImageEnv = "NGINX_OPERATOR_IMAGE"
+
+// ownImage is the default of --agent-image and --reloader-image.
+func ownImage(version string) string {
+	if img := strings.TrimSpace(os.Getenv(OwnImageEnv)); img != "" {
+		return img
+	}
+	return DefaultAgentImage + ":" + version
+}
+
 // BindFlags registers every option on fs with its default.
 func (o *Options) BindFlags(fs *flag.FlagSet, version string) {
 	fs.Func("namespaces", "comma-separated namespaces to watch (default: all namespaces)", listFlag(&o.Namespaces))
@@ -101,8 +116,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet, version string) {
 	fs.DurationVar(&o.GracefulShutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "how long running reconciles may take to finish after SIGTERM")
 	fs.StringVar(&o.Images.Nginx, "nginx-image", "nginx:1.27", "nginx image for NginxOperator objects that do not set spec.image")
 	fs.StringVar(&o.Images.Exporter, "exporter-image", "nginx/nginx-prometheus-exporter:1.4", "nginx-prometheus-exporter sidecar image")
-	fs.StringVar(&o.Images.Agent, "agent-image", DefaultAgentImage+":"+version, "image running the backup and restore agent")
-	fs.StringVar(&o.Images.Reloader, "reloader-image", DefaultAgentImage+":"+version, "image holding /nginx-reloader, which an init container copies into every nginx pod")
+	own := ownImage(version)
+	fs.StringVar(&o.Images.Agent, "agent-image", own, "image running the backup and restore agent (default: $"+OwnImageEnv+", else "+DefaultAgentImage+" tagged with the version)")
+	fs.StringVar(&o.Images.Reloader, "reloader-image", own, "image holding /nginx-reloader, which an init container copies into every nginx pod (default: as --agent-image)")
 	fs.BoolVar(&o.ReadPodStatus, "read-pod-status", true, "read each nginx pod's reloader (port 18082, over the pod network) to report status.loadedReplicas and configurations nginx refused; false where the operator cannot reach the pods")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: "+strings.Join(logging.Levels, ", "))
 	fs.StringVar(&o.LogFormat, "log-format", "logfmt", "log format: "+strings.Join(logging.Formats, ", "))

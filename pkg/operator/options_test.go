@@ -40,6 +40,23 @@ func TestDefaultsAreValidAndNameTheImages(t *testing.T) {
 	}
 }
 
+func TestTheOwnImageVariableNamesTheAgentAndReloaderImages(t *testing.T) {
+	t.Setenv(OwnImageEnv, "mirror.example.com/nginx-operator@sha256:0123")
+	for _, tc := range []struct {
+		args                []string
+		wantAgent, wantLoad string
+	}{
+		{nil, "mirror.example.com/nginx-operator@sha256:0123", "mirror.example.com/nginx-operator@sha256:0123"},
+		// A flag still wins over the variable.
+		{[]string{"--reloader-image=r:1"}, "mirror.example.com/nginx-operator@sha256:0123", "r:1"},
+	} {
+		o := parse(t, tc.args...)
+		if o.Images.Agent != tc.wantAgent || o.Images.Reloader != tc.wantLoad {
+			t.Errorf("%v: agent %q reloader %q, want %q and %q", tc.args, o.Images.Agent, o.Images.Reloader, tc.wantAgent, tc.wantLoad)
+		}
+	}
+}
+
 func TestValidateRejectsBadCombinations(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
