@@ -165,7 +165,7 @@ func assertSameObject(t *testing.T, r interface{ AsYAML() ([]byte, error) }, ren
 }
 
 // The Deployment differs from bundle.yaml's only by what Helm must say: its
-// namespace, its labels, the image's pull policy and NGINX_OPERATOR_IMAGE.
+// namespace, its labels and the image's pull policy.
 func assertDeploymentAsBundle(t *testing.T, bundle resmap.ResMap, rendered map[string][]byte) {
 	t.Helper()
 	var want, got appsv1.Deployment
@@ -173,7 +173,6 @@ func assertDeploymentAsBundle(t *testing.T, bundle resmap.ResMap, rendered map[s
 	decodeRendered(t, rendered, "Deployment/ops/nginx-operator", &got)
 	ctr := &want.Spec.Template.Spec.Containers[0]
 	ctr.ImagePullPolicy = corev1.PullIfNotPresent
-	ctr.Env = append(ctr.Env, corev1.EnvVar{Name: operatorImageEnv, Value: ctr.Image})
 	if diff := cmp.Diff(want.Spec, got.Spec); diff != "" {
 		t.Errorf("Deployment spec (-bundle.yaml +helm template):\n%s", diff)
 	}

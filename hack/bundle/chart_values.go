@@ -93,7 +93,11 @@ func markDeployment(dep map[string]any) error {
 		ctr[key] = placeholder(ph)
 	}
 	env, _ := ctr["env"].([]any)
-	ctr["env"] = append(env, map[string]any{"name": operatorImageEnv, "value": placeholder("image-env")})
+	for _, e := range env {
+		if m, ok := e.(map[string]any); ok && m["name"] == operatorImageEnv {
+			m["value"] = placeholder("image-env")
+		}
+	}
 	args, _ := ctr["args"].([]any)
 	var marked []any
 	for _, a := range args {
@@ -110,13 +114,6 @@ func markDeployment(dep map[string]any) error {
 	ctr["args"] = append(marked, placeholder("args"))
 	return nil
 }
-
-// operatorImageEnv names the operator's own image, which it then deploys as
-// the backup agent and the nginx-reloader (pkg/operator): an image moved to
-// another registry with image.repository takes those along. An environment
-// variable, not flags, so that a chart can run an older operator, which
-// ignores it.
-const operatorImageEnv = "NGINX_OPERATOR_IMAGE"
 
 // addPrometheus adds config/prometheus's ServiceMonitor and the binding that
 // lets Prometheus scrape, both under metrics.serviceMonitor.enabled.

@@ -44,6 +44,7 @@ type paths struct {
 	jsonnet    string // the jsonnet library's directory; "" skips its generated files
 	chart      string // the Helm chart's directory; "" skips it
 	prometheus string // the optional ServiceMonitor component the chart offers
+	image      string // the operator's image instead of config's (a release's)
 }
 
 func main() {
@@ -55,6 +56,7 @@ func main() {
 	flag.StringVar(&p.jsonnet, "jsonnet", "jsonnet/nginx-operator", "jsonnet library directory where crds.json and rbac.json are written (empty: skip)")
 	flag.StringVar(&p.chart, "chart", "charts/nginx-operator", "Helm chart directory whose generated files are written (empty: skip)")
 	flag.StringVar(&p.prometheus, "prometheus", "config/prometheus", "kustomize component of the ServiceMonitor the chart offers")
+	flag.StringVar(&p.image, "image", "", "operator image (REGISTRY/nginx-operator:VERSION) instead of the one config/manager names, as make release stamps it")
 	flag.Parse()
 	if err := run(p); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
@@ -76,6 +78,9 @@ func run(p paths) error {
 	}
 	res, err := kustomize(p.config)
 	if err != nil {
+		return err
+	}
+	if err := stampImage(res, p.image); err != nil {
 		return err
 	}
 	body, err := bundle(res)
@@ -123,7 +128,11 @@ func kustomize(dir string) (resmap.ResMap, error) {
 	opts := krusty.MakeDefaultOptions()
 	// The order is set in the kustomization (sortOptions), not here.
 	opts.Reorder = krusty.ReorderOptionUnspecified
-	return krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	res, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, err
+	}
+	return res, stampImage(res, "")
 }
 
 // bundle renders res as bundle.yaml.

@@ -135,6 +135,11 @@ func olmDeploymentSpec(spec object, image string) (object, error) {
 		return nil, fmt.Errorf("no container %q", operatorContainer)
 	}
 	c["image"] = image
+	// The operator deploys its backup agent and nginx-reloader from its own
+	// image (pkg/operator's NGINX_OPERATOR_IMAGE), so a catalog mirrored to
+	// another registry brings those along.
+	env, _ := c["env"].([]any)
+	c["env"] = append(env, map[string]any{"name": "NGINX_OPERATOR_IMAGE", "value": image})
 	args, _ := c["args"].([]any)
 	for _, a := range oLMArgs {
 		flagName, _, _ := strings.Cut(a, "=")

@@ -61,7 +61,7 @@ func tomlList(items []string) string {
 
 // containerdConfig is containerd's configuration: every path under the
 // node's directories, the CRI plugin set up for the kubelet (runc, CNI, the
-// sandbox image, no registry).
+// sandbox image; registries only as TrustPlainHTTPRegistry allows).
 func (n *Node) containerdConfig() string {
 	r := n.runDir
 	return fmt.Sprintf(`version = 4
@@ -94,7 +94,7 @@ disabled_plugins = [
     [plugins."io.containerd.cri.v1.images".pinned_images]
       sandbox = %s
     [plugins."io.containerd.cri.v1.images".registry]
-      config_path = ""
+      config_path = %s
 
   [plugins."io.containerd.cri.v1.runtime"]
     # runc cannot lower a container's oom_score_adj without CAP_SYS_RESOURCE
@@ -122,10 +122,28 @@ disabled_plugins = [
 		tomlString(filepath.Join(n.dir, "containerd.d", "*.toml")),
 		tomlString(n.containerdSocket()), tomlString(n.containerdSocket()+".ttrpc"),
 		tomlString(filepath.Join(r, "s")),
-		tomlString(n.sandboxImageName()),
+		tomlString(n.sandboxImageName()), tomlString(n.registryHostsDir()),
 		tomlString(n.bins.runc), tomlString(filepath.Join(r, "runc")),
 		tomlList([]string{n.bins.cniDir}), tomlString(filepath.Join(n.dir, "cni")),
 	)
+}
+
+// registryHostsDir is containerd's hosts directory (one hosts.toml per
+// registry host), empty until a test trusts a registry.
+func (n *Node) registryHostsDir() string { return filepath.Join(n.dir, "certs.d") }
+
+// TrustPlainHTTPRegistry lets the node pull images from the registry at
+// host (host:port) over plain HTTP, such as one a test serves on the host's
+// end of the node's link (HostIP). containerd reads the hosts directory at
+// every pull, so this takes effect at once.
+func (n *Node) TrustPlainHTTPRegistry(host string) error {
+	dir := filepath.Join(n.registryHostsDir(), host)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	conf := fmt.Sprintf("server = %s\n\n[host.%s]\n  capabilities = [\"pull\", \"resolve\"]\n",
+		tomlString("http://"+host), tomlString("http://"+host))
+	return os.WriteFile(filepath.Join(dir, "hosts.toml"), []byte(conf), 0o644)
 }
 
 func (n *Node) containerdSocket() string { return filepath.Join(n.runDir, "containerd.sock") }

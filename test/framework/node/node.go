@@ -533,6 +533,9 @@ func (n *Node) failed() error {
 
 func (n *Node) startContainerd(ctx context.Context) error {
 	cfg := filepath.Join(n.dir, "containerd.toml")
+	if err := os.MkdirAll(n.registryHostsDir(), 0o755); err != nil {
+		return err
+	}
 	if err := os.WriteFile(cfg, []byte(n.containerdConfig()), 0o644); err != nil {
 		return err
 	}
