@@ -120,6 +120,14 @@ images: ## Build the operator image (and the nginx, exporter and pause test imag
 		$(if $(REGISTRY),-registry $(REGISTRY)) $(if $(TAG),-tag $(TAG)) \
 		$(if $(filter 1 true yes,$(PUSH)),-push) $(if $(IMAGES),-only $(IMAGES))
 
+# A release (hack/release.sh): VERSION=v1.2.3 REGISTRY=registry.example.com/team;
+# PUSH=0 only builds into dist/$(VERSION); INSECURE=1 for a plain-HTTP registry.
+PLATFORMS ?= linux/amd64,linux/arm64
+
+.PHONY: release
+release: ## Build bundle.yaml, the Helm chart, the OLM bundle and the operator image index with VERSION stamped into dist/VERSION, and push image and chart to REGISTRY.
+	VERSION=$(VERSION) REGISTRY=$(REGISTRY) PLATFORMS=$(PLATFORMS) PUSH=$(or $(PUSH),1) INSECURE=$(or $(INSECURE),0) bash hack/release.sh
+
 .PHONY: cluster-up
 cluster-up: kube-binaries ## Start the local cluster (etcd, apiserver, controller-manager, scheduler, kwok nodes).
 	go run ./hack/localcluster up -dir $(CLUSTER_DIR)
