@@ -58,7 +58,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var only, platforms string
 	fs := flag.NewFlagSet("images", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.out, "out", "", "write DIR/<image>.tar (docker-archive, for `ctr -n k8s.io images import`)")
+	fs.StringVar(&o.out, "out", "", "write DIR/<image>.tar (docker-archive, for `ctr -n k8s.io images import`; the operator's holds this machine's platform) and DIR/operator.oci.tar (the operator's image index, an OCI layout)")
 	fs.StringVar(&o.registry, "registry", "", "registry path of every image (default: the one of bundle.yaml's operator image, from "+managerKustomization+")")
 	fs.StringVar(&o.tag, "tag", "", "tag of every image (default: the tag of bundle.yaml's operator image)")
 	fs.BoolVar(&o.push, "push", false, "push the images to -registry with the Docker configuration's credentials")
