@@ -9,6 +9,14 @@
 #
 #   docker build --build-arg VERSION=$(git describe --tags --always --dirty) \
 #     --build-arg REVISION=$(git rev-parse HEAD) -t ghcr.io/nginx-operator/nginx-operator:dev .
+#
+# One image index for the platforms of `make images` (which builds the same
+# index without Docker, see Documentation/images.md); BuildKit sets
+# TARGETARCH per platform and the build stage cross-compiles for it:
+#
+#   docker buildx build --platform linux/amd64,linux/arm64 \
+#     --build-arg VERSION=... --build-arg REVISION=... \
+#     -t registry.example.com/team/nginx-operator:dev --push .
 
 # The builder runs on the build machine's platform and cross-compiles, so a
 # multi-platform build needs no emulation.

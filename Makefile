@@ -108,15 +108,19 @@ bench: test-deps ## Run the benchmarks (convergence vs a floor, API requests, CP
 # Images built with Go alone (hack/images, Documentation/images.md): one
 # docker-archive per image in $(OUT); PUSH=1 also pushes them to $(REGISTRY)
 # (default: bundle.yaml's registry) with $(TAG) (default: bundle.yaml's tag).
-REGISTRY ?=
-TAG      ?=
-PUSH     ?=
-IMAGES   ?=
-OUT      ?= bin/images
+# The operator image is an image index of $(PLATFORMS) (also written as
+# $(OUT)/operator.oci.tar; operator.tar is this machine's platform); the test
+# images are built for this machine only.
+REGISTRY  ?=
+TAG       ?=
+PUSH      ?=
+IMAGES    ?=
+OUT       ?= bin/images
+PLATFORMS ?= linux/amd64,linux/arm64
 
 .PHONY: images
-images: ## Build the operator image (and the nginx, exporter and pause test images) without Docker into bin/images; PUSH=1 REGISTRY=... pushes them.
-	go run ./hack/images -out $(OUT) -version $(VERSION) -revision $(REVISION) \
+images: ## Build the operator image index (PLATFORMS) and the nginx, exporter and pause test images without Docker into bin/images; PUSH=1 REGISTRY=... pushes them.
+	go run ./hack/images -out $(OUT) -version $(VERSION) -revision $(REVISION) -platforms $(PLATFORMS) \
 		$(if $(REGISTRY),-registry $(REGISTRY)) $(if $(TAG),-tag $(TAG)) \
 		$(if $(filter 1 true yes,$(PUSH)),-push) $(if $(IMAGES),-only $(IMAGES))
 

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // builder builds the Go binaries the images need, in a temporary directory.
@@ -14,9 +16,11 @@ type builder struct {
 	version, revision string
 }
 
-func (b *builder) goBinary(ctx context.Context, pkg, ldflags string) ([]byte, error) {
-	out := filepath.Join(b.tmp, filepath.Base(pkg))
-	if err := goBuild(ctx, b.root, pkg, out, ldflags); err != nil {
+// goBinary builds pkg for linux/goarch; each architecture has a directory
+// of its own, as the binaries' names are the same.
+func (b *builder) goBinary(ctx context.Context, pkg, ldflags, goarch string) ([]byte, error) {
+	out := filepath.Join(b.tmp, goarch, filepath.Base(pkg))
+	if err := goBuild(ctx, b.root, pkg, out, ldflags, goarch); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(out)
@@ -28,29 +32,33 @@ type imageDef struct {
 	// repository under -registry; empty for the operator, whose repository
 	// is bundle.yaml's.
 	repository string
-	build      func(context.Context, *builder) (Spec, error)
+	// multiPlatform images are built for every -platforms platform and
+	// combined into an image index; the others are built for the build
+	// machine only, as they are assembled from its Debian packages.
+	multiPlatform bool
+	build         func(context.Context, *builder, v1.Platform) (Spec, error)
 }
 
 // images are the images the command builds, in the order it builds them
 // and -only names them.
 var images = []imageDef{
-	{name: "operator", build: func(ctx context.Context, b *builder) (Spec, error) {
+	{name: "operator", multiPlatform: true, build: func(ctx context.Context, b *builder, p v1.Platform) (Spec, error) {
 		start := time.Now()
-		bin, err := b.goBinary(ctx, "./cmd/operator", operatorLDFlags(b.version, b.revision))
+		bin, err := b.goBinary(ctx, "./cmd/operator", operatorLDFlags(b.version, b.revision), p.Architecture)
 		if err != nil {
 			return Spec{}, err
 		}
-		reloader, err := b.goBinary(ctx, reloaderPackage, reloaderLDFlags)
+		reloader, err := b.goBinary(ctx, reloaderPackage, reloaderLDFlags, p.Architecture)
 		if err != nil {
 			return Spec{}, err
 		}
-		fmt.Fprintf(os.Stderr, "images: built ./cmd/operator %s and %s in %s\n", b.version, reloaderPackage, time.Since(start).Round(time.Second))
+		fmt.Fprintf(os.Stderr, "images: built ./cmd/operator %s and %s for %s in %s\n", b.version, reloaderPackage, p, time.Since(start).Round(time.Second))
 		return operatorSpec(bin, reloader, b.version, b.revision)
 	}},
-	{name: "nginx", repository: "nginx", build: func(context.Context, *builder) (Spec, error) { return nginxSpec() }},
-	{name: "exporter", repository: "nginx-prometheus-exporter", build: func(context.Context, *builder) (Spec, error) { return exporterSpec() }},
-	{name: "pause", repository: "pause", build: func(ctx context.Context, b *builder) (Spec, error) {
-		bin, err := b.goBinary(ctx, pausePackage, "-s -w")
+	{name: "nginx", repository: "nginx", build: func(context.Context, *builder, v1.Platform) (Spec, error) { return nginxSpec() }},
+	{name: "exporter", repository: "nginx-prometheus-exporter", build: func(context.Context, *builder, v1.Platform) (Spec, error) { return exporterSpec() }},
+	{name: "pause", repository: "pause", build: func(ctx context.Context, b *builder, p v1.Platform) (Spec, error) {
+		bin, err := b.goBinary(ctx, pausePackage, "-s -w", p.Architecture)
 		if err != nil {
 			return Spec{}, err
 		}

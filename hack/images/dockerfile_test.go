@@ -15,7 +15,9 @@ import (
 // stage is one FROM ... stage of a Dockerfile: its base and instructions,
 // in order, each as instruction name and the rest of its logical line.
 type stage struct {
-	from         string
+	from string
+	// platform is FROM's --platform, the platform the stage runs on.
+	platform     string
 	instructions [][2]string
 }
 
@@ -53,15 +55,18 @@ func parseDockerfile(text string) []stage {
 		name, rest, _ := strings.Cut(line, " ")
 		name, rest = strings.ToUpper(name), strings.TrimSpace(rest)
 		if name == "FROM" {
-			fields := strings.Fields(rest)
-			base := ""
-			for _, f := range fields {
+			var st stage
+			for _, f := range strings.Fields(rest) {
+				if p, ok := strings.CutPrefix(f, "--platform="); ok {
+					st.platform = p
+					continue
+				}
 				if !strings.HasPrefix(f, "--") {
-					base = f
+					st.from = f
 					break
 				}
 			}
-			stages = append(stages, stage{from: base})
+			stages = append(stages, st)
 			return
 		}
 		if len(stages) > 0 {
@@ -150,15 +155,25 @@ func TestOperatorImageMatchesDockerfile(t *testing.T) {
 func TestOperatorBuildFlagsMatchDockerfile(t *testing.T) {
 	stages := readDockerfile(t)
 	var build string
+	var buildStage stage
 	for _, s := range stages[:len(stages)-1] {
 		for _, run := range s.all("RUN") {
 			if strings.Contains(run, "go build") {
-				build = run
+				build, buildStage = run, s
 			}
 		}
 	}
 	if build == "" {
 		t.Fatal("Dockerfile: no RUN ... go build in the build stages")
+	}
+	// hack/images cross-compiles each platform of the index on the build
+	// machine; so does the Dockerfile under `docker buildx build
+	// --platform`, rather than building in an emulated builder.
+	if buildStage.platform != "$BUILDPLATFORM" {
+		t.Errorf("Dockerfile: the build stage runs on --platform=%q, want $BUILDPLATFORM (cross-compiling)", buildStage.platform)
+	}
+	if builds, cross := strings.Count(build, "go build"), strings.Count(build, "GOARCH=$TARGETARCH"); cross != builds {
+		t.Errorf("Dockerfile: %d go builds, %d of them with GOARCH=$TARGETARCH; want each built for the target platform: %q", builds, cross, build)
 	}
 	ldflags := regexp.MustCompile(`-ldflags "([^"]*)"`).FindStringSubmatch(build)
 	if ldflags == nil {
@@ -177,7 +192,7 @@ func TestOperatorBuildFlagsMatchDockerfile(t *testing.T) {
 func TestParseDockerfile(t *testing.T) {
 	got := parseDockerfile("# syntax=docker/dockerfile:1\nFROM --platform=$BUILDPLATFORM golang:1 AS build\nRUN a \\\n  # a comment inside\n  b\nfrom scratch\nUSER 1:1\nUSER 2:2\nENTRYPOINT [\"/x\"]\n")
 	want := []stage{
-		{from: "golang:1", instructions: [][2]string{{"RUN", "a    b"}}},
+		{from: "golang:1", platform: "$BUILDPLATFORM", instructions: [][2]string{{"RUN", "a    b"}}},
 		{from: "scratch", instructions: [][2]string{{"USER", "1:1"}, {"USER", "2:2"}, {"ENTRYPOINT", `["/x"]`}}},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(stage{})); diff != "" {

@@ -23,16 +23,16 @@ func operatorLDFlags(version, revision string) string {
 }
 
 // goBuild builds the main package pkg of the module at root into out as a
-// static binary for linux on the build machine's architecture. -trimpath
-// keeps the build directory out of the binary, so every clone builds the
-// same bytes.
-func goBuild(ctx context.Context, root, pkg, out, ldflags string) error {
+// static binary for linux on the architecture goarch: without cgo, Go
+// cross-compiles with no other toolchain. -trimpath keeps the build
+// directory out of the binary, so every clone builds the same bytes.
+func goBuild(ctx context.Context, root, pkg, out, ldflags, goarch string) error {
 	cmd := exec.CommandContext(ctx, goTool(), "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build %s: %w", pkg, err)
+		return fmt.Errorf("go build %s for linux/%s: %w", pkg, goarch, err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -63,7 +64,7 @@ func operatorBinaryForTest(t *testing.T) []byte {
 			return
 		}
 		out := filepath.Join(shared.dir, "operator")
-		if shared.operatorErr = goBuild(context.Background(), root, "./cmd/operator", out, operatorLDFlags(testVersion, testRevision)); shared.operatorErr != nil {
+		if shared.operatorErr = goBuild(context.Background(), root, "./cmd/operator", out, operatorLDFlags(testVersion, testRevision), runtime.GOARCH); shared.operatorErr != nil {
 			return
 		}
 		shared.operatorBin, shared.operatorErr = os.ReadFile(out)
@@ -84,7 +85,7 @@ func reloaderBinaryForTest(t *testing.T) []byte {
 			return
 		}
 		out := filepath.Join(shared.dir, "nginx-reloader")
-		if shared.reloaderErr = goBuild(context.Background(), root, reloaderPackage, out, reloaderLDFlags); shared.reloaderErr != nil {
+		if shared.reloaderErr = goBuild(context.Background(), root, reloaderPackage, out, reloaderLDFlags, runtime.GOARCH); shared.reloaderErr != nil {
 			return
 		}
 		shared.reloaderBin, shared.reloaderErr = os.ReadFile(out)
@@ -111,7 +112,7 @@ func mustAssemble(t *testing.T, spec Spec) v1.Image {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := assemble(spec, created)
+	img, err := assemble(spec, hostPlatform(), created)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -30,17 +29,18 @@ type Spec struct {
 // kubelet resolves a container's command (nginx's is plain "nginx") with it.
 const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// assemble builds an OCI image for the build machine's architecture (the
-// images run on the machine that built them, or one like it). created is
-// the image's creation time and every file's modification time: fixed, so
-// that the digest depends on the content only.
-func assemble(spec Spec, created time.Time) (v1.Image, error) {
+// assemble builds an OCI image for platform, which is what the config
+// states: the spec's binaries must have been built for it. created is the
+// image's creation time and every file's modification time: fixed, so that
+// the digest depends on the content only.
+func assemble(spec Spec, platform v1.Platform, created time.Time) (v1.Image, error) {
 	created = created.UTC().Truncate(time.Second)
 	base := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	base = mutate.ConfigMediaType(base, types.OCIConfigJSON)
 	img, err := mutate.ConfigFile(base, &v1.ConfigFile{
-		Architecture: runtime.GOARCH,
-		OS:           "linux",
+		Architecture: platform.Architecture,
+		OS:           platform.OS,
+		Variant:      platform.Variant,
 		Created:      v1.Time{Time: created},
 		Config:       spec.Config,
 		RootFS:       v1.RootFS{Type: "layers"},
@@ -66,4 +66,25 @@ func assemble(spec Spec, created time.Time) (v1.Image, error) {
 		})
 	}
 	return mutate.Append(img, adds...)
+}
+
+// platformImage is an image and the platform it runs on.
+type platformImage struct {
+	platform v1.Platform
+	image    v1.Image
+}
+
+// imageIndex combines images of one program for several platforms into an
+// OCI image index, in the order given: a pull by the index's reference gets
+// the image of the puller's platform. Each entry's platform is the one its
+// image's config states, which clients compare with theirs before pulling
+// the config. The index holds digests only, so it is as reproducible as its
+// images.
+func imageIndex(images []platformImage) v1.ImageIndex {
+	adds := make([]mutate.IndexAddendum, len(images))
+	for i, pi := range images {
+		p := pi.platform
+		adds[i] = mutate.IndexAddendum{Add: pi.image, Descriptor: v1.Descriptor{Platform: &p}}
+	}
+	return mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
 }

@@ -25,18 +25,30 @@ import (
 
 func TestParseFlags(t *testing.T) {
 	all := imageNames()
+	amd64 := v1.Platform{OS: "linux", Architecture: "amd64"}
+	arm64 := v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}
+	both := []v1.Platform{amd64, arm64}
 	for _, tc := range []struct {
 		name string
 		args []string
 		want options
 		err  string
 	}{
-		{name: "out only", args: []string{"-out", "bin/images"}, want: options{out: "bin/images", only: all}},
+		{name: "out only", args: []string{"-out", "bin/images"}, want: options{out: "bin/images", only: all, platforms: both}},
 		{name: "push to a registry", args: []string{"-registry", "r.example/team", "-tag", "dev", "-push", "-only", "operator, pause"},
-			want: options{registry: "r.example/team", tag: "dev", push: true, only: []string{"operator", "pause"}}},
+			want: options{registry: "r.example/team", tag: "dev", push: true, only: []string{"operator", "pause"}, platforms: both}},
+		{name: "one platform", args: []string{"-out", "x", "-platforms", "linux/arm64"}, want: options{out: "x", only: all, platforms: []v1.Platform{arm64}}},
+		{name: "platforms in the order given, variant optional", args: []string{"-out", "x", "-platforms", "linux/arm64/v8, linux/amd64,linux/s390x"},
+			want: options{out: "x", only: all, platforms: []v1.Platform{arm64, amd64, {OS: "linux", Architecture: "s390x"}}}},
 		{name: "nothing to do", args: []string{"-registry", "r.example/team"}, err: "nothing to do"},
 		{name: "unknown image", args: []string{"-out", "x", "-only", "operator,busybox"}, err: `unknown image "busybox"`},
 		{name: "stray argument", args: []string{"-out", "x", "push"}, err: "unexpected arguments"},
+		{name: "not linux", args: []string{"-out", "x", "-platforms", "windows/amd64"}, err: "linux only"},
+		{name: "unsupported architecture", args: []string{"-out", "x", "-platforms", "linux/386"}, err: "architecture not supported"},
+		{name: "wrong variant", args: []string{"-out", "x", "-platforms", "linux/arm64/v7"}, err: "variant v8 only"},
+		{name: "variant where there is none", args: []string{"-out", "x", "-platforms", "linux/amd64/v2"}, err: "no variant"},
+		{name: "twice", args: []string{"-out", "x", "-platforms", "linux/arm64,linux/arm64/v8"}, err: "given twice"},
+		{name: "empty", args: []string{"-out", "x", "-platforms", ""}, err: "want os/arch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseFlags(tc.args, io.Discard)

@@ -21,7 +21,7 @@ func pauseImageForTest(t *testing.T) v1.Image {
 	}
 	// The command's own builder: it builds ./hack/images/pause as -only pause does.
 	b := &builder{root: root, tmp: t.TempDir()}
-	spec, err := findImage("pause").build(context.Background(), b)
+	spec, err := findImage("pause").build(context.Background(), b, hostPlatform())
 	if err != nil {
 		t.Fatal(err)
 	}
