@@ -14,13 +14,21 @@ import (
 type builder struct {
 	root, tmp         string
 	version, revision string
+	// src is the module tree the operator image's binaries are built
+	// from: root, or an earlier release's tree (-src).
+	src string
 }
 
 // goBinary builds pkg for linux/goarch; each architecture has a directory
 // of its own, as the binaries' names are the same.
 func (b *builder) goBinary(ctx context.Context, pkg, ldflags, goarch string) ([]byte, error) {
+	return b.goBinaryFrom(ctx, b.root, pkg, ldflags, goarch)
+}
+
+// goBinaryFrom is goBinary from the module tree src.
+func (b *builder) goBinaryFrom(ctx context.Context, src, pkg, ldflags, goarch string) ([]byte, error) {
 	out := filepath.Join(b.tmp, goarch, filepath.Base(pkg))
-	if err := goBuild(ctx, b.root, pkg, out, ldflags, goarch); err != nil {
+	if err := goBuild(ctx, src, pkg, out, ldflags, goarch); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(out)
@@ -44,15 +52,22 @@ type imageDef struct {
 var images = []imageDef{
 	{name: "operator", multiPlatform: true, build: func(ctx context.Context, b *builder, p v1.Platform) (Spec, error) {
 		start := time.Now()
-		bin, err := b.goBinary(ctx, "./cmd/operator", operatorLDFlags(b.version, b.revision), p.Architecture)
+		bin, err := b.goBinaryFrom(ctx, b.src, "./cmd/operator", operatorLDFlags(b.version, b.revision), p.Architecture)
 		if err != nil {
 			return Spec{}, err
 		}
-		reloader, err := b.goBinary(ctx, reloaderPackage, reloaderLDFlags, p.Architecture)
-		if err != nil {
-			return Spec{}, err
+		// Releases before the reloader (v0.2.0) have none to add.
+		var reloader []byte
+		if _, err := os.Stat(filepath.Join(b.src, reloaderPackage)); err == nil {
+			if reloader, err = b.goBinaryFrom(ctx, b.src, reloaderPackage, reloaderLDFlags, p.Architecture); err != nil {
+				return Spec{}, err
+			}
 		}
-		fmt.Fprintf(os.Stderr, "images: built ./cmd/operator %s and %s for %s in %s\n", b.version, reloaderPackage, p, time.Since(start).Round(time.Second))
+		built := "./cmd/operator " + b.version
+		if reloader != nil {
+			built += " and " + reloaderPackage
+		}
+		fmt.Fprintf(os.Stderr, "images: built %s for %s in %s\n", built, p, time.Since(start).Round(time.Second))
 		return operatorSpec(bin, reloader, b.version, b.revision)
 	}},
 	{name: "nginx", repository: "nginx", build: func(context.Context, *builder, v1.Platform) (Spec, error) { return nginxSpec() }},

@@ -51,6 +51,7 @@ type options struct {
 	only               []string
 	platforms          []v1.Platform
 	version, revision  string
+	src                string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -66,6 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&only, "only", "", "comma-separated images to build (default all: "+strings.Join(imageNames(), ",")+")")
 	fs.StringVar(&platforms, "platforms", defaultPlatforms, "comma-separated platforms of the operator image index (the test images are built for this machine's only)")
 	fs.StringVar(&o.version, "version", "", "operator version stamped into the binary and the image label (default: git describe, as the Makefile's VERSION)")
+	fs.StringVar(&o.src, "src", "", "build the operator image's binaries from this module tree instead, such as an earlier release's (a tree without cmd/nginx-reloader gives an image without it); give -version and -revision too")
 	fs.StringVar(&o.revision, "revision", "", "operator source revision (default: git rev-parse HEAD, as the Makefile's REVISION)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: go run ./hack/images -out DIR [-registry REG] [-tag TAG] [-push] [-only NAMES] [-platforms LIST]\n\n")
@@ -131,7 +133,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	b := &builder{root: root, tmp: tmp, version: version, revision: revision}
+	b := &builder{root: root, tmp: tmp, version: version, revision: revision, src: or(o.src, root)}
 
 	for _, n := range o.only {
 		def := findImage(n)

@@ -62,17 +62,21 @@ func distrolessBase() (Layer, error) {
 
 // operatorSpec is the operator image around binary, a static build of
 // ./cmd/operator (see goBuild and operatorLDFlags), with reloader, a static
-// build of ./cmd/nginx-reloader.
+// build of ./cmd/nginx-reloader, or nil for a release that had none.
 func operatorSpec(binary, reloader []byte, version, revision string) (Spec, error) {
 	base, err := distrolessBase()
 	if err != nil {
 		return Spec{}, err
 	}
+	binaries := Layer{
+		CreatedBy: "hack/images: COPY operator " + operatorBinary + " and nginx-reloader " + reloaderBinary,
+		Entries:   []Entry{FileEntry(operatorBinary, 0o755, binary), FileEntry(reloaderBinary, 0o755, reloader)},
+	}
+	if reloader == nil {
+		binaries = Layer{CreatedBy: "hack/images: COPY operator " + operatorBinary, Entries: binaries.Entries[:1]}
+	}
 	return Spec{
-		Layers: []Layer{base, {
-			CreatedBy: "hack/images: COPY operator " + operatorBinary + " and nginx-reloader " + reloaderBinary,
-			Entries:   []Entry{FileEntry(operatorBinary, 0o755, binary), FileEntry(reloaderBinary, 0o755, reloader)},
-		}},
+		Layers: []Layer{base, binaries},
 		Config: v1.Config{
 			Entrypoint: []string{operatorBinary},
 			// Numeric, as in the Dockerfile: the kubelet checks runAsNonRoot

@@ -1,94 +1,14 @@
 package upgrade_test
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/nginx-operator/nginx-operator/test/tools"
-)
-
-// The previous release: the state of main when issue 12 began to be
-// finished, tagged v0.2.0. Move the pin forward when a release is cut; a
-// release that has to roll pods on upgrade says so in CHANGELOG.md and moves
-// the pin past itself.
-const (
-	previousVersion = "v0.2.0"
-	previousCommit  = "6440406b52a673ee731b64a40f60dd9c3e69851f"
+	"github.com/nginx-operator/nginx-operator/test/framework/releases"
 )
 
 // release is a build of the operator from one commit of this repository.
-type release struct {
-	Version string
-	// Src is the commit's tree (bundle.yaml, example/, ...).
-	Src string
-	// Binary is its operator, built with the Makefile's version flags.
-	Binary string
-}
+type release = releases.Release
 
-// previousRelease extracts previousCommit from the repository's history and
-// builds its operator, once per machine: both are kept in the user cache
-// (NGINX_OPERATOR_CACHE, as the hack/ scripts use) under the commit.
-func previousRelease(t *testing.T) release {
-	t.Helper()
-	root, err := tools.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(cacheRoot(t), "releases", previousVersion+"-"+previousCommit)
-	r := release{Version: previousVersion, Src: filepath.Join(dir, "src"), Binary: filepath.Join(dir, "operator")}
-	if _, err := os.Stat(r.Binary); err == nil {
-		return r
-	}
-	if out, err := exec.Command("git", "-C", root, "cat-file", "-e", previousCommit+"^{commit}").CombinedOutput(); err != nil {
-		t.Fatalf("the upgrade test builds the previous release %s from commit %s of this repository's history, which this clone lacks (a shallow clone?): %v %s",
-			previousVersion, previousCommit, err, out)
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Built in a directory of its own and renamed into place at the end, so
-	// an interrupted build or a concurrent run never leaves half a release.
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "build-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	src := filepath.Join(tmp, "src")
-	if err := os.Mkdir(src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run(t, root, "bash", "-c", fmt.Sprintf("git archive --format=tar %s | tar -x -C %q", previousCommit, src))
-	ldflags := fmt.Sprintf("-X github.com/nginx-operator/nginx-operator/pkg/version.Version=%s -X github.com/nginx-operator/nginx-operator/pkg/version.Revision=%s",
-		previousVersion, previousCommit)
-	run(t, src, "go", "build", "-ldflags", ldflags, "-o", filepath.Join(tmp, "operator"), "./cmd/operator")
-	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
-		if _, statErr := os.Stat(r.Binary); statErr != nil {
-			t.Fatalf("keeping the build of %s: %v", previousVersion, err)
-		}
-	}
-	return r
-}
-
-func cacheRoot(t *testing.T) string {
-	if dir := os.Getenv("NGINX_OPERATOR_CACHE"); dir != "" {
-		return dir
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "nginx-operator")
-}
-
-func run(t *testing.T, dir, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-}
+// previousRelease is the release test/framework/releases pins, built once
+// per machine.
+func previousRelease(t *testing.T) release { return releases.Previous(t) }
