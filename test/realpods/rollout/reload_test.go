@@ -51,9 +51,9 @@ func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
 	key := createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 
-	l := startLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
-	defer l.finish(t)
-	l.waitServed(ctx, t, 20)
+	l := realcluster.StartLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
+	defer l.Finish(t)
+	l.WaitServed(ctx, t, 20)
 	ws := openWebSocket(ctx, t, n, serviceAddr(ctx, t, cl, ns))
 	defer ws.Close()
 	echo(t, ws, "before the first change")
@@ -66,9 +66,9 @@ func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
 		inst := waitLoaded(ctx, t, cl, key, 2, 2*time.Minute)
 		latencies = append(latencies, time.Since(began))
 		// Loaded on both pods: every answer from now on is the new one's.
-		from := l.served(v)
-		l.waitServed(ctx, t, 20)
-		if got := l.served(v) - from; got < 16 {
+		from := l.Served(v)
+		l.WaitServed(ctx, t, 20)
+		if got := l.Served(v) - from; got < 16 {
 			t.Errorf("change %d (configuration %s): only %d of the next 20 answers were new", version-1, inst.Status.ConfigHash, got)
 		}
 		echo(t, ws, "after change "+strconv.Itoa(version-1))
@@ -97,9 +97,9 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 	key := createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 
-	l := startLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
-	defer l.finish(t)
-	l.waitServed(ctx, t, 20)
+	l := realcluster.StartLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
+	defer l.Finish(t)
+	l.WaitServed(ctx, t, 20)
 
 	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
 		n.Spec.Config.Servers[0].Locations = append(n.Spec.Config.Servers[0].Locations,
@@ -131,10 +131,10 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 		t.Errorf("Progressing = %+v, loadedReplicas %v: want True and 0 while no pod serves the configuration", c, ptr.Deref(inst.Status.LoadedReplicas, -1))
 	}
 	// The previous configuration answers every request.
-	from := l.served("1")
-	l.waitServed(ctx, t, 40)
-	if l.served("1")-from < 40 || l.served("refused") > 0 {
-		t.Errorf("while refused: %d answers of the previous configuration of the last 40, %d of the refused one", l.served("1")-from, l.served("refused"))
+	from := l.Served("1")
+	l.WaitServed(ctx, t, 40)
+	if l.Served("1")-from < 40 || l.Served("refused") > 0 {
+		t.Errorf("while refused: %d answers of the previous configuration of the last 40, %d of the refused one", l.Served("1")-from, l.Served("refused"))
 	}
 
 	// The fix: proxy to a Service that resolves (the instance's own).
@@ -144,10 +144,10 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 		n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = "fixed"
 	})
 	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
-	from = l.served("fixed")
-	l.waitServed(ctx, t, 20)
-	if l.served("fixed")-from < 16 {
-		t.Errorf("after the fix only %d of 20 answers came from the fixed configuration", l.served("fixed")-from)
+	from = l.Served("fixed")
+	l.WaitServed(ctx, t, 20)
+	if l.Served("fixed")-from < 16 {
+		t.Errorf("after the fix only %d of 20 answers came from the fixed configuration", l.Served("fixed")-from)
 	}
 	noPodReplacedOrRestarted(ctx, t, cs, ns, pods)
 }

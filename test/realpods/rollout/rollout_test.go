@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 )
 
 // A pod template change (forceRedeploy, here with a new configuration)
@@ -26,9 +27,9 @@ func TestAPodTemplateChangeRollsThePodsWithoutAFailedRequest(t *testing.T) {
 	before := waitRolledOut(ctx, t, cl, key, 90*time.Second)
 	beforePods := podStates(ctx, t, cs, ns)
 
-	l := startLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
-	defer l.finish(t)
-	l.waitServed(ctx, t, 20)
+	l := realcluster.StartLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
+	defer l.Finish(t)
+	l.WaitServed(ctx, t, 20)
 
 	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
 		n.Spec.ForceRedeploy = "roll"
@@ -42,9 +43,9 @@ func TestAPodTemplateChangeRollsThePodsWithoutAFailedRequest(t *testing.T) {
 		t.Fatalf("pods %v unchanged by forceRedeploy", pods)
 	}
 	// Rolled out: from now on every answer is the new configuration's.
-	from := l.served("2")
-	l.waitServed(ctx, t, 40)
-	if l.served("2")-from < 40 {
-		t.Errorf("after the rollout, %d of the last answers came from the new configuration", l.served("2")-from)
+	from := l.Served("2")
+	l.WaitServed(ctx, t, 40)
+	if l.Served("2")-from < 40 {
+		t.Errorf("after the rollout, %d of the last answers came from the new configuration", l.Served("2")-from)
 	}
 }
