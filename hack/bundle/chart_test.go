@@ -308,3 +308,40 @@ func TestHelmValuesBecomeFlagsAndObjects(t *testing.T) {
 		})
 	}
 }
+
+// make release stamps its image (hack/bundle -image) into the Deployment,
+// NGINX_OPERATOR_IMAGE, and the chart's values and versions.
+func TestAReleaseImageIsStampedEverywhere(t *testing.T) {
+	const image = "10.0.0.1:5000/team/nginx-operator:v1.2.3-rc.1"
+	res := mustKustomize(t, repo("config/default"))
+	if err := stampImage(res, image); err != nil {
+		t.Fatal(err)
+	}
+	var dep appsv1.Deployment
+	decode(t, res, "Deployment", "nginx-operator", "nginx-operator", &dep)
+	ctr := dep.Spec.Template.Spec.Containers[0]
+	if ctr.Image != image {
+		t.Errorf("image %q, want %q", ctr.Image, image)
+	}
+	if i := slices.IndexFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == operatorImageEnv }); i < 0 || ctr.Env[i].Value != image {
+		t.Errorf("env %+v: want %s=%s", ctr.Env, operatorImageEnv, image)
+	}
+	files, err := buildChart(chartInputs{res: res, rolePath: repo("config/rbac/role.yaml"), prometheusDir: repo("config/prometheus")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct{ Version, AppVersion string }
+	var values struct {
+		Image struct{ Repository, Tag string }
+	}
+	if err := yaml.Unmarshal(files["Chart.yaml"], &chart); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(files["values.yaml"], &values); err != nil {
+		t.Fatal(err)
+	}
+	if chart.Version != "1.2.3-rc.1" || chart.AppVersion != "v1.2.3-rc.1" || values.Image.Repository != "10.0.0.1:5000/team/nginx-operator" || values.Image.Tag != "" {
+		t.Errorf("Chart.yaml version %q appVersion %q, values image %+v; want 1.2.3-rc.1, v1.2.3-rc.1 and the repository with the tag left to appVersion",
+			chart.Version, chart.AppVersion, values.Image)
+	}
+}

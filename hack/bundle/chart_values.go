@@ -54,10 +54,13 @@ func valuesFromDeployment(dep map[string]any) (chartDefaults, error) {
 		return chartDefaults{}, err
 	}
 	image, _ := ctr["image"].(string)
-	repo, tag, ok := strings.Cut(image, ":")
-	if !ok || strings.Contains(tag, "/") {
+	// The tag follows the last colon after the last slash: a registry's
+	// host may have a port (10.0.0.1:5000/nginx-operator:v1.2.3).
+	i := strings.LastIndex(image, ":")
+	if i < 0 || i < strings.LastIndex(image, "/") {
 		return chartDefaults{}, fmt.Errorf("the operator image %q has no tag", image)
 	}
+	repo, tag := image[:i], image[i+1:]
 	spec := dep["spec"].(map[string]any)
 	return chartDefaults{
 		repository: repo, tag: tag,

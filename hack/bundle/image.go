@@ -9,15 +9,11 @@ import (
 
 // operatorImageEnv names the operator's own image in its container, which
 // the operator then deploys as the backup agent and the nginx-reloader
-// (pkg/operator's OwnImageEnv): an install from another registry takes those
-// from there too. Kustomize cannot copy an image into an environment
-// variable after an overlay's images transformer has run, so every build of
-// this command sets it from the final image.
+// (pkg/operator's OwnImageEnv). config/manager copies its image there.
 const operatorImageEnv = "NGINX_OPERATOR_IMAGE"
 
-// stampImage sets the operator container's image to image (unless empty)
-// and NGINX_OPERATOR_IMAGE to the container's image. A build without the
-// operator's Deployment (a component alone) is left as it is.
+// stampImage sets the operator container's image to image, as a release
+// names it, and NGINX_OPERATOR_IMAGE with it: kustomize's copy ran before.
 func stampImage(res resmap.ResMap, image string) error {
 	for _, r := range res.Resources() {
 		if r.GetKind() != "Deployment" || r.GetName() != operatorRoleName {
@@ -27,20 +23,14 @@ func stampImage(res resmap.ResMap, image string) error {
 		if err != nil || ctr == nil {
 			return fmt.Errorf("Deployment %s has no container %s: %v", r.GetName(), operatorContainer, err)
 		}
-		if image != "" {
-			if err := ctr.PipeE(kyaml.SetField("image", kyaml.NewStringRNode(image))); err != nil {
-				return err
-			}
-		}
-		current, err := ctr.Pipe(kyaml.Get("image"))
-		if err != nil || current == nil {
-			return fmt.Errorf("the operator container has no image: %v", err)
+		if err := ctr.PipeE(kyaml.SetField("image", kyaml.NewStringRNode(image))); err != nil {
+			return err
 		}
 		env, err := ctr.Pipe(kyaml.LookupCreate(kyaml.MappingNode, "env", "[name="+operatorImageEnv+"]"))
 		if err != nil {
 			return err
 		}
-		return env.PipeE(kyaml.SetField("value", kyaml.NewStringRNode(kyaml.GetValue(current))))
+		return env.PipeE(kyaml.SetField("value", kyaml.NewStringRNode(image)))
 	}
-	return nil
+	return fmt.Errorf("no Deployment %s to give the image %s", operatorRoleName, image)
 }

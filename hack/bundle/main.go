@@ -80,8 +80,10 @@ func run(p paths) error {
 	if err != nil {
 		return err
 	}
-	if err := stampImage(res, p.image); err != nil {
-		return err
+	if p.image != "" {
+		if err := stampImage(res, p.image); err != nil {
+			return err
+		}
 	}
 	body, err := bundle(res)
 	if err != nil {
@@ -128,11 +130,7 @@ func kustomize(dir string) (resmap.ResMap, error) {
 	opts := krusty.MakeDefaultOptions()
 	// The order is set in the kustomization (sortOptions), not here.
 	opts.Reorder = krusty.ReorderOptionUnspecified
-	res, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, err
-	}
-	return res, stampImage(res, "")
+	return krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
 }
 
 // bundle renders res as bundle.yaml.

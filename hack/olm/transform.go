@@ -135,11 +135,6 @@ func olmDeploymentSpec(spec object, image string) (object, error) {
 		return nil, fmt.Errorf("no container %q", operatorContainer)
 	}
 	c["image"] = image
-	// The operator deploys its backup agent and nginx-reloader from its own
-	// image (pkg/operator's NGINX_OPERATOR_IMAGE), so a catalog mirrored to
-	// another registry brings those along.
-	env, _ := c["env"].([]any)
-	c["env"] = append(env, map[string]any{"name": "NGINX_OPERATOR_IMAGE", "value": image})
 	args, _ := c["args"].([]any)
 	for _, a := range oLMArgs {
 		flagName, _, _ := strings.Cut(a, "=")
@@ -151,6 +146,13 @@ func olmDeploymentSpec(spec object, image string) (object, error) {
 		args = append(args, a)
 	}
 	c["args"] = args
+	// The operator deploys its backup agent and nginx-reloader from its own
+	// image (NGINX_OPERATOR_IMAGE, which config/manager copies from the
+	// container's), so a catalog mirrored to another registry brings those
+	// along.
+	if err := setOwnImage(c, image); err != nil {
+		return nil, err
+	}
 	return spec, nil
 }
 
@@ -213,4 +215,15 @@ func almExamples(examples []object, crds []crd) (string, error) {
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	return string(b), err
+}
+
+func setOwnImage(c object, image string) error {
+	env, _ := c["env"].([]any)
+	for _, e := range env {
+		if v, ok := e.(map[string]any); ok && v["name"] == "NGINX_OPERATOR_IMAGE" {
+			v["value"] = image
+			return nil
+		}
+	}
+	return errors.New("config/manager: the operator container has no NGINX_OPERATOR_IMAGE variable")
 }

@@ -173,6 +173,8 @@ local defaults = {
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                 // The Go runtime collects harder near the memory limit instead of being OOM-killed at it.
                 { name: 'GOMEMLIMIT', valueFrom: { resourceFieldRef: { resource: 'limits.memory' } } },
+                // The backup agent and the nginx-reloader come from the operator's own image.
+                { name: 'NGINX_OPERATOR_IMAGE', value: p.image + ':' + p.version },
               ],
               ports: [
                 { name: 'metrics', containerPort: 8443 },

@@ -129,7 +129,13 @@ func BundleManifest(imgs *Images) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(filepath.Join(root, "bundle.yaml"))
+	return BundleFileManifest(filepath.Join(root, "bundle.yaml"), ImageArgs(imgs)...)
+}
+
+// BundleFileManifest is the bundle at path (a release's) with args added to
+// the operator's container.
+func BundleFileManifest(path string, args ...string) ([]byte, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +147,7 @@ func BundleManifest(imgs *Images) ([]byte, error) {
 	found := false
 	for _, o := range objs {
 		if o.GetKind() == "Deployment" && o.GetName() == OperatorDeployment {
-			if err := addOperatorArgs(o, ImageArgs(imgs)...); err != nil {
+			if err := addOperatorArgs(o, args...); err != nil {
 				return nil, err
 			}
 			found = true
@@ -154,7 +160,7 @@ func BundleManifest(imgs *Images) ([]byte, error) {
 		out.Write(y)
 	}
 	if !found {
-		return nil, fmt.Errorf("bundle.yaml has no Deployment %s", OperatorDeployment)
+		return nil, fmt.Errorf("%s has no Deployment %s", path, OperatorDeployment)
 	}
 	return []byte(out.String()), nil
 }

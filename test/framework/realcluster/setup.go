@@ -29,6 +29,20 @@ func Setup(t testing.TB, env *framework.Env, timeout time.Duration) (ctx context
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	InstallBundle(ctx, t, c)
+	cs, cl = Clients(t, c)
+	ns = RestrictedNamespace(t, cs)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s\n%s", Describe(ctx, cs, ns), Describe(ctx, cs, OperatorNamespace))
+		}
+	})
+	return ctx, c, ns, cs, cl
+}
+
+// Clients are an admin clientset and controller-runtime client (the
+// operator's kinds and CRDs) of c.
+func Clients(t testing.TB, c *framework.Cluster) (kubernetes.Interface, client.Client) {
+	t.Helper()
 	cs, err := kubernetes.NewForConfig(c.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -41,14 +55,9 @@ func Setup(t testing.TB, env *framework.Env, timeout time.Duration) (ctx context
 			t.Fatal(err)
 		}
 	}
-	if cl, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
+	cl, err := client.New(c.Config, client.Options{Scheme: scheme})
+	if err != nil {
 		t.Fatal(err)
 	}
-	ns = RestrictedNamespace(t, cs)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("%s\n%s", Describe(ctx, cs, ns), Describe(ctx, cs, OperatorNamespace))
-		}
-	})
-	return ctx, c, ns, cs, cl
+	return cs, cl
 }

@@ -1,0 +1,215 @@
+package install
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/node"
+	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
+)
+
+// The two installs run one after the other on one cluster: bundle.yaml's
+// is removed before Helm's, as both take the same cluster-wide names.
+func TestAReleaseInstallsFromItsRegistryWithBundleYAMLAndWithHelm(t *testing.T) {
+	realcluster.Require(t)
+	c := env.Cluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	n := realcluster.NodeOf(c)
+	imgs, err := realcluster.BuildImages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := publish(t, n)
+	cs, cl := realcluster.Clients(t, c)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(realcluster.Describe(ctx, cs, realcluster.OperatorNamespace))
+		}
+	})
+
+	t.Run("kubectl create -f bundle.yaml", func(t *testing.T) {
+		installFromBundle(ctx, t, c, cs, cl, p, imgs)
+	})
+	if t.Failed() {
+		return
+	}
+	t.Run("helm install, upgrade, test and uninstall", func(t *testing.T) {
+		helmLifecycle(ctx, t, c, cs, cl, p, imgs)
+	})
+}
+
+// installFromBundle creates the release's bundle.yaml, whose operator image
+// the node pulls from the registry, serves a client from an instance, and
+// removes it all again.
+func installFromBundle(ctx context.Context, t *testing.T, c *framework.Cluster, cs kubernetes.Interface, cl client.Client,
+	p published, imgs *realcluster.Images) {
+	manifest, err := realcluster.BundleFileManifest(filepath.Join(p.dir, "bundle.yaml"), testImageArgs(imgs)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := c.Kubectl(ctx, string(manifest), "create", "-f", "-"); err != nil {
+		t.Fatalf("kubectl create -f bundle.yaml: %v\n%s", err, out)
+	}
+	if err := realcluster.WaitOperatorAvailable(ctx, cs, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	wantImage := p.operatorImage(releaseVersion)
+	operatorPullsFrom(ctx, t, cs, wantImage)
+
+	ns := realcluster.RestrictedNamespace(t, cs)
+	key := site(ctx, t, cl, ns, "web")
+	waitAvailable(ctx, t, cs, key, 3*time.Minute)
+	// The reloader comes from the operator's own image, which bundle.yaml's
+	// NGINX_OPERATOR_IMAGE names: the release's registry, not ghcr.io.
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("the instance's pods: %v (%d)", err, len(pods.Items))
+	}
+	for _, pod := range pods.Items {
+		if img := initImage(pod); img != wantImage {
+			t.Errorf("pod %s: the reloader's init container runs %q, want %q", pod.Name, img, wantImage)
+		}
+	}
+	serves(ctx, t, realcluster.NodeOf(c), serviceAddr(ctx, t, cs, key))
+
+	// Removed as documented: instances first, while the operator still
+	// runs to let go of them, then everything bundle.yaml created.
+	if err := cl.Delete(ctx, &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) bool {
+		return apierrors.IsNotFound(cl.Get(ctx, key, &v1beta1.NginxOperator{}))
+	}) {
+		t.Fatalf("%s was not deleted", key)
+	}
+	if out, err := c.Kubectl(ctx, string(manifest), "delete", "-f", "-", "--wait", "--timeout=3m"); err != nil {
+		t.Fatalf("kubectl delete -f bundle.yaml: %v\n%s", err, out)
+	}
+}
+
+// operatorPullsFrom checks that every operator pod runs image, as the node
+// pulled it (the node imported no operator image of that name).
+func operatorPullsFrom(ctx context.Context, t *testing.T, cs kubernetes.Interface, image string) {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(realcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=nginx-operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range pods.Items {
+		for _, s := range pod.Status.ContainerStatuses {
+			if s.Name == "operator" && (s.Image != image || !strings.Contains(s.ImageID, "@sha256:")) {
+				t.Errorf("operator pod %s runs %q (id %q), want %q pulled from the registry", pod.Name, s.Image, s.ImageID, image)
+			}
+		}
+	}
+}
+
+func initImage(pod corev1.Pod) string {
+	for _, c := range pod.Spec.InitContainers {
+		return c.Image
+	}
+	return ""
+}
+
+// serves waits until the Service at addr answers from the node, then
+// checks 20 answers in a row are the site.
+func serves(ctx context.Context, t *testing.T, nd *node.Node, addr string) {
+	t.Helper()
+	l := realcluster.StartLoad(ctx, t, nd, addr, 1)
+	l.WaitServed(ctx, t, 20)
+	l.Finish(t)
+}
+
+// helmLifecycle installs the previous release's operator with this
+// release's chart from the registry, upgrades it to this release under load
+// and uninstalls it.
+func helmLifecycle(ctx context.Context, t *testing.T, c *framework.Cluster, cs kubernetes.Interface, cl client.Client,
+	p published, imgs *realcluster.Images) {
+	h := newHelm(t, c)
+	ns := realcluster.OperatorNamespace
+	chartVersion := strings.TrimPrefix(releaseVersion, "v")
+	images := []string{"--set", "images.nginx=" + imgs.Ref(realcluster.Nginx), "--set", "images.exporter=" + imgs.Ref(realcluster.Exporter)}
+	h.run(ctx, t, append([]string{"install", "nginx-operator", p.chart, "--version", chartVersion, "--plain-http",
+		"-n", ns, "--create-namespace", "--set", "image.tag=" + p.previous, "--wait", "--timeout", "4m"}, images...)...)
+	operatorPullsFrom(ctx, t, cs, p.operatorImage(p.previous))
+
+	var keys []client.ObjectKey
+	for _, name := range []string{"shop", "blog"} {
+		keys = append(keys, site(ctx, t, cl, realcluster.RestrictedNamespace(t, cs), name))
+	}
+	var loads []*realcluster.Load
+	before := map[client.ObjectKey]int{}
+	for _, key := range keys {
+		waitAvailable(ctx, t, cs, key, 3*time.Minute)
+		before[key] = revisions(ctx, t, cs, key)
+		loads = append(loads, realcluster.StartLoad(ctx, t, realcluster.NodeOf(c), serviceAddr(ctx, t, cs, key), 2))
+	}
+
+	// image.tag empty: the chart's appVersion, this release.
+	h.run(ctx, t, append([]string{"upgrade", "nginx-operator", p.chart, "--version", chartVersion, "--plain-http",
+		"-n", ns, "--set", "image.tag=", "--wait", "--timeout", "4m"}, images...)...)
+	operatorPullsFrom(ctx, t, cs, p.operatorImage(releaseVersion))
+	for i, key := range keys {
+		waitReconciledByThisRelease(ctx, t, cl, key)
+		waitAvailable(ctx, t, cs, key, 4*time.Minute)
+		loads[i].WaitServed(ctx, t, 100)
+		if rolls := revisions(ctx, t, cs, key) - before[key]; rolls > 1 {
+			t.Errorf("%s rolled %d times on the upgrade, want at most once", key, rolls)
+		}
+	}
+	for _, l := range loads {
+		l.Finish(t)
+	}
+
+	out := h.run(ctx, t, "test", "nginx-operator", "-n", ns, "--logs", "--timeout", "3m")
+	if !strings.Contains(out, "the operator answered") {
+		t.Errorf("helm test passed without the probe's answer in its log:\n%s", out)
+	}
+
+	h.run(ctx, t, "uninstall", "nginx-operator", "-n", ns, "--wait", "--timeout", "3m")
+	leftInPlace(ctx, t, realcluster.NodeOf(c), cs, cl, keys)
+}
+
+// waitReconciledByThisRelease waits until the instance's status was
+// written by this release's operator: status.loadedReplicas, which the
+// previous release never wrote, says both pods loaded the configuration.
+func waitReconciledByThisRelease(ctx context.Context, t *testing.T, cl client.Client, key client.ObjectKey) {
+	t.Helper()
+	var o v1beta1.NginxOperator
+	if !framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) bool {
+		return cl.Get(ctx, key, &o) == nil && o.Status.ObservedGeneration == o.Generation && o.Status.LoadedReplicas != nil && *o.Status.LoadedReplicas == 2
+	}) {
+		t.Fatalf("%s: this release's operator did not report both pods loaded: %+v", key, o.Status)
+	}
+}
+
+// leftInPlace checks what `helm uninstall` must leave: the CRDs, the
+// instances, and their pods serving.
+func leftInPlace(ctx context.Context, t *testing.T, nd *node.Node, cs kubernetes.Interface, cl client.Client, keys []client.ObjectKey) {
+	t.Helper()
+	if _, err := cs.AppsV1().Deployments(realcluster.OperatorNamespace).Get(ctx, realcluster.OperatorDeployment, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the operator's Deployment after helm uninstall: %v, want it gone", err)
+	}
+	var list v1beta1.NginxOperatorList
+	if err := cl.List(ctx, &list); err != nil {
+		t.Fatalf("listing NginxOperators after helm uninstall (are the CRDs gone?): %v", err)
+	}
+	if len(list.Items) != len(keys) {
+		t.Errorf("%d NginxOperators after helm uninstall, want %d", len(list.Items), len(keys))
+	}
+	for _, key := range keys {
+		serves(ctx, t, nd, serviceAddr(ctx, t, cs, key))
+	}
+}
