@@ -15,13 +15,13 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// The previous release: the state of main when issue 12 began to be
-// finished, tagged v0.2.0. Move the pin forward when a release is cut; a
-// release that has to roll pods on upgrade says so in CHANGELOG.md and moves
-// the pin past itself.
+// The previous release: the state of main when issue 29 began, tagged
+// v0.3.0 (v0.2.0 was 6440406b52a673ee731b64a40f60dd9c3e69851f). Move the
+// pin forward when a release is cut; a release that has to roll pods on
+// upgrade says so in CHANGELOG.md and moves the pin past itself.
 const (
-	PreviousVersion = "v0.2.0"
-	PreviousCommit  = "6440406b52a673ee731b64a40f60dd9c3e69851f"
+	PreviousVersion = "v0.3.0"
+	PreviousCommit  = "d68012ec33b0e6da838c244ad1edf16f64d9f335"
 )
 
 // Release is a build of the operator from one commit of this repository.

@@ -2,6 +2,7 @@ package install
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,20 +100,35 @@ func installFromBundle(ctx context.Context, t *testing.T, c *framework.Cluster, 
 	}
 }
 
-// operatorPullsFrom checks that every operator pod runs image, as the node
-// pulled it (the node imported no operator image of that name).
+// operatorPullsFrom waits until the operator's pods that are not stopping
+// all run image, as the node pulled it (the node imported no operator image
+// of that name): a rollout's old pods may still be terminating.
 func operatorPullsFrom(ctx context.Context, t *testing.T, cs kubernetes.Interface, image string) {
 	t.Helper()
-	pods, err := cs.CoreV1().Pods(realcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=nginx-operator"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pod := range pods.Items {
-		for _, s := range pod.Status.ContainerStatuses {
-			if s.Name == "operator" && (s.Image != image || !strings.Contains(s.ImageID, "@sha256:")) {
-				t.Errorf("operator pod %s runs %q (id %q), want %q pulled from the registry", pod.Name, s.Image, s.ImageID, image)
+	var last []string
+	if !framework.WaitFor(ctx, time.Minute, func(ctx context.Context) bool {
+		pods, err := cs.CoreV1().Pods(realcluster.OperatorNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=nginx-operator"})
+		if err != nil {
+			return false
+		}
+		last = nil
+		running := 0
+		for _, pod := range pods.Items {
+			if pod.DeletionTimestamp != nil {
+				continue
+			}
+			for _, s := range pod.Status.ContainerStatuses {
+				if s.Name == "operator" {
+					last = append(last, fmt.Sprintf("%s: %s (%s)", pod.Name, s.Image, s.ImageID))
+					if s.Image == image && strings.Contains(s.ImageID, "@sha256:") {
+						running++
+					}
+				}
 			}
 		}
+		return running == realcluster.OperatorReplicas && len(last) == running
+	}) {
+		t.Fatalf("the operator's pods do not all run %s pulled from the registry: %q", image, last)
 	}
 }
 
@@ -141,8 +157,12 @@ func helmLifecycle(ctx context.Context, t *testing.T, c *framework.Cluster, cs k
 	ns := realcluster.OperatorNamespace
 	chartVersion := strings.TrimPrefix(releaseVersion, "v")
 	images := []string{"--set", "images.nginx=" + imgs.Ref(realcluster.Nginx), "--set", "images.exporter=" + imgs.Ref(realcluster.Exporter)}
+	// The previous release predates NGINX_OPERATOR_IMAGE: its agent and
+	// reloader are named by flags, as its users did.
+	prev := p.operatorImage(p.previous)
 	h.run(ctx, t, append([]string{"install", "nginx-operator", p.chart, "--version", chartVersion, "--plain-http",
-		"-n", ns, "--create-namespace", "--set", "image.tag=" + p.previous, "--wait", "--timeout", "4m"}, images...)...)
+		"-n", ns, "--create-namespace", "--set", "image.tag=" + p.previous,
+		"--set", "extraArgs={--agent-image=" + prev + ",--reloader-image=" + prev + "}", "--wait", "--timeout", "4m"}, images...)...)
 	operatorPullsFrom(ctx, t, cs, p.operatorImage(p.previous))
 
 	var keys []client.ObjectKey
@@ -157,12 +177,13 @@ func helmLifecycle(ctx context.Context, t *testing.T, c *framework.Cluster, cs k
 		loads = append(loads, realcluster.StartLoad(ctx, t, realcluster.NodeOf(c), serviceAddr(ctx, t, cs, key), 2))
 	}
 
-	// image.tag empty: the chart's appVersion, this release.
+	// Without image.tag and extraArgs: this release, the chart's appVersion,
+	// whose agent and reloader follow NGINX_OPERATOR_IMAGE.
 	h.run(ctx, t, append([]string{"upgrade", "nginx-operator", p.chart, "--version", chartVersion, "--plain-http",
-		"-n", ns, "--set", "image.tag=", "--wait", "--timeout", "4m"}, images...)...)
+		"-n", ns, "--wait", "--timeout", "4m"}, images...)...)
 	operatorPullsFrom(ctx, t, cs, p.operatorImage(releaseVersion))
 	for i, key := range keys {
-		waitReconciledByThisRelease(ctx, t, cl, key)
+		waitTemplateRuns(ctx, t, cs, key, p.operatorImage(releaseVersion))
 		waitAvailable(ctx, t, cs, key, 4*time.Minute)
 		loads[i].WaitServed(ctx, t, 100)
 		if rolls := revisions(ctx, t, cs, key) - before[key]; rolls > 1 {
@@ -182,16 +203,21 @@ func helmLifecycle(ctx context.Context, t *testing.T, c *framework.Cluster, cs k
 	leftInPlace(ctx, t, realcluster.NodeOf(c), cs, cl, keys)
 }
 
-// waitReconciledByThisRelease waits until the instance's status was
-// written by this release's operator: status.loadedReplicas, which the
-// previous release never wrote, says both pods loaded the configuration.
-func waitReconciledByThisRelease(ctx context.Context, t *testing.T, cl client.Client, key client.ObjectKey) {
+// waitTemplateRuns waits until the instance's StatefulSet's pod template
+// copies the reloader from image: this release's operator has reconciled
+// it (the previous one named its own image there).
+func waitTemplateRuns(ctx context.Context, t *testing.T, cs kubernetes.Interface, key client.ObjectKey, image string) {
 	t.Helper()
-	var o v1beta1.NginxOperator
+	var got string
 	if !framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) bool {
-		return cl.Get(ctx, key, &o) == nil && o.Status.ObservedGeneration == o.Generation && o.Status.LoadedReplicas != nil && *o.Status.LoadedReplicas == 2
+		sts, err := cs.AppsV1().StatefulSets(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		got = initImage(corev1.Pod{Spec: sts.Spec.Template.Spec})
+		return got == image
 	}) {
-		t.Fatalf("%s: this release's operator did not report both pods loaded: %+v", key, o.Status)
+		t.Fatalf("%s: the pod template's reloader is %q, want %q", key, got, image)
 	}
 }
 
