@@ -24,7 +24,8 @@ import (
 const (
 	// AppHost is the default server of both ports, with every location.
 	AppHost = "app.test"
-	// PlainHost redirects to HTTPS on the scheme's default port.
+	// PlainHost redirects to HTTPS on the Service port of the https port
+	// (redirectToHTTPS without a port).
 	PlainHost = "plain.test"
 	// TLSOnlyHost redirects to HTTPS on the instance's https port.
 	TLSOnlyHost = "tls-only.test"
