@@ -330,8 +330,9 @@ func list(ctx context.Context, t *testing.T, c client.Client, listKind string) [
 }
 
 // clientServices reads the client Service of every NginxOperator that has
-// one: its ports ("name=port ...") and its serviceport.Annotation, by
-// namespace/name of the Service.
+// one: the ports of its spec.ports ("name=port ..."; the metrics ports
+// differ between releases, this one adding the reloader's) and its
+// serviceport.Annotation, by namespace/name of the Service.
 func clientServices(ctx context.Context, t *testing.T, c client.Client) (ports, rules map[string]string) {
 	t.Helper()
 	ports, rules = map[string]string{}, map[string]string{}
@@ -346,7 +347,9 @@ func clientServices(ctx context.Context, t *testing.T, c client.Client) (ports, 
 		}
 		var list []string
 		for _, p := range svc.Spec.Ports {
-			list = append(list, fmt.Sprintf("%s=%d", p.Name, p.Port))
+			if p.Name != layout.MetricsPortName && p.Name != layout.ReloaderPortName {
+				list = append(list, fmt.Sprintf("%s=%d", p.Name, p.Port))
+			}
 		}
 		ports[name.String()] = strings.Join(list, " ")
 		rules[name.String()] = svc.Annotations[serviceport.Annotation]
