@@ -30,7 +30,7 @@ if [ -z "${KUBECONFIG:-}" ]; then
   go build -o bin/localcluster ./hack/localcluster
   if [ "${NODE:-real}" != kwok ] && why=$(bin/localcluster node-check); then
     rm -f "$node_dir/ready"
-    bin/localcluster node -dir "$node_dir" -listen "$forward" -forward team-a/www:8080 &
+    bin/localcluster node -dir "$node_dir" -listen "$forward" -forward team-a/www:80 &
     cluster=$!
     # Whatever ends this script also stops the cluster and its node.
     trap 'kill -TERM $cluster 2>/dev/null; wait $cluster' EXIT

@@ -30,7 +30,7 @@ func main() {
 	dir := fs.String("dir", ".cache/cluster", "directory for the cluster's state, logs and kubeconfig")
 	nodes := fs.Int("nodes", 3, "number of fake kwok nodes")
 	listen := fs.String("listen", "127.0.0.1:8880", "node: the host address that forwards to -forward")
-	forward := fs.String("forward", "team-a/www:8080", "node: the Service port (namespace/name:port) -listen forwards to")
+	forward := fs.String("forward", "team-a/www:80", "node: the Service port (namespace/name:port) -listen forwards to")
 	_ = fs.Parse(os.Args[2:])
 
 	var err error

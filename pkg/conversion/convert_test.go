@@ -39,9 +39,12 @@ func richBeta() *v1beta1.NginxOperator {
 		TypeMeta:   betaType,
 		ObjectMeta: *meta.DeepCopy(),
 		Spec: v1beta1.NginxOperatorSpec{
-			Replicas:      ptr[int32](2),
-			Image:         "nginx:1.27",
-			Ports:         []v1beta1.Port{{Name: "web", ContainerPort: 8443, Protocol: corev1.ProtocolTCP}, {Name: "admin", ContainerPort: 9090}},
+			Replicas: ptr[int32](2),
+			Image:    "nginx:1.27",
+			// ports[0] is v1alpha1's port: its other fields travel apart
+			// from its containerPort.
+			Ports: []v1beta1.Port{{Name: "web", ContainerPort: 8443, ServicePort: 443, NodePort: 30443, Protocol: corev1.ProtocolTCP},
+				{Name: "admin", ContainerPort: 9090, ServicePort: 9000, NodePort: 30900}},
 			ForceRedeploy: "monday",
 			Paused:        true,
 			Config: v1beta1.NginxConfig{

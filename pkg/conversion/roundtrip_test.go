@@ -215,6 +215,7 @@ func FuzzV1alpha1RoundTrip(f *testing.F) {
 func FuzzToV1beta1UserAnnotations(f *testing.F) {
 	f.Add(`{"paused":true,"ports":[{"name":"web"},{"name":"b","containerPort":9000}]}`, `{"readyReplicas":1}`, int32(8080), true)
 	f.Add(`{"ports":"x"}`, `[]`, int32(0), false)
+	f.Add(`{"service":{"type":"NodePort"},"ports":[{"name":"http","servicePort":80,"nodePort":30080},{"name":"b","containerPort":9000,"servicePort":443}]}`, `{}`, int32(8080), true)
 	f.Add(`{"config":{"servers":[{"port":"http","locations":[{"path":"/","static":{}}]}]}}`, `{}`, int32(-1), true)
 	f.Add(`{"replicas":1e400}`, `{"observedGeneration":9223372036854775808}`, int32(1), true)
 	compressed, err := compress([]byte(`{"paused":true,"ports":[{"name":"web"}]}`))

@@ -14,6 +14,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
@@ -33,7 +34,7 @@ func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
 	if pod := StatefulSet(off, in).Spec.Template.Spec; len(pod.Containers) != 1 {
 		t.Errorf("metrics off: %d containers, want only nginx", len(pod.Containers))
 	}
-	for _, p := range Service(off).Spec.Ports {
+	for _, p := range Service(off, serviceport.Standard).Spec.Ports {
 		if monitoringPorts[p.Name] || p.Port == v1beta1.ReloaderPort || p.Port == v1beta1.ExporterPort {
 			t.Errorf("metrics off: the Service exposes %s (%d)", p.Name, p.Port)
 		}
@@ -61,23 +62,24 @@ func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
 		t.Errorf("exporter security context %+v is not restricted", sc)
 	}
 	want := []corev1.ServicePort{
-		{Name: "http", Port: 8080, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP},
+		{Name: "http", Port: 80, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP},
 		{Name: "metrics", Port: 9113, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP},
 		{Name: "reloader", Port: 18082, TargetPort: intstr.FromString("reloader"), Protocol: corev1.ProtocolTCP},
 	}
-	if diff := cmp.Diff(want, Service(on).Spec.Ports); diff != "" {
+	if diff := cmp.Diff(want, Service(on, serviceport.Standard).Spec.Ports); diff != "" {
 		t.Errorf("metrics on: client Service ports (-want +got):\n%s", diff)
 	}
-	// Each Service port's target is a port some container of the pod declares.
-	declared := map[string]int32{}
+	// Each Service port's target is a port some container of the pod
+	// declares under the Service port's name.
+	declared := map[string]bool{}
 	for _, c := range pod.Containers {
 		for _, p := range c.Ports {
-			declared[p.Name] = p.ContainerPort
+			declared[p.Name] = true
 		}
 	}
-	for _, p := range Service(on).Spec.Ports {
-		if got, ok := declared[p.TargetPort.StrVal]; !ok || got != p.Port {
-			t.Errorf("Service port %s targets %q, which the pod declares as %d (declared: %v)", p.Name, p.TargetPort.StrVal, got, declared)
+	for _, p := range Service(on, serviceport.Standard).Spec.Ports {
+		if !declared[p.TargetPort.StrVal] || p.TargetPort.StrVal != p.Name {
+			t.Errorf("Service port %s targets %q, which the pod does not declare (declared: %v)", p.Name, p.TargetPort.StrVal, declared)
 		}
 	}
 	for _, inst := range []*v1beta1.NginxOperator{off, on} {

@@ -1,6 +1,7 @@
 package nginx
 
 import (
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 )
 
 // Annotations of the operator. The nginx.operator.dev/ prefix is reserved:
@@ -91,30 +93,51 @@ func ServiceAccount(nginx *v1beta1.NginxOperator) *corev1.ServiceAccount {
 	}
 }
 
-func servicePorts(nginx *v1beta1.NginxOperator) []corev1.ServicePort {
+// servicePorts are the ports of spec.ports on a Service: on port (one of
+// spec.ports' order), forwarded to the pods' port of that name.
+func servicePorts(nginx *v1beta1.NginxOperator, port func(i int) int32) []corev1.ServicePort {
 	var ports []corev1.ServicePort
-	for _, p := range nginx.Spec.Ports {
-		port := corev1.ServicePort{Name: p.Name, Port: p.ContainerPort, TargetPort: intstr.FromString(p.Name), Protocol: corev1.ProtocolTCP}
+	for i, p := range nginx.Spec.Ports {
+		sp := corev1.ServicePort{Name: p.Name, Port: port(i), TargetPort: intstr.FromString(p.Name), Protocol: corev1.ProtocolTCP}
 		if p.H2C {
 			// Tells a load balancer or mesh in front of the Service to
 			// speak plain-text HTTP/2 to it.
-			port.AppProtocol = ptr.To("kubernetes.io/h2c")
+			sp.AppProtocol = ptr.To("kubernetes.io/h2c")
 		}
-		ports = append(ports, port)
+		ports = append(ports, sp)
 	}
 	return ports
 }
 
-// Service is what clients use. With spec.metrics.enabled it also exposes
-// the exporter's port and the reloader's, the two an NginxMonitor scrapes
-// (Prometheus discovers targets through a Service's EndpointSlices). An
-// instance that did not ask for metrics exposes neither: the reloader's
-// port then stays reachable on the pod network only, where the operator
-// reads each pod's /status.
-func Service(nginx *v1beta1.NginxOperator) *corev1.Service {
+// Service is what clients use: each of spec.ports on its Service port (as
+// serviceport.Resolve decides under rule, the rule of the instance's
+// existing Service, see serviceport.RuleOf), and on its nodePort when the
+// spec sets one. An unset nodePort is left out of the apply, so that the
+// API server keeps the one it allocated (it carries a port's node port
+// over, by port name, to an update that leaves it out) rather than the
+// operator asking for another. The rule is written in the Service's
+// annotation serviceport.Annotation, so it lasts.
+//
+// With spec.metrics.enabled it also exposes the exporter's port and the
+// reloader's, the two an NginxMonitor scrapes (Prometheus discovers
+// targets through a Service's EndpointSlices). An instance that did not ask
+// for metrics exposes neither: the reloader's port then stays reachable on
+// the pod network only, where the operator reads each pod's /status.
+func Service(nginx *v1beta1.NginxOperator, rule serviceport.Rule) *corev1.Service {
 	meta := objectMeta(nginx, layout.NamesFor(nginx.Name).Service)
-	meta.Annotations = nginx.Spec.Service.Annotations
-	ports := servicePorts(nginx)
+	meta.Annotations = maps.Clone(nginx.Spec.Service.Annotations)
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	meta.Annotations[serviceport.Annotation] = string(rule)
+	svc := nginx.Spec.Service
+	resolved := serviceport.Resolve(&nginx.Spec, rule)
+	ports := servicePorts(nginx, func(i int) int32 { return resolved.Service[i] })
+	if svc.Type == corev1.ServiceTypeNodePort || svc.Type == corev1.ServiceTypeLoadBalancer {
+		for i, p := range nginx.Spec.Ports {
+			ports[i].NodePort = p.NodePort
+		}
+	}
 	if nginx.Spec.Metrics.Enabled {
 		ports = append(ports,
 			corev1.ServicePort{
@@ -124,7 +147,6 @@ func Service(nginx *v1beta1.NginxOperator) *corev1.Service {
 				Name: layout.ReloaderPortName, Port: v1beta1.ReloaderPort, TargetPort: intstr.FromString(layout.ReloaderPortName), Protocol: corev1.ProtocolTCP,
 			})
 	}
-	svc := nginx.Spec.Service
 	spec := corev1.ServiceSpec{
 		Type: svc.Type, Selector: selector(nginx), Ports: ports,
 		ExternalTrafficPolicy:    svc.ExternalTrafficPolicy,
@@ -145,14 +167,16 @@ func ServesIPv6(svc *corev1.Service) bool {
 	return slices.Contains(svc.Spec.IPFamilies, corev1.IPv6Protocol)
 }
 
-// HeadlessService gives the StatefulSet's pods stable DNS names.
+// HeadlessService gives the StatefulSet's pods stable DNS names. Its ports
+// are the containerPorts: a client of a headless Service connects to a pod
+// itself, where nothing translates a port.
 func HeadlessService(nginx *v1beta1.NginxOperator) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: objectMeta(nginx, layout.NamesFor(nginx.Name).HeadlessService),
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			Selector:                 selector(nginx),
-			Ports:                    servicePorts(nginx),
+			Ports:                    servicePorts(nginx, func(i int) int32 { return nginx.Spec.Ports[i].ContainerPort }),
 			PublishNotReadyAddresses: true,
 		},
 	}

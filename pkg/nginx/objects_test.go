@@ -1,10 +1,12 @@
 package nginx
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
@@ -183,8 +186,56 @@ func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 func TestAnH2CPortsServicePortSaysH2C(t *testing.T) {
 	n := testInstance("web")
 	n.Spec.Ports = append(n.Spec.Ports, v1beta1.Port{Name: "grpc", ContainerPort: 8081, H2C: true})
-	ports := Service(n).Spec.Ports
+	ports := Service(n, serviceport.Standard).Spec.Ports
 	if ports[0].AppProtocol != nil || ports[1].AppProtocol == nil || *ports[1].AppProtocol != "kubernetes.io/h2c" {
 		t.Errorf("Service ports %+v, want appProtocol kubernetes.io/h2c on grpc only", ports)
+	}
+}
+
+// The client Service puts each port on the Service port serviceport.Resolve
+// decides, targets the pod's port by name, carries the rule in its
+// annotation (next to the user's, which it leaves as they were), and sets a
+// nodePort only where the Service type has node ports. The headless
+// Service keeps the containerPorts, which its clients dial on the pods.
+func TestServiceListensOnTheResolvedPortsAndRecordsTheRule(t *testing.T) {
+	n := testInstance("web")
+	n.Spec.Ports = []v1beta1.Port{{Name: "http", ContainerPort: 8080, NodePort: 30080}, {Name: "https", ContainerPort: 8443}, {Name: "admin", ContainerPort: 9090, ServicePort: 9000}}
+	n.Spec.Config.Servers = []v1beta1.Server{{Port: "http", RedirectToHTTPS: &v1beta1.HTTPSRedirect{}}, {Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
+	n.Spec.Service.Annotations = map[string]string{"cloud.example/lb": "internal"}
+	port := func(name string, port, nodePort int32) corev1.ServicePort {
+		return corev1.ServicePort{Name: name, Port: port, NodePort: nodePort, TargetPort: intstr.FromString(name), Protocol: corev1.ProtocolTCP}
+	}
+	for _, tc := range []struct {
+		name     string
+		typ      corev1.ServiceType
+		rule     serviceport.Rule
+		want     []corev1.ServicePort
+		headless []int32
+	}{
+		{"ClusterIP, standard", corev1.ServiceTypeClusterIP, serviceport.Standard,
+			[]corev1.ServicePort{port("http", 80, 0), port("https", 443, 0), port("admin", 9000, 0)}, []int32{8080, 8443, 9090}},
+		{"NodePort, standard", corev1.ServiceTypeNodePort, serviceport.Standard,
+			[]corev1.ServicePort{port("http", 80, 30080), port("https", 443, 0), port("admin", 9000, 0)}, []int32{8080, 8443, 9090}},
+		{"LoadBalancer, legacy", corev1.ServiceTypeLoadBalancer, serviceport.Container,
+			[]corev1.ServicePort{port("http", 8080, 30080), port("https", 8443, 0), port("admin", 9000, 0)}, []int32{8080, 8443, 9090}},
+	} {
+		n.Spec.Service.Type = tc.typ
+		svc := Service(n, tc.rule)
+		if diff := cmp.Diff(tc.want, svc.Spec.Ports); diff != "" {
+			t.Errorf("%s: Service ports (-want +got):\n%s", tc.name, diff)
+		}
+		if want := map[string]string{"cloud.example/lb": "internal", serviceport.Annotation: string(tc.rule)}; !maps.Equal(svc.Annotations, want) {
+			t.Errorf("%s: annotations %v, want %v", tc.name, svc.Annotations, want)
+		}
+		var headless []int32
+		for _, p := range HeadlessService(n).Spec.Ports {
+			headless = append(headless, p.Port)
+		}
+		if !slices.Equal(headless, tc.headless) {
+			t.Errorf("%s: headless Service ports %v, want the containerPorts %v", tc.name, headless, tc.headless)
+		}
+	}
+	if len(n.Spec.Service.Annotations) != 1 {
+		t.Errorf("the builder wrote into spec.service.annotations: %v", n.Spec.Service.Annotations)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
@@ -68,12 +69,13 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if err != nil {
 		return nil, err
 	}
-	ipv6, err := r.servesIPv6(ctx, desired)
+	live, err := r.liveService(ctx, desired)
 	if err != nil {
 		return nil, err
 	}
-	config, err := render.Config(&desired.Spec, render.Options{Paths: render.PodPaths(), Namespace: nginx.Namespace, IPv6: ipv6,
-		UpstreamHost: refs.upstreamHost, Endpoints: refs.endpoints})
+	rule := serviceport.RuleOf(live)
+	config, err := render.Config(&desired.Spec, render.Options{Paths: render.PodPaths(), Namespace: nginx.Namespace, IPv6: servesIPv6(desired, live),
+		UpstreamHost: refs.upstreamHost, Endpoints: refs.endpoints, HTTPSPort: serviceport.Resolve(&desired.Spec, rule).HTTPSRedirect})
 	if err != nil {
 		// The emitter refuses an argument it cannot quote safely: the spec
 		// is at fault, and retrying cannot help.
@@ -90,7 +92,7 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return nil, err
 	}
-	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), checked: []client.Object{Service(desired)},
+	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), checked: []client.Object{Service(desired, rule)},
 		upstreams: refs.status(render.ReferencesOf(&desired.Spec), nginx.Namespace)}
 	names, meta := layout.NamesFor(nginx.Name), func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: nginx.Namespace, Name: name}
@@ -264,22 +266,30 @@ func referenceObject(kind string) client.Object {
 	return &corev1.ConfigMap{}
 }
 
-// servesIPv6 tells whether nginx should listen on IPv6: when the cluster
-// gave the instance's Service an IPv6 address (read from the cache, which
-// holds the operator's Services). Before the Service exists, the spec says
-// what it will get where it can: an IPv6 family, or RequireDualStack.
-// PreferDualStack depends on the cluster, so on a dual-stack cluster the
-// first pods roll once when the Service appears.
-func (r *Reconciler) servesIPv6(ctx context.Context, nginx *v1beta1.NginxOperator) (bool, error) {
+// liveService is the instance's Service from the cache (which holds the
+// operator's Services with their annotations, see operator.TrimForCache),
+// nil when it does not exist (yet). Its IP families and its
+// serviceport.Annotation decide what nginx listens on and which ports the
+// Service keeps.
+func (r *Reconciler) liveService(ctx context.Context, nginx *v1beta1.NginxOperator) (*corev1.Service, error) {
 	var svc corev1.Service
 	key := types.NamespacedName{Namespace: nginx.Namespace, Name: layout.NamesFor(nginx.Name).Service}
 	if err := r.Client.Get(ctx, key, &svc); err != nil {
-		if apierrors.IsNotFound(err) {
-			svc := nginx.Spec.Service
-			return slices.Contains(svc.IPFamilies, corev1.IPv6Protocol) ||
-				ptr.Deref(svc.IPFamilyPolicy, "") == corev1.IPFamilyPolicyRequireDualStack, nil
-		}
-		return false, err
+		return nil, client.IgnoreNotFound(err)
 	}
-	return ServesIPv6(&svc), nil
+	return &svc, nil
+}
+
+// servesIPv6 tells whether nginx should listen on IPv6: when the cluster
+// gave the instance's Service, live, an IPv6 address. Before the Service
+// exists, the spec says what it will get where it can: an IPv6 family, or
+// RequireDualStack. PreferDualStack depends on the cluster, so on a
+// dual-stack cluster the first pods roll once when the Service appears.
+func servesIPv6(nginx *v1beta1.NginxOperator, live *corev1.Service) bool {
+	if live == nil {
+		svc := nginx.Spec.Service
+		return slices.Contains(svc.IPFamilies, corev1.IPv6Protocol) ||
+			ptr.Deref(svc.IPFamilyPolicy, "") == corev1.IPFamilyPolicyRequireDualStack
+	}
+	return ServesIPv6(live)
 }

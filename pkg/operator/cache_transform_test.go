@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 )
 
 func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
@@ -129,10 +130,13 @@ func TestTrimForCacheKeepsOnlyAPodsMetadataAndContainerStates(t *testing.T) {
 }
 
 // The cache keeps of a Service its metadata and IP families (the
-// controller's IPv6 decision), not the rest of its spec or its status.
+// controller's IPv6 decision), not the rest of its spec or its status. The
+// metadata includes the annotations: serviceport.Annotation tells the
+// controller which ports the Service keeps (see serviceport.RuleOf).
 func TestTrimForCacheKeepsOnlyAServicesIPFamilies(t *testing.T) {
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", Labels: map[string]string{"app": "web"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", Labels: map[string]string{"app": "web"},
+			Annotations: map[string]string{serviceport.Annotation: string(serviceport.Container)}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.96.0.10", IPFamilies: []corev1.IPFamily{corev1.IPv6Protocol},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}, Selector: map[string]string{"app": "web"}},
 		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}}},
@@ -144,5 +148,8 @@ func TestTrimForCacheKeepsOnlyAServicesIPFamilies(t *testing.T) {
 	want := &corev1.Service{ObjectMeta: svc.ObjectMeta, Spec: corev1.ServiceSpec{IPFamilies: svc.Spec.IPFamilies}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trimmed Service (-want +got):\n%s", diff)
+	}
+	if rule := serviceport.RuleOf(got.(*corev1.Service)); rule != serviceport.Container {
+		t.Errorf("the trimmed Service follows rule %q, want the %q it carries", rule, serviceport.Container)
 	}
 }

@@ -70,6 +70,23 @@ func TestNginxOperatorRefusesWhatAdmissionOrTheChildrenWould(t *testing.T) {
 			o.Spec.Config.Servers[0].Port = "metrics"
 			o.Spec.Metrics.Enabled = true
 		}, "the port name metrics is the exporter's"},
+		{"schema bound: servicePort", func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ServicePort = 65536 }, "spec.ports[0].servicePort"},
+		{"schema bound: nodePort", func(o *v1beta1.NginxOperator) {
+			o.Spec.Service.Type, o.Spec.Ports[0].NodePort = corev1.ServiceTypeNodePort, -1
+		}, "spec.ports[0].nodePort"},
+		{"CEL: servicePort on a metrics port", func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ServicePort = 9113 }, "servicePort 9113 and 18082 are the Service's metrics ports"},
+		{"CEL: servicePort twice", func(o *v1beta1.NginxOperator) {
+			o.Spec.Ports = []v1beta1.Port{{Name: "http", ContainerPort: 8080, ServicePort: 80}, {Name: "b", ContainerPort: 8081, ServicePort: 80}}
+		}, "spec.ports: Invalid value: servicePort values must be unique"},
+		{"CEL: servicePort on another port's containerPort", func(o *v1beta1.NginxOperator) {
+			o.Spec.Ports = []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "b", ContainerPort: 8081, ServicePort: 8080}}
+		}, "a servicePort may not be the containerPort of a port without servicePort"},
+		{"CEL: nodePort twice", func(o *v1beta1.NginxOperator) {
+			o.Spec.Service.Type = corev1.ServiceTypeNodePort
+			o.Spec.Ports = []v1beta1.Port{{Name: "http", ContainerPort: 8080, NodePort: 30080}, {Name: "b", ContainerPort: 8081, NodePort: 30080}}
+		}, "spec.ports: Invalid value: nodePort values must be unique"},
+		{"CEL: nodePort on a ClusterIP Service", func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].NodePort = 30080 },
+			"ports[].nodePort needs service.type NodePort or LoadBalancer"},
 		{"CEL: reserved pod annotation", func(o *v1beta1.NginxOperator) {
 			o.Spec.Pod.Annotations = map[string]string{"nginx.operator.dev/config-hash": "x"}
 		}, "spec.pod.annotations"},

@@ -13,6 +13,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
@@ -341,7 +342,7 @@ func built(t *testing.T, obj *v1beta1.NginxOperator) string {
 	for k, v := range nginx.StatefulSet(obj, nginx.Inputs{}).Spec.Template.Annotations {
 		out += "\npod annotation " + k + "=" + v
 	}
-	for k, v := range nginx.Service(obj).Annotations {
+	for k, v := range nginx.Service(obj, serviceport.Standard).Annotations {
 		out += "\nservice annotation " + k + "=" + v
 	}
 	return out

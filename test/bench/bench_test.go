@@ -42,6 +42,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -289,7 +290,7 @@ func runFloor(b *testing.B, n int, r *Result) {
 		if _, err := cs.CoreV1().Services(benchNamespace).Create(ctx, nginx.HeadlessService(inst), co); err != nil {
 			return err
 		}
-		if _, err := cs.CoreV1().Services(benchNamespace).Create(ctx, nginx.Service(inst), co); err != nil {
+		if _, err := cs.CoreV1().Services(benchNamespace).Create(ctx, nginx.Service(inst, serviceport.Standard), co); err != nil {
 			return err
 		}
 		_, err = cs.AppsV1().StatefulSets(benchNamespace).Create(ctx, nginx.StatefulSet(inst, in), co)

@@ -18,8 +18,10 @@ import (
 func redirectToHTTPS(t *testing.T, tg *Target) {
 	c := tg.client(Untrusted)
 	for _, tc := range []struct{ host, hostHeader, want string }{
-		// The scheme's default port is left out.
-		{PlainHost, PlainHost, "https://" + PlainHost + "/a/b?c=d"},
+		// Without a port of its own, the redirect names the Service port
+		// of the TLS port (Spec sets it to HTTPSPort); 443 would be left
+		// out.
+		{PlainHost, PlainHost, fmt.Sprintf("https://%s:%d/a/b?c=d", PlainHost, tg.HTTPSPort)},
 		// A client on a port of its own sends it in Host; the redirect
 		// names the https port instead.
 		{TLSOnlyHost, net.JoinHostPort(TLSOnlyHost, strconv.Itoa(int(tg.HTTPPort))), fmt.Sprintf("https://%s:%d/a/b?c=d", TLSOnlyHost, tg.HTTPSPort)},

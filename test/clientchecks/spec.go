@@ -24,7 +24,8 @@ import (
 const (
 	// AppHost is the default server of both ports, with every location.
 	AppHost = "app.test"
-	// PlainHost redirects to HTTPS on the scheme's default port.
+	// PlainHost redirects to HTTPS on the Service port of the https port
+	// (redirectToHTTPS without a port).
 	PlainHost = "plain.test"
 	// TLSOnlyHost redirects to HTTPS on the instance's https port.
 	TLSOnlyHost = "tls-only.test"
@@ -64,7 +65,8 @@ const Realm = "Team A"
 // Options are what differs between the tiers' instances of Spec.
 type Options struct {
 	// HTTPPort and HTTPSPort are the container ports of http and https;
-	// clients reach them at the same numbers (the Service's ports match).
+	// clients reach them at the same numbers (Spec sets each servicePort
+	// to its containerPort, so the Service's ports match).
 	HTTPPort, HTTPSPort int32
 	// APIPort, CanaryPort and SecurePort are the ports of the Services.
 	APIPort, CanaryPort, SecurePort int32
@@ -92,7 +94,7 @@ type Options struct {
 func Spec(o Options) v1beta1.NginxOperatorSpec {
 	return v1beta1.NginxOperatorSpec{
 		Replicas: ptr.To[int32](1),
-		Ports:    []v1beta1.Port{{Name: "http", ContainerPort: o.HTTPPort}, {Name: "https", ContainerPort: o.HTTPSPort}},
+		Ports:    []v1beta1.Port{{Name: "http", ContainerPort: o.HTTPPort, ServicePort: o.HTTPPort}, {Name: "https", ContainerPort: o.HTTPSPort, ServicePort: o.HTTPSPort}},
 		// A limit of 1.5 CPUs makes two workers; the request is small so
 		// that the instances of a test fit on the real node.
 		Resources: corev1.ResourceRequirements{

@@ -262,6 +262,8 @@ func corpusFields() []corpusField {
 		{"ports[0].containerPort (v1alpha1 port)", setAt("ports", 0, "containerPort"), nums(8443)},
 		{"ports[1].containerPort", setAt("ports", 1, "containerPort"), nums(8080)},
 		{"ports[].protocol", setAt("ports", 0, "protocol"), shortStr("UDP", "SCTP", "tcp")},
+		{"ports[].servicePort", setAt("ports", 0, "servicePort"), nums(80, 443, 8443, 9113, 18082)},
+		{"ports[].nodePort", setAt("ports", 0, "nodePort"), nums(30080, 32767, 80)},
 		{"replicas (v1alpha1 replicas)", setAt("replicas"), nums(1000, 1001)},
 		{"forceRedeploy (v1alpha1 forceRedeploy)", setAt("forceRedeploy"), str(strings.Repeat("a", 253), strings.Repeat("a", 254))},
 		{"config.workerConnections", setAt("config", "workerConnections"), nums(16)},
@@ -452,6 +454,19 @@ func structures() []struct {
 	}{
 		{"ports[1].containerPort equal to ports[0]'s", func(s map[string]any) { setAt("ports", 1, "containerPort")(s, int64(8080)) }},
 		{"two ports named http", func(s map[string]any) { setAt("ports", 1, "name")(s, "http") }},
+		{"ports[1].servicePort equal to ports[0]'s", func(s map[string]any) {
+			setAt("ports", 0, "servicePort")(s, int64(80))
+			setAt("ports", 1, "servicePort")(s, int64(80))
+		}},
+		{"ports[1].servicePort on ports[0]'s containerPort", func(s map[string]any) { setAt("ports", 1, "servicePort")(s, int64(8080)) }},
+		{"two ports on one nodePort", func(s map[string]any) {
+			setAt("ports", 0, "nodePort")(s, int64(30080))
+			setAt("ports", 1, "nodePort")(s, int64(30080))
+		}},
+		{"a nodePort on a ClusterIP Service", func(s map[string]any) {
+			setAt("ports", 0, "nodePort")(s, int64(30080))
+			setAt("service", "type")(s, "ClusterIP")
+		}},
 		{"ports: []", func(s map[string]any) { s["ports"] = []any{} }},
 		{"no ports (schema default) with servers on https", func(s map[string]any) { delete(s, "ports") }},
 		{"17 ports", func(s map[string]any) {

@@ -29,6 +29,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -124,7 +125,7 @@ func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1be
 	owner := obj.DeepCopy()
 	owner.UID = "00000000-0000-0000-0000-000000000001" // an owner reference needs one
 	in := nginx.Inputs{Config: config, Image: "nginx:1.27", ExporterImage: "exporter:1", ReloaderImage: "operator:1"}
-	children := []client.Object{nginx.Service(owner), nginx.StatefulSet(owner, in)}
+	children := []client.Object{nginx.Service(owner, serviceport.Standard), nginx.StatefulSet(owner, in)}
 	if pdb := nginx.PodDisruptionBudget(owner); pdb != nil {
 		children = append(children, pdb)
 	}

@@ -68,7 +68,7 @@ spec:
 	if err := os.WriteFile(filepath.Join(pv.Spec.HostPath.Path, "index.html"), []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	get(ctx, t, hc, "http://"+clusterIP(ctx, t, cs, ns, "docs")+":8080/", want(200, page))
+	get(ctx, t, hc, "http://"+clusterIP(ctx, t, cs, ns, "docs")+":80/", want(200, page))
 
 	apply(ctx, t, c, ns, `
 apiVersion: nginx.operator.dev/v1beta1
@@ -108,7 +108,7 @@ spec:
     id: "`+id+`"
 `)
 	framework.WaitReady(ctx, t, cl, 2*time.Minute, objs...)
-	get(ctx, t, hc, "http://"+clusterIP(ctx, t, cs, ns, "copy")+":8080/", want(200, page))
+	get(ctx, t, hc, "http://"+clusterIP(ctx, t, cs, ns, "copy")+":80/", want(200, page))
 	for name, logs := range containerLogs(ctx, t, cs, ns, "app.kubernetes.io/instance=copy") {
 		for _, bad := range nginxTrouble {
 			if strings.Contains(logs, bad) {

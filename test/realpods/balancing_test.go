@@ -51,7 +51,7 @@ func TestBalancingKeepsClientsOnAPodAsTheyAsk(t *testing.T) {
 	}))
 	framework.WaitReady(ctx, t, cl, 3*time.Minute, objs...)
 	waitEndpoints(ctx, t, cl, ns, "lb", 3)
-	base := fmt.Sprintf("http://%s:8080", clusterIP(ctx, t, cs, ns, "lb"))
+	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, "lb"))
 	hc := keepAliveClient(dial)
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 		_, err := answeringPod(ctx, hc, base+"/least")

@@ -158,7 +158,7 @@ func TestBundleRunsTwoReadyReplicasOneLeaderAndServesConversion(t *testing.T) {
 		t.Errorf("v1alpha1 spec.port = %d, want 8080", p)
 	}
 
-	// It runs, and nginx answers on its port 8080 through its Service (it
+	// It runs, and nginx answers on its port 8080 through its Service port 80 (it
 	// serves an empty content directory: no page, but nginx's answer).
 	objs, err := framework.DecodeYAML(book)
 	if err != nil {
@@ -168,7 +168,7 @@ func TestBundleRunsTwoReadyReplicasOneLeaderAndServesConversion(t *testing.T) {
 	framework.WaitReady(ctx, t, cl, 2*time.Minute, objs...)
 	t.Logf("the book's NginxOperator Available %s after it was created", time.Since(created).Round(time.Millisecond))
 	ip := clusterIP(ctx, t, cs, ns, "book")
-	get(ctx, t, realcluster.NodeOf(c).HTTPClient(), "http://"+ip+":8080/", func(r *http.Response, body string) error {
+	get(ctx, t, realcluster.NodeOf(c).HTTPClient(), "http://"+ip+":80/", func(r *http.Response, body string) error {
 		if !strings.HasPrefix(r.Header.Get("Server"), "nginx") || r.StatusCode >= 500 {
 			return fmt.Errorf("%s from %q: %q", r.Status, r.Header.Get("Server"), body)
 		}

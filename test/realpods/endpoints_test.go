@@ -46,7 +46,7 @@ func TestProxySpreadsRequestsOverTheServicesPods(t *testing.T) {
 	}))
 	framework.WaitReady(ctx, t, cl, 3*time.Minute, objs...)
 	waitEndpoints(ctx, t, cl, ns, "gw", 1)
-	url := fmt.Sprintf("http://%s:8080/", clusterIP(ctx, t, cs, ns, "gw"))
+	url := fmt.Sprintf("http://%s:80/", clusterIP(ctx, t, cs, ns, "gw"))
 	// kube-proxy reaches the new pods a moment after they are ready.
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 		_, err := answeringPod(ctx, keepAliveClient(dial), url)
@@ -355,7 +355,7 @@ func TestProxyLosesNoRequestWhileTheBackendRolls(t *testing.T) {
 		}))
 		framework.WaitReady(ctx, t, cl, 3*time.Minute, objs...)
 		waitEndpoints(ctx, t, cl, ns, gw, 3)
-		url := fmt.Sprintf("http://%s:8080/", clusterIP(ctx, t, cs, ns, gw))
+		url := fmt.Sprintf("http://%s:80/", clusterIP(ctx, t, cs, ns, gw))
 		if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 			_, err := answeringPod(ctx, keepAliveClient(dial), url)
 			return err == nil

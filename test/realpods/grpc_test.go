@@ -58,8 +58,8 @@ func TestGRPCThroughNginxAsAClientSeesIt(t *testing.T) {
 	ip := clusterIP(ctx, t, cs, ns, "gw")
 	fromNode := grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return rn.DialContext(ctx, "tcp", addr) })
 	clients := map[string]healthpb.HealthClient{
-		"plain text": grpcHealthClient(t, ip+":8080", fromNode, grpc.WithTransportCredentials(insecure.NewCredentials())),
-		"TLS": grpcHealthClient(t, ip+":8443", fromNode,
+		"plain text": grpcHealthClient(t, ip+":80", fromNode, grpc.WithTransportCredentials(insecure.NewCredentials())),
+		"TLS": grpcHealthClient(t, ip+":443", fromNode,
 			grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS12}))),
 	}
 	for name, hc := range clients {

@@ -11,7 +11,7 @@
 //
 //   - bundle_test.go: both replicas Ready, one leader Lease, the conversion
 //     webhook converting the book's v1alpha1 example, which then serves on
-//     8080; deleting the leader's pod hands the Lease over at once.
+//     Service port 80; deleting the leader's pod hands the Lease over at once.
 //   - serving_test.go: static content from a ConfigMap, a proxy to another
 //     Service, a redirect, TLS from a Secret, through the ClusterIP Service.
 //   - monitoring_test.go: Prometheus, through the NginxMonitor's scrape

@@ -89,7 +89,7 @@ spec:
 		name     string
 		admitted bool
 	}{{"admitted", true}, {"refused", false}} {
-		url := "http://" + instance.name + "." + ns + ".svc." + node.ClusterDomain + ":8080/"
+		url := "http://" + instance.name + "." + ns + ".svc." + node.ClusterDomain + ":80/"
 		asked := time.Now()
 		logs := realcluster.RunProbe(ctx, t, cs, clients, "client-of-"+instance.name, nil, url)
 		t.Logf("a client of %s, %s after it was created:\n%s", instance.name, time.Since(asked).Round(time.Millisecond), logs)

@@ -81,17 +81,17 @@ spec:
 
 	ip := clusterIP(ctx, t, cs, ns, "web")
 	hc := noRedirects(rn.HTTPClient())
-	get(ctx, t, hc, "http://"+ip+":8080/", want(http.StatusOK, "served from a ConfigMap"))
-	get(ctx, t, hc, "http://"+ip+":8080/about.txt", want(http.StatusOK, "about this site"))
-	get(ctx, t, hc, "http://"+ip+":8080/missing", want(http.StatusNotFound))
+	get(ctx, t, hc, "http://"+ip+":80/", want(http.StatusOK, "served from a ConfigMap"))
+	get(ctx, t, hc, "http://"+ip+":80/about.txt", want(http.StatusOK, "about this site"))
+	get(ctx, t, hc, "http://"+ip+":80/missing", want(http.StatusNotFound))
 	// The test server answers "hello from <its hostname>", the pod's name.
-	get(ctx, t, hc, "http://"+ip+":8080/api/hello", want(http.StatusOK, "hello from api"))
-	resp, _ := get(ctx, t, hc, "http://"+ip+":8080/old", want(http.StatusMovedPermanently))
+	get(ctx, t, hc, "http://"+ip+":80/api/hello", want(http.StatusOK, "hello from api"))
+	resp, _ := get(ctx, t, hc, "http://"+ip+":80/old", want(http.StatusMovedPermanently))
 	if resp != nil && resp.Header.Get("Location") != "https://"+host+"/new" {
 		t.Errorf("redirect to %q, want https://%s/new", resp.Header.Get("Location"), host)
 	}
 
-	// TLS on 8443 with the Secret's certificate, for the server's name.
+	// TLS on the Service port 443 (the pods' 8443) with the Secret's certificate, for the server's name.
 	tlsClient := &http.Client{
 		Timeout: 15 * time.Second,
 		Transport: &http.Transport{
@@ -100,7 +100,7 @@ spec:
 			TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: host},
 		},
 	}
-	resp, _ = get(ctx, t, tlsClient, "https://"+ip+":8443/", want(http.StatusOK, "served from a ConfigMap"))
+	resp, _ = get(ctx, t, tlsClient, "https://"+ip+":443/", want(http.StatusOK, "served from a ConfigMap"))
 	block, _ := pem.Decode(certPEM)
 	if resp != nil {
 		if resp.TLS == nil || len(resp.TLS.PeerCertificates) == 0 || !bytes.Equal(resp.TLS.PeerCertificates[0].Raw, block.Bytes) {

@@ -16,14 +16,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nginx-operator/nginx-operator/pkg/backup"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -98,6 +101,7 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 		t.Fatalf("before the upgrade, %s/%s is stored as %q (%v), want %s/v1alpha1", legacyNamespace, book, v, err, group)
 	}
 	before := snapshot(ctx, t, admin, examples)
+	portsBefore, _ := clientServices(ctx, t, admin)
 	readableInBothVersions(ctx, t, cluster)
 
 	// Upgrade, as Documentation/operations.md says: the new bundle with
@@ -138,6 +142,17 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 	for _, p := range rolledAtMostOnce(before, upgraded) {
 		t.Errorf("the upgrade: %s", p)
 	}
+	// The instances' clients keep their ports: the Services the previous
+	// release made stay on the containerPorts, marked so (rule container).
+	portsUpgraded, rules := clientServices(ctx, t, admin)
+	if diff := cmp.Diff(portsBefore, portsUpgraded); diff != "" {
+		t.Errorf("the upgrade moved the ports of the instances' Services (-before +after):\n%s", diff)
+	}
+	for key, rule := range rules {
+		if rule != string(serviceport.Container) {
+			t.Errorf("after the upgrade, Service %s has %s=%q, want %q", key, serviceport.Annotation, rule, serviceport.Container)
+		}
+	}
 	readableInBothVersions(ctx, t, cluster)
 
 	// Roll back: the previous bundle and the previous operator again.
@@ -150,6 +165,9 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 	framework.WaitReady(ctx, t, admin, 3*time.Minute, examples...)
 	for _, p := range rolledAtMostOnce(upgraded, snapshot(ctx, t, admin, examples)) {
 		t.Errorf("the rollback: %s", p)
+	}
+	if ports, _ := clientServices(ctx, t, admin); !maps.Equal(portsBefore, ports) {
+		t.Errorf("after the rollback, the instances' Service ports are %v, want %v", ports, portsBefore)
 	}
 	readableInBothVersions(ctx, t, cluster)
 }
@@ -309,6 +327,37 @@ func list(ctx context.Context, t *testing.T, c client.Client, listKind string) [
 		t.Fatal(err)
 	}
 	return l.Items
+}
+
+// clientServices reads the client Service of every NginxOperator that has
+// one: the ports of its spec.ports ("name=port ..."; the metrics ports
+// differ between releases, this one adding the reloader's) and its
+// serviceport.Annotation, by namespace/name of the Service.
+func clientServices(ctx context.Context, t *testing.T, c client.Client) (ports, rules map[string]string) {
+	t.Helper()
+	ports, rules = map[string]string{}, map[string]string{}
+	for _, key := range nginxOperatorKeys(ctx, t, c) {
+		var svc corev1.Service
+		name := client.ObjectKey{Namespace: key.Namespace, Name: layout.NamesFor(key.Name).Service}
+		if err := c.Get(ctx, name, &svc); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // the legacy namespace's, which no operator reconciles
+			}
+			t.Fatal(err)
+		}
+		var list []string
+		for _, p := range svc.Spec.Ports {
+			if p.Name != layout.MetricsPortName && p.Name != layout.ReloaderPortName {
+				list = append(list, fmt.Sprintf("%s=%d", p.Name, p.Port))
+			}
+		}
+		ports[name.String()] = strings.Join(list, " ")
+		rules[name.String()] = svc.Annotations[serviceport.Annotation]
+	}
+	if len(ports) == 0 {
+		t.Fatal("no instance has a Service: nothing to compare")
+	}
+	return ports, rules
 }
 
 // workload is what the examples run: their StatefulSets and pods.

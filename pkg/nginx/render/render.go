@@ -69,6 +69,11 @@ type Options struct {
 	// pods have IPv6, and where it did not, nginx must not ask for it (a pod
 	// without IPv6 cannot open an IPv6 socket, and nginx would not start).
 	IPv6 bool
+	// HTTPSPort is the port of the https URL a redirectToHTTPS without port
+	// sends clients to: the Service port of the instance's TLS port, as
+	// the controller decides it (serviceport.Resolve). 0 is 443, which the
+	// URL leaves out.
+	HTTPSPort int32
 }
 
 // ServiceDNSName is a Service's name in the cluster DNS: where nginx

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -50,6 +51,21 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 					{Path: "/", Static: &v1beta1.StaticLocation{}},
 				},
 			},
+		}},
+	},
+	// A NodePort Service whose https port clients reach on 8443 (the
+	// cluster's 443 being another's): redirects without a port of their
+	// own name it; one that names 443 leaves the port out.
+	"service-ports": {
+		Ports: []v1beta1.Port{
+			{Name: "http", ContainerPort: 8080, NodePort: 30080},
+			{Name: "https", ContainerPort: 9443, ServicePort: 8443, NodePort: 30443},
+		},
+		Service: v1beta1.ServiceSpec{Type: corev1.ServiceTypeNodePort},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
+			{Port: "http", ServerNames: []string{"example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{}},
+			{Port: "http", ServerNames: []string{"www.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Port: ptr.To[int32](443), Code: 301}},
+			{Port: "https", ServerNames: []string{"example.com", "www.example.com"}, TLS: &v1beta1.TLS{SecretName: "web-tls"}},
 		}},
 	},
 	// Every routing field at once: what a gateway in front of real
@@ -189,9 +205,11 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 }
 
 // renderOptions are the options the controller would pass for spec: IPv6
-// when its Service asks for an IPv6 family.
+// when its Service asks for an IPv6 family, and the https port of a new
+// instance's Service (serviceport.Standard).
 func renderOptions(spec *v1beta1.NginxOperatorSpec, paths Paths) Options {
-	return Options{Paths: paths, Namespace: "team-a", IPv6: slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol)}
+	return Options{Paths: paths, Namespace: "team-a", IPv6: slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol),
+		HTTPSPort: serviceport.Resolve(spec, serviceport.Standard).HTTPSRedirect}
 }
 
 func TestRenderMatchesGoldenFiles(t *testing.T) {

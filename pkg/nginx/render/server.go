@@ -31,8 +31,9 @@ func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 			// $request_uri is its path and query exactly as the client sent
 			// them.
 			target := "https://$host"
-			if port := s.RedirectToHTTPS.Port; port != nil && *port != 443 {
-				target += ":" + itoa(*port)
+			port := ptr.Deref(s.RedirectToHTTPS.Port, r.opts.HTTPSPort)
+			if port != 0 && port != 443 {
+				target += ":" + itoa(port)
 			}
 			block = append(block, conf.D("return", itoa(s.RedirectToHTTPS.Code), target+"$request_uri"))
 			out = append(out, conf.B("server", nil, block...))

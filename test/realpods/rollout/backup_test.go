@@ -104,7 +104,7 @@ func TestBackupToS3AndRestoreIntoANewInstanceServeTheSameBytes(t *testing.T) {
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("dst").Service}, &svc); err != nil {
 		t.Fatal(err)
 	}
-	base := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8080")
+	base := "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "80")
 	for path, want := range map[string][]byte{"/": page, "/assets/blob.bin": blob} {
 		if got := fetch(ctx, t, n, base+path); !bytes.Equal(got, want) {
 			t.Errorf("GET %s from the restored instance: %d bytes, want the %d bytes backed up", path, len(got), len(want))

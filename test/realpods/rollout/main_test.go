@@ -120,12 +120,13 @@ func waitRolledOut(ctx context.Context, t testing.TB, cl client.Client, key clie
 	return &n
 }
 
-// serviceAddr is the instance's ClusterIP Service's address for port 8080.
+// serviceAddr is the address of the instance's ClusterIP Service for its
+// port http (8080 in the pods): port 80.
 func serviceAddr(ctx context.Context, t *testing.T, cl client.Client, ns string) string {
 	t.Helper()
 	var svc corev1.Service
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("web").Service}, &svc); err != nil {
 		t.Fatal(err)
 	}
-	return net.JoinHostPort(svc.Spec.ClusterIP, "8080")
+	return net.JoinHostPort(svc.Spec.ClusterIP, "80")
 }

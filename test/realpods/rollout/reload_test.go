@@ -140,7 +140,7 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 	// The fix: proxy to a Service that resolves (the instance's own).
 	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
 		n.Spec.Config.Servers[0].Locations[1].Proxy.Service = layout.NamesFor("web").Service
-		n.Spec.Config.Servers[0].Locations[1].Proxy.Port = 8080
+		n.Spec.Config.Servers[0].Locations[1].Proxy.Port = 80
 		n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = "fixed"
 	})
 	waitRolledOut(ctx, t, cl, key, 2*time.Minute)
@@ -192,7 +192,7 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("web").Service}, &svc); err != nil {
 		t.Fatal(err)
 	}
-	addr := net.JoinHostPort(svc.Spec.ClusterIP, "8443")
+	addr := net.JoinHostPort(svc.Spec.ClusterIP, "443")
 	var lastErr error
 	servedUnit := func() string {
 		unit, err := certificateUnit(ctx, n, addr, ca.Pool(), "web."+ns+".svc")

@@ -33,6 +33,7 @@ const MaxWorkerProcesses = 128
 // +kubebuilder:validation:XValidation:rule="!has(self.restore) || (has(self.content) && has(self.content.volumeClaimTemplate))",message="restore needs content.volumeClaimTemplate: a backup is restored into the persistent content volume"
 // +kubebuilder:validation:XValidation:rule="!has(self.metrics) || !has(self.metrics.enabled) || !self.metrics.enabled || !has(self.ports) || !self.ports.exists(p, p.name == 'metrics')",message="the port name metrics is the exporter's when metrics.enabled is true: rename the port"
 // +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.servers) || !has(self.ports) || self.config.servers.all(s, !has(s.tls) || !self.ports.exists(p, p.name == s.port && has(p.h2c) && p.h2c))",message="h2c is for plain-text ports: a port with TLS servers offers HTTP/2 by ALPN (see config.disableHTTP2)"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, !has(p.nodePort)) || (has(self.service) && has(self.service.type) && self.service.type in ['NodePort', 'LoadBalancer'])",message="ports[].nodePort needs service.type NodePort or LoadBalancer: a ClusterIP Service has no node ports"
 type NginxOperatorSpec struct {
 	// Replicas is the number of nginx pods; the scale subresource reads and
 	// writes it, so a HorizontalPodAutoscaler may target the NginxOperator when
@@ -70,6 +71,9 @@ type NginxOperatorSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.containerPort == p.containerPort))",message="containerPort values must be unique"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.servicePort) || self.exists_one(q, has(q.servicePort) && q.servicePort == p.servicePort))",message="servicePort values must be unique"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.servicePort) || self.all(q, has(q.servicePort) || q.containerPort != p.servicePort))",message="a servicePort may not be the containerPort of a port without servicePort, whose Service port may be its containerPort: set that port's servicePort too"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.nodePort) || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort))",message="nodePort values must be unique"
 	Ports []Port `json:"ports,omitempty"`
 
 	// ForceRedeploy rolls every pod whenever its value changes; any string will do.
@@ -147,8 +151,10 @@ type RestoreSpec struct {
 	ID string `json:"id"`
 }
 
-// Port is one port nginx listens on.
+// Port is one port nginx listens on, and the port of the instance's Service
+// that leads to it.
 // +kubebuilder:validation:XValidation:rule="!(self.containerPort in [18080, 18081, 18082, 9113])",message="containerPort 18080, 18081, 18082 and 9113 are reserved by the operator (health, stub_status, reloader, exporter)"
+// +kubebuilder:validation:XValidation:rule="!has(self.servicePort) || !(self.servicePort in [9113, 18082])",message="servicePort 9113 and 18082 are the Service's metrics ports (exporter, reloader): choose another"
 // +kubebuilder:validation:XValidation:rule="!(self.name in ['health', 'reloader'])",message="the port names health and reloader are the operator's: rename the port"
 type Port struct {
 	// Name of the port, an IANA service name; servers and the Service refer to it.
@@ -160,6 +166,40 @@ type Port struct {
 	// +kubebuilder:validation:Minimum=1024
 	// +kubebuilder:validation:Maximum=65535
 	ContainerPort int32 `json:"containerPort"`
+	// ServicePort is the port clients of the instance's Service (and of a
+	// load balancer in front of it) connect to; the Service forwards it to
+	// containerPort. Unset, the operator chooses: 443 for a port whose
+	// servers use TLS, 80 for a port whose servers speak plain HTTP (as does
+	// the first port of an instance without servers, where nginx's default
+	// server listens), and the containerPort for any other port. When two
+	// ports would get the same one, the first in spec.ports gets it and the
+	// others their containerPort.
+	//
+	// That choice is the operator's, not a schema default, because an
+	// instance created by an operator of release 0.2.0 or earlier has a Service on its
+	// containerPorts, and a default would move its clients' ports on
+	// upgrade. The operator marks the Service it creates with the
+	// annotation nginx.operator.dev/service-ports: standard, the choice
+	// above; an instance whose Service exists without the annotation keeps
+	// its containerPorts for every port without servicePort, and the
+	// operator writes the annotation's value container so that this lasts.
+	// Set servicePort to change a port of such an instance; deleting its
+	// Service makes the operator create it anew with the standard ports.
+	// The headless Service keeps the containerPorts.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	ServicePort int32 `json:"servicePort,omitempty"`
+	// NodePort is the port every node opens for this port when
+	// spec.service.type is NodePort or LoadBalancer. Unset, Kubernetes
+	// allocates one and keeps it; removing the field also keeps the one the
+	// Service has. The API server refuses a port outside its node port range
+	// (--service-node-port-range, 30000-32767 unless changed) or one another
+	// Service uses, and the instance then reports the refusal.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	NodePort int32 `json:"nodePort,omitempty"`
 	// Protocol of the port; only TCP.
 	// +optional
 	// +kubebuilder:default=TCP
@@ -322,8 +362,12 @@ type Server struct {
 
 // HTTPSRedirect sends plain-HTTP clients to https.
 type HTTPSRedirect struct {
-	// Port of the https URL; unset: the scheme's default, 443, which the URL
-	// then leaves out.
+	// Port of the https URL. Unset: the Service port of the instance's port
+	// with TLS servers (see ports[].servicePort), when exactly one port has
+	// them, else 443; 443, the scheme's default, the URL leaves out. An
+	// instance whose Service keeps its containerPorts (see
+	// ports[].servicePort) redirects to 443 as before, unless its TLS port
+	// sets servicePort.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
