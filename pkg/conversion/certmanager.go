@@ -53,7 +53,29 @@ func (m *certManager) bootstrap(ctx context.Context) error {
 		return fmt.Errorf("writing the webhook certificate to %s: %w", m.files.Dir, err)
 	}
 	m.log.Info("webhook serving certificate written", "dir", m.files.Dir, "secret", m.secretKey(), "notAfter", notAfter(secret.Data))
+	m.trustAtStart(ctx, secret)
 	return nil
+}
+
+// trustAtStart makes the CRD's conversion settings trust the certificate
+// before the manager starts. The leader's injector does this too, but only
+// once the caches have synced, and listing NginxOperators stored as
+// v1alpha1 goes through this very webhook: on a cluster whose CRD does not
+// trust it yet (the book's objects, a CRD applied anew, a lost caBundle)
+// the caches would wait for the webhook and the injector for the caches.
+// Every replica may write here: the caBundle comes from the one Secret, so
+// they all write the same. A failure is left to the injector, which retries.
+func (m *certManager) trustAtStart(ctx context.Context, secret *corev1.Secret) {
+	bundle := caBundle(secret.Data, m.now())
+	patched, err := ensureConversion(ctx, m.client, m.opts.CRDName, desiredConversion(m.opts, bundle))
+	if err != nil {
+		m.log.Info("the CRD's conversion settings could not be set at start; the leader retries", "crd", m.opts.CRDName, "err", err)
+		return
+	}
+	if patched {
+		m.log.Info("CRD conversion webhook configured at start", "crd", m.opts.CRDName, "url", m.opts.URL,
+			"service", m.opts.Namespace+"/"+m.opts.ServiceName, "caCertificates", countCerts(bundle))
+	}
 }
 
 // reconcile is one pass of the leader: rotate the certificate if due, make

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -194,12 +195,20 @@ func TestCertificateNearExpiryIsRotatedWhileTheApiserverKeepsConverting(t *testi
 
 	e := startOperator(t, ns, port)
 
-	s := e.secret(t)
-	if string(s.Data[conversion.KeyPreviousCA]) != string(oldData[conversion.KeyCACert]) || string(s.Data[conversion.KeyCACert]) == string(oldData[conversion.KeyCACert]) {
+	// Each replica makes the CRD trust the old certificate at start, so the
+	// apiserver converts before the leader's first pass, which rotates.
+	var s *corev1.Secret
+	if !framework.WaitFor(ctx, 30*time.Second, func(context.Context) bool {
+		s = e.secret(t)
+		return string(s.Data[conversion.KeyPreviousCA]) == string(oldData[conversion.KeyCACert]) && string(s.Data[conversion.KeyCACert]) != string(oldData[conversion.KeyCACert])
+	}) {
 		t.Fatal("the leader did not rotate to a new CA keeping the old one as previous")
 	}
-	bundle := e.crd(t).Spec.Conversion.Webhook.ClientConfig.CABundle
-	if !conversion.Trusts(bundle, oldData[conversion.KeyTLSCert], time.Now()) || !conversion.Trusts(bundle, s.Data[conversion.KeyTLSCert], time.Now()) {
+	// The leader patches the CRD right after it rotated the Secret.
+	if !framework.WaitFor(ctx, 30*time.Second, func(context.Context) bool {
+		bundle := e.crd(t).Spec.Conversion.Webhook.ClientConfig.CABundle
+		return conversion.Trusts(bundle, oldData[conversion.KeyTLSCert], time.Now()) && conversion.Trusts(bundle, s.Data[conversion.KeyTLSCert], time.Now())
+	}) {
 		t.Error("during the overlap the caBundle must trust both the old and the new serving certificate")
 	}
 	newLeaf, err := conversion.ParseCert(s.Data[conversion.KeyTLSCert])
@@ -312,4 +321,41 @@ func TestAConfigBeyondTheAnnotationLimitReadsAndWritesBackAsV1alpha1(t *testing.
 	if diff := cmp.Diff(before.Spec, after.Spec); diff != "" || after.Generation != before.Generation {
 		t.Errorf("generation %d -> %d, spec (-before +after):\n%s", before.Generation, after.Generation, diff)
 	}
+}
+
+// The manager's caches list NginxOperators, and those stored as v1alpha1
+// (the book's) come through this webhook: Setup must make the CRD trust it
+// before the manager starts, not only in the leader's injector, which runs
+// once the caches have synced. Otherwise a CRD that does not trust the
+// webhook yet keeps the operator from ever starting.
+func TestSetupMakesTheCRDTrustTheWebhookBeforeTheManagerStarts(t *testing.T) {
+	installCRD(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	admin := adminClient(t, env.Cluster(t).Config)
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := admin.Get(ctx, client.ObjectKey{Name: conversion.DefaultCRDName}, crd); err != nil {
+		t.Fatal(err)
+	}
+	// A CRD as a fresh bundle.yaml leaves it: the webhook, and no caBundle.
+	if conv := crd.Spec.Conversion; conv != nil && conv.Webhook != nil && conv.Webhook.ClientConfig != nil {
+		conv.Webhook.ClientConfig.CABundle = nil
+		if err := admin.Update(ctx, crd); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	port := tools.Port(t)
+	mgr, certDir := newOperatorManager(t, ns, port)
+	opts := conversion.Options{Namespace: ns, CertDir: certDir, URL: fmt.Sprintf("https://127.0.0.1:%d%s", port, conversion.Path)}
+	if err := conversion.Setup(ctx, mgr, opts); err != nil {
+		t.Fatal(err)
+	}
+	// The manager is never started.
+	withDefaults, err := conversion.WithDefaults(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &operatorEnv{ns: ns, port: port, opts: withDefaults, admin: admin}
+	e.assertInjected(t)
 }

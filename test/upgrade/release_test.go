@@ -9,6 +9,7 @@ import (
 // release is a build of the operator from one commit of this repository.
 type release = releases.Release
 
-// previousRelease is the release test/framework/releases pins, built once
+// previousRelease is the release this test upgrades from (see
+// releases.BookEraUpgrade for why not always releases.Previous), built once
 // per machine.
-func previousRelease(t *testing.T) release { return releases.Previous(t) }
+func previousRelease(t *testing.T) release { return releases.Build(t, releases.BookEraUpgrade) }

@@ -15,41 +15,51 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// The previous release: the state of main when issue 29 began, tagged
-// v0.3.0 (v0.2.0 was 6440406b52a673ee731b64a40f60dd9c3e69851f). Move the
-// pin forward when a release is cut; a release that has to roll pods on
+// Pin is a release: its version and the commit it was cut from.
+type Pin struct{ Version, Commit string }
+
+// Previous is the last release, v0.3.0: the state of main when issue 29
+// began. The Helm upgrade test (test/realpods/install) upgrades from it.
+// Move it forward when a release is cut; a release that has to roll pods on
 // upgrade says so in CHANGELOG.md and moves the pin past itself.
-const (
-	PreviousVersion = "v0.3.0"
-	PreviousCommit  = "d68012ec33b0e6da838c244ad1edf16f64d9f335"
-)
+var Previous = Pin{Version: "v0.3.0", Commit: "d68012ec33b0e6da838c244ad1edf16f64d9f335"}
+
+// BookEraUpgrade is the release test/upgrade starts from, v0.2.0: the last
+// one that starts on a cluster of the book's operator. v0.3.0 does not: its
+// caches list the v1alpha1-stored objects through the conversion webhook
+// before its injector, which waits for those caches, makes the CRD trust
+// the webhook. This release configures the CRD before its caches start
+// (pkg/conversion, trustAtStart), so the next release can be pinned here.
+var BookEraUpgrade = Pin{Version: "v0.2.0", Commit: "6440406b52a673ee731b64a40f60dd9c3e69851f"}
 
 // Release is a build of the operator from one commit of this repository.
 type Release struct {
 	Version string
+	// Commit is the commit it was built from.
+	Commit string
 	// Src is the commit's tree (bundle.yaml, example/, ...).
 	Src string
 	// Binary is its operator, built with the Makefile's version flags.
 	Binary string
 }
 
-// Previous extracts PreviousCommit from the repository's history and builds
-// its operator, once per machine: both are kept in the user cache
+// Build extracts p's commit from the repository's history and builds its
+// operator, once per machine: both are kept in the user cache
 // (NGINX_OPERATOR_CACHE, as the hack/ scripts use) under the commit.
-func Previous(t testing.TB) Release {
+func Build(t testing.TB, p Pin) Release {
 	t.Helper()
 	root, err := tools.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(cacheRoot(t), "releases", PreviousVersion+"-"+PreviousCommit)
-	r := Release{Version: PreviousVersion, Src: filepath.Join(dir, "src"), Binary: filepath.Join(dir, "operator")}
+	dir := filepath.Join(cacheRoot(t), "releases", p.Version+"-"+p.Commit)
+	r := Release{Version: p.Version, Commit: p.Commit, Src: filepath.Join(dir, "src"), Binary: filepath.Join(dir, "operator")}
 	if _, err := os.Stat(r.Binary); err == nil {
 		return r
 	}
-	if out, err := exec.Command("git", "-C", root, "cat-file", "-e", PreviousCommit+"^{commit}").CombinedOutput(); err != nil {
-		t.Fatalf("the upgrade tests build the previous release %s from commit %s of this repository's history, which this clone lacks (a shallow clone?): %v %s",
-			PreviousVersion, PreviousCommit, err, out)
+	if out, err := exec.Command("git", "-C", root, "cat-file", "-e", p.Commit+"^{commit}").CombinedOutput(); err != nil {
+		t.Fatalf("the upgrade tests build release %s from commit %s of this repository's history, which this clone lacks (a shallow clone?): %v %s",
+			p.Version, p.Commit, err, out)
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		t.Fatal(err)
@@ -65,13 +75,13 @@ func Previous(t testing.TB) Release {
 	if err := os.Mkdir(src, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run(t, root, "bash", "-c", fmt.Sprintf("git archive --format=tar %s | tar -x -C %q", PreviousCommit, src))
+	run(t, root, "bash", "-c", fmt.Sprintf("git archive --format=tar %s | tar -x -C %q", p.Commit, src))
 	ldflags := fmt.Sprintf("-X github.com/nginx-operator/nginx-operator/pkg/version.Version=%s -X github.com/nginx-operator/nginx-operator/pkg/version.Revision=%s",
-		PreviousVersion, PreviousCommit)
+		p.Version, p.Commit)
 	run(t, src, "go", "build", "-ldflags", ldflags, "-o", filepath.Join(tmp, "operator"), "./cmd/operator")
 	if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
 		if _, statErr := os.Stat(r.Binary); statErr != nil {
-			t.Fatalf("keeping the build of %s: %v", PreviousVersion, err)
+			t.Fatalf("keeping the build of %s: %v", p.Version, err)
 		}
 	}
 	return r

@@ -87,9 +87,9 @@ func publish(t *testing.T, n *node.Node) published {
 		"bash", "hack/release.sh")
 	t.Logf("make release VERSION=%s REGISTRY=%s took %s", releaseVersion, p.registry, time.Since(began).Round(time.Second))
 
-	prev := releases.Previous(t)
+	prev := releases.Build(t, releases.Previous)
 	p.previous = prev.Version
-	runInRepo(t, nil, "go", "run", "./hack/images", "-src", prev.Src, "-version", prev.Version, "-revision", releases.PreviousCommit,
+	runInRepo(t, nil, "go", "run", "./hack/images", "-src", prev.Src, "-version", prev.Version, "-revision", prev.Commit,
 		"-only", "operator", "-platforms", platform, "-registry", p.registry, "-tag", prev.Version, "-push", "-insecure")
 	return p
 }
