@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -196,9 +197,11 @@ func helmLifecycle(ctx context.Context, t *testing.T, c *framework.Cluster, cs k
 		l.Finish(t)
 	}
 
-	out := h.run(ctx, t, "test", "nginx-operator", "-n", ns, "--logs", "--timeout", "3m")
-	if !strings.Contains(out, "the operator answered") {
-		t.Errorf("helm test passed without the probe's answer in its log:\n%s", out)
+	// The probe exits 0 only on a converted object from a certificate the
+	// published CA signed.
+	out := h.run(ctx, t, "test", "nginx-operator", "-n", ns, "--timeout", "3m")
+	if !strings.Contains(out, "nginx-operator-probe") || !regexp.MustCompile(`Phase:\s+Succeeded`).MatchString(out) {
+		t.Errorf("helm test passed without its probe succeeding:\n%s", out)
 	}
 
 	h.run(ctx, t, "uninstall", "nginx-operator", "-n", ns, "--wait", "--timeout", "3m")
