@@ -84,7 +84,7 @@ func renderedRedirect(ctx context.Context, c client.Client, ns, name string) str
 }
 
 // A new instance's Service listens on 80 and 443; a Service an operator of
-// release 0.2.0 created (no serviceport annotation) keeps the containerPorts
+// release 0.3.0 or earlier created (no serviceport annotation) keeps the containerPorts
 // through the upgrade, and gets the annotation container so that it stays
 // so when the spec changes; an explicit servicePort wins in both, and the
 // https redirect goes to the TLS port's Service port.
@@ -96,7 +96,7 @@ func TestServicesGetTheWellKnownPortsAndLegacyServicesKeepTheirs(t *testing.T) {
 	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The legacy instance and its Service as release 0.2.0's operator left
+	// The legacy instance and its Service as an earlier release's operator left
 	// them, before this operator starts.
 	legacy := edgeInstance(ns, "legacy")
 	if err := c.Create(ctx, legacy); err != nil {

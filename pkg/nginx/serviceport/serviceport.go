@@ -19,7 +19,7 @@ import (
 
 // Annotation on the instance's Service names the Rule its ports follow.
 // The operator writes it on every Service it applies; one without it was
-// created by an operator of release 0.2.0 or earlier.
+// created by an operator of release 0.3.0 or earlier.
 const Annotation = "nginx.operator.dev/service-ports"
 
 // Rule is how a port without servicePort gets its Service port.
@@ -29,7 +29,7 @@ const (
 	// Standard: 443 for a port with TLS servers, 80 for a port with
 	// plain-HTTP servers, the containerPort otherwise (see Resolve).
 	Standard Rule = "standard"
-	// Container: the containerPort, as operators of release 0.2.0 and
+	// Container: the containerPort, as operators of release 0.3.0 and
 	// earlier did; the rule of their instances from then on.
 	Container Rule = "container"
 )
@@ -113,7 +113,7 @@ func servedBy(spec *v1beta1.NginxOperatorSpec) []serves {
 // HTTPSRedirect is the Service port of the one port with TLS servers; with
 // none or several, which one a redirect should name is unknowable, and it
 // is 443. Under Container it is 443 unless that port sets servicePort, as
-// operators of release 0.2.0 and earlier rendered an unset
+// operators of release 0.3.0 and earlier rendered an unset
 // redirectToHTTPS.port: an upgrade changes neither Service nor nginx.conf.
 func Resolve(spec *v1beta1.NginxOperatorSpec, rule Rule) Ports {
 	served := servedBy(spec)

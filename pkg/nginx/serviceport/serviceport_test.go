@@ -23,7 +23,7 @@ func TestRuleOfAServiceIsItsAnnotationAndLegacyWithout(t *testing.T) {
 		{"no Service yet: a new instance", nil, serviceport.Standard},
 		{"created by this operator", annotated(map[string]string{serviceport.Annotation: "standard"}), serviceport.Standard},
 		{"kept as it was", annotated(map[string]string{serviceport.Annotation: "container"}), serviceport.Container},
-		{"created by an operator of 0.2.0 or earlier", annotated(nil), serviceport.Container},
+		{"created by an operator of 0.3.0 or earlier", annotated(nil), serviceport.Container},
 		{"with other annotations only", annotated(map[string]string{"cloud.example/lb": "internal"}), serviceport.Container},
 		{"a value this operator never writes", annotated(map[string]string{serviceport.Annotation: "Standard"}), serviceport.Container},
 	} {

@@ -176,7 +176,7 @@ type Port struct {
 	// others their containerPort.
 	//
 	// That choice is the operator's, not a schema default, because an
-	// instance created by an operator of release 0.2.0 or earlier has a Service on its
+	// instance created by an operator of release 0.3.0 or earlier has a Service on its
 	// containerPorts, and a default would move its clients' ports on
 	// upgrade. The operator marks the Service it creates with the
 	// annotation nginx.operator.dev/service-ports: standard, the choice
