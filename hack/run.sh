@@ -106,7 +106,18 @@ if [ -n "$cluster" ]; then
   echo
   echo "team-a/www serves on the real node; through $forward:"
   echo "  curl -H 'Host: www.team-a.example' http://$forward/"
-  curl -fsS --max-time 10 -H 'Host: www.team-a.example' "http://$forward/"
+  # Available means the pods are ready; kube-proxy on the node programs the
+  # Service's endpoints a moment later, and refuses connections until then.
+  for try in $(seq 30); do
+    if curl -fsS --max-time 10 -H 'Host: www.team-a.example' "http://$forward/"; then
+      break
+    fi
+    if [ "$try" = 30 ]; then
+      echo "team-a/www does not answer through $forward" >&2
+      exit 1
+    fi
+    sleep 1
+  done
   stop="Stop the operator, the cluster and its node with Ctrl-C."
 else
   stop="Stop the operator with Ctrl-C; stop the local cluster with: make cluster-down"
