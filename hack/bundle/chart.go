@@ -54,7 +54,6 @@ var blocks = map[string][]string{
 	"pod-labels":           {`{{- with .Values.podLabels }}`, `{{- toYaml . | nindent %d }}`, `{{- end }}`},
 	"if-leader-elect":      {`{{- if .Values.leaderElection.enabled }}`},
 	"if-metrics":           {`{{- if .Values.metrics.enabled }}`},
-	"if-monitor":           {`{{- if .Values.metrics.serviceMonitor.enabled }}`},
 	"else":                 {`{{- else }}`},
 	"end":                  {`{{- end }}`},
 	"args":                 {`{{- with include "nginx-operator.args" . | trim }}{{ . | nindent %d }}{{ end }}`},
@@ -216,7 +215,7 @@ func addTemplate(files chartFiles, obj map[string]any, wrap string) error {
 	case "PodDisruptionBudget":
 		err = setPath(obj, placeholder("min-available"), "spec", "minAvailable")
 	case "ClusterRoleBinding", "RoleBinding":
-		err = markSubjects(obj)
+		markSubjects(obj)
 	}
 	if err != nil {
 		return err
@@ -240,14 +239,13 @@ func addTemplate(files chartFiles, obj map[string]any, wrap string) error {
 
 // markSubjects puts the release's namespace in a binding's ServiceAccount
 // subjects of the operator (not in the Prometheus one, marked apart).
-func markSubjects(obj map[string]any) error {
+func markSubjects(obj map[string]any) {
 	subjects, _ := obj["subjects"].([]any)
 	for _, s := range subjects {
 		if m, ok := s.(map[string]any); ok && m["kind"] == "ServiceAccount" && m["name"] == operatorRoleName {
 			m["namespace"] = placeholder("namespace")
 		}
 	}
-	return nil
 }
 
 func setPath(obj map[string]any, value any, path ...string) error {
