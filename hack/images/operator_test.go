@@ -142,3 +142,20 @@ func TestOperatorImageRuns(t *testing.T) {
 		}
 	})
 }
+
+// An earlier release's tree (-src) may have no nginx-reloader: its image
+// holds the operator alone, and no empty file where the reloader would be.
+func TestOperatorImageOfAReleaseWithoutReloader(t *testing.T) {
+	requireHostFiles(t, map[string]string{caCertificates: "ca-certificates", zoneinfo: "tzdata"})
+	spec, err := operatorSpec([]byte("operator"), nil, testVersion, testRevision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := fileTree(t, mustAssemble(t, spec))
+	if n, ok := tree[operatorBinary]; !ok || string(n.Data) != "operator" {
+		t.Errorf("%s: %v, want the operator", operatorBinary, ok)
+	}
+	if _, ok := tree[reloaderBinary]; ok {
+		t.Errorf("%s exists in an image built without a reloader", reloaderBinary)
+	}
+}
