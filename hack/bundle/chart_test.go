@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -323,8 +324,9 @@ func TestAReleaseImageIsStampedEverywhere(t *testing.T) {
 	if ctr.Image != image {
 		t.Errorf("image %q, want %q", ctr.Image, image)
 	}
-	if i := slices.IndexFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == operatorImageEnv }); i < 0 || ctr.Env[i].Value != image {
-		t.Errorf("env %+v: want %s=%s", ctr.Env, operatorImageEnv, image)
+	// The name the operator reads, not this package's copy of it.
+	if i := slices.IndexFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == operator.OwnImageEnv }); i < 0 || ctr.Env[i].Value != image {
+		t.Errorf("env %+v: want %s=%s", ctr.Env, operator.OwnImageEnv, image)
 	}
 	files, err := buildChart(chartInputs{res: res, rolePath: repo("config/rbac/role.yaml"), prometheusDir: repo("config/prometheus")})
 	if err != nil {

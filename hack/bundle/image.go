@@ -9,7 +9,8 @@ import (
 
 // operatorImageEnv names the operator's own image in its container, which
 // the operator then deploys as the backup agent and the nginx-reloader
-// (pkg/operator's OwnImageEnv). config/manager copies its image there.
+// (pkg/operator's OwnImageEnv, which the tests compare it with; a generator
+// does not link the operator). config/manager copies its image there.
 const operatorImageEnv = "NGINX_OPERATOR_IMAGE"
 
 // stampImage sets the operator container's image to image, as a release

@@ -220,10 +220,13 @@ func almExamples(examples []object, crds []crd) (string, error) {
 func setOwnImage(c object, image string) error {
 	env, _ := c["env"].([]any)
 	for _, e := range env {
-		if v, ok := e.(map[string]any); ok && v["name"] == "NGINX_OPERATOR_IMAGE" {
+		if v, ok := e.(map[string]any); ok && v["name"] == ownImageEnv {
 			v["value"] = image
 			return nil
 		}
 	}
-	return errors.New("config/manager: the operator container has no NGINX_OPERATOR_IMAGE variable")
+	return errors.New("config/manager: the operator container has no " + ownImageEnv + " variable")
 }
+
+// ownImageEnv is pkg/operator's OwnImageEnv, which config/manager sets.
+const ownImageEnv = "NGINX_OPERATOR_IMAGE"

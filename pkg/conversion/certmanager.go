@@ -66,15 +66,8 @@ func (m *certManager) bootstrap(ctx context.Context) error {
 // Every replica may write here: the caBundle comes from the one Secret, so
 // they all write the same. A failure is left to the injector, which retries.
 func (m *certManager) trustAtStart(ctx context.Context, secret *corev1.Secret) {
-	bundle := caBundle(secret.Data, m.now())
-	patched, err := ensureConversion(ctx, m.client, m.opts.CRDName, desiredConversion(m.opts, bundle))
-	if err != nil {
+	if _, err := m.trust(ctx, secret); err != nil {
 		m.log.Info("the CRD's conversion settings could not be set at start; the leader retries", "crd", m.opts.CRDName, "err", err)
-		return
-	}
-	if patched {
-		m.log.Info("CRD conversion webhook configured at start", "crd", m.opts.CRDName, "url", m.opts.URL,
-			"service", m.opts.Namespace+"/"+m.opts.ServiceName, "caCertificates", countCerts(bundle))
 	}
 }
 
@@ -86,16 +79,26 @@ func (m *certManager) reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	bundle, err := m.trust(ctx, secret)
+	if err != nil {
+		return err
+	}
+	return m.serve(secret, bundle)
+}
+
+// trust makes the CRD's spec.conversion call the webhook and trust the CAs
+// of secret, and returns that caBundle.
+func (m *certManager) trust(ctx context.Context, secret *corev1.Secret) ([]byte, error) {
 	bundle := caBundle(secret.Data, m.now())
 	patched, err := ensureConversion(ctx, m.client, m.opts.CRDName, desiredConversion(m.opts, bundle))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if patched {
 		m.log.Info("CRD conversion webhook configured", "crd", m.opts.CRDName, "url", m.opts.URL,
 			"service", m.opts.Namespace+"/"+m.opts.ServiceName, "caCertificates", countCerts(bundle))
 	}
-	return m.serve(secret, bundle)
+	return bundle, nil
 }
 
 // syncFiles is one pass of every replica: load a changed certificate from

@@ -69,11 +69,7 @@ func reconciled(ctx context.Context, c client.Client, ns, name string) bool {
 func TestInvalidSpecsAreRefusedAtAdmissionNamingTheField(t *testing.T) {
 	t.Parallel()
 	ctx, ns, _, c := inprocess.Setup(t, env)
-	for _, tc := range []struct {
-		name string
-		spec map[string]any
-		want string
-	}{
+	assertRefused(ctx, t, c, ns, []refusal{
 		{"negative replicas", map[string]any{"replicas": -1}, "spec.replicas"},
 		{"privileged port", map[string]any{"ports": []any{map[string]any{"name": "http", "containerPort": 80}}}, "spec.ports[0].containerPort"},
 		{"port out of range", map[string]any{"ports": []any{map[string]any{"name": "http", "containerPort": 70000}}}, "spec.ports[0].containerPort"},
@@ -92,7 +88,21 @@ func TestInvalidSpecsAreRefusedAtAdmissionNamingTheField(t *testing.T) {
 		{"PDB with both fields", map[string]any{"podDisruptionBudget": map[string]any{"minAvailable": 1, "maxUnavailable": 1}}, "set exactly one of minAvailable or maxUnavailable"},
 		{"service type", map[string]any{"service": map[string]any{"type": "ExternalName"}}, "spec.service.type"},
 		{"configMaps and a volume claim together", map[string]any{"content": map[string]any{"configMaps": []any{map[string]any{"name": "site"}}, "volumeClaimTemplate": map[string]any{"size": "1Gi"}}}, "cannot be combined"},
-	} {
+	})
+}
+
+// refusal is a spec the API server must refuse, with what its error says.
+type refusal struct {
+	name string
+	spec map[string]any
+	want string
+}
+
+// assertRefused creates an NginxOperator of each spec in ns and checks that
+// the API server refuses it with its message.
+func assertRefused(ctx context.Context, t *testing.T, c client.Client, ns string, cases []refusal) {
+	t.Helper()
+	for _, tc := range cases {
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "nginx.operator.dev/v1beta1", "kind": "NginxOperator",
 			"metadata": map[string]any{"name": "bad", "namespace": ns},

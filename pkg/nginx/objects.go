@@ -93,12 +93,12 @@ func ServiceAccount(nginx *v1beta1.NginxOperator) *corev1.ServiceAccount {
 	}
 }
 
-// servicePorts are the ports of spec.ports on a Service: on port (one of
-// spec.ports' order), forwarded to the pods' port of that name.
-func servicePorts(nginx *v1beta1.NginxOperator, port func(i int) int32) []corev1.ServicePort {
+// servicePorts are the ports of spec.ports on a Service: the i-th on
+// numbers[i], forwarded to the pods' port of that name.
+func servicePorts(nginx *v1beta1.NginxOperator, numbers []int32) []corev1.ServicePort {
 	var ports []corev1.ServicePort
 	for i, p := range nginx.Spec.Ports {
-		sp := corev1.ServicePort{Name: p.Name, Port: port(i), TargetPort: intstr.FromString(p.Name), Protocol: corev1.ProtocolTCP}
+		sp := corev1.ServicePort{Name: p.Name, Port: numbers[i], TargetPort: intstr.FromString(p.Name), Protocol: corev1.ProtocolTCP}
 		if p.H2C {
 			// Tells a load balancer or mesh in front of the Service to
 			// speak plain-text HTTP/2 to it.
@@ -132,7 +132,7 @@ func Service(nginx *v1beta1.NginxOperator, rule serviceport.Rule) *corev1.Servic
 	meta.Annotations[serviceport.Annotation] = string(rule)
 	svc := nginx.Spec.Service
 	resolved := serviceport.Resolve(&nginx.Spec, rule)
-	ports := servicePorts(nginx, func(i int) int32 { return resolved.Service[i] })
+	ports := servicePorts(nginx, resolved.Service)
 	if svc.Type == corev1.ServiceTypeNodePort || svc.Type == corev1.ServiceTypeLoadBalancer {
 		for i, p := range nginx.Spec.Ports {
 			ports[i].NodePort = p.NodePort
@@ -167,6 +167,14 @@ func ServesIPv6(svc *corev1.Service) bool {
 	return slices.Contains(svc.Spec.IPFamilies, corev1.IPv6Protocol)
 }
 
+func containerPorts(nginx *v1beta1.NginxOperator) []int32 {
+	out := make([]int32, len(nginx.Spec.Ports))
+	for i, p := range nginx.Spec.Ports {
+		out[i] = p.ContainerPort
+	}
+	return out
+}
+
 // HeadlessService gives the StatefulSet's pods stable DNS names. Its ports
 // are the containerPorts: a client of a headless Service connects to a pod
 // itself, where nothing translates a port.
@@ -176,7 +184,7 @@ func HeadlessService(nginx *v1beta1.NginxOperator) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			Selector:                 selector(nginx),
-			Ports:                    servicePorts(nginx, func(i int) int32 { return nginx.Spec.Ports[i].ContainerPort }),
+			Ports:                    servicePorts(nginx, containerPorts(nginx)),
 			PublishNotReadyAddresses: true,
 		},
 	}

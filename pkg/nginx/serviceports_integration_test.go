@@ -217,11 +217,7 @@ func TestServicePortMistakesAreRefusedAtAdmission(t *testing.T) {
 		}
 		return p
 	}
-	for _, tc := range []struct {
-		name string
-		spec map[string]any
-		want string
-	}{
+	assertRefused(ctx, t, c, ns, []refusal{
 		{"nodePort on a ClusterIP Service", map[string]any{"ports": []any{port("http", 8080, "nodePort", 30080)}},
 			"ports[].nodePort needs service.type NodePort or LoadBalancer"},
 		{"servicePort twice", map[string]any{"ports": []any{port("a", 8080, "servicePort", 80), port("b", 8081, "servicePort", 80)}},
@@ -234,22 +230,7 @@ func TestServicePortMistakesAreRefusedAtAdmission(t *testing.T) {
 			"nodePort values must be unique"},
 		{"servicePort 0", map[string]any{"ports": []any{port("a", 8080, "servicePort", -1)}}, "spec.ports[0].servicePort"},
 		{"nodePort out of range", map[string]any{"service": map[string]any{"type": "NodePort"}, "ports": []any{port("a", 8080, "nodePort", 70000)}}, "spec.ports[0].nodePort"},
-	} {
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "nginx.operator.dev/v1beta1", "kind": "NginxOperator",
-			"metadata": map[string]any{"name": "bad", "namespace": ns},
-			"spec":     tc.spec,
-		}}
-		err := c.Create(ctx, obj)
-		if err == nil {
-			t.Errorf("%s: accepted, want refused with %q", tc.name, tc.want)
-			_ = c.Delete(ctx, obj)
-			continue
-		}
-		if !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: error %q does not contain %q", tc.name, err, tc.want)
-		}
-	}
+	})
 	// What the rules allow: swapped well-known ports, a nodePort on a
 	// LoadBalancer.
 	ok := &unstructured.Unstructured{Object: map[string]any{
