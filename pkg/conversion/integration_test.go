@@ -238,6 +238,8 @@ func TestCertificateNearExpiryIsRotatedWhileTheApiserverKeepsConverting(t *testi
 
 func TestReplicasStartingTogetherAgreeOnOneCertificate(t *testing.T) {
 	cluster := env.Cluster(t)
+	// The operator's manager needs the CRDs, whichever test runs first.
+	installCRD(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 
