@@ -143,6 +143,15 @@ func (nw *network) setup(pid int) error {
 		append(nsenter, "ip", "addr", "add", nw.nodeIP+"/30", "dev", "eth0"),
 		append(nsenter, "ip", "link", "set", "eth0", "up"),
 		append(nsenter, "ip", "route", "add", "default", "via", nw.hostIP),
+		// The pods' bridge, made before the CNI plugin would make it, with
+		// an address of its own: a bridge without one takes the lowest
+		// address of its ports, so a pod's veth coming or going changes
+		// the pods' gateway's MAC, and the pods' SYN-ACKs go to the old
+		// one until their neighbour entry expires (seconds of blackholed
+		// connections, which a client pinned by conntrack to a pod that
+		// then stops never recovers from). The plugin adopts it.
+		append(nsenter, "ip", "link", "add", nw.bridge, "address", nw.bridgeMAC(), "type", "bridge"),
+		append(nsenter, "ip", "link", "set", nw.bridge, "up"),
 		// The host reaches the pods (the apiserver calls webhooks and
 		// proxies to them) through the node.
 		{"ip", "route", "add", nw.podCIDR, "via", nw.nodeIP, "dev", nw.hostIf},
@@ -153,6 +162,14 @@ func (nw *network) setup(pid int) error {
 		}
 	}
 	return nil
+}
+
+// bridgeMAC is the bridge's address: locally administered (0a:58, as the
+// CNI bridge plugin once derived it) followed by the gateway's IPv4
+// address, so two nodes' bridges never share one.
+func (nw *network) bridgeMAC() string {
+	ip := net.ParseIP(nw.gateway).To4()
+	return fmt.Sprintf("0a:58:%02x:%02x:%02x:%02x", ip[0], ip[1], ip[2], ip[3])
 }
 
 // teardown removes the host's end of the link (which takes the node's end,

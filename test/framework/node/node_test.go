@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,6 +153,14 @@ func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
 	t.Logf("pod Ready %s after it was created; pod IP %s on %s, Service %s", time.Since(created).Round(time.Millisecond), pod.Status.PodIP, pod.Spec.NodeName, svc.Spec.ClusterIP)
 	if pod.Spec.NodeName != rn.Name() {
 		t.Fatalf("the pod runs on %q, not on the real node", pod.Spec.NodeName)
+	}
+
+	// The pods' gateway keeps the address the node gave its bridge, which
+	// pods' veths coming and going would otherwise change.
+	out, err := exec.Command("nsenter", fmt.Sprintf("--net=/proc/%d/ns/net", rn.init.pid()), "--",
+		"ip", "-o", "link", "show", rn.net.bridge).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "link/ether "+rn.net.bridgeMAC()+" ") {
+		t.Errorf("the pods' bridge: %s (%v), want address %s", out, err, rn.net.bridgeMAC())
 	}
 
 	want := "hello from server"
