@@ -136,7 +136,7 @@ func TestImagesRunTheOperatorsPod(t *testing.T) {
 	}
 	conf, err := render.Config(&validationtest.NginxOperator(t, instance).Spec, render.Options{
 		Paths: render.PodPaths(), Namespace: instance.Namespace, HealthPort: int(healthPort), StubStatusPort: int(stubPort),
-		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" },
+		FallbackHost: "127.0.0.1",
 	})
 	if err != nil {
 		t.Fatal(err)

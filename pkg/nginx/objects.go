@@ -123,15 +123,14 @@ func servicePorts(nginx *v1beta1.NginxOperator, numbers []int32) []corev1.Servic
 // targets through a Service's EndpointSlices). An instance that did not ask
 // for metrics exposes neither: the reloader's port then stays reachable on
 // the pod network only, where the operator reads each pod's /status.
-func Service(nginx *v1beta1.NginxOperator, rule serviceport.Rule) *corev1.Service {
+func Service(nginx *v1beta1.NginxOperator, resolved serviceport.Ports) *corev1.Service {
 	meta := objectMeta(nginx, layout.NamesFor(nginx.Name).Service)
 	meta.Annotations = maps.Clone(nginx.Spec.Service.Annotations)
 	if meta.Annotations == nil {
 		meta.Annotations = map[string]string{}
 	}
-	meta.Annotations[serviceport.Annotation] = string(rule)
+	meta.Annotations[serviceport.Annotation] = string(resolved.Rule)
 	svc := nginx.Spec.Service
-	resolved := serviceport.Resolve(&nginx.Spec, rule)
 	ports := servicePorts(nginx, resolved.Service)
 	if svc.Type == corev1.ServiceTypeNodePort || svc.Type == corev1.ServiceTypeLoadBalancer {
 		for i, p := range nginx.Spec.Ports {

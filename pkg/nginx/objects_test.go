@@ -158,7 +158,7 @@ func TestNginxConnectsToTheServicesAddress(t *testing.T) {
 		{"headless: its name, which resolves to the pods", corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone}, "api.team-a.svc"},
 	} {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "team-a"}, Spec: tc.svc}
-		if got := upstreamHost(svc); got != tc.want {
+		if got := serviceAddress(svc); got != tc.want {
 			t.Errorf("%s: host %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -186,7 +186,7 @@ func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 func TestAnH2CPortsServicePortSaysH2C(t *testing.T) {
 	n := testInstance("web")
 	n.Spec.Ports = append(n.Spec.Ports, v1beta1.Port{Name: "grpc", ContainerPort: 8081, H2C: true})
-	ports := Service(n, serviceport.Standard).Spec.Ports
+	ports := Service(n, serviceport.Resolve(&n.Spec, serviceport.Standard)).Spec.Ports
 	if ports[0].AppProtocol != nil || ports[1].AppProtocol == nil || *ports[1].AppProtocol != "kubernetes.io/h2c" {
 		t.Errorf("Service ports %+v, want appProtocol kubernetes.io/h2c on grpc only", ports)
 	}
@@ -220,7 +220,7 @@ func TestServiceListensOnTheResolvedPortsAndRecordsTheRule(t *testing.T) {
 			[]corev1.ServicePort{port("http", 8080, 30080), port("https", 8443, 0), port("admin", 9000, 0)}, []int32{8080, 8443, 9090}},
 	} {
 		n.Spec.Service.Type = tc.typ
-		svc := Service(n, tc.rule)
+		svc := Service(n, serviceport.Resolve(&n.Spec, tc.rule))
 		if diff := cmp.Diff(tc.want, svc.Spec.Ports); diff != "" {
 			t.Errorf("%s: Service ports (-want +got):\n%s", tc.name, diff)
 		}

@@ -342,7 +342,7 @@ func built(t *testing.T, obj *v1beta1.NginxOperator) string {
 	for k, v := range nginx.StatefulSet(obj, nginx.Inputs{}).Spec.Template.Annotations {
 		out += "\npod annotation " + k + "=" + v
 	}
-	for k, v := range nginx.Service(obj, serviceport.Standard).Annotations {
+	for k, v := range nginx.Service(obj, serviceport.Resolve(&obj.Spec, serviceport.Standard)).Annotations {
 		out += "\nservice annotation " + k + "=" + v
 	}
 	return out

@@ -290,7 +290,7 @@ func runFloor(b *testing.B, n int, r *Result) {
 		if _, err := cs.CoreV1().Services(benchNamespace).Create(ctx, nginx.HeadlessService(inst), co); err != nil {
 			return err
 		}
-		if _, err := cs.CoreV1().Services(benchNamespace).Create(ctx, nginx.Service(inst, serviceport.Standard), co); err != nil {
+		if _, err := cs.CoreV1().Services(benchNamespace).Create(ctx, nginx.Service(inst, serviceport.Resolve(&inst.Spec, serviceport.Standard)), co); err != nil {
 			return err
 		}
 		_, err = cs.AppsV1().StatefulSets(benchNamespace).Create(ctx, nginx.StatefulSet(inst, in), co)

@@ -125,7 +125,7 @@ func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1be
 	owner := obj.DeepCopy()
 	owner.UID = "00000000-0000-0000-0000-000000000001" // an owner reference needs one
 	in := nginx.Inputs{Config: config, Image: "nginx:1.27", ExporterImage: "exporter:1", ReloaderImage: "operator:1"}
-	children := []client.Object{nginx.Service(owner, serviceport.Standard), nginx.StatefulSet(owner, in)}
+	children := []client.Object{nginx.Service(owner, serviceport.Resolve(&owner.Spec, serviceport.Standard)), nginx.StatefulSet(owner, in)}
 	if pdb := nginx.PodDisruptionBudget(owner); pdb != nil {
 		children = append(children, pdb)
 	}
@@ -142,8 +142,7 @@ func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1be
 }
 
 func (h *nginxEnv) renderOptions() render.Options {
-	return render.Options{Paths: h.paths, Namespace: h.ns,
-		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }}
+	return render.Options{Paths: h.paths, Namespace: h.ns, FallbackHost: "127.0.0.1"}
 }
 
 func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v1beta1.NginxOperatorSpec) {
@@ -186,7 +185,11 @@ func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v
 			h.mountCA(v1beta1.CACertificateRef{Kind: ref.Kind, Name: ref.Name, Key: key})
 		}
 	}
-	want := render.Directives(spec, opts)
+	want, err := render.Directives(spec, opts)
+	if err != nil {
+		s.treeDiff = "render.Directives refuses what render.Config accepted: " + err.Error()
+		return
+	}
 	got, err := conf.Parse(config)
 	if err != nil {
 		s.treeDiff = "the rendered file does not parse: " + err.Error()
