@@ -803,13 +803,15 @@ type ProxyLocation struct {
 
 	// ConnectTimeoutSeconds is how long nginx waits to connect to one of
 	// the Service's pods (proxy_connect_timeout) before it tries another:
-	// a pod answers within milliseconds, and one that has just vanished
-	// never does, so a request waits this long before it moves on (5 s, as
-	// ingress-nginx's default; objects created before nginx sent to pods
-	// keep the 60 s they were given). The kernel gives up after about 75 s
+	// a pod on the cluster network answers within milliseconds, and one
+	// that has just vanished never does, so a request waits this long for
+	// each such pod before it moves on (1 s; objects created before keep
+	// the 5 s or 60 s they were given: with 5 s, a backend rolled without a
+	// preStop pause held GETs past a 10 s client timeout). Raise it for an
+	// ExternalName Service far away. The kernel gives up after about 75 s
 	// whatever is set.
 	// +optional
-	// +kubebuilder:default=5
+	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=75
 	ConnectTimeoutSeconds int32 `json:"connectTimeoutSeconds,omitempty"`
@@ -889,10 +891,17 @@ type ProxyLocation struct {
 	SessionAffinity *SessionAffinity `json:"sessionAffinity,omitempty"`
 
 	// Retry sends a request that failed on one endpoint to another
-	// (ingress-nginx's proxy-next-upstream). Unset: nginx's defaults, which
-	// retry a connection error or a timeout on every endpoint in turn, with
-	// no bound on the time, and never retry a request that is not idempotent
-	// (POST, PATCH, LOCK) once it was sent.
+	// (ingress-nginx's proxy-next-upstream). Unset: nginx's conditions, a
+	// connection error or a timeout, on every endpoint in turn, but no try
+	// starts once readTimeoutSeconds have passed since the first: a pod
+	// that refuses or has vanished is passed over, while a read timeout is
+	// answered with one 504 after readTimeoutSeconds, the request sent to
+	// one endpoint only. A request that is not idempotent (POST, PATCH,
+	// LOCK) is never retried once it was sent. Set retry (with the
+	// condition timeout, and timeoutSeconds as the bound) to send a
+	// request that timed out on to other endpoints: the client then waits
+	// up to tries read timeouts and the Service runs the request up to
+	// tries times.
 	// +optional
 	Retry *ProxyRetry `json:"retry,omitempty"`
 
@@ -913,8 +922,8 @@ type HashKey struct {
 	// Source of the key: a request Header, a Cookie or a QueryParameter
 	// named name, the RequestURI (path and query as the client sent them)
 	// or the ClientIP (the whole address, as spec.config.realIP finds it).
-	// A request without the header, cookie or parameter hashes the empty
-	// key: all such requests go to one endpoint.
+	// Requests without the header, cookie or parameter share one key of
+	// their own: all such requests go to one endpoint.
 	// +kubebuilder:validation:Enum=Header;Cookie;QueryParameter;RequestURI;ClientIP
 	Source string `json:"source"`
 	// Name of the header, cookie or query parameter; nginx matches each
