@@ -266,7 +266,7 @@ func (r *Reconciler) podHandler() handler.EventHandler {
 // podStatusChanged passes pod creations and deletions, and updates that
 // change what observe reads: its IP (where its reloader answers), its
 // deletion or its containers' states, and the operator's nudge after a new
-// configuration (ConfigHashAnnotation), so the pods' reloaders are read
+// configuration (layout.ConfigHashAnnotation), so the pods' reloaders are read
 // soon after it.
 func podStatusChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {

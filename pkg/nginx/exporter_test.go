@@ -35,7 +35,7 @@ func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
 		t.Errorf("metrics off: %d containers, want only nginx", len(pod.Containers))
 	}
 	for _, p := range Service(off, serviceport.Resolve(&off.Spec, serviceport.Standard)).Spec.Ports {
-		if monitoringPorts[p.Name] || p.Port == v1beta1.ReloaderPort || p.Port == v1beta1.ExporterPort {
+		if monitoringPorts[p.Name] || p.Port == layout.ReloaderPort || p.Port == layout.ExporterPort {
 			t.Errorf("metrics off: the Service exposes %s (%d)", p.Name, p.Port)
 		}
 	}
@@ -54,7 +54,7 @@ func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
 	if args := strings.Join(exp.Args, " "); !strings.Contains(args, "--nginx.scrape-uri=http://127.0.0.1:18081/stub_status") || !strings.Contains(args, "--web.listen-address=:9113") {
 		t.Errorf("exporter args %q", args)
 	}
-	if len(exp.Ports) != 1 || exp.Ports[0].Name != "metrics" || exp.Ports[0].ContainerPort != v1beta1.ExporterPort {
+	if len(exp.Ports) != 1 || exp.Ports[0].Name != "metrics" || exp.Ports[0].ContainerPort != layout.ExporterPort {
 		t.Errorf("exporter ports %+v", exp.Ports)
 	}
 	sc := exp.SecurityContext

@@ -292,7 +292,7 @@ func TestAdmissionRefusesReservedKeysAndCollidingNames(t *testing.T) {
 	t.Parallel()
 	ctx, ns, _, c := inprocess.Setup(t, env)
 	hash := instance(ns, "hash")
-	hash.Spec.Pod.Annotations = map[string]string{nginx.ConfigHashAnnotation: "pinned"}
+	hash.Spec.Pod.Annotations = map[string]string{layout.ConfigHashAnnotation: "pinned"}
 	svcAnn := instance(ns, "svc")
 	svcAnn.Spec.Service.Annotations = map[string]string{"nginx.operator.dev/applied-hash": "x"}
 	for _, tc := range []struct {
@@ -334,7 +334,7 @@ func TestRotatedTLSSecretNudgesThePodsAndRollsNone(t *testing.T) {
 		if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.ConfigSecret}, &cfg) != nil {
 			return ""
 		}
-		return cfg.Annotations[nginx.TLSHashAnnotation]
+		return cfg.Annotations[layout.TLSHashAnnotation]
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return tlsHash(ctx) != "" }) {
 		t.Fatal("the config Secret records no TLS hash")
@@ -367,7 +367,7 @@ func TestRotatedTLSSecretNudgesThePodsAndRollsNone(t *testing.T) {
 	// operator back (nothing is polled).
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 		h := tlsHash(ctx)
-		return h != "" && h != first && c.Get(ctx, client.ObjectKeyFromObject(pod), pod) == nil && pod.Annotations[nginx.TLSHashAnnotation] == h
+		return h != "" && h != first && c.Get(ctx, client.ObjectKeyFromObject(pod), pod) == nil && pod.Annotations[layout.TLSHashAnnotation] == h
 	}) {
 		t.Fatalf("a rotated certificate: config Secret TLS hash %q (was %q), pod annotations %v", tlsHash(ctx), first, pod.Annotations)
 	}
@@ -413,8 +413,8 @@ func TestNetworkPolicyFollowsTheSpec(t *testing.T) {
 	}
 	rules := policy.Spec.Ingress
 	if len(rules) != 3 || !slices.Equal(ports(rules[0]), []int32{8080}) || rules[0].From[0].IPBlock == nil ||
-		!slices.Equal(ports(rules[1]), []int32{v1beta1.ReloaderPort}) || rules[1].From[0].PodSelector == nil ||
-		!slices.Equal(ports(rules[2]), []int32{v1beta1.ReloaderPort, v1beta1.ExporterPort}) || rules[2].From[0].NamespaceSelector == nil {
+		!slices.Equal(ports(rules[1]), []int32{layout.ReloaderPort}) || rules[1].From[0].PodSelector == nil ||
+		!slices.Equal(ports(rules[2]), []int32{layout.ReloaderPort, layout.ExporterPort}) || rules[2].From[0].NamespaceSelector == nil {
 		t.Fatalf("NetworkPolicy rules %+v, want nginx's port from 10.0.0.0/8, the reloader's from the operator, the metrics from team=monitoring", rules)
 	}
 

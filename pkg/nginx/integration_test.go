@@ -197,7 +197,7 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 	if err != nil {
 		t.Fatalf("config Secret: %v", err)
 	}
-	if h := cfg.Annotations[nginx.ConfigHashAnnotation]; h != got.Status.ConfigHash || reloader.ConfigHash(cfg.Data["nginx.conf"]) != h {
+	if h := cfg.Annotations[layout.ConfigHashAnnotation]; h != got.Status.ConfigHash || reloader.ConfigHash(cfg.Data["nginx.conf"]) != h {
 		t.Errorf("config Secret written for configuration %q holds %q; status says %q", h, reloader.ConfigHash(cfg.Data["nginx.conf"]), got.Status.ConfigHash)
 	}
 }

@@ -83,8 +83,8 @@ func intOrStr(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
 func TestNginxKeepsItsLastLogLinesAsTerminationMessage(t *testing.T) {
 	sts := StatefulSet(testInstance("web"), Inputs{Image: "nginx:1.27", ConfigHash: "h1"})
 	c := sts.Spec.Template.Spec.Containers[0]
-	if c.Name != NginxContainerName || c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
-		t.Errorf("container %s terminationMessagePolicy = %q, want %s %q", c.Name, c.TerminationMessagePolicy, NginxContainerName, corev1.TerminationMessageFallbackToLogsOnError)
+	if c.Name != layout.NginxContainerName || c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+		t.Errorf("container %s terminationMessagePolicy = %q, want %s %q", c.Name, c.TerminationMessagePolicy, layout.NginxContainerName, corev1.TerminationMessageFallbackToLogsOnError)
 	}
 }
 
@@ -224,7 +224,7 @@ func TestServiceListensOnTheResolvedPortsAndRecordsTheRule(t *testing.T) {
 		if diff := cmp.Diff(tc.want, svc.Spec.Ports); diff != "" {
 			t.Errorf("%s: Service ports (-want +got):\n%s", tc.name, diff)
 		}
-		if want := map[string]string{"cloud.example/lb": "internal", serviceport.Annotation: string(tc.rule)}; !maps.Equal(svc.Annotations, want) {
+		if want := map[string]string{"cloud.example/lb": "internal", layout.ServicePortsAnnotation: string(tc.rule)}; !maps.Equal(svc.Annotations, want) {
 			t.Errorf("%s: annotations %v, want %v", tc.name, svc.Annotations, want)
 		}
 		var headless []int32

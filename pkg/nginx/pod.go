@@ -56,9 +56,9 @@ func podTemplate(nginx *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec
 		annotations = map[string]string{}
 	}
 	if spec.ForceRedeploy != "" {
-		annotations[ForceRedeployAnnotation] = spec.ForceRedeploy
+		annotations[layout.ForceRedeployAnnotation] = spec.ForceRedeploy
 	}
-	annotations[PodTemplateAnnotation] = PodTemplateVersion
+	annotations[layout.PodTemplateAnnotation] = PodTemplateVersion
 
 	volumes, mounts := podVolumes(nginx)
 	pod := corev1.PodSpec{
@@ -104,8 +104,8 @@ func podTemplate(nginx *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec
 func nginxContainer(nginx *v1beta1.NginxOperator, image string, mounts []corev1.VolumeMount) corev1.Container {
 	spec := nginx.Spec
 	ports := []corev1.ContainerPort{
-		{Name: layout.HealthPortName, ContainerPort: v1beta1.HealthPort, Protocol: corev1.ProtocolTCP},
-		{Name: layout.ReloaderPortName, ContainerPort: v1beta1.ReloaderPort, Protocol: corev1.ProtocolTCP},
+		{Name: layout.HealthPortName, ContainerPort: layout.HealthPort, Protocol: corev1.ProtocolTCP},
+		{Name: layout.ReloaderPortName, ContainerPort: layout.ReloaderPort, Protocol: corev1.ProtocolTCP},
 	}
 	for _, p := range spec.Ports {
 		ports = append(ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: corev1.ProtocolTCP})
@@ -117,7 +117,7 @@ func nginxContainer(nginx *v1beta1.NginxOperator, image string, mounts []corev1.
 		}
 	}
 	return corev1.Container{
-		Name:            NginxContainerName,
+		Name:            layout.NginxContainerName,
 		Image:           image,
 		ImagePullPolicy: spec.ImagePullPolicy,
 		Command:         reloaderCommand(nginx),
@@ -166,7 +166,7 @@ const configPath = layout.ConfigMountPath + "/" + layout.ConfigFile
 // nginx reads them on every request.)
 func reloaderCommand(nginx *v1beta1.NginxOperator) []string {
 	cmd := []string{layout.ReloaderBinary,
-		"-listen-address=:" + strconv.Itoa(v1beta1.ReloaderPort),
+		"-listen-address=:" + strconv.Itoa(layout.ReloaderPort),
 		"-config=" + configPath,
 		"-watch=" + layout.ConfigMountPath,
 	}
@@ -210,10 +210,10 @@ func exporterContainer(image string, pullPolicy corev1.PullPolicy) corev1.Contai
 		Image:           image,
 		ImagePullPolicy: pullPolicy,
 		Args: []string{
-			"--nginx.scrape-uri=" + StubStatusURI(v1beta1.StubStatusPort),
-			"--web.listen-address=:" + strconv.Itoa(v1beta1.ExporterPort),
+			"--nginx.scrape-uri=" + StubStatusURI(layout.StubStatusPort),
+			"--web.listen-address=:" + strconv.Itoa(layout.ExporterPort),
 		},
-		Ports: []corev1.ContainerPort{{Name: layout.MetricsPortName, ContainerPort: v1beta1.ExporterPort, Protocol: corev1.ProtocolTCP}},
+		Ports: []corev1.ContainerPort{{Name: layout.MetricsPortName, ContainerPort: layout.ExporterPort, Protocol: corev1.ProtocolTCP}},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
@@ -25,7 +26,7 @@ func TestProberPacesItsReads(t *testing.T) {
 	p.now = func() time.Time { return now }
 	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
 	pod := func(name, nudge string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, Annotations: map[string]string{ConfigHashAnnotation: nudge}},
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, Annotations: map[string]string{layout.ConfigHashAnnotation: nudge}},
 			Status: corev1.PodStatus{PodIP: "10.0.0.1"}}
 	}
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "team-a", Name: name} }
@@ -74,7 +75,7 @@ func TestProberPacesItsReads(t *testing.T) {
 	answers["web-0"] = reloader.Status{Hash: "newer", LastReloadSuccessful: true, Reloads: 3}
 	read("web-0")
 	rotated := pod("web-0", "newer")
-	rotated.Annotations[TLSHashAnnotation] = "second"
+	rotated.Annotations[layout.TLSHashAnnotation] = "second"
 	p.Track(web, rotated, "newer")
 	if read("web-0"); next("web-0") != probeBehind {
 		t.Errorf("nudged with new files, not yet acted on: next read in %s, want %s", next("web-0"), probeBehind)
@@ -168,7 +169,7 @@ func TestProberSpotsPodsFromTheWatch(t *testing.T) {
 	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
 	key := types.NamespacedName{Namespace: "team-a", Name: "web-0"}
 	running := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-0"}, Status: corev1.PodStatus{PodIP: "10.0.0.1",
-		ContainerStatuses: []corev1.ContainerStatus{{Name: NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+		ContainerStatuses: []corev1.ContainerStatus{{Name: layout.NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
 	due := func() (time.Duration, bool) {
 		p.mu.Lock()
 		defer p.mu.Unlock()

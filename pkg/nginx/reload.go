@@ -26,32 +26,19 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
-// Annotations of the config Secret and the pods that say which
-// configuration they were written for.
-const (
-	// ConfigHashAnnotation and TLSHashAnnotation record, on the config
-	// Secret, the configuration and the TLS Secrets' content it was written
-	// for; when either changes, the operator sets them on every pod too,
-	// which makes the kubelet refresh the pod's Secret volumes at once
-	// rather than on its next periodic sync, for the reloader to load them.
-	// (Operators before the reloader put them on the pod template, which
-	// rolled the pods instead.)
-	ConfigHashAnnotation = "nginx.operator.dev/config-hash"
-	TLSHashAnnotation    = "nginx.operator.dev/tls-hash"
-)
-
 // syncAnnotationKeys are the annotations syncAnnotations may set.
-var syncAnnotationKeys = []string{ConfigHashAnnotation, TLSHashAnnotation}
+var syncAnnotationKeys = []string{layout.ConfigHashAnnotation, layout.TLSHashAnnotation}
 
 // syncAnnotations are what the config Secret and, once it changed, every pod
-// carry (see ConfigHashAnnotation).
+// carry (see layout.ConfigHashAnnotation).
 func syncAnnotations(in Inputs) map[string]string {
-	a := map[string]string{ConfigHashAnnotation: in.ConfigHash}
+	a := map[string]string{layout.ConfigHashAnnotation: in.ConfigHash}
 	if in.TLSHash != "" {
-		a[TLSHashAnnotation] = in.TLSHash
+		a[layout.TLSHashAnnotation] = in.TLSHash
 	}
 	return a
 }
@@ -140,7 +127,7 @@ func NewHTTPPodConfigReader(timeout time.Duration) *HTTPPodConfigReader {
 // Read implements PodConfigReader.
 func (h *HTTPPodConfigReader) Read(ctx context.Context, pod PodAddress) (reloader.Status, error) {
 	var st reloader.Status
-	url := "http://" + net.JoinHostPort(pod.IP, strconv.Itoa(v1beta1.ReloaderPort)) + "/status"
+	url := "http://" + net.JoinHostPort(pod.IP, strconv.Itoa(layout.ReloaderPort)) + "/status"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return st, err
@@ -243,7 +230,7 @@ func nginxRunning(pod *corev1.Pod) bool {
 		return false
 	}
 	for _, st := range pod.Status.ContainerStatuses {
-		if st.Name == NginxContainerName {
+		if st.Name == layout.NginxContainerName {
 			return st.State.Running != nil
 		}
 	}
@@ -267,7 +254,7 @@ func (p podConfigs) reloadingMessage(desired int32, hash string) string {
 	}
 	if len(p.unreachable) > 0 {
 		msg += "; no answer from the reloader of pod " + strings.Join(p.unreachable, ", ") +
-			" (a NetworkPolicy may keep the operator from the pods' port " + strconv.Itoa(v1beta1.ReloaderPort) +
+			" (a NetworkPolicy may keep the operator from the pods' port " + strconv.Itoa(layout.ReloaderPort) +
 			"; --read-pod-status=false turns these reads off)"
 	}
 	return msg

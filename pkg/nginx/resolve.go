@@ -171,7 +171,7 @@ func referenceObject(kind string) client.Object {
 // liveService is the instance's Service from the cache (which holds the
 // operator's Services with their annotations, see operator.TrimForCache),
 // nil when it does not exist (yet). Its IP families and its
-// serviceport.Annotation decide what nginx listens on and which ports the
+// layout.ServicePortsAnnotation decide what nginx listens on and which ports the
 // Service keeps.
 func (r *Reconciler) liveService(ctx context.Context, nginx *v1beta1.NginxOperator) (*corev1.Service, error) {
 	var svc corev1.Service

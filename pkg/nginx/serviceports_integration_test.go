@@ -19,7 +19,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -51,7 +50,7 @@ func servicePortsOf(ctx context.Context, c client.Client, ns, name string) (port
 		}
 		out = append(out, s)
 	}
-	return strings.Join(out, " "), svc.Annotations[serviceport.Annotation], svc
+	return strings.Join(out, " "), svc.Annotations[layout.ServicePortsAnnotation], svc
 }
 
 // waitServicePorts waits until the instance is reconciled and its Service
@@ -64,7 +63,7 @@ func waitServicePorts(ctx context.Context, t *testing.T, c client.Client, ns, na
 		gotPorts, gotRule, svc = servicePortsOf(ctx, c, ns, name)
 		return reconciled(ctx, c, ns, name) && gotPorts == ports && gotRule == rule
 	}) {
-		t.Fatalf("%s: Service ports %q with %s=%q, want %q and %q", name, gotPorts, serviceport.Annotation, gotRule, ports, rule)
+		t.Fatalf("%s: Service ports %q with %s=%q, want %q and %q", name, gotPorts, layout.ServicePortsAnnotation, gotRule, ports, rule)
 	}
 	return svc
 }

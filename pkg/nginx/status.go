@@ -13,6 +13,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
@@ -45,9 +46,6 @@ const (
 	// ReasonReloading: some pods have yet to load the current configuration.
 	ReasonReloading = "Reloading"
 )
-
-// NginxContainerName is the name of the nginx container in the instance's pods.
-const NginxContainerName = "nginx"
 
 // ConfigError is a spec that cannot be applied (nginx or the apiserver would
 // refuse it), reported as condition Degraded with reason InvalidConfig; the
@@ -161,7 +159,7 @@ func rejectedConfig(pods []corev1.Pod) string {
 			continue
 		}
 		for _, st := range pod.Status.ContainerStatuses {
-			if st.Name != NginxContainerName || st.Ready {
+			if st.Name != layout.NginxContainerName || st.Ready {
 				continue
 			}
 			for _, t := range []*corev1.ContainerStateTerminated{st.State.Terminated, st.LastTerminationState.Terminated} {

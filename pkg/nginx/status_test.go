@@ -16,6 +16,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
@@ -88,7 +89,7 @@ func TestDegradedQuotesNginxWhenAPodCannotStartOnTheConfiguration(t *testing.T) 
 	const emerg = `nginx: [emerg] host not found in upstream "nope.team-a.svc.cluster.local:80" in /etc/nginx/conf/nginx.conf:31`
 	crashed := func(name string, edit func(*corev1.ContainerStatus)) corev1.Pod {
 		st := corev1.ContainerStatus{
-			Name: NginxContainerName, RestartCount: 3,
+			Name: layout.NginxContainerName, RestartCount: 3,
 			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "2026/11/23 18:40:00 [notice] 1#1: using the \"epoll\" event method\n" + emerg + "\n"}},
 		}
@@ -227,7 +228,7 @@ func (f fakeReloaders) Read(_ context.Context, pod PodAddress) (reloader.Status,
 func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 	pod := func(name string, edit func(*corev1.Pod)) corev1.Pod {
 		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"}, Status: corev1.PodStatus{PodIP: "10.0.0.1",
-			ContainerStatuses: []corev1.ContainerStatus{{Name: NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+			ContainerStatuses: []corev1.ContainerStatus{{Name: layout.NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
 		if edit != nil {
 			edit(&p)
 		}

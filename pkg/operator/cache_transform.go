@@ -34,7 +34,7 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 //   - a Service's spec but its IP families: the controller reads those
 //     (nginx listens on IPv6 where the Service has it), and finds drift
 //     from managedFields, not values. Its annotations stay, as every
-//     object's: serviceport.Annotation says which ports it keeps.
+//     object's: layout.ServicePortsAnnotation says which ports it keeps.
 //   - a Secret's data: the operator's cached Secrets are the nginx.conf it
 //     generated, which it writes and deletes but never reads back. Secrets a
 //     user references are read with the API reader, untouched by this.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
@@ -87,7 +88,7 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 		{"containerPort minimum", at(specPath, "ports", "items", "containerPort"), minimum,
 			func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ContainerPort = 80 }, "listen 80;"},
 		{"reserved ports", at(specPath, "ports", "items"), celRule("reserved by the operator"),
-			func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ContainerPort = v1beta1.StubStatusPort }, "listen 18081;"},
+			func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ContainerPort = layout.StubStatusPort }, "listen 18081;"},
 		{"servers on declared ports", specPath, celRule("must be the name of one of spec.ports"),
 			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].Port = "other" }, "listen 0;"},
 		{"port named metrics", specPath, celRule("the port name metrics"),

@@ -60,7 +60,7 @@ func podsWithHash(ctx context.Context, cs kubernetes.Interface, ns, name, hash s
 	}
 	n := 0
 	for _, p := range pods.Items {
-		if p.Annotations[nginx.ConfigHashAnnotation] == hash && p.DeletionTimestamp == nil {
+		if p.Annotations[layout.ConfigHashAnnotation] == hash && p.DeletionTimestamp == nil {
 			n++
 		}
 	}

@@ -91,10 +91,10 @@ func ServiceDNSName(service, namespace string) string { return service + "." + n
 
 func (o Options) withDefaults() Options {
 	if o.HealthPort == 0 {
-		o.HealthPort = v1beta1.HealthPort
+		o.HealthPort = layout.HealthPort
 	}
 	if o.StubStatusPort == 0 {
-		o.StubStatusPort = v1beta1.StubStatusPort
+		o.StubStatusPort = layout.StubStatusPort
 	}
 	return o
 }

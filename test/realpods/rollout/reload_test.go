@@ -412,7 +412,7 @@ func TestARecreatedBackendServiceRecoversWithoutARestart(t *testing.T) {
 func servicesDelivered(ctx context.Context, cs kubernetes.Interface, ns string) string {
 	var b strings.Builder
 	if cfg, err := cs.CoreV1().Secrets(ns).Get(ctx, layout.NamesFor("web").ConfigSecret, metav1.GetOptions{}); err == nil {
-		fmt.Fprintf(&b, "config Secret: %s=%s\n", nginx.ConfigHashAnnotation, cfg.Annotations[nginx.ConfigHashAnnotation])
+		fmt.Fprintf(&b, "config Secret: %s=%s\n", layout.ConfigHashAnnotation, cfg.Annotations[layout.ConfigHashAnnotation])
 		for _, line := range strings.Split(string(cfg.Data[layout.ConfigFile]), "\n") {
 			if strings.HasPrefix(strings.TrimSpace(line), "server ") {
 				fmt.Fprintf(&b, "  %s\n", strings.TrimSpace(line))
@@ -421,7 +421,7 @@ func servicesDelivered(ctx context.Context, cs kubernetes.Interface, ns string) 
 	}
 	if pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=web"}); err == nil {
 		for _, p := range pods.Items {
-			fmt.Fprintf(&b, "pod %s: %s=%s\n", p.Name, nginx.ConfigHashAnnotation, p.Annotations[nginx.ConfigHashAnnotation])
+			fmt.Fprintf(&b, "pod %s: %s=%s\n", p.Name, layout.ConfigHashAnnotation, p.Annotations[layout.ConfigHashAnnotation])
 		}
 	}
 	return b.String()
@@ -559,7 +559,7 @@ func reloaderStatuses(ctx context.Context, cs kubernetes.Interface, n *node.Node
 	hc.Timeout = 2 * time.Second
 	var b strings.Builder
 	for _, p := range pods.Items {
-		resp, err := hc.Get("http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(v1beta1.ReloaderPort)) + "/status")
+		resp, err := hc.Get("http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(layout.ReloaderPort)) + "/status")
 		if err != nil {
 			fmt.Fprintf(&b, "%s: %v\n", p.Name, err)
 			continue

@@ -8,19 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// Ports the operator reserves inside every nginx pod: a port in spec.ports may
-// not use them.
-const (
-	// HealthPort serves /healthz for the kubelet's probes.
-	HealthPort = 18080
-	// StubStatusPort serves nginx's stub_status, on loopback only.
-	StubStatusPort = 18081
-	// ExporterPort is the nginx-prometheus-exporter sidecar's metrics port.
-	ExporterPort = 9113
-	// ReloaderPort serves the nginx-reloader's metrics and status.
-	ReloaderPort = 18082
-)
-
 // MaxWorkerProcesses bounds the nginx workers a CPU limit asks for. nginx
 // keeps at most 1,024 processes, and a reload runs the new workers beside
 // the old ones until those finish their requests: 128 leaves room for
