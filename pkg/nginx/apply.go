@@ -32,19 +32,25 @@ const recreateRetry = 2 * time.Second
 // unless the API server would accept every child the user's fields reach (a
 // dry run), so that a refused edit leaves what serves untouched. No object
 // this instance does not control is ever written, and a child whose name is
-// taken stops the apply there (NameConflict). It returns the live
-// StatefulSet for the status, when there is one.
-func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*appsv1.StatefulSet, ctrl.Result, error) {
+// taken stops the apply there (NameConflict). It writes no status: it
+// returns the plan (nil when planning failed) and the live StatefulSet,
+// when there is one, for the status (setStatus).
+func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*plan, *appsv1.StatefulSet, ctrl.Result, error) {
 	live, err := r.liveStatefulSet(ctx, nginx)
 	if err != nil {
-		return nil, ctrl.Result{}, err
+		return nil, nil, ctrl.Result{}, err
 	}
 	p, err := r.plan(ctx, nginx)
 	if err != nil {
-		return live, ctrl.Result{}, err
+		return nil, live, ctrl.Result{}, err
 	}
-	nginx.Status.ConfigHash = p.inputs.ConfigHash
-	nginx.Status.Upstreams = p.upstreams
+	sts, result, err := r.applyPlan(ctx, nginx, p, live)
+	return p, sts, result, err
+}
+
+// applyPlan makes the children what p says, given the live StatefulSet.
+func (r *Reconciler) applyPlan(ctx context.Context, nginx *v1beta1.NginxOperator, p *plan, live *appsv1.StatefulSet) (*appsv1.StatefulSet, ctrl.Result, error) {
+	var err error
 	if live != nil && (!live.DeletionTimestamp.IsZero() || claimTemplatesDiffer(p.statefulSet, live)) {
 		return live, ctrl.Result{RequeueAfter: recreateRetry}, r.recreateStatefulSet(ctx, nginx, live)
 	}

@@ -153,7 +153,7 @@ func Service(nginx *v1beta1.NginxOperator, resolved serviceport.Ports) *corev1.S
 }
 
 // ServesIPv6 tells whether the cluster gave svc, the instance's Service, an
-// IPv6 address; nginx listens on IPv6 only then (RenderOptions.IPv6).
+// IPv6 address; nginx listens on IPv6 only then (render.Options.IPv6).
 func ServesIPv6(svc *corev1.Service) bool {
 	return slices.Contains(svc.Spec.IPFamilies, corev1.IPv6Protocol)
 }

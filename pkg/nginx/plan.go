@@ -22,7 +22,7 @@ import (
 type plan struct {
 	inputs Inputs
 	// upstreams are where nginx sends each proxied Service port, for the
-	// status.
+	// status: read from the resolved model nginx.conf was rendered from.
 	upstreams []v1beta1.UpstreamStatus
 	// children in the order they are applied: the StatefulSet last, so that
 	// should a child's name be taken (see Applier.ApplyOwned), no pod starts
@@ -42,9 +42,10 @@ type plan struct {
 	unwanted []client.Object
 }
 
-// plan validates nginx's spec, checks its references, renders nginx.conf
-// and builds the children. Its errors are the spec's (InvalidConfig, a
-// missing reference) or the cache's.
+// plan validates nginx's spec, resolves what it references (resolve),
+// renders nginx.conf from the spec and that model, and builds the
+// children. Its errors are the spec's (InvalidConfig, a missing
+// reference) or the cache's.
 func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*plan, error) {
 	// Everything below builds from the spec as admission defaults it (the
 	// CRD is the one source of defaults and value rules); the status is

@@ -29,6 +29,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/prober"
 )
 
 // Permissions of the manager itself; each controller declares its own.
@@ -124,9 +125,9 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 	if err := mgr.AddReadyzCheck("informers", informers.Check); err != nil {
 		return nil, err
 	}
-	var podConfig nginx.PodConfigReader
+	var podConfig prober.PodConfigReader
 	if opts.ReadPodStatus {
-		podConfig = nginx.NewHTTPPodConfigReader(podStatusTimeout)
+		podConfig = prober.NewHTTPReader(podStatusTimeout)
 	}
 	references, err := cache.New(cfg, ReferenceCacheOptions(opts, mgr))
 	if err != nil {
