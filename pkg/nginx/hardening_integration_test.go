@@ -244,9 +244,10 @@ func TestASpecAChildsAPIRefusesChangesNoChild(t *testing.T) {
 	}
 }
 
-// A new instance is created without dry runs (nothing serves yet that a
-// refusal could leave half-changed): a StatefulSet the API server refuses
-// is still InvalidConfig naming the spec field, no StatefulSet exists, and
+// A new instance whose spec sets a field only a child's API server checks
+// in full is dry-run before its first write: a StatefulSet the API server
+// refuses is InvalidConfig naming the spec field, no child at all is
+// written (no ServiceAccount, config Secret, Services or StatefulSet), and
 // the corrected spec converges.
 func TestANewInstanceTheAPIServerRefusesNamesTheField(t *testing.T) {
 	t.Parallel()
@@ -264,9 +265,18 @@ func TestANewInstanceTheAPIServerRefusesNamesTheField(t *testing.T) {
 	if !framework.WaitFor(ctx, 30*time.Second, degradedWith(c, ns, "web", nginx.ReasonInvalidConfig, field)) {
 		t.Fatalf("Degraded %+v, want InvalidConfig naming %s", framework.InstanceCondition(ctx, c, ns, "web", v1beta1.ConditionDegraded), field)
 	}
-	sts := layout.NamesFor("web").StatefulSet
-	if _, err := cs.AppsV1().StatefulSets(ns).Get(ctx, sts, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("StatefulSet of a refused spec: %v, want NotFound", err)
+	names := layout.NamesFor("web")
+	sts := names.StatefulSet
+	for kind, err := range map[string]error{
+		"StatefulSet":      get(cs.AppsV1().StatefulSets(ns).Get(ctx, sts, metav1.GetOptions{})),
+		"ServiceAccount":   get(cs.CoreV1().ServiceAccounts(ns).Get(ctx, names.ServiceAccount, metav1.GetOptions{})),
+		"config Secret":    get(cs.CoreV1().Secrets(ns).Get(ctx, names.ConfigSecret, metav1.GetOptions{})),
+		"Service":          get(cs.CoreV1().Services(ns).Get(ctx, names.Service, metav1.GetOptions{})),
+		"headless Service": get(cs.CoreV1().Services(ns).Get(ctx, names.HeadlessService, metav1.GetOptions{})),
+	} {
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("%s of a refused spec: %v, want NotFound", kind, err)
+		}
 	}
 	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var n v1beta1.NginxOperator
@@ -454,3 +464,6 @@ func TestNetworkPolicyFollowsTheSpec(t *testing.T) {
 		t.Error("removing spec.networkPolicy did not delete the NetworkPolicy")
 	}
 }
+
+// get is the error of a Get, whatever it got.
+func get[T any](_ T, err error) error { return err }
