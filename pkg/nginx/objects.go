@@ -13,6 +13,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 )
 
@@ -30,6 +31,10 @@ type Inputs struct {
 	Config     []byte // rendered nginx.conf
 	ConfigHash string
 	Image      string // spec.image or the operator's default
+	// References are the objects the spec names (render.ReferencesOf): the
+	// pods mount the TLS, basic-auth and CA ones, and the reloader watches
+	// what nginx loads of them.
+	References render.References
 	// ExporterImage runs the nginx-prometheus-exporter sidecar of instances
 	// with spec.metrics.enabled.
 	ExporterImage string

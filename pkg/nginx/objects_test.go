@@ -17,6 +17,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
@@ -169,7 +170,7 @@ func TestNginxConnectsToTheServicesAddress(t *testing.T) {
 func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 	n := testInstance("web")
 	n.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
-	pod := StatefulSet(n, Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1"}).Spec.Template.Spec
+	pod := StatefulSet(n, Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1", References: render.ReferencesOf(&n.Spec)}).Spec.Template.Spec
 	if len(pod.InitContainers) != 1 || pod.InitContainers[0].Image != "operator:1" ||
 		!slices.Equal(pod.InitContainers[0].Command, []string{"/nginx-reloader", "-install=/reloader/nginx-reloader"}) {
 		t.Errorf("init containers %+v, want the reloader's installer from operator:1", pod.InitContainers)

@@ -72,7 +72,7 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if image == "" {
 		image = r.Images.Nginx
 	}
-	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, ExporterImage: r.Images.Exporter,
+	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, References: model.refs, ExporterImage: r.Images.Exporter,
 		ReloaderImage: r.Images.Reloader, TLSHash: model.tlsHash}
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return nil, err

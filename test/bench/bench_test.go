@@ -279,7 +279,7 @@ func runFloor(b *testing.B, n int, r *Result) {
 			return err
 		}
 		in := nginx.Inputs{Config: config, ConfigHash: fmt.Sprintf("%016x", i), Image: "nginx:1.27", ExporterImage: "nginx/nginx-prometheus-exporter:1.4",
-			ReloaderImage: benchReloaderImage}
+			ReloaderImage: benchReloaderImage, References: render.ReferencesOf(&inst.Spec)}
 		co := metav1.CreateOptions{FieldManager: "bench-floor"}
 		if _, err := cs.CoreV1().ServiceAccounts(benchNamespace).Create(ctx, nginx.ServiceAccount(inst), co); err != nil {
 			return err
