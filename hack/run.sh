@@ -12,6 +12,11 @@
 #
 # It then installs the CRDs, starts the operator, waits until it is ready,
 # applies example/ and keeps the operator in the foreground until Ctrl-C.
+#
+# On the real node the operator runs with its defaults: it reads each pod's
+# reloader over the route the node gives the host to its pods' subnet, as it
+# does from its pod in a cluster, so `kubectl get nginx` shows LOADED and a
+# change's reload. kwok's pods and a remote cluster's are out of its reach.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +29,9 @@ webhook_port=${WEBHOOK_PORT:-9443}
 forward=127.0.0.1:${FORWARD_PORT:-8880}
 node_dir=.cache/node-cluster
 image_args=()
+# The operator's flags that say where it cannot reach the pods; none on the
+# real node.
+reach_args=()
 cluster=
 mkdir -p bin
 if [ -z "${KUBECONFIG:-}" ]; then
@@ -44,6 +52,8 @@ if [ -z "${KUBECONFIG:-}" ]; then
   else
     [ "${NODE:-real}" = kwok ] && why="NODE=kwok"
     echo "no real node here (${why:-unknown}; \`make test-deps\` installs one where Linux and root allow): kwok nodes schedule the examples' pods but run nothing"
+    echo "kwok's pods run no reloader to read: the operator runs with --read-pod-status=false and LOADED stays empty"
+    reach_args=(--read-pod-status=false)
     if [ ! -f .cache/cluster/pids ]; then
       bin/localcluster up -dir .cache/cluster
     fi
@@ -56,6 +66,8 @@ else
   echo "using the cluster of KUBECONFIG=$KUBECONFIG"
   # A remote apiserver cannot call a webhook on this machine: v1beta1 only.
   conversion=(--conversion-webhook=false)
+  echo "that cluster's pods are seldom reachable from here: the operator runs with --read-pod-status=false and LOADED stays empty (bash hack/run.sh --read-pod-status=true where pod IPs are routable)"
+  reach_args=(--read-pod-status=false)
 fi
 
 "$kubectl" apply --server-side -f config/crd/bases
@@ -67,10 +79,7 @@ if curl -fsS "http://$health/readyz" >/dev/null 2>&1; then
   exit 1
 fi
 go build -o bin/operator ./cmd/operator
-# The operator runs on this machine, outside the pod network, where it
-# cannot reach the pods' reloaders (port 18082): it reports rollouts
-# without status.loadedReplicas. Installed with bundle.yaml, it reads them.
-bin/operator run --health-probe-bind-address="$health" --metrics-bind-address="$metrics" --read-pod-status=false "${conversion[@]}" "${image_args[@]}" "$@" &
+bin/operator run --health-probe-bind-address="$health" --metrics-bind-address="$metrics" "${reach_args[@]}" "${conversion[@]}" "${image_args[@]}" "$@" &
 operator=$!
 # Whatever ends this script (Ctrl-C, a failed step) also stops the operator,
 # then the cluster it started.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,9 +9,13 @@ import (
 	"os"
 	"runtime/debug"
 
+	kitlog "github.com/go-kit/log"
 	"github.com/go-kit/log/level"
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/nginx-operator/nginx-operator/pkg/conversion"
 	"github.com/nginx-operator/nginx-operator/pkg/logging"
@@ -22,47 +27,27 @@ import (
 // run parses the flags, builds the manager and runs it until SIGTERM or
 // SIGINT, after which in-flight reconciles get the graceful-shutdown timeout.
 func run(args []string, stderr io.Writer) int {
-	var opts operator.Options
-	fs := flag.NewFlagSet("operator run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	opts.BindFlags(fs, version.Version)
-	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig; default: $KUBECONFIG, then the in-cluster service account")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	opts, kubeconfig, err := parseRunFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
-		return 2
-	}
-
-	kit, err := logging.New(stderr, opts.LogFormat, opts.LogLevel)
+	kit, logger, err := setUpLogging(stderr, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	logger := logging.ToLogr(kit, logging.Verbosity(opts.LogLevel))
-	// controller-runtime's and client-go's own logs go through the same logger.
-	ctrl.SetLogger(logger)
-	klog.SetLogger(logger)
-
 	if err := opts.Validate(); err != nil {
 		_ = level.Error(kit).Log("msg", "invalid flags", "err", err)
 		return 2
 	}
 	tuneGC()
-	if *kubeconfig != "" {
-		os.Setenv("KUBECONFIG", *kubeconfig)
-	}
-	cfg, err := ctrl.GetConfig()
+	cfg, err := restConfig(kubeconfig)
 	if err != nil {
 		_ = level.Error(kit).Log("msg", "no Kubernetes configuration", "err", err)
 		return 1
 	}
-	cfg.UserAgent = "nginx-operator/" + version.Version
-
 	cleanup, err := usePrivateWebhookCertDir(&opts)
 	if err != nil {
 		_ = level.Error(kit).Log("msg", "creating the webhook certificate directory", "err", err)
@@ -75,28 +60,8 @@ func run(args []string, stderr io.Writer) int {
 		return 1
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if opts.ConversionWebhook {
-		var err error
-		if opts.WebhookCertManagement == operator.CertManagementExternal {
-			err = conversion.Serve(mgr)
-		} else {
-			err = conversion.Setup(ctx, mgr, conversion.Options{
-				Namespace: opts.Namespace, ServiceName: opts.WebhookServiceName, SecretName: opts.WebhookSecretName,
-				URL: opts.WebhookURL, CertDir: opts.WebhookCertDir,
-			})
-		}
-		if err != nil {
-			_ = level.Error(kit).Log("msg", "setting up the conversion webhook", "err", err)
-			return 1
-		}
-		// Only an operator that sees every namespace can rewrite every stored
-		// object; a namespaced install leaves that to its cluster admin.
-		if len(opts.Namespaces) == 0 {
-			if err := storageversion.Add(mgr, conversion.DefaultCRDName); err != nil {
-				_ = level.Error(kit).Log("msg", "setting up the storage version migration", "err", err)
-				return 1
-			}
-		}
+	if !addConversion(ctx, mgr, opts, kit) {
+		return 1
 	}
 	_ = level.Info(kit).Log("msg", "starting", "version", version.Version, "revision", version.RevisionString(),
 		"namespaces", fmt.Sprint(opts.Namespaces), "deny_namespaces", fmt.Sprint(opts.DenyNamespaces), "leader_elect", opts.LeaderElect)
@@ -106,6 +71,87 @@ func run(args []string, stderr io.Writer) int {
 	}
 	_ = level.Info(kit).Log("msg", "stopped")
 	return 0
+}
+
+// errUnexpectedArguments: run takes flags only.
+var errUnexpectedArguments = errors.New("unexpected arguments")
+
+// parseRunFlags reads run's flags and the kubeconfig path. The flag set
+// has already printed any error (and the usage) to stderr; flag.ErrHelp
+// means -h was asked for.
+func parseRunFlags(args []string, stderr io.Writer) (operator.Options, string, error) {
+	var opts operator.Options
+	fs := flag.NewFlagSet("operator run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opts.BindFlags(fs, version.Version)
+	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig; default: $KUBECONFIG, then the in-cluster service account")
+	if err := fs.Parse(args); err != nil {
+		return opts, "", err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected arguments: %v\n", fs.Args())
+		return opts, "", errUnexpectedArguments
+	}
+	return opts, *kubeconfig, nil
+}
+
+// setUpLogging builds the operator's logger from the flags and routes
+// controller-runtime's and client-go's own logs through it, so every line
+// of the process has one format and one level filter.
+func setUpLogging(stderr io.Writer, opts operator.Options) (kitlog.Logger, logr.Logger, error) {
+	kit, err := logging.New(stderr, opts.LogFormat, opts.LogLevel)
+	if err != nil {
+		return nil, logr.Logger{}, err
+	}
+	logger := logging.ToLogr(kit, logging.Verbosity(opts.LogLevel))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+	return kit, logger, nil
+}
+
+// restConfig finds the cluster: --kubeconfig wins over $KUBECONFIG, which
+// wins over the in-cluster service account (controller-runtime's order).
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		os.Setenv("KUBECONFIG", kubeconfig)
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.UserAgent = "nginx-operator/" + version.Version
+	return cfg, nil
+}
+
+// addConversion adds the conversion webhook, when enabled, with its
+// certificate managed by the operator or by someone else, and the storage
+// version migration beside it. It logs what failed and reports success.
+func addConversion(ctx context.Context, mgr manager.Manager, opts operator.Options, kit kitlog.Logger) bool {
+	if !opts.ConversionWebhook {
+		return true
+	}
+	var err error
+	if opts.WebhookCertManagement == operator.CertManagementExternal {
+		err = conversion.Serve(mgr)
+	} else {
+		err = conversion.Setup(ctx, mgr, conversion.Options{
+			Namespace: opts.Namespace, ServiceName: opts.WebhookServiceName, SecretName: opts.WebhookSecretName,
+			URL: opts.WebhookURL, CertDir: opts.WebhookCertDir,
+		})
+	}
+	if err != nil {
+		_ = level.Error(kit).Log("msg", "setting up the conversion webhook", "err", err)
+		return false
+	}
+	// Only an operator that sees every namespace can rewrite every stored
+	// object; a namespaced install leaves that to its cluster admin.
+	if len(opts.Namespaces) == 0 {
+		if err := storageversion.Add(mgr, conversion.DefaultCRDName); err != nil {
+			_ = level.Error(kit).Log("msg", "setting up the storage version migration", "err", err)
+			return false
+		}
+	}
+	return true
 }
 
 // usePrivateWebhookCertDir points an unset --webhook-cert-dir of a webhook

@@ -142,69 +142,104 @@ func generate(o options) (*bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bundle{files: map[string][]byte{}}
-
 	dep, err := operatorDeployment(in.manager)
 	if err != nil {
 		return nil, err
 	}
-	image := o.image
-	if image == "" {
-		image = dep.image
+	image, version, err := imageAndVersion(o, dep)
+	if err != nil {
+		return nil, err
 	}
-	version := o.version
-	if version == "" {
-		version = strings.TrimPrefix(imageTag(dep.image), "v")
-	}
-	if !semverRE.MatchString(version) {
-		return nil, fmt.Errorf("bundle version %q is not semver (set -version, or a semver newTag in config/manager/kustomization.yaml)", version)
-	}
-
 	crds, conv, err := bundleCRDs(in.crds)
 	if err != nil {
 		return nil, err
 	}
+	b := &bundle{files: map[string][]byte{}}
+	if err := b.addManifests(in, dep, crds, len(conv) > 0); err != nil {
+		return nil, err
+	}
+	csv, err := buildCSV(in, dep, crds, conv, image, version)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.addYAML(filepath.Join(manifestsDir, packageName+".clusterserviceversion.yaml"), csv); err != nil {
+		return nil, err
+	}
+	annotations := bundleAnnotations()
+	if err := b.addYAML(filepath.Join(metadataDir, "annotations.yaml"), map[string]any{"annotations": annotations}); err != nil {
+		return nil, err
+	}
+	b.dockerfile = dockerfile(annotations, filepath.Base(filepath.Clean(o.out)))
+	return b, nil
+}
+
+// imageAndVersion are the operator image and the bundle version: the
+// flags' when given, else config/manager's image and its tag, which OLM
+// requires to be semver.
+func imageAndVersion(o options, dep deployment) (image, version string, err error) {
+	image = o.image
+	if image == "" {
+		image = dep.image
+	}
+	version = o.version
+	if version == "" {
+		version = strings.TrimPrefix(imageTag(dep.image), "v")
+	}
+	if !semverRE.MatchString(version) {
+		return "", "", fmt.Errorf("bundle version %q is not semver (set -version, or a semver newTag in config/manager/kustomization.yaml)", version)
+	}
+	return image, version, nil
+}
+
+// addManifests adds the CRDs and the objects installed beside the CSV
+// (extraManifests) to the bundle's manifests.
+func (b *bundle) addManifests(in inputs, dep deployment, crds []crd, conversionWebhook bool) error {
 	for _, c := range crds {
 		if err := b.addYAML(filepath.Join(manifestsDir, c.file), c.obj); err != nil {
-			return nil, err
+			return err
 		}
 	}
-
-	perms, err := permissionsFrom(in.roleFile, dep.serviceAccount)
+	extras, err := extraManifests(append(append([]object{}, in.manager...), in.rbac...), in.roleFile, dep, conversionWebhook)
 	if err != nil {
-		return nil, err
-	}
-	extras, err := extraManifests(append(append([]object{}, in.manager...), in.rbac...), in.roleFile, dep, len(conv) > 0)
-	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, e := range extras {
 		if err := b.addYAML(filepath.Join(manifestsDir, e.file), e.obj); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
+// buildCSV gathers what the ClusterServiceVersion describes: the RBAC of
+// the operator's ServiceAccount, the examples, the owned CRDs, the
+// conversion webhook when a CRD converts, and the Deployment.
+func buildCSV(in inputs, dep deployment, crds []crd, conv []conversion, image, version string) (csvObject, error) {
+	perms, err := permissionsFrom(in.roleFile, dep.serviceAccount)
+	if err != nil {
+		return csvObject{}, err
+	}
 	examples, err := almExamples(in.examples, crds)
 	if err != nil {
-		return nil, err
+		return csvObject{}, err
 	}
 	owned, err := ownedCRDs(crds)
 	if err != nil {
-		return nil, err
+		return csvObject{}, err
 	}
 	var webhooks []webhookDefinition
 	if len(conv) > 0 {
 		wh, err := conversionWebhook(conv, dep)
 		if err != nil {
-			return nil, err
+			return csvObject{}, err
 		}
 		webhooks = append(webhooks, wh)
 	}
 	deploymentSpec, err := olmDeploymentSpec(dep.spec, image)
 	if err != nil {
-		return nil, err
+		return csvObject{}, err
 	}
-	csv := clusterServiceVersion(csvInput{
+	return clusterServiceVersion(csvInput{
 		version:          version,
 		image:            image,
 		almExamples:      examples,
@@ -216,17 +251,7 @@ func generate(o options) (*bundle, error) {
 		permissions:      perms,
 		owned:            owned,
 		webhooks:         webhooks,
-	})
-	if err := b.addYAML(filepath.Join(manifestsDir, packageName+".clusterserviceversion.yaml"), csv); err != nil {
-		return nil, err
-	}
-
-	annotations := bundleAnnotations()
-	if err := b.addYAML(filepath.Join(metadataDir, "annotations.yaml"), map[string]any{"annotations": annotations}); err != nil {
-		return nil, err
-	}
-	b.dockerfile = dockerfile(annotations, filepath.Base(filepath.Clean(o.out)))
-	return b, nil
+	}), nil
 }
 
 func (b *bundle) addYAML(path string, v any) error {

@@ -188,37 +188,12 @@ type certPlan struct {
 // data is fine as it is.
 func (p certPlan) apply(data map[string][]byte) (map[string][]byte, string, error) {
 	ca, caErr := parseKeyPair(data[keyCACert], data[keyCAKey])
-	var caReason string
-	switch {
-	case caErr != nil:
-		caReason = "no usable CA (" + caErr.Error() + ")"
-	case !ca.Cert.IsCA:
-		caReason = "ca.crt is not a CA"
-	case expired(ca.Cert, p.Now):
-		caReason = "the CA expired"
-	case p.Rotate && nearExpiry(ca.Cert, p.Now):
-		caReason = "the CA nears expiry"
-	}
-
-	if caReason != "" {
-		newCAPair, err := newCA(p.Now, p.Validity)
+	if reason := p.caReason(ca, caErr); reason != "" {
+		out, err := p.newCAData(data)
 		if err != nil {
 			return nil, "", err
 		}
-		serving, err := newServing(newCAPair, p.Names, p.Now, p.Validity)
-		if err != nil {
-			return nil, "", err
-		}
-		out := map[string][]byte{
-			keyCACert: newCAPair.CertPEM, keyCAKey: newCAPair.KeyPEM,
-			keyTLSCert: serving.CertPEM, keyTLSKey: serving.KeyPEM,
-		}
-		// Replicas still serving a certificate of the old CA stay trusted
-		// until they have loaded the new one.
-		if old, err := parseCert(data[keyCACert]); err == nil && old.IsCA && !expired(old, p.Now) {
-			out[keyPreviousCA] = data[keyCACert]
-		}
-		return out, caReason + ": new CA and serving certificate", nil
+		return out, reason + ": new CA and serving certificate", nil
 	}
 
 	var reasons []string
@@ -226,28 +201,14 @@ func (p certPlan) apply(data map[string][]byte) (map[string][]byte, string, erro
 	for k, v := range data {
 		out[k] = v
 	}
-	serving, err := parseKeyPair(data[keyTLSCert], data[keyTLSKey])
-	var servingReason string
-	switch {
-	case err != nil:
-		servingReason = "no usable serving certificate (" + err.Error() + ")"
-	case serving.Cert.CheckSignatureFrom(ca.Cert) != nil:
-		servingReason = "the serving certificate is not signed by the CA"
-	case !p.Names.equal(serving.Cert):
-		servingReason = "the serving certificate is for other names"
-	case expired(serving.Cert, p.Now):
-		servingReason = "the serving certificate expired"
-	case p.Rotate && nearExpiry(serving.Cert, p.Now):
-		servingReason = "the serving certificate nears expiry"
-	}
-	if servingReason != "" {
+	if reason := p.servingReason(data, ca); reason != "" {
 		// The CA stays, so the caBundle the apiserver has already trusts it.
 		serving, err := newServing(ca, p.Names, p.Now, p.Validity)
 		if err != nil {
 			return nil, "", err
 		}
 		out[keyTLSCert], out[keyTLSKey] = serving.CertPEM, serving.KeyPEM
-		reasons = append(reasons, servingReason+": new serving certificate")
+		reasons = append(reasons, reason+": new serving certificate")
 	}
 	if prev, ok := data[keyPreviousCA]; ok && p.Rotate {
 		if c, err := parseCert(prev); err != nil || expired(c, p.Now) {
@@ -259,6 +220,63 @@ func (p certPlan) apply(data map[string][]byte) (map[string][]byte, string, erro
 		return nil, "", nil
 	}
 	return out, strings.Join(reasons, "; "), nil
+}
+
+// caReason says why the CA (parsed with err) must be replaced, or "" when
+// it may stay.
+func (p certPlan) caReason(ca keyPair, err error) string {
+	switch {
+	case err != nil:
+		return "no usable CA (" + err.Error() + ")"
+	case !ca.Cert.IsCA:
+		return "ca.crt is not a CA"
+	case expired(ca.Cert, p.Now):
+		return "the CA expired"
+	case p.Rotate && nearExpiry(ca.Cert, p.Now):
+		return "the CA nears expiry"
+	}
+	return ""
+}
+
+// newCAData is the Secret data of a new CA and a serving certificate it
+// signed. The old CA, while valid, stays as the previous CA: replicas still
+// serving a certificate of it stay trusted until they have loaded the new one.
+func (p certPlan) newCAData(data map[string][]byte) (map[string][]byte, error) {
+	newCAPair, err := newCA(p.Now, p.Validity)
+	if err != nil {
+		return nil, err
+	}
+	serving, err := newServing(newCAPair, p.Names, p.Now, p.Validity)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{
+		keyCACert: newCAPair.CertPEM, keyCAKey: newCAPair.KeyPEM,
+		keyTLSCert: serving.CertPEM, keyTLSKey: serving.KeyPEM,
+	}
+	if old, err := parseCert(data[keyCACert]); err == nil && old.IsCA && !expired(old, p.Now) {
+		out[keyPreviousCA] = data[keyCACert]
+	}
+	return out, nil
+}
+
+// servingReason says why the serving certificate of data must be replaced
+// under the CA ca, or "" when it may stay.
+func (p certPlan) servingReason(data map[string][]byte, ca keyPair) string {
+	serving, err := parseKeyPair(data[keyTLSCert], data[keyTLSKey])
+	switch {
+	case err != nil:
+		return "no usable serving certificate (" + err.Error() + ")"
+	case serving.Cert.CheckSignatureFrom(ca.Cert) != nil:
+		return "the serving certificate is not signed by the CA"
+	case !p.Names.equal(serving.Cert):
+		return "the serving certificate is for other names"
+	case expired(serving.Cert, p.Now):
+		return "the serving certificate expired"
+	case p.Rotate && nearExpiry(serving.Cert, p.Now):
+		return "the serving certificate nears expiry"
+	}
+	return ""
 }
 
 // caBundle is what the apiserver must trust: the current CA and, during a

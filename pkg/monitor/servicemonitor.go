@@ -51,19 +51,50 @@ func AddServiceMonitorToScheme(s *runtime.Scheme) error {
 //
 // With no instance it selects nothing: see matchNothing.
 func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1.ServiceMonitor {
+	instances, namespaces := smInstances(mon, sel)
+	sm := &monitoringv1.ServiceMonitor{
+		TypeMeta: metav1.TypeMeta{APIVersion: ServiceMonitorGVK.GroupVersion().String(), Kind: ServiceMonitorGVK.Kind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: mon.Name, Namespace: mon.Namespace,
+			Labels: k8sutil.Labels("nginx-monitor", mon.Name, "servicemonitor"),
+		},
+		Spec: monitoringv1.ServiceMonitorSpec{
+			Selector: metav1.LabelSelector{
+				MatchLabels: map[string]string{
+					k8sutil.LabelManagedBy: k8sutil.ManagedBy, k8sutil.LabelName: layout.AppName, k8sutil.LabelComponent: layout.Component,
+				},
+				MatchExpressions: instances,
+			},
+			NamespaceSelector: monitoringv1.NamespaceSelector{MatchNames: namespaces},
+			Endpoints:         []monitoringv1.Endpoint{smExporterEndpoint(mon, sel), smReloaderEndpoint(mon, sel)},
+		},
+	}
+	if ep := mon.Spec.Endpoint; ep.SampleLimit > 0 {
+		sm.Spec.SampleLimit = ptr.To(ep.SampleLimit)
+	}
+	return sm
+}
+
+// smInstances select the client Services of the scraped instances by their
+// instance label, in the selection's namespaces; with no instance, nothing,
+// in the monitor's own namespace (see matchNothing).
+func smInstances(mon *v1beta1.NginxMonitor, sel Selection) ([]metav1.LabelSelectorRequirement, []string) {
 	var instNames []string
 	for _, in := range sel.Scraped() {
 		instNames = append(instNames, in.Name)
 	}
+	if len(instNames) == 0 {
+		return matchNothing(k8sutil.LabelInstance), []string{mon.Namespace}
+	}
 	// The values of an In requirement: a set, sorted.
 	slices.Sort(instNames)
 	instNames = slices.Compact(instNames)
-	namespaces := sel.Namespaces()
-	instances := []metav1.LabelSelectorRequirement{{Key: k8sutil.LabelInstance, Operator: metav1.LabelSelectorOpIn, Values: instNames}}
-	if len(instNames) == 0 {
-		instances = matchNothing(k8sutil.LabelInstance)
-		namespaces = []string{mon.Namespace}
-	}
+	return []metav1.LabelSelectorRequirement{{Key: k8sutil.LabelInstance, Operator: metav1.LabelSelectorOpIn, Values: instNames}}, sel.Namespaces()
+}
+
+// smExporterEndpoint scrapes the exporter's metrics port with every setting
+// of the monitor's endpoint.
+func smExporterEndpoint(mon *v1beta1.NginxMonitor, sel Selection) monitoringv1.Endpoint {
 	ep := mon.Spec.Endpoint
 	exporter := monitoringv1.Endpoint{
 		Port:           MetricsPortName,
@@ -84,24 +115,37 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 		exporter.BasicAuth = &monitoringv1.BasicAuth{Username: ba.Username, Password: ba.Password}
 	}
 	if t := ep.TLSConfig; t != nil {
-		tc := monitoringv1.SafeTLSConfig{KeySecret: t.KeySecret}
-		if t.CA != nil {
-			tc.CA = monitoringv1.SecretOrConfigMap{Secret: t.CA}
-		}
-		if t.Cert != nil {
-			tc.Cert = monitoringv1.SecretOrConfigMap{Secret: t.Cert}
-		}
-		// Set only when set in the monitor: the operator sends no field it
-		// has no value for.
-		if t.ServerName != "" {
-			tc.ServerName = ptr.To(t.ServerName)
-		}
-		if t.InsecureSkipVerify {
-			tc.InsecureSkipVerify = ptr.To(true)
-		}
-		exporter.TLSConfig = &monitoringv1.TLSConfig{SafeTLSConfig: tc}
+		exporter.TLSConfig = smTLSConfig(t)
 	}
-	reloaderEndpoint := monitoringv1.Endpoint{
+	return exporter
+}
+
+// smTLSConfig passes the monitor's TLS settings on as Secret references,
+// which prometheus-operator reads.
+func smTLSConfig(t *v1beta1.TLSConfig) *monitoringv1.TLSConfig {
+	tc := monitoringv1.SafeTLSConfig{KeySecret: t.KeySecret}
+	if t.CA != nil {
+		tc.CA = monitoringv1.SecretOrConfigMap{Secret: t.CA}
+	}
+	if t.Cert != nil {
+		tc.Cert = monitoringv1.SecretOrConfigMap{Secret: t.Cert}
+	}
+	// Set only when set in the monitor: the operator sends no field it
+	// has no value for.
+	if t.ServerName != "" {
+		tc.ServerName = ptr.To(t.ServerName)
+	}
+	if t.InsecureSkipVerify {
+		tc.InsecureSkipVerify = ptr.To(true)
+	}
+	return &monitoringv1.TLSConfig{SafeTLSConfig: tc}
+}
+
+// smReloaderEndpoint scrapes the reloader's port over plain HTTP with only
+// the monitor's interval and timeout (see reloaderScrapeConfig).
+func smReloaderEndpoint(mon *v1beta1.NginxMonitor, sel Selection) monitoringv1.Endpoint {
+	ep := mon.Spec.Endpoint
+	return monitoringv1.Endpoint{
 		Port:           ReloaderPortName,
 		Path:           reloader.MetricsPath,
 		Scheme:         ptr.To(monitoringv1.Scheme("http")),
@@ -109,27 +153,6 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 		ScrapeTimeout:  monitoringv1.Duration(ep.ScrapeTimeout),
 		RelabelConfigs: smTargetRules(mon, sel, ReloaderJobName(mon.Namespace, mon.Name)),
 	}
-	sm := &monitoringv1.ServiceMonitor{
-		TypeMeta: metav1.TypeMeta{APIVersion: ServiceMonitorGVK.GroupVersion().String(), Kind: ServiceMonitorGVK.Kind},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: mon.Name, Namespace: mon.Namespace,
-			Labels: k8sutil.Labels("nginx-monitor", mon.Name, "servicemonitor"),
-		},
-		Spec: monitoringv1.ServiceMonitorSpec{
-			Selector: metav1.LabelSelector{
-				MatchLabels: map[string]string{
-					k8sutil.LabelManagedBy: k8sutil.ManagedBy, k8sutil.LabelName: layout.AppName, k8sutil.LabelComponent: layout.Component,
-				},
-				MatchExpressions: instances,
-			},
-			NamespaceSelector: monitoringv1.NamespaceSelector{MatchNames: namespaces},
-			Endpoints:         []monitoringv1.Endpoint{exporter, reloaderEndpoint},
-		},
-	}
-	if ep.SampleLimit > 0 {
-		sm.Spec.SampleLimit = ptr.To(ep.SampleLimit)
-	}
-	return sm
 }
 
 // smTargetRules are the operator's relabelings of a ServiceMonitor endpoint,

@@ -73,26 +73,53 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 		return nil, err
 	}
 	metrics.Register()
+	metricsOpts, err := metricsServerOptions(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := manager.New(cfg, managerOptions(opts, log, metricsOpts))
+	if err != nil {
+		return nil, err
+	}
+	if err := addHealthChecks(mgr, log); err != nil {
+		return nil, err
+	}
+	if err := addControllers(cfg, mgr, opts); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// metricsServerOptions serve /metrics on --metrics-bind-address, behind
+// authentication and authorization when it is served with TLS.
+func metricsServerOptions(cfg *rest.Config, opts Options) (metricsserver.Options, error) {
 	metricsOpts := metricsserver.Options{
 		BindAddress:   opts.MetricsBindAddress,
 		SecureServing: opts.MetricsSecure,
 		CertDir:       opts.MetricsCertDir,
 	}
-	if opts.MetricsSecure {
-		// Every scrape is authenticated with a TokenReview and authorized with a
-		// SubjectAccessReview for GET on the /metrics non-resource URL.
-		httpClient, err := rest.HTTPClientFor(cfg)
-		if err != nil {
-			return nil, err
-		}
-		filter, err := filters.WithAuthenticationAndAuthorization(cfg, httpClient)
-		if err != nil {
-			return nil, fmt.Errorf("metrics authorization: %w", err)
-		}
-		metricsOpts.FilterProvider = func(*rest.Config, *http.Client) (metricsserver.Filter, error) { return filter, nil }
+	if !opts.MetricsSecure {
+		return metricsOpts, nil
 	}
+	// Every scrape is authenticated with a TokenReview and authorized with a
+	// SubjectAccessReview for GET on the /metrics non-resource URL.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return metricsOpts, err
+	}
+	filter, err := filters.WithAuthenticationAndAuthorization(cfg, httpClient)
+	if err != nil {
+		return metricsOpts, fmt.Errorf("metrics authorization: %w", err)
+	}
+	metricsOpts.FilterProvider = func(*rest.Config, *http.Client) (metricsserver.Filter, error) { return filter, nil }
+	return metricsOpts, nil
+}
 
-	mgr, err := manager.New(cfg, manager.Options{
+// managerOptions translate the flags into controller-runtime's options:
+// the scoped cache, the servers, and leader election on a Lease released
+// at shutdown so a successor need not wait for it to expire.
+func managerOptions(opts Options, log logr.Logger, metricsOpts metricsserver.Options) manager.Options {
+	return manager.Options{
 		Scheme:                        NewScheme(),
 		Logger:                        log,
 		Cache:                         CacheOptions(opts),
@@ -110,31 +137,35 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 		RetryPeriod:                   &opts.RetryPeriod,
 		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
 		Controller:                    config.Controller{SkipNameValidation: &opts.SkipControllerNameValidation},
-	})
-	if err != nil {
-		return nil, err
 	}
+}
 
+// addHealthChecks: /healthz answers while the process runs; /readyz waits
+// until the custom resources' informers have synced.
+func addHealthChecks(mgr manager.Manager, log logr.Logger) error {
 	informers := newInformerSync(mgr.GetCache(), CustomResources(), log.WithName("informers"))
 	if err := mgr.Add(informers); err != nil {
-		return nil, err
+		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, err
+		return err
 	}
-	if err := mgr.AddReadyzCheck("informers", informers.Check); err != nil {
-		return nil, err
-	}
+	return mgr.AddReadyzCheck("informers", informers.Check)
+}
+
+// addControllers adds the three controllers, and the cache of referenced
+// objects the NginxOperator controller watches.
+func addControllers(cfg *rest.Config, mgr manager.Manager, opts Options) error {
 	var podConfig prober.PodConfigReader
 	if opts.ReadPodStatus {
 		podConfig = prober.NewHTTPReader(podStatusTimeout)
 	}
 	references, err := cache.New(cfg, ReferenceCacheOptions(opts, mgr))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := mgr.Add(cacheRunnable{references}); err != nil {
-		return nil, err
+		return err
 	}
 	if err := nginx.SetupWithManager(mgr, nginx.Setup{
 		Images:     nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter, Agent: opts.Images.Agent, Reloader: opts.Images.Reloader},
@@ -142,15 +173,15 @@ func NewManager(cfg *rest.Config, opts Options, log logr.Logger) (manager.Manage
 		References: references,
 		Operator:   nginx.OperatorPods{Namespace: opts.Namespace, Labels: PodLabels()},
 	}); err != nil {
-		return nil, fmt.Errorf("setting up the NginxOperator controller: %w", err)
+		return fmt.Errorf("setting up the NginxOperator controller: %w", err)
 	}
 	if err := monitor.SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the NginxMonitor controller: %w", err)
+		return fmt.Errorf("setting up the NginxMonitor controller: %w", err)
 	}
 	if err := backup.SetupWithManager(mgr, opts.Images.Agent, opts.Images.Nginx); err != nil {
-		return nil, fmt.Errorf("setting up the NginxBackup controller: %w", err)
+		return fmt.Errorf("setting up the NginxBackup controller: %w", err)
 	}
-	return mgr, nil
+	return nil
 }
 
 // podStatusTimeout bounds one request to a pod's reloader.

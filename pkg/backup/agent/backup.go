@@ -76,18 +76,8 @@ func Backup(ctx context.Context, st storage.Storage, req Request) (Record, error
 		}
 		return Record{}, fmt.Errorf("backup %s/%s %s: %w", req.Namespace, req.Instance, id, err)
 	}
-	for _, part := range []struct{ name, dir string }{{ConfigFile, req.ConfigDir}, {ContentFile, req.ContentDir}} {
-		if part.dir == "" {
-			continue
-		}
-		key := req.Key(id, part.name)
-		uploaded = append(uploaded, key)
-		f, err := uploadTree(ctx, st, key, part.dir)
-		if err != nil {
-			return fail(fmt.Errorf("%s: %w", part.name, err))
-		}
-		f.Name = part.name
-		m.Files = append(m.Files, f)
+	if err := uploadParts(ctx, st, req, &m, &uploaded); err != nil {
+		return fail(err)
 	}
 	m.CreationTime = now().UTC()
 	body, err := json.MarshalIndent(m, "", "  ")
@@ -115,6 +105,26 @@ func Backup(ctx context.Context, st storage.Storage, req Request) (Record, error
 		SHA256:         hex.EncodeToString(sum[:]),
 		Manifest:       m,
 	}, nil
+}
+
+// uploadParts uploads the archives req asks for (the configuration, the
+// content) and lists them in m. Each key is added to uploaded before its
+// upload starts, so a failed run deletes a partial object too.
+func uploadParts(ctx context.Context, st storage.Storage, req Request, m *Manifest, uploaded *[]string) error {
+	for _, part := range []struct{ name, dir string }{{ConfigFile, req.ConfigDir}, {ContentFile, req.ContentDir}} {
+		if part.dir == "" {
+			continue
+		}
+		key := req.Key(m.ID, part.name)
+		*uploaded = append(*uploaded, key)
+		f, err := uploadTree(ctx, st, key, part.dir)
+		if err != nil {
+			return fmt.Errorf("%s: %w", part.name, err)
+		}
+		f.Name = part.name
+		m.Files = append(m.Files, f)
+	}
+	return nil
 }
 
 // errUploadStopped ends the archiver of a tree whose upload returned.

@@ -198,69 +198,16 @@ func jobSpec(backup *v1beta1.NginxBackup, in Inputs) batchv1.JobSpec {
 	}
 }
 
+// podTemplate is the backup agent's pod: what it reads and where it writes
+// (backupAccess), and where it may run (contentPlacement).
 func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec {
-	ns, instance := backup.Namespace, backup.Spec.Instance
-	args := []string{
-		"backup",
-		"--namespace=" + ns,
-		"--instance=" + instance,
-	}
-	env := []corev1.EnvVar{{Name: "TMPDIR", Value: tmpPath}}
-	volumes := []corev1.Volume{{
-		Name:         tmpVolume,
-		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
-	}}
-	mounts := []corev1.VolumeMount{{Name: tmpVolume, MountPath: tmpPath}}
+	access := backupAccess(backup, in)
 	meta := metav1.ObjectMeta{Labels: Labels(backup)}
-
-	dest := reachDestination(backup.Spec.Destination, destinationVolume, destinationPath, false)
-	args, env = append(args, dest.args...), append(env, dest.env...)
-	volumes, mounts = append(volumes, dest.volumes...), append(mounts, dest.mounts...)
-
-	if IncludesConfig(backup) {
-		args = append(args, "--config-dir="+configMountPath)
-		volumes = append(volumes, corev1.Volume{Name: configVolume, VolumeSource: corev1.VolumeSource{
-			Projected: &corev1.ProjectedVolumeSource{Sources: configSources(instance, in)},
-		}})
-		mounts = append(mounts, corev1.VolumeMount{Name: configVolume, MountPath: configMountPath, ReadOnly: true})
-	}
-
-	var affinity *corev1.Affinity
-	var tolerations []corev1.Toleration
-	if IncludesContent(backup, in.Instance) {
-		args = append(args, "--content-dir="+contentPath)
-		volumes = append(volumes, corev1.Volume{Name: contentVolume, VolumeSource: corev1.VolumeSource{
-			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ContentClaimName(instance), ReadOnly: true},
-		}})
-		mounts = append(mounts, corev1.VolumeMount{Name: contentVolume, MountPath: contentPath, ReadOnly: true})
-		if needsColocation(in.Instance.Spec.Content.VolumeClaimTemplate.AccessModes) && runsPodZero(in.Instance) {
-			affinity = podZeroAffinity(instance)
-			// Pod 0's node may be tainted for the instance: tolerate what it does.
-			tolerations = in.Instance.Spec.Pod.Tolerations
-		}
-	}
-
-	if in.InstanceImage != "" {
-		args = append(args, "--image="+in.InstanceImage)
-	}
 	if len(in.InstanceSpec) > 0 {
+		// The downward API volume of specFileAccess reads the spec from here.
 		meta.Annotations = map[string]string{SpecAnnotation: string(in.InstanceSpec)}
-		args = append(args, "--spec-file="+podInfoPath+"/"+specFileName)
-		volumes = append(volumes, corev1.Volume{Name: podInfoVolume, VolumeSource: corev1.VolumeSource{
-			DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{{
-				Path:     specFileName,
-				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + SpecAnnotation + "']"},
-			}}},
-		}})
-		mounts = append(mounts, corev1.VolumeMount{Name: podInfoVolume, MountPath: podInfoPath, ReadOnly: true})
 	}
-	if in.OperatorVersion != "" {
-		args = append(args, "--operator-version="+in.OperatorVersion)
-	}
-	if keep := backup.Spec.Retention.KeepLast; keep > 0 {
-		args = append(args, "--keep-last="+strconv.Itoa(int(keep)))
-	}
-
+	affinity, tolerations := contentPlacement(backup, in)
 	return corev1.PodTemplateSpec{
 		ObjectMeta: meta,
 		Spec: corev1.PodSpec{
@@ -280,10 +227,96 @@ func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec 
 				FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
 				SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
-			Containers: []corev1.Container{agentContainer(ContainerName, in, args, env, mounts)},
-			Volumes:    volumes,
+			Containers: []corev1.Container{agentContainer(ContainerName, in, access.args, access.env, access.mounts)},
+			Volumes:    access.volumes,
 		},
 	}
+}
+
+// backupAccess is everything the backup agent is given: its flags, its
+// environment, and the volumes of its scratch space, the destination, the
+// configuration, the content and the instance's spec, each only when the
+// backup includes it.
+func backupAccess(backup *v1beta1.NginxBackup, in Inputs) agentAccess {
+	instance := backup.Spec.Instance
+	a := agentAccess{
+		args:    []string{"backup", "--namespace=" + backup.Namespace, "--instance=" + instance},
+		env:     []corev1.EnvVar{{Name: "TMPDIR", Value: tmpPath}},
+		volumes: []corev1.Volume{{Name: tmpVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		mounts:  []corev1.VolumeMount{{Name: tmpVolume, MountPath: tmpPath}},
+	}
+	a.add(reachDestination(backup.Spec.Destination, destinationVolume, destinationPath, false))
+	if IncludesConfig(backup) {
+		a.add(configAccess(instance, in))
+	}
+	if IncludesContent(backup, in.Instance) {
+		a.add(contentAccess(instance))
+	}
+	if in.InstanceImage != "" {
+		a.args = append(a.args, "--image="+in.InstanceImage)
+	}
+	if len(in.InstanceSpec) > 0 {
+		a.add(specFileAccess())
+	}
+	if in.OperatorVersion != "" {
+		a.args = append(a.args, "--operator-version="+in.OperatorVersion)
+	}
+	if keep := backup.Spec.Retention.KeepLast; keep > 0 {
+		a.args = append(a.args, "--keep-last="+strconv.Itoa(int(keep)))
+	}
+	return a
+}
+
+// configAccess mounts the projected configuration (configSources) read-only.
+func configAccess(instance string, in Inputs) agentAccess {
+	return agentAccess{
+		args: []string{"--config-dir=" + configMountPath},
+		volumes: []corev1.Volume{{Name: configVolume, VolumeSource: corev1.VolumeSource{
+			Projected: &corev1.ProjectedVolumeSource{Sources: configSources(instance, in)},
+		}}},
+		mounts: []corev1.VolumeMount{{Name: configVolume, MountPath: configMountPath, ReadOnly: true}},
+	}
+}
+
+// contentAccess mounts pod 0's content claim read-only: the backup copies
+// what the first replica serves.
+func contentAccess(instance string) agentAccess {
+	return agentAccess{
+		args: []string{"--content-dir=" + contentPath},
+		volumes: []corev1.Volume{{Name: contentVolume, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: ContentClaimName(instance), ReadOnly: true},
+		}}},
+		mounts: []corev1.VolumeMount{{Name: contentVolume, MountPath: contentPath, ReadOnly: true}},
+	}
+}
+
+// specFileAccess hands the agent the instance's spec as a downward API file
+// of the pod's SpecAnnotation, so the spec travels with the Job and not in
+// its args.
+func specFileAccess() agentAccess {
+	return agentAccess{
+		args: []string{"--spec-file=" + podInfoPath + "/" + specFileName},
+		volumes: []corev1.Volume{{Name: podInfoVolume, VolumeSource: corev1.VolumeSource{
+			DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{{
+				Path:     specFileName,
+				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + SpecAnnotation + "']"},
+			}}},
+		}}},
+		mounts: []corev1.VolumeMount{{Name: podInfoVolume, MountPath: podInfoPath, ReadOnly: true}},
+	}
+}
+
+// contentPlacement puts a run that mounts a node-bound content volume on pod
+// 0's node, tolerating the taints the instance's pods tolerate there; other
+// runs go wherever the scheduler likes.
+func contentPlacement(backup *v1beta1.NginxBackup, in Inputs) (*corev1.Affinity, []corev1.Toleration) {
+	if !IncludesContent(backup, in.Instance) {
+		return nil, nil
+	}
+	if !needsColocation(in.Instance.Spec.Content.VolumeClaimTemplate.AccessModes) || !runsPodZero(in.Instance) {
+		return nil, nil
+	}
+	return podZeroAffinity(backup.Spec.Instance), in.Instance.Spec.Pod.Tolerations
 }
 
 // configSources project the configuration into one directory: the rendered
@@ -320,19 +353,29 @@ func cleanPrefix(p string) string {
 	return strings.Trim(path.Clean("/"+p), "/")
 }
 
-// destinationAccess is how the agent reaches a backup's destination: its
-// flags, the S3 credentials in its environment, and a pvc's volume and mount.
-type destinationAccess struct {
+// agentAccess is what the agent is given to reach one thing it works on
+// (a destination, the configuration, the content): flags, environment (S3
+// credentials travel there, never in flags), volumes and their mounts.
+type agentAccess struct {
 	args    []string
 	env     []corev1.EnvVar
 	volumes []corev1.Volume
 	mounts  []corev1.VolumeMount
 }
 
+// add appends o's flags, environment, volumes and mounts after a's, in that
+// order, so the agent's command line reads in the order access was added.
+func (a *agentAccess) add(o agentAccess) {
+	a.args = append(a.args, o.args...)
+	a.env = append(a.env, o.env...)
+	a.volumes = append(a.volumes, o.volumes...)
+	a.mounts = append(a.mounts, o.mounts...)
+}
+
 // reachDestination mounts a pvc destination as volume at path (read-only for
 // restores) or addresses an S3 one.
-func reachDestination(dest v1beta1.Destination, volume, path string, readOnly bool) destinationAccess {
-	var d destinationAccess
+func reachDestination(dest v1beta1.Destination, volume, path string, readOnly bool) agentAccess {
+	var d agentAccess
 	switch {
 	case dest.PVC != nil:
 		d.args = []string{"--pvc-path=" + path}

@@ -37,25 +37,24 @@ const (
 // The container's security context is the restricted one and names no user:
 // the pod must run as the user the content belongs to (the nginx pods do).
 func RestoreInitContainer(backup *v1beta1.NginxBackup, id string, content corev1.VolumeMount, in Inputs) (corev1.Container, []corev1.Volume) {
-	args := []string{
-		"restore",
-		"--once",
-		"--namespace=" + backup.Namespace,
-		"--instance=" + backup.Spec.Instance,
-		"--id=" + id,
-		"--target=" + content.MountPath,
-	}
 	content.ReadOnly = false
-	env := []corev1.EnvVar{{Name: "TMPDIR", Value: restoreTmpPath}}
-	volumes := []corev1.Volume{{
-		Name:         restoreTmpVolume,
-		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
-	}}
-	mounts := []corev1.VolumeMount{content, {Name: restoreTmpVolume, MountPath: restoreTmpPath}}
+	a := agentAccess{
+		args: []string{
+			"restore",
+			"--once",
+			"--namespace=" + backup.Namespace,
+			"--instance=" + backup.Spec.Instance,
+			"--id=" + id,
+			"--target=" + content.MountPath,
+		},
+		env: []corev1.EnvVar{{Name: "TMPDIR", Value: restoreTmpPath}},
+		volumes: []corev1.Volume{{
+			Name:         restoreTmpVolume,
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
+		}},
+		mounts: []corev1.VolumeMount{content, {Name: restoreTmpVolume, MountPath: restoreTmpPath}},
+	}
+	a.add(reachDestination(backup.Spec.Destination, restoreDestinationVolume, restoreDestinationPath, true))
 
-	dest := reachDestination(backup.Spec.Destination, restoreDestinationVolume, restoreDestinationPath, true)
-	args, env = append(args, dest.args...), append(env, dest.env...)
-	volumes, mounts = append(volumes, dest.volumes...), append(mounts, dest.mounts...)
-
-	return agentContainer(RestoreContainerName, in, args, env, mounts), volumes
+	return agentContainer(RestoreContainerName, in, a.args, a.env, a.mounts), a.volumes
 }

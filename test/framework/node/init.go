@@ -313,11 +313,7 @@ type nsInit struct {
 // startInit starts the init in new namespaces and waits until it is ready.
 // logPath receives its stderr.
 func startInit(cfg initConfig, logPath string) (*nsInit, error) {
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, err
-	}
-	self, err := os.Executable()
+	cmd, err := initCommand(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -325,15 +321,7 @@ func startInit(cfg initConfig, logPath string) (*nsInit, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), initEnv+"="+string(raw))
 	cmd.Stderr = logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS,
-		Setpgid:    true,
-		// If the test process dies, so does the node.
-		Pdeathsig: syscall.SIGKILL,
-	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		logf.Close()
@@ -349,13 +337,47 @@ func startInit(cfg initConfig, logPath string) (*nsInit, error) {
 		replies: make(chan initMessage, 1), exited: make(chan struct{}), release: make(chan struct{}),
 		deaths: map[string]string{},
 	}
-	// The kernel sends Pdeathsig when the thread that forked the child
-	// exits, and the Go runtime may end threads: fork from a thread locked
-	// to a goroutine that stays until Stop.
+	if err := in.forkOnLockedThread(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("starting the node's init: %w", err)
+	}
+	go in.readMessages(stdout, logf)
+	if err := in.waitReady(logPath); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// initCommand runs this very binary as the init (initEnv carries cfg) in new
+// mount, network, PID and UTS namespaces.
+func initCommand(cfg initConfig) (*exec.Cmd, error) {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), initEnv+"="+string(raw))
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS,
+		Setpgid:    true,
+		// If the test process dies, so does the node.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	return cmd, nil
+}
+
+// forkOnLockedThread starts the init. The kernel sends Pdeathsig when the
+// thread that forked the child exits, and the Go runtime may end threads:
+// fork from a thread locked to a goroutine that stays until Stop.
+func (in *nsInit) forkOnLockedThread() error {
 	started := make(chan error)
 	go func() {
 		runtime.LockOSThread()
-		err := cmd.Start()
+		err := in.cmd.Start()
 		started <- err
 		if err != nil {
 			runtime.UnlockOSThread()
@@ -364,43 +386,49 @@ func startInit(cfg initConfig, logPath string) (*nsInit, error) {
 		<-in.release
 		runtime.UnlockOSThread()
 	}()
-	if err := <-started; err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("starting the node's init: %w", err)
-	}
-	go func() {
-		dec := json.NewDecoder(stdout)
-		for {
-			var m initMessage
-			if err := dec.Decode(&m); err != nil {
-				break
-			}
-			if m.Exited != "" {
-				in.mu.Lock()
-				in.deaths[m.Exited] = m.Status
-				in.mu.Unlock()
-				continue
-			}
-			in.replies <- m
+	return <-started
+}
+
+// readMessages reads the init's stdout until it ends: a process's exit is
+// recorded in deaths, every other message is a reply. Then it reaps the
+// init, closes its log and closes exited.
+func (in *nsInit) readMessages(stdout io.Reader, logf *os.File) {
+	dec := json.NewDecoder(stdout)
+	for {
+		var m initMessage
+		if err := dec.Decode(&m); err != nil {
+			break
 		}
-		_ = cmd.Wait()
-		logf.Close()
-		close(in.exited)
-	}()
+		if m.Exited != "" {
+			in.mu.Lock()
+			in.deaths[m.Exited] = m.Status
+			in.mu.Unlock()
+			continue
+		}
+		in.replies <- m
+	}
+	_ = in.cmd.Wait()
+	logf.Close()
+	close(in.exited)
+}
+
+// waitReady waits for the init's first reply, which says whether it set the
+// node up; a failed, exited or silent init is killed.
+func (in *nsInit) waitReady(logPath string) error {
 	select {
 	case m := <-in.replies:
 		if !m.Ready {
 			in.kill()
-			return nil, fmt.Errorf("the node's init failed: %s (log: %s)", m.Error, logPath)
+			return fmt.Errorf("the node's init failed: %s (log: %s)", m.Error, logPath)
 		}
 	case <-in.exited:
 		in.kill()
-		return nil, fmt.Errorf("the node's init exited (log: %s)", logPath)
+		return fmt.Errorf("the node's init exited (log: %s)", logPath)
 	case <-time.After(30 * time.Second):
 		in.kill()
-		return nil, fmt.Errorf("the node's init did not start (log: %s)", logPath)
+		return fmt.Errorf("the node's init did not start (log: %s)", logPath)
 	}
-	return in, nil
+	return nil
 }
 
 // pid is the init's pid in the host's PID namespace.

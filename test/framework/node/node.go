@@ -291,27 +291,7 @@ func (n *Node) Prepare(ctx context.Context, dir string) (string, error) {
 	if n.token, err = randomToken(); err != nil {
 		return "", err
 	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return "", err
-	}
-	for _, o := range overlays {
-		if dir == o || strings.HasPrefix(dir, o+"/") {
-			return "", fmt.Errorf("the node's directory %s must not be under %s, which the node overlays", dir, o)
-		}
-	}
-	n.dir = dir
-	n.runDir = "/run/nok" + n.token
-	sweepStale()
-	for _, d := range []string{n.dir, n.runDir, filepath.Join(n.dir, "cni")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return "", err
-		}
-	}
-	// Filled at Start, when the apiserver can mint the token.
-	if err := os.MkdirAll(n.serviceAccountDir(), 0o700); err != nil {
-		return "", err
-	}
-	if err := writeOwner(n.runDir); err != nil {
+	if err := n.makeDirs(dir); err != nil {
 		return "", err
 	}
 	if n.net, err = leaseSubnet(n.token); err != nil {
@@ -320,7 +300,48 @@ func (n *Node) Prepare(ctx context.Context, dir string) (string, error) {
 	if err := createCgroupRoot(n.cgroupName()); err != nil {
 		return "", err
 	}
-	n.init, err = startInit(initConfig{
+	if n.init, err = startInit(n.initConfig(), filepath.Join(n.dir, "init.log")); err != nil {
+		return "", err
+	}
+	if err := n.linkNetwork(); err != nil {
+		return "", err
+	}
+	n.PreparedIn = time.Since(began)
+	return n.net.hostIP, ctx.Err()
+}
+
+// makeDirs creates the node's directory (dir, which must not be under a
+// path the node overlays, or the node would hide it from itself), its run
+// directory, which records its owner for a later sweep of stale nodes, and
+// the directories filled later.
+func (n *Node) makeDirs(dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for _, o := range overlays {
+		if dir == o || strings.HasPrefix(dir, o+"/") {
+			return fmt.Errorf("the node's directory %s must not be under %s, which the node overlays", dir, o)
+		}
+	}
+	n.dir = dir
+	n.runDir = "/run/nok" + n.token
+	sweepStale()
+	for _, d := range []string{n.dir, n.runDir, filepath.Join(n.dir, "cni")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	// Filled at Start, when the apiserver can mint the token.
+	if err := os.MkdirAll(n.serviceAccountDir(), 0o700); err != nil {
+		return err
+	}
+	return writeOwner(n.runDir)
+}
+
+// initConfig is what the node's init sets up in its namespaces.
+func (n *Node) initConfig() initConfig {
+	return initConfig{
 		Hostname: n.opts.Name,
 		// What the kubelet's container manager wants of these host-wide
 		// tunables (it sets them unless protectKernelDefaults): it reads
@@ -340,25 +361,24 @@ func (n *Node) Prepare(ctx context.Context, dir string) (string, error) {
 		Keep:      []string{n.runDir},
 		Binds:     map[string]string{serviceAccountPath: n.serviceAccountDir()},
 		ShadowDir: filepath.Join(n.dir, "shadow"),
-	}, filepath.Join(n.dir, "init.log"))
-	if err != nil {
-		return "", err
 	}
+}
+
+// linkNetwork links the init's network namespace to the host and writes
+// the CNI configuration its pods get their addresses from.
+func (n *Node) linkNetwork() error {
+	var err error
 	if n.netns, err = os.Open(fmt.Sprintf("/proc/%d/ns/net", n.init.pid())); err != nil {
-		return "", err
+		return err
 	}
 	if err := n.net.setup(n.init.pid()); err != nil {
-		return "", err
+		return err
 	}
 	cni, err := n.cniConfig()
 	if err != nil {
-		return "", err
+		return err
 	}
-	if err := os.WriteFile(filepath.Join(n.dir, "cni", "10-nok.conflist"), cni, 0o644); err != nil {
-		return "", err
-	}
-	n.PreparedIn = time.Since(began)
-	return n.net.hostIP, ctx.Err()
+	return os.WriteFile(filepath.Join(n.dir, "cni", "10-nok.conflist"), cni, 0o644)
 }
 
 // Start runs containerd (and imports the images), CoreDNS, the kubelet,
