@@ -138,10 +138,7 @@ func requireClusterComponents(b *testing.B) {
 	b.Helper()
 	for _, bin := range clusterComponents {
 		if _, err := framework.BinPath(bin); err != nil {
-			if tools.Required() {
-				b.Fatal(err)
-			}
-			b.Skip(err)
+			tools.Missing(b, err.Error())
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // kwokPodCIDR is where kwok's pods get their addresses (framework's
@@ -124,7 +125,7 @@ func BenchmarkPodStatus(b *testing.B) {
 		b.Run(strings.ReplaceAll(sc.name, " ", "_"), func(b *testing.B) {
 			for range b.N {
 				if sc.rule != "" && !podPortRule(b, sc.rule) {
-					b.Skip("needs root: iptables makes the pods' reloader port " + sc.rule)
+					tools.Missing(b, "needs root: iptables makes the pods' reloader port "+sc.rule)
 				}
 				results = append(results, runStatusScenario(b, n, idle, sc))
 			}
