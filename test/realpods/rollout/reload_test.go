@@ -295,9 +295,13 @@ func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
 		err    error
 	}
 	done := make(chan answer, 1)
+	held := make(chan struct{})
 	began := time.Now()
 	go func() {
-		resp, err := hc.Get(url + "?sleep=20s")
+		// ?flush=1: the header arrives while the test server holds the
+		// request, the body 20 s later.
+		resp, err := hc.Get(url + "?sleep=20s&flush=1")
+		close(held)
 		if err != nil {
 			done <- answer{err: err}
 			return
@@ -306,7 +310,11 @@ func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
 		body, err := io.ReadAll(resp.Body)
 		done <- answer{resp.StatusCode, string(body), err}
 	}()
-	time.Sleep(3 * time.Second)
+	select {
+	case <-held: // in flight through one of the pods
+	case <-ctx.Done():
+		t.Fatal("the slow request was never held")
+	}
 	// Both pods, so the one with the request is among them.
 	if err := cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=web"}); err != nil {
 		t.Fatal(err)
