@@ -33,6 +33,19 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
+// Bounds of the figures Documentation/performance.md states for the real
+// node, a few times what it measured (a change loaded by both pods: status
+// p50 1.1 s; a certificate rotation served: median 1.1 s; a mismatched key
+// refused: 1.1 s) on a machine shared with the rest of make test, and well
+// under what the mechanisms they replaced took (the kubelet's periodic
+// sync of a Secret volume, up to a minute and more: 13.8 s for a rotation,
+// 36 s for a refusal).
+const (
+	maxMedianChangeLoaded   = 5 * time.Second
+	maxMedianRotationServed = 5 * time.Second
+	maxRefusalReported      = 10 * time.Second
+)
+
 // Ten configuration changes under a steady client load are each loaded in
 // place by both pods' reloaders: not one request fails, the pods are the
 // same with no container restarted, and a WebSocket opened before the first
@@ -74,6 +87,9 @@ func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
 		echo(t, ws, "after change "+strconv.Itoa(version-1))
 	}
 	t.Logf("apply to served by both pods, 10 changes: %v (median %s)", latencies, median(latencies))
+	if m := median(latencies); m > maxMedianChangeLoaded {
+		t.Errorf("a change took %s at the median to be loaded by both pods, more than %s: %v", m, maxMedianChangeLoaded, latencies)
+	}
 
 	noPodReplacedOrRestarted(ctx, t, cs, ns, pods)
 }
@@ -232,6 +248,9 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 	}
 	t.Logf("%d rotated certificates served by both pods after the Secret's update: median %s, slowest %s (%v)",
 		len(took), median(took).Round(100*time.Millisecond), slices.Max(took).Round(100*time.Millisecond), took)
+	if m := median(took); m > maxMedianRotationServed {
+		t.Errorf("a rotated certificate took %s at the median to be served by both pods, more than %s: %v", m, maxMedianRotationServed, took)
+	}
 
 	// A certificate with another certificate's key.
 	mismatched, _ := pair("mismatched")
@@ -246,6 +265,9 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 		t.Fatalf("a mismatched key: Degraded is %+v, want ConfigRejected", framework.InstanceCondition(ctx, cl, ns, key.Name, v1beta1.ConditionDegraded))
 	}
 	t.Logf("mismatched key reported ConfigRejected %s after the Secret's update", time.Since(began).Round(100*time.Millisecond))
+	if d := time.Since(began); d > maxRefusalReported {
+		t.Errorf("a mismatched key was reported ConfigRejected %s after the Secret's update, more than %s", d.Round(100*time.Millisecond), maxRefusalReported)
+	}
 	if unit := servedUnit(); unit != "sixth" {
 		t.Errorf("while the mismatched pair is refused the pods serve %q (%v), want the last valid certificate still", unit, lastErr)
 	}
