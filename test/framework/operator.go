@@ -317,27 +317,16 @@ func (o *Operator) LogContains(s string) bool {
 	return false
 }
 
-// WaitFor polls cond every 100ms until it is true or timeout passes.
+// WaitFor polls cond every 100ms until it is true or timeout passes: the
+// tests' one wait, tools.WaitFor (tools.Poll, tools.Eventually), under the
+// name the framework's users know.
 func WaitFor(ctx context.Context, timeout time.Duration, cond func(context.Context) bool) bool {
-	return WaitForEvery(ctx, 100*time.Millisecond, timeout, cond)
+	return tools.WaitFor(ctx, timeout, cond)
 }
 
 // WaitForEvery is WaitFor checking cond every interval.
 func WaitForEvery(ctx context.Context, interval, timeout time.Duration, cond func(context.Context) bool) bool {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		if cond(ctx) {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
+	return tools.WaitForEvery(ctx, interval, timeout, cond)
 }
 
 // Metric sums the samples of the operator's metric name whose labels include
