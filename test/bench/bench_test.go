@@ -399,9 +399,9 @@ type operatorProcess struct {
 	exited          chan struct{}
 }
 
-// startOperator runs the operator as bundle.yaml does, with args added
+// startOperatorProcess runs the operator as bundle.yaml does, with args added
 // (later flags win) and env added to its environment.
-func startOperator(b testing.TB, kubeconfig string, args []string, env ...string) *operatorProcess {
+func startOperatorProcess(b testing.TB, kubeconfig string, args []string, env ...string) *operatorProcess {
 	b.Helper()
 	bin := os.Getenv("BENCH_OPERATOR_BIN") // another build, to compare
 	if bin == "" {
@@ -489,7 +489,7 @@ func runOperator(b testing.TB, n int, r *Result) {
 	c, kubeconfig, cl, cs := operatorCluster(b, n)
 	ctx := context.Background()
 	args := podsRefuse(b)
-	op := startOperator(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV")) // e.g. GOMEMLIMIT=40MiB
+	op := startOperatorProcess(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV")) // e.g. GOMEMLIMIT=40MiB
 	before := scrape(b, op)
 	auditBefore := countAudit(b, c.AuditLog())
 
@@ -575,7 +575,7 @@ func runOperator(b testing.TB, n int, r *Result) {
 	// A restarted operator reconciles every instance once more: that pass
 	// (what a resync does) must not write.
 	op.stop()
-	op = startOperator(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV"))
+	op = startOperatorProcess(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV"))
 	if !framework.WaitFor(ctx, time.Duration(n)*time.Second+2*time.Minute, func(context.Context) bool {
 		m := scrape(b, op)
 		return m.reconciles >= float64(n) && m.queueDepth == 0

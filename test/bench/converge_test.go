@@ -35,7 +35,7 @@ func TestFirstConvergenceWritesAtMostEightPerInstanceAndAResyncNothing(t *testin
 	c, kubeconfig, cl, _ := operatorCluster(t, n)
 	ctx := context.Background()
 	args := podsRefuse(t)
-	op := startOperator(t, kubeconfig, args)
+	op := startOperatorProcess(t, kubeconfig, args)
 	before, auditBefore := scrape(t, op), countAudit(t, c.AuditLog())
 	ready := watchReady(ctx, t, n, func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 		return cl.Watch(ctx, &v1beta1.NginxOperatorList{}, client.InNamespace(benchNamespace), &client.ListOptions{Raw: &opts})
@@ -62,7 +62,7 @@ func TestFirstConvergenceWritesAtMostEightPerInstanceAndAResyncNothing(t *testin
 	}
 
 	op.stop()
-	op = startOperator(t, kubeconfig, args)
+	op = startOperatorProcess(t, kubeconfig, args)
 	if !framework.WaitFor(ctx, 2*time.Minute, func(context.Context) bool {
 		m := scrape(t, op)
 		return m.reconciles >= n && m.queueDepth == 0

@@ -84,7 +84,7 @@ func BenchmarkEndpoints(b *testing.B) {
 func runEndpoints(b testing.TB, n int, name string, proxied bool) endpointsResult {
 	c, kubeconfig, cl, cs := operatorCluster(b, n+backendServices*endpointsPerService)
 	ctx := context.Background()
-	op := startOperator(b, kubeconfig, podsRefuse(b), os.Getenv("BENCH_OPERATOR_ENV"))
+	op := startOperatorProcess(b, kubeconfig, podsRefuse(b), os.Getenv("BENCH_OPERATOR_ENV"))
 	r := endpointsResult{scenario: name}
 	if proxied {
 		inParallel(b, backendServices, func(i int) error { return createBackend(ctx, cs, i) })

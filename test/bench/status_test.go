@@ -139,7 +139,7 @@ func BenchmarkPodStatus(b *testing.B) {
 func runStatusScenario(b testing.TB, n int, idle time.Duration, sc statusScenario) statusResult {
 	_, kubeconfig, cl, _ := operatorCluster(b, n)
 	ctx := context.Background()
-	op := startOperator(b, kubeconfig, sc.args)
+	op := startOperatorProcess(b, kubeconfig, sc.args)
 	start := scrape(b, op)
 	r := statusResult{scenario: sc.name, idle: idle}
 

@@ -26,6 +26,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -63,7 +64,7 @@ func BenchmarkConfigChangeReachesEveryPod(b *testing.B) {
 			for i := range b.N {
 				v := strconv.Itoa(i + 2)
 				began := time.Now()
-				update(ctx, b, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
+				framework.UpdateInstance(ctx, b, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
 				var wg sync.WaitGroup
 				for _, pod := range pods.Items {
 					wg.Go(func() { waitPodServes(ctx, b, hc, pod.Status.PodIP, v) })

@@ -64,10 +64,10 @@ func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
 	key := createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 
-	l := realcluster.StartLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
+	l := realcluster.StartLoad(ctx, t, n, framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http"), 4)
 	defer l.Finish(t)
 	l.WaitServed(ctx, t, 20)
-	ws := openWebSocket(ctx, t, n, serviceAddr(ctx, t, cl, ns))
+	ws := openWebSocket(ctx, t, n, framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http"))
 	defer ws.Close()
 	echo(t, ws, "before the first change")
 
@@ -75,7 +75,7 @@ func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
 	for version := 2; version <= 11; version++ {
 		v := strconv.Itoa(version)
 		began := time.Now()
-		update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
+		framework.UpdateInstance(ctx, t, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
 		inst := waitLoaded(ctx, t, cl, key, 2, 2*time.Minute)
 		latencies = append(latencies, time.Since(began))
 		// Loaded on both pods: every answer from now on is the new one's.
@@ -113,11 +113,11 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 	key := createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 
-	l := realcluster.StartLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
+	l := realcluster.StartLoad(ctx, t, n, framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http"), 4)
 	defer l.Finish(t)
 	l.WaitServed(ctx, t, 20)
 
-	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
+	framework.UpdateInstance(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
 		n.Spec.Config.Servers[0].Locations = append(n.Spec.Config.Servers[0].Locations,
 			v1beta1.Location{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "ghost", Port: 80}})
 		n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = "refused"
@@ -154,7 +154,7 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 	}
 
 	// The fix: proxy to a Service that resolves (the instance's own).
-	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
+	framework.UpdateInstance(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
 		n.Spec.Config.Servers[0].Locations[1].Proxy.Service = layout.NamesFor("web").Service
 		n.Spec.Config.Servers[0].Locations[1].Proxy.Port = 80
 		n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = "fixed"
@@ -299,7 +299,7 @@ func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
 
 	hc := n.HTTPClient()
 	hc.Timeout = time.Minute
-	url := "http://" + serviceAddr(ctx, t, cl, ns) + "/slow"
+	url := "http://" + framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http") + "/slow"
 	// The Service may take a moment to reach the new pods.
 	if !framework.WaitFor(ctx, 30*time.Second, func(context.Context) bool {
 		resp, err := hc.Get(url)
@@ -371,7 +371,7 @@ func TestARecreatedBackendServiceRecoversWithoutARestart(t *testing.T) {
 
 	hc := n.HTTPClient()
 	hc.Timeout = 5 * time.Second
-	url := "http://" + serviceAddr(ctx, t, cl, ns) + "/api"
+	url := "http://" + framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http") + "/api"
 	var last string
 	answers := func(context.Context) bool {
 		resp, err := hc.Get(url)
