@@ -27,26 +27,30 @@ const (
 // It is also the suite's judge of the operators themselves: a replica may
 // end only because the test ended it (killed, stopped) or, while the test
 // has the control plane down on purpose (outage), because it lost its
-// lease. Any other exit, and a panic in any replica's log, recovered or
-// not, fails the test when it ends (see findings).
+// lease or could not start against it. Any other exit, and a panic in any
+// replica's log, recovered or not, fails the test when it ends (see
+// findings).
 type replicas struct {
 	t          *testing.T
 	kubeconfig string
 	args       []string
 	proc       framework.OperatorProcess // which binary, with what environment
 
-	mu       sync.Mutex
-	ops      []*framework.Operator
-	started  []*framework.Operator          // every process started, in order
-	ended    map[*framework.Operator]string // why the test ended a process
-	exits    []string                       // exits the test did not cause
-	restarts int                            // replicas started again after they exited on their own
-	// leaseLosses counts the replicas that exited because they lost their
-	// lease while the test had the control plane down on purpose.
-	leaseLosses int
-	// outageUntil: until then, a replica that exits for a lost lease does
-	// so because of the test (zero: no outage).
-	outageUntil time.Time
+	mu        sync.Mutex
+	ops       []*framework.Operator
+	started   []*framework.Operator // every process started, in order
+	startedAt map[*framework.Operator]time.Time
+	ended     map[*framework.Operator]string // why the test ended a process
+	exits     []string                       // exits the test did not cause
+	restarts  int                            // replicas started again after they exited on their own
+	// outageExits counts the replicas that exited because the test had the
+	// control plane down on purpose: they lost their lease, or were started
+	// during the outage and gave up.
+	outageExits int
+	// From outageFrom until outageUntil, a replica that exits with an error
+	// (status 1) having lost its lease, or having been started in between,
+	// does so because of the test (zero: no outage).
+	outageFrom, outageUntil time.Time
 	// report fails the test with a finding (t.Error); the tests of the
 	// judge catch it instead.
 	report    func(finding string)
@@ -94,8 +98,9 @@ func startReplicas(ctx context.Context, t *testing.T, c *framework.Cluster, ns s
 			"--log-level=info",
 			"--graceful-shutdown-timeout=10s",
 		},
-		ended: map[*framework.Operator]string{},
-		stop:  make(chan struct{}),
+		ended:     map[*framework.Operator]string{},
+		startedAt: map[*framework.Operator]time.Time{},
+		stop:      make(chan struct{}),
 	}
 	r.report = func(f string) { t.Error(f) }
 	// Registered first, so it runs last: after every process has stopped,
@@ -116,6 +121,7 @@ func (r *replicas) newOperator() *framework.Operator {
 	op := framework.StartOperatorWith(r.t, r.proc, r.kubeconfig, r.args...)
 	r.t.Cleanup(r.halt)
 	r.started = append(r.started, op)
+	r.startedAt[op] = time.Now()
 	return op
 }
 
@@ -152,13 +158,20 @@ func (r *replicas) superviseLoop() {
 	}
 }
 
-// exited notes why replica i (op) ended on its own: a lease lost during an
-// outage the test caused, or an exit that fails the test. r.mu is held.
+// exited notes why replica i (op) ended on its own: an outage the test
+// caused (a lease lost, or a start that gave up against the downed control
+// plane), or an exit that fails the test. r.mu is held.
 func (r *replicas) exited(i int, op *framework.Operator) {
 	code, _ := op.ExitCode()
-	if code == 1 && time.Now().Before(r.outageUntil) && op.LogContains(leaseLost) {
-		r.leaseLosses++
+	inOutage := code == 1 && time.Now().Before(r.outageUntil)
+	switch {
+	case inOutage && op.LogContains(leaseLost):
+		r.outageExits++
 		r.t.Logf("operator replica %d lost its lease during the control-plane outage and exited; starting it again", i)
+		return
+	case inOutage && r.startedAt[op].After(r.outageFrom):
+		r.outageExits++
+		r.t.Logf("operator replica %d, started during the control-plane outage, gave up (%s); starting it again", i, logTail(op.Log, 1))
 		return
 	}
 	r.exits = append(r.exits, fmt.Sprintf("operator replica %d exited on its own with status %d (log %s):\n%s", i, code, op.Log, logTail(op.Log, 15)))
@@ -170,11 +183,12 @@ const leaseLost = "leader election lost"
 
 // outage runs disrupt, which takes the control plane down on purpose: until
 // outageGrace after it returns, a replica that exits because it lost its
-// lease does so because of the test. Without it, one that does fails the
+// lease, or one started meanwhile that gives up, does so because of the
+// test. Without it, one that does fails the
 // test.
 func (r *replicas) outage(disrupt func() error) error {
 	r.mu.Lock()
-	r.outageUntil = time.Now().Add(24 * time.Hour)
+	r.outageFrom, r.outageUntil = time.Now(), time.Now().Add(24*time.Hour)
 	r.mu.Unlock()
 	err := disrupt()
 	r.mu.Lock()
@@ -237,8 +251,8 @@ func (r *replicas) judge() {
 			stopped++
 		}
 	}
-	r.t.Logf("operator processes: %d started; %d killed and %d stopped by the test, %d lost their lease during a control-plane outage the test caused, %d other exits, %d findings",
-		len(r.started), killed, stopped, r.leaseLosses, len(r.exits), len(found))
+	r.t.Logf("operator processes: %d started; %d killed and %d stopped by the test, %d exited because of a control-plane outage the test caused, %d other exits, %d findings",
+		len(r.started), killed, stopped, r.outageExits, len(r.exits), len(found))
 	for _, f := range found {
 		r.report(f)
 	}
