@@ -8,7 +8,8 @@
 // The query can ask for ?sleep=<duration> before the answer (read timeouts)
 // and ?status=<code>; with ?flush=1 the status line and headers go out at
 // once, before the sleep, so a client learns that its request reached the
-// server and is held there (the body still waits for the sleep). /ws echoes WebSocket messages. Every answer carries
+// server and is held there, through nginx too (the body still waits for the
+// sleep). /ws echoes WebSocket messages. Every answer carries
 // X-Powered-By and Cache-Control, for response header filters to act on.
 // It imports the standard library and x/net's websocket alone: it is built
 // into the test server's image.
@@ -62,6 +63,11 @@ func Handler(name string) http.Handler {
 		}
 		w.Header().Set("X-Powered-By", PoweredBy)
 		w.Header().Set("Cache-Control", CacheControl)
+		if flush {
+			// nginx holds back a header shorter than its postpone_output
+			// (1460 bytes) until body follows: padding makes it go out.
+			w.Header().Set("X-Echo-Padding", strings.Repeat("x", 2048))
+		}
 		code, err := strconv.Atoi(q.Get("status"))
 		if err == nil {
 			w.WriteHeader(code)
