@@ -206,3 +206,11 @@ func Setup(t testing.TB, env *framework.Env, opts ...SetupOption) (context.Conte
 	}
 	return context.Background(), ns, cs, Client(t, cfg)
 }
+
+// AdminClient is Client, under its former name.
+//
+// Deprecated: use Client, which knows CustomResourceDefinitions too.
+func AdminClient(t testing.TB, cfg *rest.Config) client.Client {
+	t.Helper()
+	return Client(t, cfg)
+}
