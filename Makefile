@@ -63,9 +63,16 @@ test-deps: kube-binaries ## Install what the tests run for real: Kubernetes bina
 	@bash hack/install-helm.sh >/dev/null
 	@bash hack/install-node-binaries.sh >/dev/null
 
+# The tiers that need their tools run through hack/gotest: go test's own
+# output (each package's result, every failed test's whole output), then the
+# count of tests passed, failed and skipped; a skip not on the allow-list
+# $(SKIPS) (each entry with its reason) fails the run.
+SKIPS  ?= hack/gotest/skips.txt
+GOTEST  = go run ./hack/gotest -skips=$(SKIPS)
+
 .PHONY: test
-test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane.
-	CI=$${CI:-} NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) ./...
+test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane; prints the skip count and fails on a skip not in hack/gotest/skips.txt.
+	CI=$${CI:-} NGINX_OPERATOR_REQUIRE_TOOLS=1 $(GOTEST) $(TEST_FLAGS) ./...
 
 # The three tiers (README, "Tests"): end-to-end tests live under these
 # directories of test/; the unit tier is `go test -short` everywhere else,
@@ -81,11 +88,11 @@ test-unit: ## Unit tier: pure tests only (go test -short; no cluster, no install
 
 .PHONY: test-integration
 test-integration: test-deps ## Integration tier: the packages outside test/'s end-to-end suites, with a real control plane, nginx, promtool and Prometheus.
-	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) $(UNIT_PKGS)
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 $(GOTEST) $(TEST_FLAGS) $(UNIT_PKGS)
 
 .PHONY: test-e2e
 test-e2e: test-deps ## End-to-end tier: test/e2e, test/realpods, test/chaos, test/upgrade, test/hostile on local clusters and a real node.
-	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) $(E2E_PKGS)
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 $(GOTEST) $(TEST_FLAGS) $(E2E_PKGS)
 
 # Instance counts of test/bench (make bench BENCH_N=100 for a quick run) and
 # where it writes performance.json and performance.svg.

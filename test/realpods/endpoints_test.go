@@ -336,7 +336,9 @@ func answerOf(resp *http.Response, err error) (string, error) {
 // refused or dropped it on to another (proxy_next_upstream error timeout,
 // nginx's default) and drops the endpoint from nginx.conf within about two
 // seconds of its leaving the Service.
-// POSTs are never sent twice (not idempotent): how many failed is logged.
+// POSTs are never sent twice (not idempotent): one that reached a pod as it
+// vanished fails. Documentation/performance.md states what fails (0 with a
+// pause, 1 of 760 without); the test allows at most maxPOSTFailures of them.
 func TestProxyLosesNoRequestWhileTheBackendRolls(t *testing.T) {
 	ctx, c, ns, cs, cl := setup(t)
 	dial := realcluster.NodeOf(c).DialContext
@@ -396,7 +398,21 @@ func TestProxyLosesNoRequestWhileTheBackendRolls(t *testing.T) {
 		for _, err := range posted.failures[:min(3, len(posted.failures))] {
 			t.Logf("%s: a failed POST: %v", tc.name, err)
 		}
+		if limit := maxPOSTFailures(tc.lifecycle != nil, posted.total); len(posted.failures) > limit {
+			t.Errorf("%s: %d of %d POSTs failed, more than %d", tc.name, len(posted.failures), posted.total, limit)
+		}
 	}
+}
+
+// maxPOSTFailures is how many of total POSTs may fail while a backend rolls
+// and one of its pods is deleted at once: one with a preStop pause (the pod
+// deleted without grace may take one down with it), 1% without (a pod
+// gone before nginx.conf has changed takes the POSTs it was sent).
+func maxPOSTFailures(paused bool, total int) int {
+	if paused {
+		return 1
+	}
+	return max(1, total/100)
 }
 
 // rollBackend rolls the Deployment name (a new pod template) and waits
