@@ -24,6 +24,7 @@ build: ## Build the operator binary into bin/operator.
 generate: ## Regenerate deepcopy code, CRDs, RBAC, the API reference, bundle.yaml and the OLM bundle.
 	$(CONTROLLER_GEN) object paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
+	go run ./hack/crdembedded config/crd/bases/nginx.operator.dev_nginxoperators.yaml
 	$(CONTROLLER_GEN) rbac:roleName=nginx-operator paths=./pkg/... output:rbac:artifacts:config=config/rbac
 	$(MAKE) --no-print-directory apidocs bundle
 
