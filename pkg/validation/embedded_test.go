@@ -161,11 +161,17 @@ func resourceAndPolicyCases() []embeddedCase {
 			o.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("1Gi"),
 				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod, corev1.ReadWriteOnce}}
 		}, []string{"ReadWriteOncePod cannot be combined"}},
-		{"CIDR /33", func(o *v1beta1.NginxOperator) { peer(o, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/33"}}) },
+		{"CIDR /33", func(o *v1beta1.NginxOperator) {
+			peer(o, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/33"}})
+		},
 			[]string{"spec.networkPolicy.from[0].ipBlock.cidr", "must be a CIDR"}},
-		{"CIDR with host bits", func(o *v1beta1.NginxOperator) { peer(o, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.1/8"}}) },
+		{"CIDR with host bits", func(o *v1beta1.NginxOperator) {
+			peer(o, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.1/8"}})
+		},
 			[]string{"spec.networkPolicy.from[0].ipBlock.cidr"}},
-		{"an address, not a CIDR", func(o *v1beta1.NginxOperator) { peer(o, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0"}}) },
+		{"an address, not a CIDR", func(o *v1beta1.NginxOperator) {
+			peer(o, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0"}})
+		},
 			[]string{"spec.networkPolicy.from[0].ipBlock.cidr"}},
 		{"except outside cidr", func(o *v1beta1.NginxOperator) {
 			peer(o, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/8", Except: []string{"11.0.0.0/16"}}})
