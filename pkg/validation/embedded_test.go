@@ -9,6 +9,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -268,5 +270,53 @@ func TestAdmissionAcceptsValidEmbeddedSettings(t *testing.T) {
 	}
 	if errs := s.Validate(context.Background(), m); len(errs) != 0 {
 		t.Fatalf("integer quantities refused: %v", errs.ToAggregate())
+	}
+}
+
+// The string rules agree with Kubernetes' own validation of label keys,
+// label values and CIDRs (k8s.io/apimachinery, strict IP validation as
+// Kubernetes 1.36 applies it) on every value below: admission refuses a
+// value exactly when the apiserver would refuse it in the child.
+func TestAdmissionAgreesWithKubernetesOnNamesAndCIDRs(t *testing.T) {
+	strs := []string{"", "a", "a b", " a", "-x", "x-", "a_b", "a.b", "A", "Z9", "a/b", "a/b/c", "/a", "a/", "example.com/x",
+		"Example.com/x", "example.com/-x", "a..b/x", "kubernetes.io/hostname", "ünï", "a\nb", "$x", strings.Repeat("a", 63),
+		strings.Repeat("a", 64), strings.Repeat("a", 253) + "/x", strings.Repeat("a", 254) + "/x", strings.Repeat("a.", 126) + "a/b"}
+	cidrs := []string{"10.0.0.0/8", "10.0.0.1/8", "10.0.0.0/33", "10.0.0.0", "010.0.0.0/8", "10.0.0.0/08", "::ffff:10.0.0.0/104",
+		"fe80::%eth0/64", "FD00::/8", "fd00:0::/8", "fd00::1/8", "10.0.0.0/8 ", "0.0.0.0/0", "::/0", "10.0.0.0/32", "", "x"}
+	type check struct {
+		name   string
+		values []string
+		set    func(o *v1beta1.NginxOperator, v string)
+		k8s    func(v string) bool // refused by Kubernetes
+	}
+	for _, c := range []check{
+		{"toleration key", strs, func(o *v1beta1.NginxOperator, v string) {
+			o.Spec.Pod.Tolerations = []corev1.Toleration{{Key: v, Operator: "Exists"}}
+		}, func(v string) bool { return v != "" && len(k8svalidation.IsQualifiedName(v)) > 0 }},
+		{"toleration value", strs, func(o *v1beta1.NginxOperator, v string) {
+			o.Spec.Pod.Tolerations = []corev1.Toleration{{Key: "k", Value: v}}
+		}, func(v string) bool { return len(k8svalidation.IsValidLabelValue(v)) > 0 }},
+		{"selector key", strs, func(o *v1beta1.NginxOperator, v string) {
+			antiAffinityTerm(o).LabelSelector.MatchLabels = map[string]string{v: "x"}
+		}, func(v string) bool { return len(k8svalidation.IsQualifiedName(v)) > 0 }},
+		{"selector value", strs, func(o *v1beta1.NginxOperator, v string) {
+			antiAffinityTerm(o).LabelSelector.MatchLabels = map[string]string{"app": v}
+		}, func(v string) bool { return len(k8svalidation.IsValidLabelValue(v)) > 0 }},
+		{"topologyKey", strs, func(o *v1beta1.NginxOperator, v string) { antiAffinityTerm(o).TopologyKey = v },
+			func(v string) bool { return len(k8svalidation.IsQualifiedName(v)) > 0 }},
+		{"ipBlock cidr", cidrs, func(o *v1beta1.NginxOperator, v string) {
+			peer(o, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: v}})
+		}, func(v string) bool {
+			return v == "" || len(k8svalidation.IsValidCIDRForLegacyField(field.NewPath("cidr"), v, true, nil)) > 0
+		}},
+	} {
+		for _, v := range c.values {
+			o := valid()
+			c.set(o, v)
+			refused := len(validation.NginxOperatorSchema(context.Background(), o)) > 0
+			if want := c.k8s(v); refused != want {
+				t.Errorf("%s %q: admission refuses it: %v, Kubernetes refuses it: %v", c.name, v, refused, want)
+			}
+		}
 	}
 }
