@@ -45,12 +45,17 @@ type send struct {
 	refused     string // outcome a: what the apiserver said
 	bypass      string // the stored spec, re-sent as v1beta1, is refused: what the apiserver said
 	renderErr   error
-	renderPanic string
-	config      []byte
-	treeDiff    string
-	meaning     []string
-	nginxRan    bool
-	nginxSaid   string // "" when `nginx -t` accepted the file
+	// childRefused is what the API server said of a child (StatefulSet,
+	// NetworkPolicy, Service, PodDisruptionBudget) built from the admitted
+	// spec: a rule the CRD should have held, unless the field is one of
+	// the few only the child's API can judge (apiserverOnly).
+	childRefused string
+	renderPanic  string
+	config       []byte
+	treeDiff     string
+	meaning      []string
+	nginxRan     bool
+	nginxSaid    string // "" when `nginx -t` accepted the file
 }
 
 func (s *send) outcome() string {
@@ -87,6 +92,9 @@ func (s *send) problems() []string {
 	}
 	if s.renderPanic != "" {
 		p = append(p, "renderer panicked: "+s.renderPanic)
+	}
+	if s.childRefused != "" && !apiserverOnly[s.c.field] {
+		p = append(p, "child refused: admitted, yet the API server refuses a child built from it (the CRD should refuse it): "+s.childRefused)
 	}
 	if s.outcome() == outcomeRenderOther {
 		// The controller would retry it with backoff forever: bad input
@@ -126,6 +134,12 @@ func (s *send) nginxVerdict() string {
 		return "rendered; nginx -t: ok"
 	}
 }
+
+// apiserverOnly are the corpus fields whose values only the API server of a
+// child can judge (Documentation/nginxoperator.md lists them): an admitted
+// value it refuses in the child ends in InvalidConfig with no child written,
+// which is what the controller promises for them.
+var apiserverOnly = map[string]bool{}
 
 var betaGVK = v1beta1.GroupVersion.WithKind("NginxOperator")
 
