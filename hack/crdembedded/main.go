@@ -39,19 +39,30 @@ var roots = map[string]reflect.Type{
 }
 
 func main() {
+	apidocs := flag.String("apidocs", "", "instead of completing the CRD files, add the rules they hold for the embedded types to the rows of this API reference (Documentation/api.md), which crd-ref-docs builds from the Go markers alone")
 	flag.Parse()
+	rows := map[string][]apiextensionsv1.ValidationRule{}
 	for _, file := range flag.Args() {
-		if err := process(file); err != nil {
+		if err := process(file, *apidocs == "", rows); err != nil {
 			fmt.Fprintf(os.Stderr, "crdembedded: %s: %v\n", file, err)
+			os.Exit(1)
+		}
+	}
+	if *apidocs != "" {
+		if err := document(*apidocs, rows); err != nil {
+			fmt.Fprintf(os.Stderr, "crdembedded: %s: %v\n", *apidocs, err)
 			os.Exit(1)
 		}
 	}
 }
 
-// process rewrites one CRD file in place, keeping controller-gen's layout
-// (a leading document marker, keys in order) so that the file changes only
-// where a rule is added.
-func process(file string) error {
+// process completes one CRD file and, when write is set, rewrites it in
+// place, keeping controller-gen's layout (a leading document marker, keys in
+// order) so that the file changes only where a rule is added. When write is
+// not set, the file is taken as completed already, and only read: rows gets
+// the rules of the embedded types' elements, by the API reference's row
+// (rowKey).
+func process(file string, write bool, rows map[string][]apiextensionsv1.ValidationRule) error {
 	in, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -76,12 +87,16 @@ func process(file string) error {
 		if err != nil {
 			return err
 		}
-		if err := walk(t, props, "."); err != nil {
+		w := &walker{complete: write, rows: rows}
+		if err := w.walk(t, props, "."); err != nil {
 			return err
 		}
 		if schema["openAPIV3Schema"], err = fromProps(props); err != nil {
 			return err
 		}
+	}
+	if !write {
+		return nil
 	}
 	out, err := yaml.Marshal(crd)
 	if err != nil {
@@ -120,33 +135,42 @@ func fromProps(p *apiextensionsv1.JSONSchemaProps) (any, error) {
 	return v, json.Unmarshal(b, &v)
 }
 
+// A walker goes through a schema and its Go types together.
+type walker struct {
+	// complete applies the rules; otherwise the schema is read as it is.
+	complete bool
+	// rows collects the rules on the element of each field of ours whose
+	// type (or list element type) is an embedded type with rules.
+	rows map[string][]apiextensionsv1.ValidationRule
+}
+
 // walk visits the schema s of Go type t and everything under it, children
 // first, and applies the rules of each type it meets: a type's rules may
 // tighten what the rules of the types under it set (a node selector term
 // says what its requirements' values are).
-func walk(t reflect.Type, s *apiextensionsv1.JSONSchemaProps, at string) error {
+func (w *walker) walk(t reflect.Type, s *apiextensionsv1.JSONSchemaProps, at string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if err := walkFields(t, s, at); err != nil {
+		if err := w.walkFields(t, s, at); err != nil {
 			return err
 		}
 	case reflect.Slice:
 		if s.Items != nil && s.Items.Schema != nil && t.Elem().Kind() != reflect.Uint8 {
-			if err := walk(t.Elem(), s.Items.Schema, at+"[]"); err != nil {
+			if err := w.walk(t.Elem(), s.Items.Schema, at+"[]"); err != nil {
 				return err
 			}
 		}
 	case reflect.Map:
 		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
-			if err := walk(t.Elem(), s.AdditionalProperties.Schema, at+"{}"); err != nil {
+			if err := w.walk(t.Elem(), s.AdditionalProperties.Schema, at+"{}"); err != nil {
 				return err
 			}
 		}
 	}
-	if r, ok := rules[t]; ok {
+	if r, ok := rules[t]; ok && w.complete {
 		if err := r(s); err != nil {
 			return fmt.Errorf("%s (%s): %w", at, t, err)
 		}
@@ -154,12 +178,12 @@ func walk(t reflect.Type, s *apiextensionsv1.JSONSchemaProps, at string) error {
 	return nil
 }
 
-func walkFields(t reflect.Type, s *apiextensionsv1.JSONSchemaProps, at string) error {
+func (w *walker) walkFields(t reflect.Type, s *apiextensionsv1.JSONSchemaProps, at string) error {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if f.Anonymous && strings.Contains(opts, "inline") {
-			if err := walk(f.Type, s, at); err != nil {
+			if err := w.walk(f.Type, s, at); err != nil {
 				return err
 			}
 			continue
@@ -171,10 +195,29 @@ func walkFields(t reflect.Type, s *apiextensionsv1.JSONSchemaProps, at string) e
 		if !ok {
 			continue
 		}
-		if err := walk(f.Type, &child, at+"."+name); err != nil {
+		if err := w.walk(f.Type, &child, at+"."+name); err != nil {
 			return err
 		}
 		s.Properties[name] = child
+		w.collect(t, f, name, &child)
 	}
 	return nil
+}
+
+// collect records the rules on the element of field f (of our struct t)
+// when the element is an embedded type with rules.
+func (w *walker) collect(t reflect.Type, f reflect.StructField, name string, s *apiextensionsv1.JSONSchemaProps) {
+	elem := f.Type
+	for elem.Kind() == reflect.Pointer || elem.Kind() == reflect.Slice {
+		elem = elem.Elem()
+	}
+	if _, ok := rules[elem]; !ok || t.PkgPath() != reflect.TypeFor[v1beta1.NginxOperator]().PkgPath() {
+		return
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		s = s.Items.Schema
+	}
+	if len(s.XValidations) > 0 {
+		w.rows[rowKey(t.Name(), name)] = s.XValidations
+	}
 }
