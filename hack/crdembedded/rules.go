@@ -200,6 +200,8 @@ var resourceList = all(
 	rule(`self.all(k, k.matches('`+standardResource+`') || (k.matches('`+prefixedResource+`') && k.indexOf('/') <= 244 && !k.startsWith('requests.')))`,
 		"resource names must be cpu, memory, ephemeral-storage, hugepages-<size> or an extended resource with a DNS prefix, such as example.com/gpu"),
 	rule(`self.all(k, type(self[k]) == int ? int(self[k]) >= 0 : !quantity(self[k]).isLessThan(quantity('0')))`, "quantities must not be negative"),
+	rule(`self.all(k, !k.startsWith('hugepages-') || (isQuantity(k.substring(10)) && quantity(k.substring(10)).isGreaterThan(quantity('0')) && (type(self[k]) == int ? int(self[k]) : quantity(self[k]).asInteger()) % quantity(k.substring(10)).asInteger() == 0))`,
+		"huge pages are counted in pages: hugepages-<size> needs a page size such as 2Mi, and an amount that is a multiple of it"),
 	rule(`self.all(k, !`+extended+` || type(self[k]) == int || quantity(self[k]).isInteger())`,
 		"an extended resource is counted in whole units"),
 )

@@ -152,6 +152,10 @@ func resourceAndPolicyCases() []embeddedCase {
 		{"request above limit", res(corev1.ResourceRequirements{Requests: quantities("cpu", "2"), Limits: quantities("cpu", "1")}), []string{"spec.resources", "may not exceed its limit"}},
 		{"extended resource without limit", res(corev1.ResourceRequirements{Requests: quantities("example.com/gpu", "1")}), []string{"need a limit equal to their request"}},
 		{"fractional extended resource", res(corev1.ResourceRequirements{Limits: quantities("example.com/gpu", "500m")}), []string{"counted in whole units"}},
+		{"huge pages not a multiple of the page size", res(corev1.ResourceRequirements{Limits: quantities("memory", "1Gi", "hugepages-2Mi", "3Mi")}),
+			[]string{"spec.resources.limits", "huge pages are counted in pages"}},
+		{"huge pages of no size", res(corev1.ResourceRequirements{Limits: quantities("memory", "1Gi", "hugepages-abc", "4Mi")}),
+			[]string{"spec.resources.limits", "huge pages are counted in pages"}},
 		{"huge pages alone", res(corev1.ResourceRequirements{Limits: quantities("hugepages-2Mi", "2Mi")}), []string{"huge pages need a cpu or memory"}},
 		{"volume size 0", func(o *v1beta1.NginxOperator) {
 			o.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("0")}
