@@ -157,6 +157,8 @@ func resourceAndPolicyCases() []embeddedCase {
 		{"huge pages of no size", res(corev1.ResourceRequirements{Limits: quantities("memory", "1Gi", "hugepages-abc", "4Mi")}),
 			[]string{"spec.resources.limits", "huge pages are counted in pages"}},
 		{"huge pages alone", res(corev1.ResourceRequirements{Limits: quantities("hugepages-2Mi", "2Mi")}), []string{"huge pages need a cpu or memory"}},
+		{"priority class name not a name", func(o *v1beta1.NginxOperator) { o.Spec.Pod.PriorityClassName = "High" },
+			[]string{"spec.pod.priorityClassName"}},
 		{"volume size 0", func(o *v1beta1.NginxOperator) {
 			o.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("0")}
 		}, []string{"spec.content.volumeClaimTemplate.size", "more than zero"}},

@@ -53,10 +53,10 @@ func NginxOperatorBy(ctx context.Context, s *Schema, obj *v1beta1.NginxOperator)
 
 // childRules are what the apiserver refuses in the children's metadata that
 // the CRD does not say: label and annotation syntax of the pods and the
-// Service (annotations also have a total size, which no CEL rule can sum),
-// and the priority class name. The embedded Kubernetes types (tolerations,
+// Service (annotations also have a total size, which no CEL rule can sum).
+// The priority class name and the embedded Kubernetes types (tolerations,
 // affinity, spread constraints, resources, NetworkPolicy peers) are checked
-// by the CRD's rules (hack/crdembedded).
+// by the CRD's rules (the latter added by hack/crdembedded).
 func childRules(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	pod := path.Child("pod")
@@ -64,10 +64,5 @@ func childRules(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorLi
 	errs = append(errs, metav1validation.ValidateLabels(spec.Pod.NodeSelector, pod.Child("nodeSelector"))...)
 	errs = append(errs, apimachineryvalidation.ValidateAnnotations(spec.Pod.Annotations, pod.Child("annotations"))...)
 	errs = append(errs, apimachineryvalidation.ValidateAnnotations(spec.Service.Annotations, path.Child("service", "annotations"))...)
-	if n := spec.Pod.PriorityClassName; n != "" {
-		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(n, false) {
-			errs = append(errs, field.Invalid(pod.Child("priorityClassName"), n, msg))
-		}
-	}
 	return errs
 }

@@ -1401,9 +1401,10 @@ type PodSettings struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="self.all(c, self.exists_one(d, d.topologyKey == c.topologyKey && d.whenUnsatisfiable == c.whenUnsatisfiable))",message="two constraints may not have the same topologyKey and whenUnsatisfiable"
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
-	// PriorityClassName of the pods.
+	// PriorityClassName of the pods: the name of a PriorityClass.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 	// TerminationGracePeriodSeconds is how long a stopping pod may take:
 	// nginx keeps serving for 5 s for the endpoints to drop the pod, then
