@@ -53,6 +53,8 @@ func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 // applies them to a pod template (k8s.io/kubernetes pkg/apis/core/validation)
 // and a NetworkPolicy (pkg/apis/networking/validation).
 var rules = map[reflect.Type]change{
+	// The name of a Secret; empty is its schema's default.
+	typeOf[corev1.LocalObjectReference]():     at("name", maxLength(253), pattern(`^(`+dnsSubdomain[1:len(dnsSubdomain)-1]+`)?$`)),
 	typeOf[corev1.Toleration]():               toleration,
 	typeOf[metav1.LabelSelector]():            labelSelector,
 	typeOf[metav1.LabelSelectorRequirement](): labelSelectorRequirement,

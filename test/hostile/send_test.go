@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -93,7 +94,7 @@ func (s *send) problems() []string {
 	if s.renderPanic != "" {
 		p = append(p, "renderer panicked: "+s.renderPanic)
 	}
-	if s.childRefused != "" && !apiserverOnly[s.c.field] {
+	if why, ok := apiserverOnly[s.c.field]; s.childRefused != "" && !(ok && strings.Contains(s.childRefused, why)) {
 		p = append(p, "child refused: admitted, yet the API server refuses a child built from it (the CRD should refuse it): "+s.childRefused)
 	}
 	if s.outcome() == outcomeRenderOther {
@@ -136,10 +137,22 @@ func (s *send) nginxVerdict() string {
 }
 
 // apiserverOnly are the corpus fields whose values only the API server of a
-// child can judge (Documentation/nginxoperator.md lists them): an admitted
-// value it refuses in the child ends in InvalidConfig with no child written,
-// which is what the controller promises for them.
-var apiserverOnly = map[string]bool{}
+// child can judge (Documentation/nginxoperator.md lists them), each with
+// what its refusal says: an admitted value it refuses in the child ends in
+// InvalidConfig with no child written, which is what the controller
+// promises for them.
+var apiserverOnly = map[string]string{
+	// The node port range is a flag of the API server
+	// (--service-node-port-range), and a port may be taken by another
+	// Service: the Service's API server alone knows.
+	"ports[].nodePort": "NodePort",
+	// An annotation value may be any string, but the API server decodes an
+	// apply request as YAML, which refuses DEL (U+007F) and the C1 controls
+	// unescaped; no CEL rule can afford a pattern on 64 values of
+	// unbounded length.
+	"pod.annotations (value)":     "error decoding YAML",
+	"service.annotations (value)": "error decoding YAML",
+}
 
 var betaGVK = v1beta1.GroupVersion.WithKind("NginxOperator")
 

@@ -55,7 +55,8 @@ type NginxOperatorSpec struct {
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
-	// ImagePullSecrets name Secrets in this namespace used to pull the images.
+	// ImagePullSecrets name Secrets in this namespace used to pull the
+	// images; each name is a Secret's (a DNS subdomain).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=8
@@ -76,9 +77,13 @@ type NginxOperatorSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.nodePort) || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort))",message="nodePort values must be unique"
 	Ports []Port `json:"ports,omitempty"`
 
-	// ForceRedeploy rolls every pod whenever its value changes; any string will do.
+	// ForceRedeploy rolls every pod whenever its value changes; any string
+	// will do, without the control characters DEL and U+0080 to U+009F,
+	// which the API server's YAML decoding refuses in the StatefulSet's pod
+	// template, where the value goes.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[^\x7f-\x9f]*$`
 	ForceRedeploy string `json:"forceRedeploy,omitempty"`
 
 	// Paused stops the operator from reconciling this instance. Deletion still proceeds.
