@@ -74,6 +74,12 @@ func childFields() []corpusField {
 			setAt("resources", "limits")(spec, map[string]any{v.(string): "1"})
 		}, shortStr("example.com/gpu", "gpu", "hugepages-2Mi", "requests.example.com/gpu", "cpu ")},
 		{"resources.requests.cpu (limit 2)", setAt("resources", "requests", "cpu"), shortStr("-1", "3", "2", "0.5", "-0", "1e9")},
+		// Beyond 2^53 the CRD's comparison (in doubles) sees these as equal;
+		// the API server compares exactly: the short list's one resource case.
+		{"resources.requests.memory (limit 2^53)", func(spec map[string]any, v any) {
+			setAt("resources", "limits", "memory")(spec, "9007199254740992")
+			setAt("resources", "requests", "memory")(spec, v)
+		}, anyOf([]string{"9007199254740993", "9007199254740992", "9007199254740994"})},
 		{"resources.limits.example.com/gpu (request 1)", func(spec map[string]any, v any) {
 			setAt("resources", "requests", "example.com/gpu")(spec, "1")
 			setAt("resources", "limits", "example.com/gpu")(spec, v)

@@ -152,6 +152,10 @@ var apiserverOnly = map[string]string{
 	// unbounded length.
 	"pod.annotations (value)":     "error decoding YAML",
 	"service.annotations (value)": "error decoding YAML",
+	// The CRD compares a request with its limit as doubles; the API server
+	// compares the quantities exactly, and alone sees a request above its
+	// limit by less than one part in 2^52.
+	"resources.requests.memory (limit 2^53)": "must be less than or equal to memory limit",
 }
 
 var betaGVK = v1beta1.GroupVersion.WithKind("NginxOperator")
