@@ -48,6 +48,13 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	// A type in rules that no schema embeds any more is a stale rule.
+	for t := range rules {
+		if !applied[t] && *apidocs == "" {
+			fmt.Fprintf(os.Stderr, "crdembedded: no schema embeds %s: remove its rules\n", t)
+			os.Exit(1)
+		}
+	}
 	if *apidocs != "" {
 		if err := document(*apidocs, rows); err != nil {
 			fmt.Fprintf(os.Stderr, "crdembedded: %s: %v\n", *apidocs, err)
@@ -135,6 +142,9 @@ func fromProps(p *apiextensionsv1.JSONSchemaProps) (any, error) {
 	return v, json.Unmarshal(b, &v)
 }
 
+// applied are the types whose rules went into a schema.
+var applied = map[reflect.Type]bool{}
+
 // A walker goes through a schema and its Go types together.
 type walker struct {
 	// complete applies the rules; otherwise the schema is read as it is.
@@ -174,6 +184,7 @@ func (w *walker) walk(t reflect.Type, s *apiextensionsv1.JSONSchemaProps, at str
 		if err := r(s); err != nil {
 			return fmt.Errorf("%s (%s): %w", at, t, err)
 		}
+		applied[t] = true
 	}
 	return nil
 }
