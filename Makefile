@@ -24,14 +24,16 @@ build: ## Build the operator binary into bin/operator.
 generate: ## Regenerate deepcopy code, CRDs, RBAC, the API reference, bundle.yaml and the OLM bundle.
 	$(CONTROLLER_GEN) object paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
+	go run ./hack/crdembedded config/crd/bases/nginx.operator.dev_nginxoperators.yaml
 	$(CONTROLLER_GEN) rbac:roleName=nginx-operator paths=./pkg/... output:rbac:artifacts:config=config/rbac
 	$(MAKE) --no-print-directory apidocs bundle
 
 .PHONY: apidocs
-apidocs: ## Generate Documentation/api.md from the Go API types (crd-ref-docs, templates in hack/apidocs).
+apidocs: ## Generate Documentation/api.md from the Go API types (crd-ref-docs, templates in hack/apidocs) and the embedded types' rules in the CRD (hack/crdembedded).
 	go tool crd-ref-docs --log-level=WARN --renderer=markdown --source-path=pkg/apis --max-depth=30 \
 		--config=hack/apidocs/config.yaml --templates-dir=hack/apidocs/templates \
 		--output-path=$(or $(APIDOCS_OUT),Documentation/api.md)
+	go run ./hack/crdembedded -apidocs=$(or $(APIDOCS_OUT),Documentation/api.md) config/crd/bases/nginx.operator.dev_nginxoperators.yaml
 
 .PHONY: bundle
 bundle: ## Build bundle.yaml and the Helm chart's generated files (charts/nginx-operator) from config/, and the OLM bundle in bundle/.

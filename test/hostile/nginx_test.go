@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -118,9 +119,9 @@ func (h *nginxEnv) mountCA(ref v1beta1.CACertificateRef) {
 }
 
 // checkChildren dry-runs, as the controller does (k8sutil.Applier.CheckOwned),
-// the Service, PodDisruptionBudget and StatefulSet obj makes. A refusal
-// as invalid is InvalidConfig (terminal); any other error is returned as it
-// is, which outcome counts as retried.
+// the Service, PodDisruptionBudget, NetworkPolicy and StatefulSet obj makes.
+// A refusal as invalid is InvalidConfig (terminal); any other error is
+// returned as it is, which outcome counts as retried.
 func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1beta1.NginxOperator, config []byte) error {
 	owner := obj.DeepCopy()
 	owner.UID = "00000000-0000-0000-0000-000000000001" // an owner reference needs one
@@ -128,6 +129,10 @@ func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1be
 	children := []client.Object{nginx.Service(owner, serviceport.Resolve(&owner.Spec, serviceport.Standard)), nginx.StatefulSet(owner, in)}
 	if pdb := nginx.PodDisruptionBudget(owner); pdb != nil {
 		children = append(children, pdb)
+	}
+	operator := nginx.OperatorPods{Namespace: "nginx-operator", Labels: map[string]string{"app.kubernetes.io/name": "nginx-operator"}}
+	if policy := nginx.NetworkPolicy(owner, operator); policy != nil {
+		children = append(children, policy)
 	}
 	applier := &k8sutil.Applier{Client: c, Reader: c, Scheme: c.Scheme()}
 	for _, child := range children {
@@ -173,6 +178,12 @@ func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v
 	// InvalidConfig, and nothing is applied.
 	if err := h.checkChildren(ctx, c, admitted, config); err != nil {
 		s.renderErr = err
+		// checkChildren's only terminal error: the API server refused a
+		// child built from the admitted spec.
+		var refused *k8sutil.SpecError
+		if errors.As(err, &refused) {
+			s.childRefused = err.Error()
+		}
 		return
 	}
 	s.config = config

@@ -42,7 +42,8 @@ type NginxOperatorSpec struct {
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
-	// ImagePullSecrets name Secrets in this namespace used to pull the images.
+	// ImagePullSecrets name Secrets in this namespace used to pull the
+	// images; each name is a Secret's (a DNS subdomain).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=8
@@ -63,9 +64,13 @@ type NginxOperatorSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.nodePort) || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort))",message="nodePort values must be unique"
 	Ports []Port `json:"ports,omitempty"`
 
-	// ForceRedeploy rolls every pod whenever its value changes; any string will do.
+	// ForceRedeploy rolls every pod whenever its value changes; any string
+	// will do, without the control characters DEL and U+0080 to U+009F,
+	// which the API server's YAML decoding refuses in the StatefulSet's pod
+	// template, where the value goes.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[^\x7f-\x9f]*$`
 	ForceRedeploy string `json:"forceRedeploy,omitempty"`
 
 	// Paused stops the operator from reconciling this instance. Deletion still proceeds.
@@ -1243,17 +1248,22 @@ type ConfigMapContent struct {
 
 // VolumeClaimTemplate is the persistent volume each replica gets for its content.
 type VolumeClaimTemplate struct {
-	// Size of each volume.
+	// Size of each volume, more than zero.
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? int(self) > 0 : quantity(self).isGreaterThan(quantity('0'))",message="size must be more than zero"
 	Size resource.Quantity `json:"size"`
-	// StorageClassName of the volumes; empty: the cluster default.
+	// StorageClassName of the volumes: the name of a StorageClass (a DNS
+	// subdomain). Unset: the cluster's default class; empty: no class.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
 	StorageClassName *string `json:"storageClassName,omitempty"`
-	// AccessModes of the volumes.
+	// AccessModes of the volumes; ReadWriteOncePod only alone.
 	// +optional
 	// +listType=set
 	// +kubebuilder:default={ReadWriteOnce}
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:items:Enum=ReadWriteOnce;ReadWriteOncePod;ReadWriteMany;ReadOnlyMany
+	// +kubebuilder:validation:XValidation:rule="!('ReadWriteOncePod' in self) || size(self) == 1",message="ReadWriteOncePod cannot be combined with other access modes"
 	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty"`
 }
 
@@ -1369,20 +1379,33 @@ type PodSettings struct {
 	// NodeSelector of the pods.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// Tolerations of the pods.
+	// Tolerations of the pods, at most 64. Admission checks them as the
+	// apiserver checks a pod's: keys are label keys, values label values
+	// (empty with operator Exists), tolerationSeconds needs effect
+	// NoExecute.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
-	// Affinity of the pods.
+	// Affinity of the pods. Admission checks it as the apiserver checks a
+	// pod's (label keys and values, operators and their values, weights
+	// from 1 to 100, a topologyKey for every pod affinity term), with at
+	// most 16 terms per list, 16 expressions per selector and 64 values per
+	// expression.
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
-	// TopologySpreadConstraints of the pods.
+	// TopologySpreadConstraints of the pods, at most 16, each with its own
+	// topologyKey and whenUnsatisfiable. Admission checks them as the
+	// apiserver checks a pod's.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(c, self.exists_one(d, d.topologyKey == c.topologyKey && d.whenUnsatisfiable == c.whenUnsatisfiable))",message="two constraints may not have the same topologyKey and whenUnsatisfiable"
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
-	// PriorityClassName of the pods.
+	// PriorityClassName of the pods: the name of a PriorityClass.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 	// TerminationGracePeriodSeconds is how long a stopping pod may take:
 	// nginx keeps serving for 5 s for the endpoints to drop the pod, then
