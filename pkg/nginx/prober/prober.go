@@ -32,7 +32,7 @@ import (
 // that refuses the connection (its reloader is starting) and from half a
 // minute for one that lets it time out (a NetworkPolicy drops the port:
 // that will not change soon). Such a pod holds a read for the reader's
-// connect timeout (NewHTTPPodConfigReader: a second); 128 reads at a time
+// connect timeout (NewHTTPReader: a second); 128 reads at a time
 // go through 1,000 of them in under ten seconds, and a read waiting on a
 // connection costs the operator nothing but a socket.
 const (
