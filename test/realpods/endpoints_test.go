@@ -135,19 +135,25 @@ func testServerDeployment(name string, replicas int32, labels map[string]string,
 }
 
 // waitEndpoints waits until the instance's status says its one upstream
-// has n endpoints.
+// has n endpoints and every pod's nginx serves the configuration that has
+// them (the status's upstreams are the rendered configuration's, which a
+// pod loads a moment later).
 func waitEndpoints(ctx context.Context, t *testing.T, cl client.Client, ns, name string, n int32) {
 	t.Helper()
 	var got []v1beta1.UpstreamStatus
+	var loaded *int32
 	if !framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) bool {
 		var inst v1beta1.NginxOperator
 		if cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &inst) != nil {
 			return false
 		}
-		got = inst.Status.Upstreams
-		return len(got) == 1 && got[0].Endpoints == n
+		got, loaded = inst.Status.Upstreams, inst.Status.LoadedReplicas
+		// The configuration with them is rendered, and every pod's nginx
+		// serves it: until then a pod may still balance over the old ones.
+		return len(got) == 1 && got[0].Endpoints == n && inst.Status.ObservedGeneration == inst.Generation &&
+			loaded != nil && *loaded == ptr.Deref(inst.Spec.Replicas, 1)
 	}) {
-		t.Fatalf("status.upstreams %+v, want one with %d endpoints", got, n)
+		t.Fatalf("status.upstreams %+v, loadedReplicas %v: want one with %d endpoints, loaded by every pod", got, loadedString(loaded), n)
 	}
 }
 
