@@ -81,7 +81,7 @@ func TestRealNginxRoutesSpeaksAndGuardsTheDoorAsClientsExpect(t *testing.T) {
 	// test/realpods checks IPv6 by the pods' addresses, which loopback has not.
 	t.Run("IPv6 listeners", func(t *testing.T) {
 		if _, err := os.Stat("/proc/net/if_inet6"); err != nil {
-			t.Skip("this machine has no IPv6")
+			tools.Missing(t, "this machine has no IPv6 (/proc/net/if_inet6): the IPv6 listeners cannot be checked")
 		}
 		c := &http.Client{Timeout: 5 * time.Second}
 		for _, port := range []int32{opts.HTTPPort, healthPort} {
