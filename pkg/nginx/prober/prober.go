@@ -25,8 +25,12 @@ import (
 
 // The prober's pace. A pod is read at once when it appears, moves, is
 // nudged with a new configuration or is asked for another one; then every
-// second while it serves an earlier configuration (its volume is about to
-// change), for two minutes, then every half minute; every five minutes once
+// quarter second while it serves an earlier configuration hash, for five
+// seconds
+// (its volume changes and its reloader loads it within one or two: the
+// status then says so within a quarter second of it, where a second's
+// pace put it up to a second later), then every second, for two minutes,
+// then every half minute; every five minutes once
 // it serves the one asked for or refused it; and, while it does not answer,
 // after a delay that doubles up to five minutes, from two seconds for a pod
 // that refuses the connection (its reloader is starting) and from half a
@@ -36,16 +40,18 @@ import (
 // go through 1,000 of them in under ten seconds, and a read waiting on a
 // connection costs the operator nothing but a socket.
 const (
-	probeConcurrency   = 128
-	probeBehind        = time.Second
-	probeBehindFor     = 2 * time.Minute
-	probeBehindSlowly  = 30 * time.Second
-	probeSettled       = 5 * time.Minute
-	probeRetryFirst    = 2 * time.Second
-	probeRetryTimedOut = 30 * time.Second
-	probeRetryMax      = 5 * time.Minute
-	probeNudgeQuiet    = 3
-	probeEventsBacklog = 1024
+	probeConcurrency    = 128
+	probeBehindQuickly  = 250 * time.Millisecond
+	probeBehindQuickFor = 5 * time.Second
+	probeBehind         = time.Second
+	probeBehindFor      = 2 * time.Minute
+	probeBehindSlowly   = 30 * time.Second
+	probeSettled        = 5 * time.Minute
+	probeRetryFirst     = 2 * time.Second
+	probeRetryTimedOut  = 30 * time.Second
+	probeRetryMax       = 5 * time.Minute
+	probeNudgeQuiet     = 3
+	probeEventsBacklog  = 1024
 )
 
 // Prober reads what each nginx pod's reloader serves, off the reconcile
@@ -299,7 +305,7 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	}
 	pr.due, pr.failures = nextRead(lastRead{
 		stale: stale, err: err, failures: pr.failures, spotted: pr.asked.want == "",
-		settled: !pr.awaitingNudge && shows(st, pr.asked.want), behindFor: p.now().Sub(pr.wantSince),
+		settled: !pr.awaitingNudge && shows(st, pr.asked.want), behindFor: p.now().Sub(pr.wantSince), awaitingNudge: pr.awaitingNudge,
 	}, p.now())
 	instance := pr.instance
 	p.mu.Unlock()

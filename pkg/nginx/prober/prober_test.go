@@ -46,16 +46,21 @@ func TestProberPacesItsReads(t *testing.T) {
 		}
 	}
 
-	// Behind: every second, then every half minute.
+	// Behind: every quarter second, then every second, then every half
+	// minute.
 	p.Track(web, pod("web-0", "new"), "new")
 	if d := next("web-0"); d != 0 {
 		t.Errorf("a new pod is due in %s, want at once", d)
 	}
-	if !read("web-0") || next("web-0") != probeBehind {
-		t.Errorf("behind: next read in %s, want %s, and the first answer wakes the instance", next("web-0"), probeBehind)
+	if !read("web-0") || next("web-0") != probeBehindQuickly {
+		t.Errorf("behind: next read in %s, want %s, and the first answer wakes the instance", next("web-0"), probeBehindQuickly)
 	}
 	if read("web-0") {
 		t.Error("the same answer again woke the instance")
+	}
+	now = now.Add(probeBehindQuickFor)
+	if read("web-0"); next("web-0") != probeBehind {
+		t.Errorf("behind for %s: next read in %s, want %s", probeBehindQuickFor, next("web-0"), probeBehind)
 	}
 	now = now.Add(probeBehindFor)
 	if read("web-0"); next("web-0") != probeBehindSlowly {

@@ -23,6 +23,10 @@ type lastRead struct {
 	settled bool
 	// behindFor is how long ago the pod was asked for its configuration.
 	behindFor time.Duration
+	// awaitingNudge: the pod's hash is the one asked for, and its reloader
+	// has yet to act on files a nudge brought (see probe.awaitingNudge),
+	// which probeNudgeQuiet reads a second apart tell.
+	awaitingNudge bool
 }
 
 // nextRead is when a pod is read next after r, and the failures in a row
@@ -42,6 +46,8 @@ func nextRead(r lastRead, now time.Time) (due time.Time, failures int) {
 		return now.Add(probeBehind), 0
 	case r.settled:
 		return now.Add(probeSettled), 0
+	case r.behindFor < probeBehindQuickFor && !r.awaitingNudge:
+		return now.Add(probeBehindQuickly), 0
 	case r.behindFor < probeBehindFor:
 		return now.Add(probeBehind), 0
 	}

@@ -30,6 +30,8 @@ func TestNextReadPacesThePodsByTheirLastAnswer(t *testing.T) {
 		{"timed out 4 times before: at most 5 min", lastRead{err: dropped, failures: 4}, probeRetryMax, 5},
 		{"spotted, not yet asked: 1 s", lastRead{spotted: true, settled: true}, probeBehind, 0},
 		{"serves what it was asked: 5 min", lastRead{settled: true, failures: 3}, probeSettled, 0},
+		{"behind for a second: 250 ms", lastRead{behindFor: time.Second}, probeBehindQuickly, 0},
+		{"awaiting a nudge's files for a second: 1 s", lastRead{behindFor: time.Second, awaitingNudge: true}, probeBehind, 0},
 		{"behind for a minute: 1 s", lastRead{behindFor: time.Minute}, probeBehind, 0},
 		{"behind for 2 minutes: 30 s", lastRead{behindFor: probeBehindFor}, probeBehindSlowly, 0},
 	} {
