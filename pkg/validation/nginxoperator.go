@@ -31,8 +31,11 @@ func NginxOperatorSchema(ctx context.Context, obj *v1beta1.NginxOperator) field.
 // pod template and the Service that the CRD does not check (childRules),
 // checked before any child is applied so that a bad spec changes nothing.
 // obj itself is left as it is.
+//
+// The CEL rules inside the Kubernetes types the spec embeds are left to the
+// children's APIs here (see nginxOperatorForController).
 func NginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
-	s, err := nginxOperatorV1beta1()
+	s, err := nginxOperatorForController()
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(nil, err)}
 	}

@@ -157,7 +157,18 @@ func Compile(v1Props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 // lazy compiles the schema once, on first use; tests prove the shipped CRDs
 // compile, and a failure is reported on every call rather than by a panic.
 func lazy(kind, version string) func() (*Schema, error) {
-	return sync.OnceValues(func() (*Schema, error) { return Load(kind, version) })
+	return lazyFrom(func() (*apiextensionsv1.JSONSchemaProps, error) { return ShippedSchema(kind, version) })
+}
+
+// lazyFrom compiles the schema props returns, once, on first use.
+func lazyFrom(props func() (*apiextensionsv1.JSONSchemaProps, error)) func() (*Schema, error) {
+	return sync.OnceValues(func() (*Schema, error) {
+		p, err := props()
+		if err != nil {
+			return nil, err
+		}
+		return Compile(p)
+	})
 }
 
 // V1beta1 is the compiled v1beta1 schema of kind (NginxOperator,
