@@ -127,6 +127,12 @@ if [ -n "$cluster" ]; then
     fi
     sleep 1
   done
+  # A rollout is complete once every pod's reloader said it serves the
+  # current configuration: then LOADED equals READY for every example.
+  echo
+  "$kubectl" wait nginxoperators --all -A --for=condition=Progressing=False --timeout=120s >/dev/null ||
+    echo "some instances have yet to load their configuration (see their Progressing condition):"
+  "$kubectl" get nginxoperators -A
   stop="Stop the operator, the cluster and its node with Ctrl-C."
 else
   stop="Stop the operator with Ctrl-C; stop the local cluster with: make cluster-down"
