@@ -24,14 +24,16 @@ build: ## Build the operator binary into bin/operator.
 generate: ## Regenerate deepcopy code, CRDs, RBAC, the API reference, bundle.yaml and the OLM bundle.
 	$(CONTROLLER_GEN) object paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
+	go run ./hack/crdembedded config/crd/bases/nginx.operator.dev_nginxoperators.yaml
 	$(CONTROLLER_GEN) rbac:roleName=nginx-operator paths=./pkg/... output:rbac:artifacts:config=config/rbac
 	$(MAKE) --no-print-directory apidocs bundle
 
 .PHONY: apidocs
-apidocs: ## Generate Documentation/api.md from the Go API types (crd-ref-docs, templates in hack/apidocs).
+apidocs: ## Generate Documentation/api.md from the Go API types (crd-ref-docs, templates in hack/apidocs) and the embedded types' rules in the CRD (hack/crdembedded).
 	go tool crd-ref-docs --log-level=WARN --renderer=markdown --source-path=pkg/apis --max-depth=30 \
 		--config=hack/apidocs/config.yaml --templates-dir=hack/apidocs/templates \
 		--output-path=$(or $(APIDOCS_OUT),Documentation/api.md)
+	go run ./hack/crdembedded -apidocs=$(or $(APIDOCS_OUT),Documentation/api.md) config/crd/bases/nginx.operator.dev_nginxoperators.yaml
 
 .PHONY: bundle
 bundle: ## Build bundle.yaml and the Helm chart's generated files (charts/nginx-operator) from config/, and the OLM bundle in bundle/.
@@ -63,9 +65,16 @@ test-deps: kube-binaries ## Install what the tests run for real: Kubernetes bina
 	@bash hack/install-helm.sh >/dev/null
 	@bash hack/install-node-binaries.sh >/dev/null
 
+# The tiers that need their tools run through hack/gotest: go test's own
+# output (each package's result, every failed test's whole output), then the
+# count of tests passed, failed and skipped; a skip not on the allow-list
+# $(SKIPS) (each entry with its reason) fails the run.
+SKIPS  ?= hack/gotest/skips.txt
+GOTEST  = go run ./hack/gotest -skips=$(SKIPS)
+
 .PHONY: test
-test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane.
-	CI=$${CI:-} NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) ./...
+test: test-deps verify ## Verify, then run unit, integration and e2e tests against a real local control plane; prints the skip count and fails on a skip not in hack/gotest/skips.txt.
+	CI=$${CI:-} NGINX_OPERATOR_REQUIRE_TOOLS=1 $(GOTEST) $(TEST_FLAGS) ./...
 
 # The three tiers (README, "Tests"): end-to-end tests live under these
 # directories of test/; the unit tier is `go test -short` everywhere else,
@@ -81,11 +90,11 @@ test-unit: ## Unit tier: pure tests only (go test -short; no cluster, no install
 
 .PHONY: test-integration
 test-integration: test-deps ## Integration tier: the packages outside test/'s end-to-end suites, with a real control plane, nginx, promtool and Prometheus.
-	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) $(UNIT_PKGS)
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 $(GOTEST) $(TEST_FLAGS) $(UNIT_PKGS)
 
 .PHONY: test-e2e
 test-e2e: test-deps ## End-to-end tier: test/e2e, test/realpods, test/chaos, test/upgrade, test/hostile on local clusters and a real node.
-	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test $(TEST_FLAGS) $(E2E_PKGS)
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 $(GOTEST) $(TEST_FLAGS) $(E2E_PKGS)
 
 # Instance counts of test/bench (make bench BENCH_N=100 for a quick run) and
 # where it writes performance.json and performance.svg.

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // multiarch is Debian's directory name for the build machine's libraries.
@@ -21,7 +23,7 @@ func multiarch(t *testing.T) string {
 	case "arm64":
 		return "aarch64-linux-gnu"
 	}
-	t.Skipf("no Debian multiarch directory known for GOARCH=%s", runtime.GOARCH)
+	tools.Missing(t, fmt.Sprintf("no Debian multiarch directory known for GOARCH=%s: add it to multiarch", runtime.GOARCH))
 	return ""
 }
 

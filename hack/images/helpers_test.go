@@ -127,10 +127,7 @@ func requireHostFiles(t *testing.T, pkgByPath map[string]string) {
 	tools.Integration(t, "files of Debian packages on the host")
 	for p, pkg := range pkgByPath {
 		if err := requireHostFile(p, pkg); err != nil {
-			if tools.Required() {
-				t.Fatal(err)
-			}
-			t.Skip(err)
+			tools.Missing(t, err.Error())
 		}
 	}
 }
@@ -139,7 +136,7 @@ func requireRoot(t *testing.T, why string) {
 	t.Helper()
 	tools.Integration(t, "root")
 	if os.Geteuid() != 0 {
-		t.Skip("needs root (chroot and changing users): " + why)
+		tools.Missing(t, "needs root (chroot and changing users): "+why)
 	}
 }
 

@@ -102,7 +102,7 @@ func TestNginxImageChecksOperatorConfig(t *testing.T) {
 	spec := operatorSpecForTest(18443, 18444, 18445)
 	writeTLSSecret(t, filepath.Join(paths.TLS, "web-tls"))
 	conf, err := render.Config(validationtest.Spec(t, spec), render.Options{Paths: paths, Namespace: "team-a",
-		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }})
+		FallbackHost: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,12 +136,13 @@ func TestImagesRunTheOperatorsPod(t *testing.T) {
 	}
 	conf, err := render.Config(&validationtest.NginxOperator(t, instance).Spec, render.Options{
 		Paths: render.PodPaths(), Namespace: instance.Namespace, HealthPort: int(healthPort), StubStatusPort: int(stubPort),
-		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" },
+		FallbackHost: "127.0.0.1",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sts := nginx.StatefulSet(instance, nginx.Inputs{Config: conf, ConfigHash: "test", Image: "nginx", ExporterImage: "exporter", ReloaderImage: "operator"})
+	sts := nginx.StatefulSet(instance, nginx.Inputs{Config: conf, ConfigHash: "test", Image: "nginx", ExporterImage: "exporter", ReloaderImage: "operator",
+		References: render.ReferencesOf(&instance.Spec)})
 	pod := sts.Spec.Template.Spec
 	byName := map[string]corev1.Container{}
 	for _, c := range append(pod.InitContainers, pod.Containers...) {
@@ -181,7 +182,7 @@ func TestImagesRunTheOperatorsPod(t *testing.T) {
 	reloaderPort := int32(tools.Port(t))
 	var argv []string
 	for _, a := range append(append([]string(nil), nginxC.Command...), nginxC.Args...) {
-		if a == "-listen-address=:"+strconv.Itoa(v1beta1.ReloaderPort) {
+		if a == "-listen-address=:"+strconv.Itoa(layout.ReloaderPort) {
 			a = "-listen-address=127.0.0.1:" + strconv.Itoa(int(reloaderPort))
 		}
 		argv = append(argv, a)
@@ -212,8 +213,8 @@ func TestImagesRunTheOperatorsPod(t *testing.T) {
 	exporterRoot := rootFor(t, exporterImg)
 	exporterC := byName["exporter"]
 	swap := map[string]string{
-		"--nginx.scrape-uri=" + nginx.StubStatusURI(v1beta1.StubStatusPort): "--nginx.scrape-uri=" + nginx.StubStatusURI(int(stubPort)),
-		"--web.listen-address=:" + strconv.Itoa(v1beta1.ExporterPort):       "--web.listen-address=127.0.0.1:" + strconv.Itoa(int(exporterPort)),
+		"--nginx.scrape-uri=" + nginx.StubStatusURI(layout.StubStatusPort): "--nginx.scrape-uri=" + nginx.StubStatusURI(int(stubPort)),
+		"--web.listen-address=:" + strconv.Itoa(layout.ExporterPort):       "--web.listen-address=127.0.0.1:" + strconv.Itoa(int(exporterPort)),
 	}
 	exporterCfg := mustConfig(t, exporterImg).Config
 	if len(exporterC.Command) > 0 {

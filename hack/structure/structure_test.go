@@ -27,7 +27,7 @@ var layers = map[string]int{
 	// Facts and rules every controller shares.
 	"pkg/layout": 1, "pkg/metrics": 1, "pkg/validation": 1, "pkg/reloader": 1, "pkg/backup/storage": 1,
 	// Pure builders.
-	"pkg/nginx/render": 2, "pkg/nginx/serviceport": 2, "pkg/backup/jobs": 2, "pkg/backup/agent": 2, "pkg/validation/validationtest": 2,
+	"pkg/nginx/render": 2, "pkg/nginx/serviceport": 2, "pkg/nginx/prober": 2, "pkg/backup/jobs": 2, "pkg/backup/agent": 2, "pkg/validation/validationtest": 2,
 	// The controllers and the webhook: none imports another.
 	"pkg/nginx": 3, "pkg/monitor": 3, "pkg/backup": 3, "pkg/conversion": 3,
 	// The manager that runs them, and the binaries.

@@ -30,9 +30,6 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// adminClient talks straight to the apiserver (no cache) as the cluster admin.
-func adminClient(t *testing.T, cfg *rest.Config) client.Client { return inprocess.AdminClient(t, cfg) }
-
 // installCRD installs the CRDs that ship (config/crd/bases), once.
 func installCRD(t *testing.T) { inprocess.InstallCRDs(t, env.Cluster(t).Config) }
 
@@ -44,10 +41,10 @@ type operatorEnv struct {
 	admin client.Client
 }
 
-// startOperator runs the operator with its webhook in-process, as
+// startWebhookOperator runs the operator with its webhook in-process, as
 // cmd/operator will, in namespace ns, with the webhook on port and the CRD
 // pointing at it by URL, and waits until the apiserver converts through it.
-func startOperator(t *testing.T, ns string, port int) *operatorEnv {
+func startWebhookOperator(t *testing.T, ns string, port int) *operatorEnv {
 	t.Helper()
 	logStart := testLog.Len()
 	t.Cleanup(func() {
@@ -135,7 +132,7 @@ func (e *operatorEnv) assertSecondPassWritesNothing(t *testing.T) {
 	counter := &inprocess.RequestCounter{}
 	cfg := rest.CopyConfig(env.Cluster(t).Config)
 	cfg.WrapTransport = counter.Wrap
-	if err := conversion.ReconcileOnce(context.Background(), adminClient(t, cfg), e.opts); err != nil {
+	if err := conversion.ReconcileOnce(context.Background(), inprocess.Client(t, cfg), e.opts); err != nil {
 		t.Fatal(err)
 	}
 	if writes := counter.Writes(); len(writes) != 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/conversion"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -38,7 +39,7 @@ spec:
 func TestV1alpha1AndV1beta1ClientsShareOneObjectThroughTheWebhookWithoutLoss(t *testing.T) {
 	installCRD(t)
 	ctx := context.Background()
-	e := startOperator(t, newNamespace(t), tools.Port(t))
+	e := startWebhookOperator(t, newNamespace(t), tools.Port(t))
 	c := e.admin
 
 	// 1. A book user creates exactly what the book shows.
@@ -188,12 +189,12 @@ func TestCertificateNearExpiryIsRotatedWhileTheApiserverKeepsConverting(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := adminClient(t, cluster.Config)
+	admin := inprocess.Client(t, cluster.Config)
 	if err := admin.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: conversion.DefaultSecretName}, Type: corev1.SecretTypeTLS, Data: oldData}); err != nil {
 		t.Fatal(err)
 	}
 
-	e := startOperator(t, ns, port)
+	e := startWebhookOperator(t, ns, port)
 
 	// Each replica makes the CRD trust the old certificate at start, so the
 	// apiserver converts before the leader's first pass, which rotates.
@@ -260,7 +261,7 @@ func TestReplicasStartingTogetherAgreeOnOneCertificate(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	admin := adminClient(t, cluster.Config)
+	admin := inprocess.Client(t, cluster.Config)
 	stored := &corev1.Secret{}
 	if err := admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: conversion.DefaultSecretName}, stored); err != nil {
 		t.Fatal(err)
@@ -294,7 +295,7 @@ func TestReplicasStartingTogetherAgreeOnOneCertificate(t *testing.T) {
 func TestAConfigBeyondTheAnnotationLimitReadsAndWritesBackAsV1alpha1(t *testing.T) {
 	installCRD(t)
 	ctx := context.Background()
-	e := startOperator(t, newNamespace(t), tools.Port(t))
+	e := startWebhookOperator(t, newNamespace(t), tools.Port(t))
 
 	big := conversion.BigBeta(32, 10, func(i, j int) string { return strings.Repeat(fmt.Sprintf("server %d location %d; ", i, j), 40) })
 	big.ObjectMeta = metav1.ObjectMeta{Name: "big", Namespace: e.ns}
@@ -334,7 +335,7 @@ func TestSetupMakesTheCRDTrustTheWebhookBeforeTheManagerStarts(t *testing.T) {
 	installCRD(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	admin := adminClient(t, env.Cluster(t).Config)
+	admin := inprocess.Client(t, env.Cluster(t).Config)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := admin.Get(ctx, client.ObjectKey{Name: conversion.DefaultCRDName}, crd); err != nil {
 		t.Fatal(err)

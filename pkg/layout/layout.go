@@ -17,6 +17,47 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 )
 
+// Ports the operator reserves inside every nginx pod: a port in spec.ports
+// may not use them (the CRD's rules state the same numbers).
+const (
+	// HealthPort serves /healthz for the kubelet's probes.
+	HealthPort = 18080
+	// StubStatusPort serves nginx's stub_status, on loopback only.
+	StubStatusPort = 18081
+	// ExporterPort is the nginx-prometheus-exporter sidecar's metrics port.
+	ExporterPort = 9113
+	// ReloaderPort serves the nginx-reloader's metrics and status.
+	ReloaderPort = 18082
+)
+
+// Annotations the operator writes on an instance's children and pods.
+const (
+	// ConfigHashAnnotation and TLSHashAnnotation record, on the config
+	// Secret, the configuration and the TLS Secrets' content it was written
+	// for; when either changes, the operator sets them on every pod too,
+	// which makes the kubelet refresh the pod's Secret volumes at once
+	// rather than on its next periodic sync, for the reloader to load them.
+	// (Operators before the reloader put them on the pod template, which
+	// rolled the pods instead.)
+	ConfigHashAnnotation = "nginx.operator.dev/config-hash"
+	TLSHashAnnotation    = "nginx.operator.dev/tls-hash"
+	// ForceRedeployAnnotation on the pod template rolls the pods when
+	// spec.forceRedeploy changes.
+	ForceRedeployAnnotation = "nginx.operator.dev/force-redeploy"
+	// PodTemplateAnnotation versions the pod template's own shape (see
+	// pkg/nginx's PodTemplateVersion).
+	PodTemplateAnnotation = "nginx.operator.dev/pod-template"
+	// ServicePortsAnnotation on the instance's Service names the rule its
+	// ports follow (pkg/nginx/serviceport). The operator writes it on every
+	// Service it applies; one without it was created by an operator of
+	// release 0.3.0 or earlier.
+	ServicePortsAnnotation = "nginx.operator.dev/service-ports"
+)
+
+// NginxContainerName is the name of the nginx container in an instance's
+// pods.
+const NginxContainerName = "nginx"
+
 // Label values of an instance's children and pods.
 const (
 	AppName   = "nginx"

@@ -30,14 +30,6 @@ var env = framework.NewEnv(framework.Options{})
 
 func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
-// startOperator runs the operator's manager in-process, watching namespaces.
-func startOperator(t *testing.T, namespaces ...string) {
-	t.Helper()
-	inprocess.Start(t, env.Cluster(t).Config, inprocess.Options(namespaces...), nil)
-}
-
-func adminClient(t testing.TB) client.Client { return inprocess.Client(t, env.Cluster(t).Config) }
-
 func instance(ns, name string, labels map[string]string, metrics bool) *v1beta1.NginxOperator {
 	return &v1beta1.NginxOperator{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
@@ -270,7 +262,7 @@ func TestNamespaceLabelSelectorFollowsNamespaceLabels(t *testing.T) {
 	t.Parallel()
 	ctx, monNS, cs, c := inprocess.Setup(t, env)
 	teamNS := framework.Namespace(t, cs)
-	startOperator(t, monNS, teamNS)
+	inprocess.StartWatching(t, env, nil, monNS, teamNS)
 
 	if err := c.Create(ctx, instance(teamNS, "web", map[string]string{"scrape": "yes"}, true)); err != nil {
 		t.Fatal(err)
@@ -381,7 +373,7 @@ func TestServiceMonitorIsCreatedWhenPrometheusOperatorAPIIsServed(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := adminClient(t)
+	c := inprocess.Client(t, env.Cluster(t).Config)
 	if err := framework.ApplyObjects(ctx, cluster.Config, "", objs...); err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +391,7 @@ func TestServiceMonitorIsCreatedWhenPrometheusOperatorAPIIsServed(t *testing.T) 
 	}
 
 	ns := framework.Namespace(t, cs)
-	startOperator(t, ns)
+	inprocess.StartWatching(t, env, nil, ns)
 	if err := c.Create(ctx, instance(ns, "web", map[string]string{"team": "a"}, true)); err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +456,7 @@ func TestReconcilingAnUnchangedMonitorSendsNoWrites(t *testing.T) {
 		}
 		return out
 	}
-	c := adminClient(t)
+	c := inprocess.Client(t, env.Cluster(t).Config)
 	if err := c.Create(ctx, instance(ns, "web", map[string]string{"team": "a"}, true)); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,27 +33,34 @@ const recreateRetry = 2 * time.Second
 // unless the API server would accept every child the user's fields reach (a
 // dry run), so that a refused edit leaves what serves untouched. No object
 // this instance does not control is ever written, and a child whose name is
-// taken stops the apply there (NameConflict). It returns the live
-// StatefulSet for the status, when there is one.
-func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*appsv1.StatefulSet, ctrl.Result, error) {
+// taken stops the apply there (NameConflict). It writes no status: it
+// returns the plan (nil when planning failed) and the live StatefulSet,
+// when there is one, for the status (setStatus).
+func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*plan, *appsv1.StatefulSet, ctrl.Result, error) {
 	live, err := r.liveStatefulSet(ctx, nginx)
 	if err != nil {
-		return nil, ctrl.Result{}, err
+		return nil, nil, ctrl.Result{}, err
 	}
 	p, err := r.plan(ctx, nginx)
 	if err != nil {
-		return live, ctrl.Result{}, err
+		return nil, live, ctrl.Result{}, err
 	}
-	nginx.Status.ConfigHash = p.inputs.ConfigHash
-	nginx.Status.Upstreams = p.upstreams
+	sts, result, err := r.applyPlan(ctx, nginx, p, live)
+	return p, sts, result, err
+}
+
+// applyPlan makes the children what p says, given the live StatefulSet.
+func (r *Reconciler) applyPlan(ctx context.Context, nginx *v1beta1.NginxOperator, p *plan, live *appsv1.StatefulSet) (*appsv1.StatefulSet, ctrl.Result, error) {
+	var err error
 	if live != nil && (!live.DeletionTimestamp.IsZero() || claimTemplatesDiffer(p.statefulSet, live)) {
 		return live, ctrl.Result{RequeueAfter: recreateRetry}, r.recreateStatefulSet(ctx, nginx, live)
 	}
-	// Before the StatefulSet exists nothing serves, and a child refused on
-	// the way leaves nothing half-changed that served before: the apply
-	// itself finds the refusal, which spares a new instance two dry runs
-	// (a fifth of what creating it costs the API server).
-	if live != nil {
+	// Before the StatefulSet exists nothing serves: a new instance is
+	// dry-run first only where its spec sets a field the CRD cannot check
+	// in full (reachesChildAPIs), so that a refusal writes no child; the
+	// common instance, which sets none, is spared two dry runs (a fifth of
+	// what creating it costs the API server).
+	if live != nil || reachesChildAPIs(&nginx.Spec) {
 		if err := r.checkChildren(ctx, nginx, p); err != nil {
 			return live, ctrl.Result{}, err
 		}
@@ -73,6 +81,23 @@ func (r *Reconciler) apply(ctx context.Context, nginx *v1beta1.NginxOperator) (*
 		return live, ctrl.Result{}, err
 	}
 	return live, ctrl.Result{}, nil
+}
+
+// reachesChildAPIs tells whether spec sets a field that reaches a child the
+// API server may refuse beyond what the CRD checks (specFields): pod
+// settings, resources, image pull Secrets, a volume claim template, a
+// NetworkPolicy, a PodDisruptionBudget, or a Service other than a plain
+// ClusterIP one. The operator's defaults alone make children the API
+// server accepts.
+func reachesChildAPIs(spec *v1beta1.NginxOperatorSpec) bool {
+	pod := spec.Pod
+	pod.TerminationGracePeriodSeconds = 0 // defaulted, and within the CRD's bounds
+	svc := spec.Service
+	svc.Type = ""
+	return !equality.Semantic.DeepEqual(pod, v1beta1.PodSettings{}) || len(spec.ImagePullSecrets) > 0 ||
+		!equality.Semantic.DeepEqual(spec.Resources, corev1.ResourceRequirements{}) || spec.Content.VolumeClaimTemplate != nil ||
+		spec.NetworkPolicy != nil || spec.PodDisruptionBudget != nil ||
+		!equality.Semantic.DeepEqual(svc, v1beta1.ServiceSpec{}) || spec.Service.Type != corev1.ServiceTypeClusterIP && spec.Service.Type != ""
 }
 
 // checkChildren dry-runs the plan's checked children, so that a spec the

@@ -36,13 +36,13 @@ func BenchmarkConverge200Instances(b *testing.B) {
 	inprocess.InstallCRDs(b, cfg)
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	c := adminClient(b)
+	c := inprocess.Client(b, env.Cluster(b).Config)
 	const n = 200
 	for range b.N {
 		ns := framework.Namespace(b, cs)
 		baseHeap := heapInUse()
 		counter := &inprocess.RequestCounter{}
-		stop := startOperator(b, ns, counter)
+		stop := inprocess.StartWatching(b, env, counter, ns)
 
 		start := time.Now()
 		for i := range n {

@@ -61,7 +61,7 @@ func TestAPodWhoseNginxRefusesTheConfigurationDegradesTheInstance(t *testing.T) 
 	const emerg = `[emerg] host not found in upstream "nope.` + "example.invalid" + `:80" in /etc/nginx/conf/nginx.conf:31`
 	now := metav1.Now()
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: nginx.NginxContainerName, Image: pod.Spec.Containers[0].Image, RestartCount: 2,
+		Name: layout.NginxContainerName, Image: pod.Spec.Containers[0].Image, RestartCount: 2,
 		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 20s restarting failed container"}},
 		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: 1, Reason: "Error", StartedAt: now, FinishedAt: now, Message: "nginx: " + emerg + "\n",

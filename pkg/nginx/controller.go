@@ -1,12 +1,19 @@
 // Package nginx is the NginxOperator controller. Its files follow one
-// reconcile: controller.go sets it up and runs it; plan.go validates the
-// spec, reads what it references and renders nginx.conf (pkg/nginx/render)
-// into the children that should exist; apply.go dry-runs and applies them;
-// objects.go and pod.go build the children (pure functions of the spec);
-// reload.go delivers a new configuration to running pods and reads what
-// each pod's reloader loaded; status.go turns all of it into conditions;
-// restore.go seeds content from a backup; upgrade.go clears what earlier
-// operators left.
+// reconcile: controller.go sets it up and runs it (sync); plan.go validates
+// the spec and builds the children that should exist from it and from
+// resolve.go's resolved model, what the spec references as read once from
+// the cluster (Secrets, ConfigMaps, the proxied Services and their
+// endpoints, the instance's own Service), which nginx.conf is rendered
+// from (pkg/nginx/render) and status.upstreams reads; apply.go dry-runs and
+// applies the children; objects.go and pod.go build them (pure functions
+// of the spec); reload.go nudges the pods after a new configuration;
+// podconfigs.go sorts what each pod's reloader loaded, as the prober
+// (pkg/nginx/prober) last read it; status.go builds the whole status from
+// all of it in one place (setStatus); restore.go seeds content from a
+// backup; upgrade.go clears what earlier operators left. The watches:
+// referencewatch.go maps a referenced object to the instances naming it,
+// endpoints.go the EndpointSlices of proxied Services (paced), metrics.go
+// the instances' gauges.
 package nginx
 
 import (
@@ -38,6 +45,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/prober"
 )
 
 // ControllerName labels the controller's metrics and logs.
@@ -62,7 +70,7 @@ type Reconciler struct {
 	Images Images
 	// Prober reads what each pod's reloader serves, off the reconcile
 	// workers; nil reports no status.loadedReplicas (--read-pod-status=false).
-	Prober *Prober
+	Prober *prober.Prober
 	// Operator are the pods a NetworkPolicy admits to the reloaders.
 	Operator OperatorPods
 	// Endpoints reads the EndpointSlices of proxied Services (the
@@ -88,7 +96,7 @@ type Setup struct {
 	// PodConfig reads the pods' reloaders: with one, a Prober reads them in
 	// the background, and an instance whose pods answer something new is
 	// reconciled again; nil reads none (--read-pod-status=false).
-	PodConfig PodConfigReader
+	PodConfig prober.PodConfigReader
 	// References is a cache of the Secrets', ConfigMaps' and Services'
 	// metadata (see TrimReference) and of EndpointSlices (see
 	// TrimEndpointSlice), scoped to the watched namespaces and added to
@@ -109,7 +117,7 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		return err
 	}
 	if s.PodConfig != nil {
-		r.Prober = NewProber(s.PodConfig)
+		r.Prober = prober.New(s.PodConfig)
 		if err := mgr.Add(r.Prober); err != nil {
 			return err
 		}
@@ -144,49 +152,59 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		}))
 }
 
-// sync brings one instance's children in line with its spec and sets the
-// status to what it observed; the shared loop (k8sutil.StatusReconciler)
-// writes the status and classifies the error.
+// sync brings one instance's children in line with its spec, observes
+// them, and sets the status from what it observed in one place
+// (setStatus); the shared loop (k8sutil.StatusReconciler) writes the
+// status, once and only when it changed, and classifies the error.
 func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ctrl.Result, error) {
 	defer updateMetrics(nginx)
 	if nginx.Spec.Paused {
 		setPaused(nginx)
 		return ctrl.Result{}, nil
 	}
-	describedHash := nginx.Status.ConfigHash
-	sts, result, err := r.apply(ctx, nginx)
-	before := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionDegraded)
-	wasDegradedBy := ""
-	if before != nil && before.Status == metav1.ConditionTrue {
-		wasDegradedBy = before.Reason
-	}
-	pods := r.pods(ctx, nginx, sts)
-	var configs podConfigs
+	p, sts, result, err := r.apply(ctx, nginx)
+	o := observed{plan: p, err: err, sts: sts, pods: r.pods(ctx, nginx, sts)}
 	if err == nil {
-		configs = r.podConfigs(nginx, pods, nginx.Status.ConfigHash, describedHash)
+		o.configs = r.podConfigs(nginx, o.pods, p.inputs.ConfigHash, nginx.Status.ConfigHash)
+		o.restoreFailure = r.restoreFailure(ctx, nginx, sts)
 	}
-	observe(nginx, sts, pods, configs, err)
-	// Warnings the condition alone would not bring to kubectl's attention,
-	// once per transition (the name conflict is retried every
-	// k8sutil.ReferenceRetry).
-	if c := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue && c.Reason != wasDegradedBy {
-		switch c.Reason {
-		case ReasonConfigRejected:
-			r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonConfigRejected, "Reload", "%s", c.Message)
-		case ReasonNameConflict:
-			r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonNameConflict, "Apply", "%s", c.Message)
-		}
-	}
+	wasDegradedBy := degradedBy(nginx)
+	setStatus(nginx, o)
+	r.announce(nginx, wasDegradedBy)
 	if err != nil {
 		return result, err
 	}
-	r.observeRestore(ctx, nginx, sts)
 	if restoreUnderway(nginx) {
 		// A restore init container failing does not change the StatefulSet,
 		// so nothing would wake the controller to report it: look again.
 		result.RequeueAfter = sooner(result.RequeueAfter, restorePollInterval)
 	}
 	return result, nil
+}
+
+// degradedBy is the reason of the instance's Degraded condition, "" when
+// it is not degraded.
+func degradedBy(nginx *v1beta1.NginxOperator) string {
+	if c := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionDegraded); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Reason
+	}
+	return ""
+}
+
+// announce sends the warnings the Degraded condition alone would not bring
+// to kubectl's attention, once per transition from wasDegradedBy (the name
+// conflict is retried every k8sutil.ReferenceRetry).
+func (r *Reconciler) announce(nginx *v1beta1.NginxOperator, wasDegradedBy string) {
+	c := meta.FindStatusCondition(nginx.Status.Conditions, v1beta1.ConditionDegraded)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason == wasDegradedBy {
+		return
+	}
+	switch c.Reason {
+	case ReasonConfigRejected:
+		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonConfigRejected, "Reload", "%s", c.Message)
+	case ReasonNameConflict:
+		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonNameConflict, "Apply", "%s", c.Message)
+	}
 }
 
 // forget drops what the controller keeps of a deleted instance: its metrics,
@@ -266,7 +284,7 @@ func (r *Reconciler) podHandler() handler.EventHandler {
 // podStatusChanged passes pod creations and deletions, and updates that
 // change what observe reads: its IP (where its reloader answers), its
 // deletion or its containers' states, and the operator's nudge after a new
-// configuration (ConfigHashAnnotation), so the pods' reloaders are read
+// configuration (layout.ConfigHashAnnotation), so the pods' reloaders are read
 // soon after it.
 func podStatusChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
@@ -275,7 +293,7 @@ func podStatusChanged() predicate.Predicate {
 		if !ok1 || !ok2 {
 			return true
 		}
-		return !maps.Equal(podSyncAnnotations(o), podSyncAnnotations(n)) ||
+		return !maps.Equal(prober.SyncAnnotations(o), prober.SyncAnnotations(n)) ||
 			o.Status.PodIP != n.Status.PodIP ||
 			o.DeletionTimestamp.IsZero() != n.DeletionTimestamp.IsZero() ||
 			!equality.Semantic.DeepEqual(o.Status.ContainerStatuses, n.Status.ContainerStatuses)

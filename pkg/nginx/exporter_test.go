@@ -34,8 +34,8 @@ func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
 	if pod := StatefulSet(off, in).Spec.Template.Spec; len(pod.Containers) != 1 {
 		t.Errorf("metrics off: %d containers, want only nginx", len(pod.Containers))
 	}
-	for _, p := range Service(off, serviceport.Standard).Spec.Ports {
-		if monitoringPorts[p.Name] || p.Port == v1beta1.ReloaderPort || p.Port == v1beta1.ExporterPort {
+	for _, p := range Service(off, serviceport.Resolve(&off.Spec, serviceport.Standard)).Spec.Ports {
+		if monitoringPorts[p.Name] || p.Port == layout.ReloaderPort || p.Port == layout.ExporterPort {
 			t.Errorf("metrics off: the Service exposes %s (%d)", p.Name, p.Port)
 		}
 	}
@@ -54,7 +54,7 @@ func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
 	if args := strings.Join(exp.Args, " "); !strings.Contains(args, "--nginx.scrape-uri=http://127.0.0.1:18081/stub_status") || !strings.Contains(args, "--web.listen-address=:9113") {
 		t.Errorf("exporter args %q", args)
 	}
-	if len(exp.Ports) != 1 || exp.Ports[0].Name != "metrics" || exp.Ports[0].ContainerPort != v1beta1.ExporterPort {
+	if len(exp.Ports) != 1 || exp.Ports[0].Name != "metrics" || exp.Ports[0].ContainerPort != layout.ExporterPort {
 		t.Errorf("exporter ports %+v", exp.Ports)
 	}
 	sc := exp.SecurityContext
@@ -66,7 +66,7 @@ func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
 		{Name: "metrics", Port: 9113, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP},
 		{Name: "reloader", Port: 18082, TargetPort: intstr.FromString("reloader"), Protocol: corev1.ProtocolTCP},
 	}
-	if diff := cmp.Diff(want, Service(on, serviceport.Standard).Spec.Ports); diff != "" {
+	if diff := cmp.Diff(want, Service(on, serviceport.Resolve(&on.Spec, serviceport.Standard)).Spec.Ports); diff != "" {
 		t.Errorf("metrics on: client Service ports (-want +got):\n%s", diff)
 	}
 	// Each Service port's target is a port some container of the pod
@@ -77,7 +77,7 @@ func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
 			declared[p.Name] = true
 		}
 	}
-	for _, p := range Service(on, serviceport.Standard).Spec.Ports {
+	for _, p := range Service(on, serviceport.Resolve(&on.Spec, serviceport.Standard)).Spec.Ports {
 		if !declared[p.TargetPort.StrVal] || p.TargetPort.StrVal != p.Name {
 			t.Errorf("Service port %s targets %q, which the pod does not declare (declared: %v)", p.Name, p.TargetPort.StrVal, declared)
 		}

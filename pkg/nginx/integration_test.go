@@ -33,18 +33,10 @@ var env = framework.NewEnv(framework.Options{})
 
 func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
 
-// startOperator runs the operator in-process, watching only ns, until stop
-// or the end of the test; counter (may be nil) sees every request.
-func startOperator(t testing.TB, ns string, counter *inprocess.RequestCounter) (stop func()) {
-	return inprocess.Start(t, env.Cluster(t).Config, inprocess.Options(ns), counter)
-}
-
 // reconcileCount is controller-runtime's controller_runtime_reconcile_total
 // of this controller (Named nginx.ControllerName), summed over results, from
 // the registry every in-process manager shares.
 func reconcileCount(t *testing.T) float64 { return inprocess.Reconciles(t, nginx.ControllerName) }
-
-func adminClient(t testing.TB) client.Client { return inprocess.Client(t, env.Cluster(t).Config) }
 
 func instance(ns, name string) *v1beta1.NginxOperator {
 	return &v1beta1.NginxOperator{
@@ -197,7 +189,7 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 	if err != nil {
 		t.Fatalf("config Secret: %v", err)
 	}
-	if h := cfg.Annotations[nginx.ConfigHashAnnotation]; h != got.Status.ConfigHash || reloader.ConfigHash(cfg.Data["nginx.conf"]) != h {
+	if h := cfg.Annotations[layout.ConfigHashAnnotation]; h != got.Status.ConfigHash || reloader.ConfigHash(cfg.Data["nginx.conf"]) != h {
 		t.Errorf("config Secret written for configuration %q holds %q; status says %q", h, reloader.ConfigHash(cfg.Data["nginx.conf"]), got.Status.ConfigHash)
 	}
 }
@@ -222,7 +214,7 @@ func TestSteadyStateResyncOfFiftyInstancesMakesNoWrites(t *testing.T) {
 
 	// First operator: creates everything.
 	first := &inprocess.RequestCounter{}
-	stopFirst := startOperator(t, ns, first)
+	stopFirst := inprocess.StartWatching(t, env, first, ns)
 	if !framework.WaitFor(ctx, 120*time.Second, allReconciled) {
 		t.Fatal("the 50 instances were not all reconciled")
 	}
@@ -233,7 +225,7 @@ func TestSteadyStateResyncOfFiftyInstancesMakesNoWrites(t *testing.T) {
 	// A new operator process resyncs every instance from scratch: it reads
 	// everything and must write nothing.
 	second := &inprocess.RequestCounter{}
-	stopSecond := startOperator(t, ns, second)
+	stopSecond := inprocess.StartWatching(t, env, second, ns)
 	defer stopSecond()
 	before := reconcileCount(t)
 	if !framework.WaitFor(ctx, 60*time.Second, func(context.Context) bool { return reconcileCount(t)-before >= n }) {

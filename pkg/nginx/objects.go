@@ -13,31 +13,28 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 )
 
-// Annotations of the operator. The nginx.operator.dev/ prefix is reserved:
-// admission refuses user annotations under it, and the operator's values win
-// over spec.pod.annotations anyway.
-const (
-	// ForceRedeployAnnotation on the pod template rolls the pods when
-	// spec.forceRedeploy changes.
-	ForceRedeployAnnotation = "nginx.operator.dev/force-redeploy"
-	// PodTemplateAnnotation versions the pod template's own shape: "2"
-	// added nginx's termination message and its preStop delay; "3" runs
-	// nginx under the nginx-reloader, so a new configuration or certificate
-	// is loaded in place. Upgrading from an operator before "3" rolls every
-	// instance's pods once.
-	PodTemplateAnnotation = "nginx.operator.dev/pod-template"
-	// PodTemplateVersion is the current value of PodTemplateAnnotation.
-	PodTemplateVersion = "3"
-)
+// PodTemplateVersion is the current value of layout.PodTemplateAnnotation:
+// "2" added nginx's termination message and its preStop delay; "3" runs
+// nginx under the nginx-reloader, so a new configuration or certificate is
+// loaded in place. Upgrading from an operator before "3" rolls every
+// instance's pods once. (The nginx.operator.dev/ prefix of the operator's
+// annotations is reserved: admission refuses user annotations under it,
+// and the operator's values win over spec.pod.annotations anyway.)
+const PodTemplateVersion = "3"
 
 // Inputs is everything the builders need besides the instance.
 type Inputs struct {
 	Config     []byte // rendered nginx.conf
 	ConfigHash string
 	Image      string // spec.image or the operator's default
+	// References are the objects the spec names (render.ReferencesOf): the
+	// pods mount the TLS, basic-auth and CA ones, and the reloader watches
+	// what nginx loads of them.
+	References render.References
 	// ExporterImage runs the nginx-prometheus-exporter sidecar of instances
 	// with spec.metrics.enabled.
 	ExporterImage string
@@ -74,7 +71,7 @@ func selector(nginx *v1beta1.NginxOperator) map[string]string {
 // content changes: the kubelet updates the pods' volume in place, and each
 // pod's reloader checks the new configuration with nginx -t and loads it
 // gracefully, or keeps the old one serving and reports why. Its annotations
-// say what it was written for (see ConfigHashAnnotation).
+// say what it was written for (see layout.ConfigHashAnnotation).
 func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
 	meta := objectMeta(nginx, layout.NamesFor(nginx.Name).ConfigSecret)
 	meta.Annotations = syncAnnotations(in)
@@ -116,22 +113,21 @@ func servicePorts(nginx *v1beta1.NginxOperator, numbers []int32) []corev1.Servic
 // API server keeps the one it allocated (it carries a port's node port
 // over, by port name, to an update that leaves it out) rather than the
 // operator asking for another. The rule is written in the Service's
-// annotation serviceport.Annotation, so it lasts.
+// annotation layout.ServicePortsAnnotation, so it lasts.
 //
 // With spec.metrics.enabled it also exposes the exporter's port and the
 // reloader's, the two an NginxMonitor scrapes (Prometheus discovers
 // targets through a Service's EndpointSlices). An instance that did not ask
 // for metrics exposes neither: the reloader's port then stays reachable on
 // the pod network only, where the operator reads each pod's /status.
-func Service(nginx *v1beta1.NginxOperator, rule serviceport.Rule) *corev1.Service {
+func Service(nginx *v1beta1.NginxOperator, resolved serviceport.Ports) *corev1.Service {
 	meta := objectMeta(nginx, layout.NamesFor(nginx.Name).Service)
 	meta.Annotations = maps.Clone(nginx.Spec.Service.Annotations)
 	if meta.Annotations == nil {
 		meta.Annotations = map[string]string{}
 	}
-	meta.Annotations[serviceport.Annotation] = string(rule)
+	meta.Annotations[layout.ServicePortsAnnotation] = string(resolved.Rule)
 	svc := nginx.Spec.Service
-	resolved := serviceport.Resolve(&nginx.Spec, rule)
 	ports := servicePorts(nginx, resolved.Service)
 	if svc.Type == corev1.ServiceTypeNodePort || svc.Type == corev1.ServiceTypeLoadBalancer {
 		for i, p := range nginx.Spec.Ports {
@@ -141,10 +137,10 @@ func Service(nginx *v1beta1.NginxOperator, rule serviceport.Rule) *corev1.Servic
 	if nginx.Spec.Metrics.Enabled {
 		ports = append(ports,
 			corev1.ServicePort{
-				Name: layout.MetricsPortName, Port: v1beta1.ExporterPort, TargetPort: intstr.FromString(layout.MetricsPortName), Protocol: corev1.ProtocolTCP,
+				Name: layout.MetricsPortName, Port: layout.ExporterPort, TargetPort: intstr.FromString(layout.MetricsPortName), Protocol: corev1.ProtocolTCP,
 			},
 			corev1.ServicePort{
-				Name: layout.ReloaderPortName, Port: v1beta1.ReloaderPort, TargetPort: intstr.FromString(layout.ReloaderPortName), Protocol: corev1.ProtocolTCP,
+				Name: layout.ReloaderPortName, Port: layout.ReloaderPort, TargetPort: intstr.FromString(layout.ReloaderPortName), Protocol: corev1.ProtocolTCP,
 			})
 	}
 	spec := corev1.ServiceSpec{
@@ -162,7 +158,7 @@ func Service(nginx *v1beta1.NginxOperator, rule serviceport.Rule) *corev1.Servic
 }
 
 // ServesIPv6 tells whether the cluster gave svc, the instance's Service, an
-// IPv6 address; nginx listens on IPv6 only then (RenderOptions.IPv6).
+// IPv6 address; nginx listens on IPv6 only then (render.Options.IPv6).
 func ServesIPv6(svc *corev1.Service) bool {
 	return slices.Contains(svc.Spec.IPFamilies, corev1.IPv6Protocol)
 }
@@ -234,12 +230,12 @@ func NetworkPolicy(nginx *v1beta1.NginxOperator, operator OperatorPods) *network
 	rules := []networkingv1.NetworkPolicyIngressRule{
 		{From: spec.From, Ports: nginxPorts},
 		{From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: namespaces, PodSelector: &metav1.LabelSelector{MatchLabels: operator.Labels}}},
-			Ports: []networkingv1.NetworkPolicyPort{policyPort(corev1.ProtocolTCP, v1beta1.ReloaderPort)}},
+			Ports: []networkingv1.NetworkPolicyPort{policyPort(corev1.ProtocolTCP, layout.ReloaderPort)}},
 	}
 	if len(spec.MetricsFrom) > 0 {
-		metricsPorts := []networkingv1.NetworkPolicyPort{policyPort(corev1.ProtocolTCP, v1beta1.ReloaderPort)}
+		metricsPorts := []networkingv1.NetworkPolicyPort{policyPort(corev1.ProtocolTCP, layout.ReloaderPort)}
 		if nginx.Spec.Metrics.Enabled {
-			metricsPorts = append(metricsPorts, policyPort(corev1.ProtocolTCP, v1beta1.ExporterPort))
+			metricsPorts = append(metricsPorts, policyPort(corev1.ProtocolTCP, layout.ExporterPort))
 		}
 		rules = append(rules, networkingv1.NetworkPolicyIngressRule{From: spec.MetricsFrom, Ports: metricsPorts})
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
@@ -83,8 +84,8 @@ func intOrStr(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
 func TestNginxKeepsItsLastLogLinesAsTerminationMessage(t *testing.T) {
 	sts := StatefulSet(testInstance("web"), Inputs{Image: "nginx:1.27", ConfigHash: "h1"})
 	c := sts.Spec.Template.Spec.Containers[0]
-	if c.Name != NginxContainerName || c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
-		t.Errorf("container %s terminationMessagePolicy = %q, want %s %q", c.Name, c.TerminationMessagePolicy, NginxContainerName, corev1.TerminationMessageFallbackToLogsOnError)
+	if c.Name != layout.NginxContainerName || c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+		t.Errorf("container %s terminationMessagePolicy = %q, want %s %q", c.Name, c.TerminationMessagePolicy, layout.NginxContainerName, corev1.TerminationMessageFallbackToLogsOnError)
 	}
 }
 
@@ -158,7 +159,7 @@ func TestNginxConnectsToTheServicesAddress(t *testing.T) {
 		{"headless: its name, which resolves to the pods", corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone}, "api.team-a.svc"},
 	} {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "team-a"}, Spec: tc.svc}
-		if got := upstreamHost(svc); got != tc.want {
+		if got := serviceAddress(svc); got != tc.want {
 			t.Errorf("%s: host %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -169,7 +170,7 @@ func TestNginxConnectsToTheServicesAddress(t *testing.T) {
 func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 	n := testInstance("web")
 	n.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
-	pod := StatefulSet(n, Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1"}).Spec.Template.Spec
+	pod := StatefulSet(n, Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1", References: render.ReferencesOf(&n.Spec)}).Spec.Template.Spec
 	if len(pod.InitContainers) != 1 || pod.InitContainers[0].Image != "operator:1" ||
 		!slices.Equal(pod.InitContainers[0].Command, []string{"/nginx-reloader", "-install=/reloader/nginx-reloader"}) {
 		t.Errorf("init containers %+v, want the reloader's installer from operator:1", pod.InitContainers)
@@ -186,7 +187,7 @@ func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 func TestAnH2CPortsServicePortSaysH2C(t *testing.T) {
 	n := testInstance("web")
 	n.Spec.Ports = append(n.Spec.Ports, v1beta1.Port{Name: "grpc", ContainerPort: 8081, H2C: true})
-	ports := Service(n, serviceport.Standard).Spec.Ports
+	ports := Service(n, serviceport.Resolve(&n.Spec, serviceport.Standard)).Spec.Ports
 	if ports[0].AppProtocol != nil || ports[1].AppProtocol == nil || *ports[1].AppProtocol != "kubernetes.io/h2c" {
 		t.Errorf("Service ports %+v, want appProtocol kubernetes.io/h2c on grpc only", ports)
 	}
@@ -220,11 +221,11 @@ func TestServiceListensOnTheResolvedPortsAndRecordsTheRule(t *testing.T) {
 			[]corev1.ServicePort{port("http", 8080, 30080), port("https", 8443, 0), port("admin", 9000, 0)}, []int32{8080, 8443, 9090}},
 	} {
 		n.Spec.Service.Type = tc.typ
-		svc := Service(n, tc.rule)
+		svc := Service(n, serviceport.Resolve(&n.Spec, tc.rule))
 		if diff := cmp.Diff(tc.want, svc.Spec.Ports); diff != "" {
 			t.Errorf("%s: Service ports (-want +got):\n%s", tc.name, diff)
 		}
-		if want := map[string]string{"cloud.example/lb": "internal", serviceport.Annotation: string(tc.rule)}; !maps.Equal(svc.Annotations, want) {
+		if want := map[string]string{"cloud.example/lb": "internal", layout.ServicePortsAnnotation: string(tc.rule)}; !maps.Equal(svc.Annotations, want) {
 			t.Errorf("%s: annotations %v, want %v", tc.name, svc.Annotations, want)
 		}
 		var headless []int32

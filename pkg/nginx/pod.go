@@ -56,11 +56,11 @@ func podTemplate(nginx *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec
 		annotations = map[string]string{}
 	}
 	if spec.ForceRedeploy != "" {
-		annotations[ForceRedeployAnnotation] = spec.ForceRedeploy
+		annotations[layout.ForceRedeployAnnotation] = spec.ForceRedeploy
 	}
-	annotations[PodTemplateAnnotation] = PodTemplateVersion
+	annotations[layout.PodTemplateAnnotation] = PodTemplateVersion
 
-	volumes, mounts := podVolumes(nginx)
+	volumes, mounts := podVolumes(nginx, in.References)
 	pod := corev1.PodSpec{
 		ServiceAccountName:           layout.NamesFor(nginx.Name).ServiceAccount,
 		AutomountServiceAccountToken: ptr.To(false),
@@ -82,7 +82,7 @@ func podTemplate(nginx *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec
 			FSGroup:        ptr.To[int64](layout.UID),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
-		Containers: []corev1.Container{nginxContainer(nginx, in.Image, mounts)},
+		Containers: []corev1.Container{nginxContainer(nginx, in, mounts)},
 		Volumes:    volumes,
 	}
 	if spec.Metrics.Enabled {
@@ -101,11 +101,11 @@ func podTemplate(nginx *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec
 // child, reloads it when the mounted files change and turns any stop
 // signal into nginx's graceful quit. (The image's entrypoint scripts write
 // to /etc/nginx, which is read-only here.)
-func nginxContainer(nginx *v1beta1.NginxOperator, image string, mounts []corev1.VolumeMount) corev1.Container {
+func nginxContainer(nginx *v1beta1.NginxOperator, in Inputs, mounts []corev1.VolumeMount) corev1.Container {
 	spec := nginx.Spec
 	ports := []corev1.ContainerPort{
-		{Name: layout.HealthPortName, ContainerPort: v1beta1.HealthPort, Protocol: corev1.ProtocolTCP},
-		{Name: layout.ReloaderPortName, ContainerPort: v1beta1.ReloaderPort, Protocol: corev1.ProtocolTCP},
+		{Name: layout.HealthPortName, ContainerPort: layout.HealthPort, Protocol: corev1.ProtocolTCP},
+		{Name: layout.ReloaderPortName, ContainerPort: layout.ReloaderPort, Protocol: corev1.ProtocolTCP},
 	}
 	for _, p := range spec.Ports {
 		ports = append(ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: corev1.ProtocolTCP})
@@ -117,10 +117,10 @@ func nginxContainer(nginx *v1beta1.NginxOperator, image string, mounts []corev1.
 		}
 	}
 	return corev1.Container{
-		Name:            NginxContainerName,
-		Image:           image,
+		Name:            layout.NginxContainerName,
+		Image:           in.Image,
 		ImagePullPolicy: spec.ImagePullPolicy,
-		Command:         reloaderCommand(nginx),
+		Command:         reloaderCommand(in.References),
 		Ports:           ports,
 		ReadinessProbe:  probe(5),
 		LivenessProbe:   probe(10),
@@ -164,13 +164,12 @@ const configPath = layout.ConfigMountPath + "/" + layout.ConfigFile
 // nginx reads only when it loads a configuration: nginx.conf, the TLS
 // certificates and the CA certificates. (Basic-auth files need no reload:
 // nginx reads them on every request.)
-func reloaderCommand(nginx *v1beta1.NginxOperator) []string {
+func reloaderCommand(refs render.References) []string {
 	cmd := []string{layout.ReloaderBinary,
-		"-listen-address=:" + strconv.Itoa(v1beta1.ReloaderPort),
+		"-listen-address=:" + strconv.Itoa(layout.ReloaderPort),
 		"-config=" + configPath,
 		"-watch=" + layout.ConfigMountPath,
 	}
-	refs := render.ReferencesOf(&nginx.Spec)
 	paths := render.PodPaths()
 	if len(refs.Of(render.UseTLS)) > 0 {
 		cmd = append(cmd, "-watch="+paths.TLS)
@@ -210,10 +209,10 @@ func exporterContainer(image string, pullPolicy corev1.PullPolicy) corev1.Contai
 		Image:           image,
 		ImagePullPolicy: pullPolicy,
 		Args: []string{
-			"--nginx.scrape-uri=" + StubStatusURI(v1beta1.StubStatusPort),
-			"--web.listen-address=:" + strconv.Itoa(v1beta1.ExporterPort),
+			"--nginx.scrape-uri=" + StubStatusURI(layout.StubStatusPort),
+			"--web.listen-address=:" + strconv.Itoa(layout.ExporterPort),
 		},
-		Ports: []corev1.ContainerPort{{Name: layout.MetricsPortName, ContainerPort: v1beta1.ExporterPort, Protocol: corev1.ProtocolTCP}},
+		Ports: []corev1.ContainerPort{{Name: layout.MetricsPortName, ContainerPort: layout.ExporterPort, Protocol: corev1.ProtocolTCP}},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
@@ -231,7 +230,7 @@ func StubStatusURI(port int) string {
 // for the read-only root filesystem, the content, and one volume per
 // mounted reference (TLS and basic-auth Secrets, CA ConfigMaps and
 // Secrets), where the renderer points nginx (render.Paths.Dir).
-func podVolumes(nginx *v1beta1.NginxOperator) ([]corev1.Volume, []corev1.VolumeMount) {
+func podVolumes(nginx *v1beta1.NginxOperator, refs render.References) ([]corev1.Volume, []corev1.VolumeMount) {
 	volumes := []corev1.Volume{
 		{Name: "config", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: layout.NamesFor(nginx.Name).ConfigSecret}}},
 		{Name: layout.ReloaderVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}}},
@@ -251,7 +250,6 @@ func podVolumes(nginx *v1beta1.NginxOperator) ([]corev1.Volume, []corev1.VolumeM
 	mounts = append(mounts, corev1.VolumeMount{Name: layout.ContentVolume, MountPath: layout.ContentMountPath, ReadOnly: content.VolumeClaimTemplate == nil})
 
 	paths := render.PodPaths()
-	refs := render.ReferencesOf(&nginx.Spec)
 	// TLS first, then basic auth, then CA: the order the pods have always
 	// had (a new order would roll them).
 	for _, use := range []render.Use{render.UseTLS, render.UseBasicAuth, render.UseCA} {

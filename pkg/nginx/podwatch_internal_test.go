@@ -41,8 +41,8 @@ func TestPodsMapToTheirInstance(t *testing.T) {
 // Only changes observe reads pass the pod predicate.
 func TestPodUpdatesWakeTheInstanceOnlyWhenContainerStatesChange(t *testing.T) {
 	base := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Annotations: map[string]string{ConfigHashAnnotation: "a"}},
-		Status:     corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: NginxContainerName}}},
+		ObjectMeta: metav1.ObjectMeta{Name: "web-0", Annotations: map[string]string{layout.ConfigHashAnnotation: "a"}},
+		Status:     corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: layout.NginxContainerName}}},
 	}
 	p := podStatusChanged()
 	same := base.DeepCopy()
@@ -53,7 +53,7 @@ func TestPodUpdatesWakeTheInstanceOnlyWhenContainerStatesChange(t *testing.T) {
 	crashed := base.DeepCopy()
 	crashed.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}
 	rehashed := base.DeepCopy()
-	rehashed.Annotations[ConfigHashAnnotation] = "b"
+	rehashed.Annotations[layout.ConfigHashAnnotation] = "b"
 	for name, n := range map[string]*corev1.Pod{"a container state": crashed, "the configuration hash": rehashed} {
 		if !p.Update(event.UpdateEvent{ObjectOld: base, ObjectNew: n}) {
 			t.Errorf("an update of %s did not pass", name)

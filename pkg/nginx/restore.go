@@ -66,34 +66,14 @@ func (r *Reconciler) restoreInit(ctx context.Context, nginx *v1beta1.NginxOperat
 	return &RestoreInit{Container: container, Volumes: volumes}, nil
 }
 
-// observeRestore sets the Restored condition and status.restore. A ready pod
-// of the current revision has passed its restore init container (init
-// containers must succeed before nginx starts), so a completed rollout of a
-// StatefulSet carrying the requested id means every replica was seeded (or
-// already held that id). Until then the pods are read, only while a restore
-// is under way, to report an init container that failed.
-func (r *Reconciler) observeRestore(ctx context.Context, nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet) {
+// restored tells whether spec.restore is done: the status says so already,
+// or the StatefulSet restoring it has rolled out.
+func restored(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet) bool {
 	want := nginx.Spec.Restore
-	if want == nil {
-		meta.RemoveStatusCondition(&nginx.Status.Conditions, v1beta1.ConditionRestored)
-		return
-	}
-	done := fmt.Sprintf("every replica holds backup %s of NginxBackup %s", want.ID, want.Backup)
 	if got := nginx.Status.Restore; got != nil && *got == *want {
-		setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionTrue, ReasonRestoreSucceeded, done)
-		return
+		return true
 	}
-	if sts != nil && carriesRestore(sts, want.ID) && restoreRolledOut(sts) {
-		nginx.Status.Restore = want.DeepCopy()
-		setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionTrue, ReasonRestoreSucceeded, done)
-		return
-	}
-	if msg := r.failedRestore(ctx, nginx, want.ID); msg != "" {
-		setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionFalse, ReasonRestoreFailed, msg)
-		return
-	}
-	setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionFalse, ReasonRestoreInProgress,
-		fmt.Sprintf("restoring backup %s of NginxBackup %s into the replicas", want.ID, want.Backup))
+	return sts != nil && carriesRestore(sts, want.ID) && restoreRolledOut(sts)
 }
 
 // carriesRestore reports whether the live StatefulSet's pods restore id: the
@@ -119,25 +99,31 @@ func restoreRolledOut(sts *appsv1.StatefulSet) bool {
 		st.ReadyReplicas == desired && (st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision)
 }
 
-// failedRestore returns why a pod's restore init container of id failed, or
-// "" when none did. Pods are not cached: this is one list, made only while a
-// restore is under way.
-func (r *Reconciler) failedRestore(ctx context.Context, nginx *v1beta1.NginxOperator, id string) string {
+// restoreFailure returns why a pod's restore init container failed, or ""
+// when none did or no restore is under way. The cache keeps of a pod its
+// containers' states only (operator.TrimPod), not its init containers':
+// this is one list from the API server, made only while a restore is under
+// way.
+func (r *Reconciler) restoreFailure(ctx context.Context, nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet) string {
+	if nginx.Spec.Restore == nil || restored(nginx, sts) {
+		return ""
+	}
+	id := nginx.Spec.Restore.ID
 	var pods corev1.PodList
 	if err := r.APIReader.List(ctx, &pods, client.InNamespace(nginx.Namespace), client.MatchingLabels(selector(nginx))); err != nil {
 		return ""
 	}
 	for _, pod := range pods.Items {
-		if msg := restoreFailure(&pod, id); msg != "" {
+		if msg := podRestoreFailure(&pod, id); msg != "" {
 			return msg
 		}
 	}
 	return ""
 }
 
-// restoreFailure is the termination message of pod's restore init container
-// for id when its last run exited with an error.
-func restoreFailure(pod *corev1.Pod, id string) string {
+// podRestoreFailure is the termination message of pod's restore init
+// container for id when its last run exited with an error.
+func podRestoreFailure(pod *corev1.Pod, id string) string {
 	restoresID := false
 	for _, c := range pod.Spec.InitContainers {
 		if c.Name == RestoreContainerName && slices.Contains(c.Args, "--id="+id) {

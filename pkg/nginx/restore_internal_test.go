@@ -33,9 +33,9 @@ func TestRestoreFailureIsTheLatestAttemptsOutcome(t *testing.T) {
 				Status: corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{tc.status}},
 			}
 			pod.Name = "web-0"
-			got := restoreFailure(pod, id)
+			got := podRestoreFailure(pod, id)
 			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-				t.Errorf("restoreFailure = %q, want %q", got, tc.want)
+				t.Errorf("podRestoreFailure = %q, want %q", got, tc.want)
 			}
 		})
 	}

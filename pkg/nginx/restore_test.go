@@ -85,13 +85,13 @@ func TestRestoreRequiresPersistentContentAtAdmission(t *testing.T) {
 	ctx, ns, _, _ := inprocess.Setup(t, env)
 	n := instance(ns, "web")
 	n.Spec.Restore = &v1beta1.RestoreSpec{Backup: "nightly", ID: restoreID}
-	err := adminClient(t).Create(ctx, n)
+	err := inprocess.Client(t, env.Cluster(t).Config).Create(ctx, n)
 	if err == nil || !strings.Contains(err.Error(), "restore needs content.volumeClaimTemplate") {
 		t.Errorf("create without persistent content: %v, want the CEL message", err)
 	}
 	n = persistentInstance(ns, "web")
 	n.Spec.Restore = &v1beta1.RestoreSpec{Backup: "nightly", ID: "latest"}
-	if err := adminClient(t).Create(ctx, n); err == nil || !strings.Contains(err.Error(), "spec.restore.id") {
+	if err := inprocess.Client(t, env.Cluster(t).Config).Create(ctx, n); err == nil || !strings.Contains(err.Error(), "spec.restore.id") {
 		t.Errorf("create with a malformed id: %v, want a refusal naming spec.restore.id", err)
 	}
 }

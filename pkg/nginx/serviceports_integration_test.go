@@ -19,7 +19,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -51,7 +50,7 @@ func servicePortsOf(ctx context.Context, c client.Client, ns, name string) (port
 		}
 		out = append(out, s)
 	}
-	return strings.Join(out, " "), svc.Annotations[serviceport.Annotation], svc
+	return strings.Join(out, " "), svc.Annotations[layout.ServicePortsAnnotation], svc
 }
 
 // waitServicePorts waits until the instance is reconciled and its Service
@@ -64,7 +63,7 @@ func waitServicePorts(ctx context.Context, t *testing.T, c client.Client, ns, na
 		gotPorts, gotRule, svc = servicePortsOf(ctx, c, ns, name)
 		return reconciled(ctx, c, ns, name) && gotPorts == ports && gotRule == rule
 	}) {
-		t.Fatalf("%s: Service ports %q with %s=%q, want %q and %q", name, gotPorts, serviceport.Annotation, gotRule, ports, rule)
+		t.Fatalf("%s: Service ports %q with %s=%q, want %q and %q", name, gotPorts, layout.ServicePortsAnnotation, gotRule, ports, rule)
 	}
 	return svc
 }
@@ -117,7 +116,7 @@ func TestServicesGetTheWellKnownPortsAndLegacyServicesKeepTheirs(t *testing.T) {
 	if err := c.Patch(ctx, old, client.Apply, client.FieldOwner(k8sutil.ManagedBy), client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
-	startOperator(t, ns, nil)
+	inprocess.StartWatching(t, env, nil, ns)
 
 	fresh := edgeInstance(ns, "fresh")
 	if err := c.Create(ctx, fresh); err != nil {
@@ -133,7 +132,7 @@ func TestServicesGetTheWellKnownPortsAndLegacyServicesKeepTheirs(t *testing.T) {
 
 	// A spec change of the legacy instance keeps its rule: a new port gets
 	// its containerPort, though it serves plain HTTP.
-	update(ctx, t, c, legacy, func(n *v1beta1.NginxOperator) {
+	framework.Update(ctx, t, c, legacy, func(n *v1beta1.NginxOperator) {
 		n.Spec.Ports = append(n.Spec.Ports, v1beta1.Port{Name: "alt", ContainerPort: 8081})
 		n.Spec.Config.Servers = append(n.Spec.Config.Servers, v1beta1.Server{Port: "alt"})
 	})
@@ -141,9 +140,9 @@ func TestServicesGetTheWellKnownPortsAndLegacyServicesKeepTheirs(t *testing.T) {
 
 	// An explicit servicePort wins, in either rule, and the redirect follows
 	// the TLS port's.
-	update(ctx, t, c, legacy, func(n *v1beta1.NginxOperator) { n.Spec.Ports[0].ServicePort, n.Spec.Ports[1].ServicePort = 80, 9443 })
+	framework.Update(ctx, t, c, legacy, func(n *v1beta1.NginxOperator) { n.Spec.Ports[0].ServicePort, n.Spec.Ports[1].ServicePort = 80, 9443 })
 	waitServicePorts(ctx, t, c, ns, "legacy", "http=80 https=9443 alt=8081", "container")
-	update(ctx, t, c, fresh, func(n *v1beta1.NginxOperator) { n.Spec.Ports[1].ServicePort = 8443 })
+	framework.Update(ctx, t, c, fresh, func(n *v1beta1.NginxOperator) { n.Spec.Ports[1].ServicePort = 8443 })
 	waitServicePorts(ctx, t, c, ns, "fresh", "http=80 https=8443", "standard")
 	for _, name := range []string{"fresh", "legacy"} {
 		want := map[string]string{"fresh": "return 308 https://$host:8443$request_uri;", "legacy": "return 308 https://$host:9443$request_uri;"}[name]
@@ -177,31 +176,15 @@ func TestNodePortsLandInTheServiceAndStayWhenUnset(t *testing.T) {
 		ports, _, _ := servicePortsOf(ctx, c, ns, "np")
 		t.Fatalf("Service ports %q, want http=80/31080 and an allocated node port for alt", ports)
 	}
-	update(ctx, t, c, web, func(n *v1beta1.NginxOperator) { n.Spec.Ports[0].NodePort = 0 })
+	framework.Update(ctx, t, c, web, func(n *v1beta1.NginxOperator) { n.Spec.Ports[0].NodePort = 0 })
 	want := fmt.Sprintf("http=80/31080 alt=8081/%d", altNodePort)
 	svc := waitServicePorts(ctx, t, c, ns, "np", want, "standard")
 	// A fresh look at the instance (metadata changes wake it) writes nothing.
-	update(ctx, t, c, web, func(n *v1beta1.NginxOperator) { n.Annotations = map[string]string{"poke": "1"} })
+	framework.Update(ctx, t, c, web, func(n *v1beta1.NginxOperator) { n.Annotations = map[string]string{"poke": "1"} })
 	time.Sleep(3 * time.Second)
 	after := waitServicePorts(ctx, t, c, ns, "np", want, "standard")
 	if after.ResourceVersion != svc.ResourceVersion {
 		t.Errorf("the Service was written again (resourceVersion %s, then %s)", svc.ResourceVersion, after.ResourceVersion)
-	}
-}
-
-// update changes the instance, retrying on conflicts with the controller's
-// status writes.
-func update(ctx context.Context, t *testing.T, c client.Client, n *v1beta1.NginxOperator, change func(*v1beta1.NginxOperator)) {
-	t.Helper()
-	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
-		var cur v1beta1.NginxOperator
-		if c.Get(ctx, client.ObjectKeyFromObject(n), &cur) != nil {
-			return false
-		}
-		change(&cur)
-		return c.Update(ctx, &cur) == nil
-	}) {
-		t.Fatalf("updating %s", n.Name)
 	}
 }
 

@@ -3,6 +3,7 @@ package nginx
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
@@ -46,9 +48,6 @@ const (
 	ReasonReloading = "Reloading"
 )
 
-// NginxContainerName is the name of the nginx container in the instance's pods.
-const NginxContainerName = "nginx"
-
 // ConfigError is a spec that cannot be applied (nginx or the apiserver would
 // refuse it), reported as condition Degraded with reason InvalidConfig; the
 // controller does not retry it until the spec changes.
@@ -74,9 +73,62 @@ func setPaused(nginx *v1beta1.NginxOperator) {
 		"spec.paused is true: changes to the spec are not applied, and the pods run what was applied before the pause")
 }
 
-// observe fills the status from the reconcile's outcome, the live
-// StatefulSet, its pods (from the cache, which holds only the operator's)
-// and what their reloaders report.
+// observed is what one reconcile saw of an instance: the plan (nil when
+// planning failed) and the outcome of applying it, the live StatefulSet,
+// its pods (from the cache, which holds only the operator's), what their
+// reloaders report, and why a restore failed, if one did.
+type observed struct {
+	plan           *plan
+	err            error
+	sts            *appsv1.StatefulSet
+	pods           []corev1.Pod
+	configs        podConfigs
+	restoreFailure string
+}
+
+// setStatus builds the whole status from what the reconcile observed: the
+// one place the controller sets it (a paused instance aside, setPaused).
+// The configuration hash and the upstreams come from the plan, the same
+// resolved model nginx.conf was rendered from; a failed plan leaves them as
+// they were.
+func setStatus(nginx *v1beta1.NginxOperator, o observed) {
+	if o.plan != nil {
+		nginx.Status.ConfigHash = o.plan.inputs.ConfigHash
+		nginx.Status.Upstreams = o.plan.upstreams
+	}
+	observe(nginx, o.sts, o.pods, o.configs, o.err)
+	if o.err == nil {
+		setRestoreStatus(nginx, o.sts, o.restoreFailure)
+	}
+}
+
+// setRestoreStatus sets the Restored condition and status.restore. A ready
+// pod of the current revision has passed its restore init container (init
+// containers must succeed before nginx starts), so a completed rollout of a
+// StatefulSet carrying the requested id means every replica was seeded (or
+// already held that id). Until then, failure says why a pod's restore
+// failed (restoreFailure), if one did.
+func setRestoreStatus(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, failure string) {
+	want := nginx.Spec.Restore
+	if want == nil {
+		meta.RemoveStatusCondition(&nginx.Status.Conditions, v1beta1.ConditionRestored)
+		return
+	}
+	done := fmt.Sprintf("every replica holds backup %s of NginxBackup %s", want.ID, want.Backup)
+	switch {
+	case restored(nginx, sts):
+		nginx.Status.Restore = want.DeepCopy()
+		setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionTrue, ReasonRestoreSucceeded, done)
+	case failure != "":
+		setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionFalse, ReasonRestoreFailed, failure)
+	default:
+		setCondition(nginx, v1beta1.ConditionRestored, metav1.ConditionFalse, ReasonRestoreInProgress,
+			fmt.Sprintf("restoring backup %s of NginxBackup %s into the replicas", want.ID, want.Backup))
+	}
+}
+
+// observe sets the conditions and counts from the reconcile's outcome, the
+// live StatefulSet, its pods and what their reloaders report.
 func observe(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev1.Pod, configs podConfigs, err error) {
 	nginx.Status.ObservedGeneration = nginx.Generation
 	nginx.Status.Selector = metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: selector(nginx)})
@@ -161,7 +213,7 @@ func rejectedConfig(pods []corev1.Pod) string {
 			continue
 		}
 		for _, st := range pod.Status.ContainerStatuses {
-			if st.Name != NginxContainerName || st.Ready {
+			if st.Name != layout.NginxContainerName || st.Ready {
 				continue
 			}
 			for _, t := range []*corev1.ContainerStateTerminated{st.State.Terminated, st.LastTerminationState.Terminated} {
@@ -175,4 +227,41 @@ func rejectedConfig(pods []corev1.Pod) string {
 		}
 	}
 	return ""
+}
+
+func rejection(pod string, st reloader.Status) string {
+	return fmt.Sprintf("%s (serving configuration %s): %s", pod, st.Hash, truncate(st.Error))
+}
+
+// reloadingMessage is the Progressing condition's message while fewer than
+// desired pods serve configuration hash: how many do, and what the others
+// serve, or that they were not read yet or do not answer.
+func (p podConfigs) reloadingMessage(desired int32, hash string) string {
+	msg := fmt.Sprintf("%d of %d replicas serve configuration %s", p.loaded, desired, hash)
+	if len(p.behind) > 0 {
+		msg += "; still on an earlier one: pod " + strings.Join(p.behind, ", pod ")
+	}
+	if len(p.pending) > 0 {
+		msg += "; not read yet: pod " + strings.Join(p.pending, ", ")
+	}
+	if len(p.unreachable) > 0 {
+		msg += "; no answer from the reloader of pod " + strings.Join(p.unreachable, ", ") +
+			" (a NetworkPolicy may keep the operator from the pods' port " + strconv.Itoa(layout.ReloaderPort) +
+			"; --read-pod-status=false turns these reads off)"
+	}
+	return msg
+}
+
+// rejectionMessage is the Degraded condition's message for pods whose nginx
+// refused hash and serve what they loaded before.
+func (p podConfigs) rejectionMessage(hash string) string {
+	return fmt.Sprintf("nginx refuses configuration %s (or a certificate it reads) and keeps serving what it loaded before, in pod %s",
+		hash, strings.Join(p.rejected, "; pod "))
+}
+
+func truncate(s string) string {
+	if len(s) > maxNginxErrorLen {
+		return strings.ToValidUTF8(s[:maxNginxErrorLen], "") + "..."
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,11 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/prober"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
@@ -88,7 +90,7 @@ func TestDegradedQuotesNginxWhenAPodCannotStartOnTheConfiguration(t *testing.T) 
 	const emerg = `nginx: [emerg] host not found in upstream "nope.team-a.svc.cluster.local:80" in /etc/nginx/conf/nginx.conf:31`
 	crashed := func(name string, edit func(*corev1.ContainerStatus)) corev1.Pod {
 		st := corev1.ContainerStatus{
-			Name: NginxContainerName, RestartCount: 3,
+			Name: layout.NginxContainerName, RestartCount: 3,
 			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "2026/11/23 18:40:00 [notice] 1#1: using the \"epoll\" event method\n" + emerg + "\n"}},
 		}
@@ -211,7 +213,7 @@ func TestObserveKeepsWhatItSaidOfThePodsUntilTheyAreRead(t *testing.T) {
 // fakeReloaders answer for pods by name.
 type fakeReloaders map[string]reloader.Status
 
-func (f fakeReloaders) Read(_ context.Context, pod PodAddress) (reloader.Status, error) {
+func (f fakeReloaders) Read(_ context.Context, pod prober.PodAddress) (reloader.Status, error) {
 	st, ok := f[pod.Name]
 	if !ok {
 		return st, errors.New("connection refused")
@@ -227,7 +229,7 @@ func (f fakeReloaders) Read(_ context.Context, pod PodAddress) (reloader.Status,
 func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 	pod := func(name string, edit func(*corev1.Pod)) corev1.Pod {
 		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"}, Status: corev1.PodStatus{PodIP: "10.0.0.1",
-			ContainerStatuses: []corev1.ContainerStatus{{Name: NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+			ContainerStatuses: []corev1.ContainerStatus{{Name: layout.NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
 		if edit != nil {
 			edit(&p)
 		}
@@ -251,7 +253,7 @@ func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 		"no-ip":    {Hash: "new", LastReloadSuccessful: true},
 	}
 	web := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"}}
-	r := &Reconciler{Prober: NewProber(answers)}
+	r := &Reconciler{Prober: prober.New(answers)}
 	first := r.podConfigs(web, pods, "new", "old")
 	if diff := cmp.Diff(podConfigs{read: true, pending: []string{"web-0", "web-1", "web-2", "web-3", "web-4"}}, first, cmp.AllowUnexported(podConfigs{})); diff != "" {
 		t.Errorf("before the prober read (-want +got):\n%s", diff)
@@ -274,25 +276,42 @@ func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 	}
 }
 
-// readAll has p read every pod that is due, as its loop would, and checks
-// that each read sent the instance to be reconciled again.
-func readAll(t *testing.T, p *Prober, want int) {
+// readAll runs p's loop until it has read the want pods that are due,
+// each read sending the instance to be reconciled again.
+func readAll(t *testing.T, p *prober.Prober, want int) {
 	t.Helper()
-	p.mu.Lock()
-	var due []types.NamespacedName
-	for key, pr := range p.pods {
-		if !pr.due.After(p.now()) {
-			due = append(due, key)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	for i := range want {
+		select {
+		case <-p.Events():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d events after the reads, want %d", i, want)
 		}
 	}
-	p.mu.Unlock()
-	for _, key := range due {
-		p.read(context.Background(), key)
+}
+
+// The status is built in one place from what the reconcile observed: the
+// configuration hash and the upstreams come from the plan, the resolved
+// model nginx.conf was rendered from; a failed plan leaves them as they
+// were, and says why.
+func TestSetStatusTakesTheHashAndUpstreamsFromThePlan(t *testing.T) {
+	n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", Generation: 3}}
+	upstreams := []v1beta1.UpstreamStatus{{Service: "api", Port: 80, Endpoints: 2}}
+	setStatus(n, observed{plan: &plan{inputs: Inputs{ConfigHash: "abc"}, upstreams: upstreams}})
+	if n.Status.ConfigHash != "abc" || !cmp.Equal(n.Status.Upstreams, upstreams) || n.Status.ObservedGeneration != 3 {
+		t.Fatalf("after a plan: hash %q, upstreams %v, observed generation %d", n.Status.ConfigHash, n.Status.Upstreams, n.Status.ObservedGeneration)
 	}
-	if len(due) != want || len(p.Events()) != want {
-		t.Fatalf("%d pods due and %d events, want %d of each", len(due), len(p.Events()), want)
+	setStatus(n, observed{err: configErrorf("spec.config: bad")})
+	if n.Status.ConfigHash != "abc" || !cmp.Equal(n.Status.Upstreams, upstreams) {
+		t.Errorf("a failed plan changed the hash to %q and the upstreams to %v", n.Status.ConfigHash, n.Status.Upstreams)
 	}
-	for range want {
-		<-p.Events()
+	if c := meta.FindStatusCondition(n.Status.Conditions, v1beta1.ConditionDegraded); c == nil || c.Reason != ReasonInvalidConfig {
+		t.Errorf("a failed plan: Degraded %+v, want InvalidConfig", c)
 	}
 }

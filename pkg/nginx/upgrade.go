@@ -22,7 +22,7 @@ import (
 // mounts them any more: every replica runs the current pod template. The
 // Secrets are read from the cache, selected by the instance's labels.
 func (r *Reconciler) deleteLegacyConfigs(ctx context.Context, nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet) error {
-	if !rolledOut(sts) || sts.Spec.Template.Annotations[PodTemplateAnnotation] != PodTemplateVersion {
+	if !rolledOut(sts) || sts.Spec.Template.Annotations[layout.PodTemplateAnnotation] != PodTemplateVersion {
 		return nil
 	}
 	var secrets corev1.SecretList

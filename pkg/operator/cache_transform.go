@@ -34,14 +34,15 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 //   - a Service's spec but its IP families: the controller reads those
 //     (nginx listens on IPv6 where the Service has it), and finds drift
 //     from managedFields, not values. Its annotations stay, as every
-//     object's: serviceport.Annotation says which ports it keeps.
+//     object's: layout.ServicePortsAnnotation says which ports it keeps.
 //   - a Secret's data: the operator's cached Secrets are the nginx.conf it
 //     generated, which it writes and deletes but never reads back. Secrets a
 //     user references are read with the API reader, untouched by this.
-//   - a Pod's spec and all of its status but the phase and the containers'
-//     names, readiness, restart counts and states: the NginxOperator
-//     controller reads those, with the pod's labels, annotations and owner,
-//     to report a configuration nginx refuses (see TrimPod).
+//   - a Pod's spec and all of its status but the phase, the pod IP and the
+//     containers' names, readiness, restart counts and states: the
+//     NginxOperator controller reads those, with the pod's labels,
+//     annotations and owner, to report a configuration nginx refuses and to
+//     read each pod's reloader at its IP (see TrimPod).
 //
 // A controller that starts reading one of the dropped fields from the cache
 // must change this function.

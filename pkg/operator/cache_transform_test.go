@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 )
 
@@ -131,12 +132,12 @@ func TestTrimForCacheKeepsOnlyAPodsMetadataAndContainerStates(t *testing.T) {
 
 // The cache keeps of a Service its metadata and IP families (the
 // controller's IPv6 decision), not the rest of its spec or its status. The
-// metadata includes the annotations: serviceport.Annotation tells the
+// metadata includes the annotations: layout.ServicePortsAnnotation tells the
 // controller which ports the Service keeps (see serviceport.RuleOf).
 func TestTrimForCacheKeepsOnlyAServicesIPFamilies(t *testing.T) {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", Labels: map[string]string{"app": "web"},
-			Annotations: map[string]string{serviceport.Annotation: string(serviceport.Container)}},
+			Annotations: map[string]string{layout.ServicePortsAnnotation: string(serviceport.Container)}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.96.0.10", IPFamilies: []corev1.IPFamily{corev1.IPv6Protocol},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}, Selector: map[string]string{"app": "web"}},
 		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}}},

@@ -29,6 +29,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/prober"
 )
 
 // Permissions of the manager itself; each controller declares its own.
@@ -155,9 +156,9 @@ func addHealthChecks(mgr manager.Manager, log logr.Logger) error {
 // addControllers adds the three controllers, and the cache of referenced
 // objects the NginxOperator controller watches.
 func addControllers(cfg *rest.Config, mgr manager.Manager, opts Options) error {
-	var podConfig nginx.PodConfigReader
+	var podConfig prober.PodConfigReader
 	if opts.ReadPodStatus {
-		podConfig = nginx.NewHTTPPodConfigReader(podStatusTimeout)
+		podConfig = prober.NewHTTPReader(podStatusTimeout)
 	}
 	references, err := cache.New(cfg, ReferenceCacheOptions(opts, mgr))
 	if err != nil {

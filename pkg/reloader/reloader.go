@@ -34,7 +34,7 @@ import (
 )
 
 // MetricsPath is where the reloader serves Metrics over HTTP (on
-// v1beta1.ReloaderPort in an nginx pod); NginxMonitor scrape configurations
+// layout.ReloaderPort in an nginx pod); NginxMonitor scrape configurations
 // point Prometheus at it.
 const MetricsPath = "/metrics"
 

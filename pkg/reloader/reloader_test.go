@@ -73,7 +73,14 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 	dir := t.TempDir()
 	tools.Must(t, os.Chmod(dir, 0o755))
 	tools.Must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	// The slow upstream says when a request reached it, then answers after
+	// 2 s: long enough for a reload to happen while nginx waits for it.
+	reached := make(chan struct{}, 1)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case reached <- struct{}{}:
+		default:
+		}
 		time.Sleep(2 * time.Second)
 		_, _ = io.WriteString(w, "slow answer")
 	}))
@@ -129,7 +136,11 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 			}
 			inFlight <- b
 		}()
-		time.Sleep(300 * time.Millisecond) // it reached the upstream
+		select {
+		case <-reached: // nginx holds it, waiting for the upstream
+		case <-time.After(10 * time.Second):
+			t.Fatal("the slow request did not reach the upstream")
+		}
 	}
 	startSlowRequest()
 	vol.write(map[string]string{"nginx.conf": config(dir, p, "two", slow.URL)})

@@ -91,15 +91,15 @@ func TestNginxOperatorRefusesWhatAdmissionOrTheChildrenWould(t *testing.T) {
 			o.Spec.Pod.Annotations = map[string]string{"nginx.operator.dev/config-hash": "x"}
 		}, "spec.pod.annotations"},
 		{"Go: invalid pod label value", func(o *v1beta1.NginxOperator) { o.Spec.Pod.Labels = map[string]string{"team": "a b"} }, "spec.pod.labels"},
-		{"Go: invalid toleration operator", func(o *v1beta1.NginxOperator) {
+		{"schema enum: toleration operator", func(o *v1beta1.NginxOperator) {
 			o.Spec.Pod.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Sometimes"}}
 		}, "spec.pod.tolerations[0].operator"},
-		{"Go: request above limit", func(o *v1beta1.NginxOperator) {
+		{"CEL: request above limit", func(o *v1beta1.NginxOperator) {
 			o.Spec.Resources = corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
 				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 			}
-		}, "spec.resources.requests[cpu]"},
+		}, "spec.resources: Invalid value: a request may not exceed its limit"},
 	}
 	ctx := context.Background()
 	if _, errs := validation.NginxOperator(ctx, valid()); len(errs) != 0 {

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
@@ -36,7 +37,7 @@ func TestValidationRefusesWhatNginxWouldReject(t *testing.T) {
 		{"worker_connections 1", withConfig(http, v1beta1.NginxConfig{WorkerConnections: 1})},
 		{"negative keepalive", withConfig(http, v1beta1.NginxConfig{KeepaliveTimeoutSeconds: -5})},
 		{"listen 80", v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: 80}}}},
-		{"a server on the health port", v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: v1beta1.HealthPort}}}},
+		{"a server on the health port", v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: layout.HealthPort}}}},
 		{"proxy port 0", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 0}})},
 		{"proxy port 65536", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 65536}})},
 		{"negative proxy timeout", withLocation(http, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, ReadTimeoutSeconds: -1}})},

@@ -2,14 +2,19 @@ package validation_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
@@ -87,7 +92,7 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 		{"containerPort minimum", at(specPath, "ports", "items", "containerPort"), minimum,
 			func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ContainerPort = 80 }, "listen 80;"},
 		{"reserved ports", at(specPath, "ports", "items"), celRule("reserved by the operator"),
-			func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ContainerPort = v1beta1.StubStatusPort }, "listen 18081;"},
+			func(o *v1beta1.NginxOperator) { o.Spec.Ports[0].ContainerPort = layout.StubStatusPort }, "listen 18081;"},
 		{"servers on declared ports", specPath, celRule("must be the name of one of spec.ports"),
 			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].Port = "other" }, "listen 0;"},
 		{"port named metrics", specPath, celRule("the port name metrics"),
@@ -209,6 +214,7 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 			}, "service annotation nginx.operator.dev/mine=x"},
 	)
 	cases = append(cases, protocolRules()...)
+	cases = append(cases, embeddedRules()...)
 	ctx := context.Background()
 	base := func() *v1beta1.NginxOperator {
 		return &v1beta1.NginxOperator{
@@ -342,10 +348,85 @@ func built(t *testing.T, obj *v1beta1.NginxOperator) string {
 	for k, v := range nginx.StatefulSet(obj, nginx.Inputs{}).Spec.Template.Annotations {
 		out += "\npod annotation " + k + "=" + v
 	}
-	for k, v := range nginx.Service(obj, serviceport.Standard).Annotations {
+	for k, v := range nginx.Service(obj, serviceport.Resolve(&obj.Spec, serviceport.Standard)).Annotations {
 		out += "\nservice annotation " + k + "=" + v
 	}
+	return out + "\n" + children(t, obj)
+}
+
+// children is what the StatefulSet and the NetworkPolicy take from the
+// embedded Kubernetes types of obj, as JSON: "pod {...}" and
+// "networkPolicy [...]".
+func children(t *testing.T, obj *v1beta1.NginxOperator) string {
+	t.Helper()
+	sts := nginx.StatefulSet(obj, nginx.Inputs{})
+	pod := sts.Spec.Template.Spec
+	var resources []corev1.ResourceRequirements
+	for _, c := range pod.Containers {
+		resources = append(resources, c.Resources)
+	}
+	b, err := json.Marshal(map[string]any{"tolerations": pod.Tolerations, "affinity": pod.Affinity,
+		"topologySpreadConstraints": pod.TopologySpreadConstraints, "resources": resources,
+		"volumeClaimTemplates": sts.Spec.VolumeClaimTemplates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := "pod " + string(b)
+	if np := nginx.NetworkPolicy(obj, nginx.OperatorPods{}); np != nil {
+		if b, err = json.Marshal(np.Spec.Ingress); err != nil {
+			t.Fatal(err)
+		}
+		out += "\nnetworkPolicy " + string(b)
+	}
 	return out
+}
+
+// embeddedRules are rules of the Kubernetes types the spec embeds
+// (hack/crdembedded): removed from the CRD, the value reaches the
+// StatefulSet or the NetworkPolicy as it is.
+func embeddedRules() []ruleRemoval {
+	pod := at(specPath, "pod")
+	from := at(specPath, "networkPolicy", "from", "items")
+	ipBlock := func(o *v1beta1.NginxOperator, b networkingv1.IPBlock) {
+		o.Spec.NetworkPolicy = &v1beta1.NetworkPolicySpec{From: []networkingv1.NetworkPolicyPeer{{IPBlock: &b}}}
+	}
+	return []ruleRemoval{
+		{"toleration value pattern", at(pod, "tolerations", "items", "value"), pattern,
+			func(o *v1beta1.NginxOperator) { o.Spec.Pod.Tolerations = []corev1.Toleration{{Key: "k", Value: "-x"}} }, `"value":"-x"`},
+		{"toleration of every taint needs Exists", at(pod, "tolerations", "items"), celRule("operator must be Exists when key is empty"),
+			func(o *v1beta1.NginxOperator) { o.Spec.Pod.Tolerations = []corev1.Toleration{{Value: "x"}} }, `"tolerations":[{"value":"x"}]`},
+		{"affinity topologyKey pattern", at(pod, "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "items", "topologyKey"), pattern,
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.Pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+					RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: "a/b/c"}}}}
+			}, `"topologyKey":"a/b/c"`},
+		{"spread constraints one per key", at(pod, "topologySpreadConstraints"), celRule("same topologyKey and whenUnsatisfiable"),
+			func(o *v1beta1.NginxOperator) {
+				c := corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway}
+				o.Spec.Pod.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{c, c}
+			}, `"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"},{"maxSkew":1`},
+		{"ipBlock CIDR", at(from, "ipBlock", "cidr"), celRule("must be a CIDR"),
+			func(o *v1beta1.NginxOperator) { ipBlock(o, networkingv1.IPBlock{CIDR: "10.0.0.0/33"}) }, `"cidr":"10.0.0.0/33"`},
+		{"except inside cidr", at(from, "ipBlock"), celRule("strictly inside cidr"),
+			func(o *v1beta1.NginxOperator) {
+				ipBlock(o, networkingv1.IPBlock{CIDR: "10.0.0.0/8", Except: []string{"11.0.0.0/8"}})
+			}, `"except":["11.0.0.0/8"]`},
+		{"a peer is not empty", from, celRule("a peer needs"),
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.NetworkPolicy = &v1beta1.NetworkPolicySpec{From: []networkingv1.NetworkPolicyPeer{{}}}
+			}, `"from":[{}]`},
+		{"no resource claims", at(specPath, "resources"), celRule("leave claims empty"),
+			func(o *v1beta1.NginxOperator) { o.Spec.Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}} }, `"claims":[{"name":"gpu"}]`},
+		{"requests within limits", at(specPath, "resources"), celRule("may not exceed its limit"),
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+				o.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+			}, `"requests":{"cpu":"2"}`},
+		{"volume size more than zero", at(specPath, "content", "volumeClaimTemplate", "size"), celRule("more than zero"),
+			func(o *v1beta1.NginxOperator) {
+				o.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("0")}
+			}, `"storage":"0"`},
+	}
 }
 
 func renderConfig(t *testing.T, obj *v1beta1.NginxOperator) string {

@@ -109,7 +109,7 @@ func TestUpstreamFieldsDefaultOnlyWhatIsSet(t *testing.T) {
 		t.Fatal(errs)
 	}
 	p = out.Spec.Config.Servers[0].Locations[1].Proxy
-	want := &v1beta1.ProxyLocation{Service: "api", Port: 80, ConnectTimeoutSeconds: 5, SendTimeoutSeconds: 60, ReadTimeoutSeconds: 60,
+	want := &v1beta1.ProxyLocation{Service: "api", Port: 80, ConnectTimeoutSeconds: 1, SendTimeoutSeconds: 60, ReadTimeoutSeconds: 60,
 		Retry:           &v1beta1.ProxyRetry{Conditions: []string{"error", "timeout"}, Tries: 3},
 		KeepAlive:       &v1beta1.UpstreamKeepAlive{Connections: ptr.To[int32](32), Requests: 1000, TimeSeconds: 3600, TimeoutSeconds: 60},
 		SessionAffinity: &v1beta1.SessionAffinity{Cookie: v1beta1.SessionCookie{Name: "route", HTTPOnly: ptr.To(true)}},

@@ -38,7 +38,7 @@ func httpOK(ctx context.Context, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-func scrape(b *testing.B, op *operatorProcess) figures {
+func scrape(b testing.TB, op *operatorProcess) figures {
 	b.Helper()
 	families, err := framework.ScrapeMetrics(context.Background(), op.metrics)
 	if err != nil {
@@ -106,7 +106,7 @@ func procStatus(pid int) map[string]float64 {
 // countAudit counts the operator's mutating requests in the apiserver's
 // audit log by "verb resource[/subresource]"; the operator is told apart by
 // its user agent.
-func countAudit(b *testing.B, path string) map[string]int {
+func countAudit(b testing.TB, path string) map[string]int {
 	b.Helper()
 	counts := map[string]int{}
 	f, err := os.Open(path)

@@ -40,7 +40,7 @@ func apiServerArgs() []string {
 // profileCPU starts CPU profiles of the operator and the kube-apiserver for
 // seconds and returns a function that waits for both and writes them as
 // <name>-operator.cpu.pprof and <name>-apiserver.cpu.pprof.
-func profileCPU(b *testing.B, name string, op *operatorProcess, admin *rest.Config, seconds int) (wait func()) {
+func profileCPU(b testing.TB, name string, op *operatorProcess, admin *rest.Config, seconds int) (wait func()) {
 	if profileDir() == "" {
 		return func() {}
 	}
@@ -60,7 +60,7 @@ func profileCPU(b *testing.B, name string, op *operatorProcess, admin *rest.Conf
 }
 
 // profileHeap writes the operator's heap profile as <name>-operator.heap.pprof.
-func profileHeap(b *testing.B, name string, op *operatorProcess) {
+func profileHeap(b testing.TB, name string, op *operatorProcess) {
 	if profileDir() != "" {
 		saveProfile(b, name+"-operator.heap.pprof", fromOperator(op, "/debug/pprof/heap?gc=1"))
 	}
@@ -80,7 +80,7 @@ func fromOperator(op *operatorProcess, path string) func() (io.ReadCloser, error
 	}
 }
 
-func saveProfile(b *testing.B, file string, open func() (io.ReadCloser, error)) {
+func saveProfile(b testing.TB, file string, open func() (io.ReadCloser, error)) {
 	body, err := open()
 	if err != nil {
 		b.Logf("profile %s: %v", file, err)

@@ -73,7 +73,7 @@ const benchReloaderImage = operator.DefaultAgentImage + ":bench"
 // the floor and of the operator alike, hiding the operator's own cost.
 var controllerManagerArgs = []string{"--kube-api-qps=1000", "--kube-api-burst=2000", "--concurrent-statefulset-syncs=20"}
 
-func instanceCounts(b *testing.B) []int {
+func instanceCounts(b testing.TB) []int {
 	v := os.Getenv("BENCH_N")
 	if v == "" {
 		return []int{100}
@@ -134,14 +134,11 @@ func BenchmarkConverge(b *testing.B) {
 
 // requireClusterComponents skips, or fails where tools are required,
 // without the binaries of a bench cluster.
-func requireClusterComponents(b *testing.B) {
+func requireClusterComponents(b testing.TB) {
 	b.Helper()
 	for _, bin := range clusterComponents {
 		if _, err := framework.BinPath(bin); err != nil {
-			if tools.Required() {
-				b.Fatal(err)
-			}
-			b.Skip(err)
+			tools.Missing(b, err.Error())
 		}
 	}
 }
@@ -149,7 +146,7 @@ func requireClusterComponents(b *testing.B) {
 // startCluster starts a cluster with enough fake nodes for n one-replica
 // instances (110 pods a node), auditing benchUser, and returns it with a
 // kubeconfig of benchUser (bound to cluster-admin).
-func startCluster(b *testing.B, n int) (*framework.Cluster, string) {
+func startCluster(b testing.TB, n int) (*framework.Cluster, string) {
 	b.Helper()
 	dir, err := os.MkdirTemp("", "nginx-operator-bench-")
 	if err != nil {
@@ -199,7 +196,7 @@ func unlimited(cfg *rest.Config) *rest.Config {
 	return cfg
 }
 
-func configFor(b *testing.B, kubeconfig string) *rest.Config {
+func configFor(b testing.TB, kubeconfig string) *rest.Config {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		b.Fatal(err)
@@ -220,7 +217,7 @@ func benchInstance(i int) *v1beta1.NginxOperator {
 }
 
 // inParallel runs fn(0..n-1) on workers goroutines and fails on the first error.
-func inParallel(b *testing.B, n int, fn func(i int) error) {
+func inParallel(b testing.TB, n int, fn func(i int) error) {
 	b.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
@@ -254,7 +251,7 @@ func inParallel(b *testing.B, n int, fn func(i int) error) {
 // runFloor creates what the operator would create for n instances (the
 // children its builders produce) with a plain clientset and returns the
 // seconds until every StatefulSet reports its replica ready.
-func runFloor(b *testing.B, n int, r *Result) {
+func runFloor(b testing.TB, n int, r *Result) {
 	c, kubeconfig := startCluster(b, n)
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(configFor(b, kubeconfig))
@@ -279,7 +276,7 @@ func runFloor(b *testing.B, n int, r *Result) {
 			return err
 		}
 		in := nginx.Inputs{Config: config, ConfigHash: fmt.Sprintf("%016x", i), Image: "nginx:1.27", ExporterImage: "nginx/nginx-prometheus-exporter:1.4",
-			ReloaderImage: benchReloaderImage}
+			ReloaderImage: benchReloaderImage, References: render.ReferencesOf(&inst.Spec)}
 		co := metav1.CreateOptions{FieldManager: "bench-floor"}
 		if _, err := cs.CoreV1().ServiceAccounts(benchNamespace).Create(ctx, nginx.ServiceAccount(inst), co); err != nil {
 			return err
@@ -290,7 +287,7 @@ func runFloor(b *testing.B, n int, r *Result) {
 		if _, err := cs.CoreV1().Services(benchNamespace).Create(ctx, nginx.HeadlessService(inst), co); err != nil {
 			return err
 		}
-		if _, err := cs.CoreV1().Services(benchNamespace).Create(ctx, nginx.Service(inst, serviceport.Standard), co); err != nil {
+		if _, err := cs.CoreV1().Services(benchNamespace).Create(ctx, nginx.Service(inst, serviceport.Resolve(&inst.Spec, serviceport.Standard)), co); err != nil {
 			return err
 		}
 		_, err = cs.AppsV1().StatefulSets(benchNamespace).Create(ctx, nginx.StatefulSet(inst, in), co)
@@ -311,7 +308,7 @@ func runFloor(b *testing.B, n int, r *Result) {
 
 // createdAfter sends, once every one of n StatefulSets exists, the seconds
 // since start.
-func createdAfter(ctx context.Context, b *testing.B, n int, start time.Time, cs kubernetes.Interface) <-chan float64 {
+func createdAfter(ctx context.Context, b testing.TB, n int, start time.Time, cs kubernetes.Interface) <-chan float64 {
 	all := watchReady(ctx, b, n, func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 		return cs.AppsV1().StatefulSets(benchNamespace).Watch(ctx, opts)
 	}, func(obj any) (string, bool) {
@@ -343,7 +340,7 @@ func controlPlaneCPU(c *framework.Cluster) float64 {
 // watchReady watches from now on and closes the returned channel once n
 // distinct objects were seen ready; a closed watch is opened again from the
 // last resource version.
-func watchReady(ctx context.Context, b *testing.B, n int, open func(context.Context, metav1.ListOptions) (watch.Interface, error), isReady func(any) (string, bool)) <-chan struct{} {
+func watchReady(ctx context.Context, b testing.TB, n int, open func(context.Context, metav1.ListOptions) (watch.Interface, error), isReady func(any) (string, bool)) <-chan struct{} {
 	b.Helper()
 	done := make(chan struct{})
 	ctx, cancel := context.WithCancel(ctx)
@@ -402,9 +399,9 @@ type operatorProcess struct {
 	exited          chan struct{}
 }
 
-// startOperator runs the operator as bundle.yaml does, with args added
+// startOperatorProcess runs the operator as bundle.yaml does, with args added
 // (later flags win) and env added to its environment.
-func startOperator(b *testing.B, kubeconfig string, args []string, env ...string) *operatorProcess {
+func startOperatorProcess(b testing.TB, kubeconfig string, args []string, env ...string) *operatorProcess {
 	b.Helper()
 	bin := os.Getenv("BENCH_OPERATOR_BIN") // another build, to compare
 	if bin == "" {
@@ -474,7 +471,7 @@ func (o *operatorProcess) stop() {
 
 // operatorCluster starts a cluster for pods pods with the CRDs installed,
 // and the bench writer's clients of it.
-func operatorCluster(b *testing.B, pods int) (*framework.Cluster, string, client.WithWatch, kubernetes.Interface) {
+func operatorCluster(b testing.TB, pods int) (*framework.Cluster, string, client.WithWatch, kubernetes.Interface) {
 	c, kubeconfig := startCluster(b, pods)
 	if err := framework.InstallCRDs(context.Background(), c.Config); err != nil {
 		b.Fatal(err)
@@ -488,11 +485,11 @@ func operatorCluster(b *testing.B, pods int) (*framework.Cluster, string, client
 }
 
 // runOperator runs the operator on a cluster of its own and fills r.
-func runOperator(b *testing.B, n int, r *Result) {
+func runOperator(b testing.TB, n int, r *Result) {
 	c, kubeconfig, cl, cs := operatorCluster(b, n)
 	ctx := context.Background()
 	args := podsRefuse(b)
-	op := startOperator(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV")) // e.g. GOMEMLIMIT=40MiB
+	op := startOperatorProcess(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV")) // e.g. GOMEMLIMIT=40MiB
 	before := scrape(b, op)
 	auditBefore := countAudit(b, c.AuditLog())
 
@@ -578,7 +575,7 @@ func runOperator(b *testing.B, n int, r *Result) {
 	// A restarted operator reconciles every instance once more: that pass
 	// (what a resync does) must not write.
 	op.stop()
-	op = startOperator(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV"))
+	op = startOperatorProcess(b, kubeconfig, args, os.Getenv("BENCH_OPERATOR_ENV"))
 	if !framework.WaitFor(ctx, time.Duration(n)*time.Second+2*time.Minute, func(context.Context) bool {
 		m := scrape(b, op)
 		return m.reconciles >= float64(n) && m.queueDepth == 0
@@ -593,7 +590,7 @@ func runOperator(b *testing.B, n int, r *Result) {
 
 // settle waits until the operator's work queue has been empty for two
 // seconds in a row.
-func settle(b *testing.B, op *operatorProcess) {
+func settle(b testing.TB, op *operatorProcess) {
 	b.Helper()
 	quiet := 0
 	tick := time.NewTicker(500 * time.Millisecond)
@@ -613,7 +610,7 @@ func settle(b *testing.B, op *operatorProcess) {
 // rather than whatever was in flight at the last collection. Each scrape
 // allocates a little in the operator, which is what brings the collection
 // on without a debug endpoint.
-func afterGC(b *testing.B, op *operatorProcess) figures {
+func afterGC(b testing.TB, op *operatorProcess) figures {
 	b.Helper()
 	first := scrape(b, op)
 	f := first

@@ -81,10 +81,10 @@ func BenchmarkEndpoints(b *testing.B) {
 	}
 }
 
-func runEndpoints(b *testing.B, n int, name string, proxied bool) endpointsResult {
+func runEndpoints(b testing.TB, n int, name string, proxied bool) endpointsResult {
 	c, kubeconfig, cl, cs := operatorCluster(b, n+backendServices*endpointsPerService)
 	ctx := context.Background()
-	op := startOperator(b, kubeconfig, podsRefuse(b), os.Getenv("BENCH_OPERATOR_ENV"))
+	op := startOperatorProcess(b, kubeconfig, podsRefuse(b), os.Getenv("BENCH_OPERATOR_ENV"))
 	r := endpointsResult{scenario: name}
 	if proxied {
 		inParallel(b, backendServices, func(i int) error { return createBackend(ctx, cs, i) })
@@ -126,7 +126,7 @@ func runEndpoints(b *testing.B, n int, name string, proxied bool) endpointsResul
 // every instance proxying to them has the new pods' endpoints and the
 // operator is idle; it counts what the operator wrote meanwhile, per
 // instance concerned.
-func rollBackends(ctx context.Context, b *testing.B, c *framework.Cluster, cs kubernetes.Interface, op *operatorProcess, n int, r *endpointsResult) {
+func rollBackends(ctx context.Context, b testing.TB, c *framework.Cluster, cs kubernetes.Interface, op *operatorProcess, n int, r *endpointsResult) {
 	auditBefore, before := countAudit(b, c.AuditLog()), scrape(b, op)
 	start := time.Now()
 	inParallel(b, rolledServices, func(i int) error {

@@ -19,6 +19,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // kwokPodCIDR is where kwok's pods get their addresses (framework's
@@ -37,7 +38,7 @@ const (
 // an address nobody serves meets depends on the machine's routes (here, a
 // proxy that answers every connection); the rule makes it the same
 // everywhere. It needs root (iptables); the benchmark says when it lacks it.
-func podPortRule(b *testing.B, target string) bool {
+func podPortRule(b testing.TB, target string) bool {
 	b.Helper()
 	rule := []string{"OUTPUT", "-d", kwokPodCIDR, "-p", "tcp", "--dport", reloaderPort, "-m", "comment", "--comment", "nginx-operator-bench", "-j", target}
 	if target == "REJECT" {
@@ -57,7 +58,7 @@ func podPortRule(b *testing.B, target string) bool {
 // podsRefuse is the operator's flags for a kwok cluster: the defaults,
 // with every pod refusing its reloader port; without root, reads off
 // (--read-pod-status=false), which the log says.
-func podsRefuse(b *testing.B) []string {
+func podsRefuse(b testing.TB) []string {
 	b.Helper()
 	if podPortRule(b, "REJECT") {
 		return nil
@@ -124,7 +125,7 @@ func BenchmarkPodStatus(b *testing.B) {
 		b.Run(strings.ReplaceAll(sc.name, " ", "_"), func(b *testing.B) {
 			for range b.N {
 				if sc.rule != "" && !podPortRule(b, sc.rule) {
-					b.Skip("needs root: iptables makes the pods' reloader port " + sc.rule)
+					tools.Missing(b, "needs root: iptables makes the pods' reloader port "+sc.rule)
 				}
 				results = append(results, runStatusScenario(b, n, idle, sc))
 			}
@@ -135,10 +136,10 @@ func BenchmarkPodStatus(b *testing.B) {
 
 // runStatusScenario converges n instances, idles for idle, then times
 // statusChanges spec changes, each to another instance.
-func runStatusScenario(b *testing.B, n int, idle time.Duration, sc statusScenario) statusResult {
+func runStatusScenario(b testing.TB, n int, idle time.Duration, sc statusScenario) statusResult {
 	_, kubeconfig, cl, _ := operatorCluster(b, n)
 	ctx := context.Background()
-	op := startOperator(b, kubeconfig, sc.args)
+	op := startOperatorProcess(b, kubeconfig, sc.args)
 	start := scrape(b, op)
 	r := statusResult{scenario: sc.name, idle: idle}
 
@@ -188,7 +189,7 @@ func available(obj any) (string, bool) {
 // timeSpecChange changes name's keepalive timeout and returns how long the
 // status took to observe the new generation, read from the apiserver every
 // 10 ms.
-func timeSpecChange(ctx context.Context, b *testing.B, cl client.Client, name string, keepalive int32) time.Duration {
+func timeSpecChange(ctx context.Context, b testing.TB, cl client.Client, name string, keepalive int32) time.Duration {
 	b.Helper()
 	var inst v1beta1.NginxOperator
 	key := client.ObjectKey{Namespace: benchNamespace, Name: name}

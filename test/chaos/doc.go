@@ -5,5 +5,10 @@
 // control-plane restarts last (restart_test.go sorts last), and check, at the
 // end, what must hold whatever happened: every instance converged, every
 // child has exactly one living owner, no status was lost and an idle operator
-// stays quiet.
+// stays quiet. Every test also judges the operators themselves (replicas):
+// a replica may end only because the test killed or stopped it, or lost its
+// lease while the test had the control plane down on purpose; any other
+// exit, and a panic in any operator's log, recovered or not, fails the
+// test. judge_test.go proves that judge with a panic built into the
+// operator from testdata/fault.go, which no production build contains.
 package chaos

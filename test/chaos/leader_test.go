@@ -123,7 +123,7 @@ func TestLeaderKillsDuringChurnLoseNothing(t *testing.T) {
 		slowest = max(slowest, f)
 		total += f
 	}
-	t.Logf("churn: %d creates, %d updates, %d deletes in %.1fs; %d leader kills, failover mean %.2fs, slowest %.2fs (lease %s, renew %s, retry %s); %d replicas restarted after exiting on their own",
+	t.Logf("churn: %d creates, %d updates, %d deletes in %.1fs; %d leader kills, failover mean %.2fs, slowest %.2fs (lease %s, renew %s, retry %s) (the end of the test fails it on any replica's exit the test did not cause: %d so far)",
 		churnInstances, churnInstances, (churnInstances+deleteEvery-1)/deleteEvery, churnTime.Seconds(), kills,
 		total.Seconds()/float64(max(1, len(failovers))), slowest.Seconds(), leaseDuration, renewDeadline, retryPeriod, r.unplannedRestarts())
 	if kills != leaderKills {

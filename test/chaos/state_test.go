@@ -299,7 +299,7 @@ func (w *world) problems(ctx context.Context) []string {
 				got = append(got, s.Name)
 			}
 			add("%s: config Secrets %v, want only %s", name, got, names.ConfigSecret)
-		} else if got := cfg[0].Annotations[nginx.ConfigHashAnnotation]; got != n.Status.ConfigHash || reloader.ConfigHash(cfg[0].Data[layout.ConfigFile]) != got {
+		} else if got := cfg[0].Annotations[layout.ConfigHashAnnotation]; got != n.Status.ConfigHash || reloader.ConfigHash(cfg[0].Data[layout.ConfigFile]) != got {
 			add("%s: config Secret holds configuration %q, written for %q; status says %q", name, reloader.ConfigHash(cfg[0].Data[layout.ConfigFile]), got, n.Status.ConfigHash)
 		} else if v.keepalive != 0 && !hasKeepalive(cfg[0].Data[layout.ConfigFile], v.keepalive) {
 			add("%s: nginx.conf lacks keepalive_timeout %d", name, v.keepalive)

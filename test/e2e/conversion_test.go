@@ -18,6 +18,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -65,7 +66,7 @@ func TestBookUsersV1alpha1ObjectIsServedAndReadableAsV1beta1(t *testing.T) {
 		t.Errorf("no deprecation warning for v1alpha1: %q", out)
 	}
 
-	c := adminClient(t)
+	c := inprocess.Client(t, cluster.Config)
 	var n v1beta1.NginxOperator
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "book"}, &n); err != nil {
 		t.Fatalf("reading the book object as v1beta1: %v", err)

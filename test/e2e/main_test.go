@@ -18,10 +18,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -117,17 +114,6 @@ func withOperator(t *testing.T) (context.Context, string, kubernetes.Interface) 
 	return ctx, ns, cs
 }
 
-// adminClient is a controller-runtime client of the cluster's admin that
-// knows the operator's kinds.
-func adminClient(t *testing.T) client.Client {
-	t.Helper()
-	c, err := client.New(cluster.Config, client.Options{Scheme: operator.NewScheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // operatorKubeconfig authenticates as the bundle's ServiceAccount.
 func operatorKubeconfig(ctx context.Context, t *testing.T) string {
 	t.Helper()
@@ -140,20 +126,5 @@ func mustContain(t *testing.T, what, got string, wants ...string) {
 		if !strings.Contains(got, w) {
 			t.Errorf("%s: want %q in:\n%s", what, w, got)
 		}
-	}
-}
-
-// update re-reads obj, changes it and writes it back until the write does
-// not conflict with one of the operator's own status writes.
-func update(ctx context.Context, t *testing.T, c client.Client, obj client.Object, change func()) {
-	t.Helper()
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		change()
-		return c.Update(ctx, obj)
-	}); err != nil {
-		t.Fatalf("updating %s: %v", client.ObjectKeyFromObject(obj), err)
 	}
 }

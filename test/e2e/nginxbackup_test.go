@@ -133,7 +133,7 @@ func TestScheduledBackupHonoursSuspendThenRunsOnSchedule(t *testing.T) {
 		t.Fatalf("a suspended backup ran: %d Jobs", len(jobs.Items))
 	}
 
-	update(ctx, t, c, b, func() {
+	framework.Update(ctx, t, c, b, func(*v1beta1.NginxBackup) {
 		b.Spec.Suspend = false
 	})
 	if !framework.WaitFor(ctx, 100*time.Second, func(ctx context.Context) bool {

@@ -25,6 +25,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -48,7 +49,7 @@ func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testi
 	t.Parallel()
 	promBin := tools.Installed(t, tools.InstallPrometheus, "prometheus")
 	ctx, ns, _ := withOperator(t)
-	c := adminClient(t)
+	c := inprocess.Client(t, cluster.Config)
 
 	withLabels := func(n *v1beta1.NginxOperator, team string, metrics bool) *v1beta1.NginxOperator {
 		n.Labels = map[string]string{"team": team}
@@ -217,7 +218,7 @@ func TestNginxMonitorPrometheusDiscoversExactlyTheSelectedInstancesPods(t *testi
 
 	// An instance relabelled out of the selection is dropped.
 	api := v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api"}}
-	update(ctx, t, c, &api, func() {
+	framework.Update(ctx, t, c, &api, func(*v1beta1.NginxOperator) {
 		api.Labels["team"] = "b"
 	})
 	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
@@ -278,7 +279,7 @@ func TestServiceMonitorFollowsTheMonitorsSwitch(t *testing.T) {
 	if !framework.WaitFor(ctx, 60*time.Second, exists) {
 		t.Fatal("serviceMonitor.enabled did not create a ServiceMonitor owned by the monitor")
 	}
-	update(ctx, t, c, m, func() { m.Spec.ServiceMonitor.Enabled = false })
+	framework.Update(ctx, t, c, m, func(*v1beta1.NginxMonitor) { m.Spec.ServiceMonitor.Enabled = false })
 	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
 		var sm monitoringv1.ServiceMonitor
 		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &sm) != nil

@@ -25,6 +25,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
 func newInstance(ns, name string, replicas int32) *v1beta1.NginxOperator {
@@ -60,7 +61,7 @@ func podsWithHash(ctx context.Context, cs kubernetes.Interface, ns, name, hash s
 	}
 	n := 0
 	for _, p := range pods.Items {
-		if p.Annotations[nginx.ConfigHashAnnotation] == hash && p.DeletionTimestamp == nil {
+		if p.Annotations[layout.ConfigHashAnnotation] == hash && p.DeletionTimestamp == nil {
 			n++
 		}
 	}
@@ -70,7 +71,7 @@ func podsWithHash(ctx context.Context, cs kubernetes.Interface, ns, name, hash s
 func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs := withOperator(t)
-	c := adminClient(t)
+	c := inprocess.Client(t, cluster.Config)
 
 	// Two instances in one namespace: neither selects the other's pods.
 	web, api := newInstance(ns, "web", 2), newInstance(ns, "api", 1)
@@ -88,7 +89,7 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 
 	// Scale 2 -> 4 -> 1.
 	for _, replicas := range []int32{4, 1} {
-		update(ctx, t, c, web, func() {
+		framework.Update(ctx, t, c, web, func(*v1beta1.NginxOperator) {
 			web.Spec.Replicas = ptr.To(replicas)
 		})
 		if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "web", replicas)) {
@@ -102,12 +103,12 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "web", 1)) {
 		t.Fatal("web did not settle at 1 replica")
 	}
-	update(ctx, t, c, web, func() { web.Spec.Replicas = ptr.To[int32](2) })
+	framework.Update(ctx, t, c, web, func(*v1beta1.NginxOperator) { web.Spec.Replicas = ptr.To[int32](2) })
 	if !framework.WaitFor(ctx, 90*time.Second, availableWith(c, ns, "web", 2)) {
 		t.Fatal("web did not scale back to 2")
 	}
 	unchanged := podUIDs(ctx, t, cs, ns, "web")
-	update(ctx, t, c, web, func() { web.Spec.Config.ClientMaxBodySize = "8m" })
+	framework.Update(ctx, t, c, web, func(*v1beta1.NginxOperator) { web.Spec.Config.ClientMaxBodySize = "8m" })
 	var hash string
 	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
 		var n v1beta1.NginxOperator
@@ -132,7 +133,7 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	}
 	// forceRedeploy rolls the pods too: every pod is replaced.
 	before := podUIDs(ctx, t, cs, ns, "web")
-	update(ctx, t, c, web, func() {
+	framework.Update(ctx, t, c, web, func(*v1beta1.NginxOperator) {
 		web.Spec.ForceRedeploy = "2026-11-22"
 	})
 	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
@@ -155,7 +156,7 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	names = layout.NamesFor("web")
 	setPDB := func(pdb *v1beta1.PodDisruptionBudgetSpec) {
 		t.Helper()
-		update(ctx, t, c, web, func() {
+		framework.Update(ctx, t, c, web, func(*v1beta1.NginxOperator) {
 			web.Spec.PodDisruptionBudget = pdb
 		})
 	}
@@ -175,7 +176,7 @@ func TestNginxOperatorLifecycleOnTheLocalCluster(t *testing.T) {
 	// So does a NetworkPolicy.
 	setPolicy := func(policy *v1beta1.NetworkPolicySpec) {
 		t.Helper()
-		update(ctx, t, c, web, func() {
+		framework.Update(ctx, t, c, web, func(*v1beta1.NginxOperator) {
 			web.Spec.NetworkPolicy = policy
 		})
 	}
@@ -260,7 +261,7 @@ func configSecrets(ctx context.Context, cs kubernetes.Interface, ns, instance st
 func TestChangedVolumeClaimTemplateRecreatesTheStatefulSetWithoutDowntime(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs := withOperator(t)
-	c := adminClient(t)
+	c := inprocess.Client(t, cluster.Config)
 	site := newInstance(ns, "site", 2)
 	site.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("1Gi")}
 	if err := c.Create(ctx, site); err != nil {
@@ -276,7 +277,7 @@ func TestChangedVolumeClaimTemplateRecreatesTheStatefulSetWithoutDowntime(t *tes
 	}
 	pods := podUIDs(ctx, t, cs, ns, "site")
 
-	update(ctx, t, c, site, func() {
+	framework.Update(ctx, t, c, site, func(*v1beta1.NginxOperator) {
 		site.Spec.Content.VolumeClaimTemplate.Size = resource.MustParse("2Gi")
 	})
 	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
@@ -317,7 +318,7 @@ func podUIDs(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, ins
 func TestTakenChildNamesAreLeftAlone(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs := withOperator(t)
-	c := adminClient(t)
+	c := inprocess.Client(t, cluster.Config)
 	mine := map[string]string{"app": "mine"}
 	for _, tc := range []struct {
 		instance, kind string
@@ -384,7 +385,7 @@ func TestTakenChildNamesAreLeftAlone(t *testing.T) {
 func TestLegacyConfigSecretsAreDeletedOnceNoPodMountsThem(t *testing.T) {
 	t.Parallel()
 	ctx, ns, cs := withOperator(t)
-	c := adminClient(t)
+	c := inprocess.Client(t, cluster.Config)
 	web := newInstance(ns, "web", 1)
 	if err := c.Create(ctx, web); err != nil {
 		t.Fatal(err)
@@ -407,7 +408,7 @@ func TestLegacyConfigSecretsAreDeletedOnceNoPodMountsThem(t *testing.T) {
 		}
 	}
 	// Any change of the instance makes the operator look.
-	update(ctx, t, c, web, func() { web.Annotations = map[string]string{"touched": "now"} })
+	framework.Update(ctx, t, c, web, func(*v1beta1.NginxOperator) { web.Annotations = map[string]string{"touched": "now"} })
 	if !framework.WaitFor(ctx, 90*time.Second, func(ctx context.Context) bool {
 		_, err := cs.CoreV1().Secrets(ns).Get(ctx, legacy.Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)

@@ -22,6 +22,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -111,7 +112,7 @@ func TestPromoperatorLoadsBothConfigurationPathsWithTheMonitorsJobs(t *testing.T
 	bin := tools.Installed(t, installPrometheusOperator, "operator")
 	crdDir := promoperatorCRDDir(t)
 	ctx, ns, _ := withOperator(t)
-	c := adminClient(t)
+	c := inprocess.Client(t, cluster.Config)
 
 	// Server-side: the CRDs are too large for client-side apply's
 	// annotation, and the stand-in ServiceMonitor CRD is replaced.

@@ -6,7 +6,10 @@
 // Every request is answered with a line "hello from <name>" and a line of
 // JSON, Seen, describing the request as it arrived: what nginx forwarded.
 // The query can ask for ?sleep=<duration> before the answer (read timeouts)
-// and ?status=<code>. /ws echoes WebSocket messages. Every answer carries
+// and ?status=<code>; with ?flush=1 the status line and headers go out at
+// once, before the sleep, so a client learns that its request reached the
+// server and is held there, through nginx too (the body still waits for the
+// sleep). /ws echoes WebSocket messages. Every answer carries
 // X-Powered-By and Cache-Control, for response header filters to act on.
 // It imports the standard library and x/net's websocket alone: it is built
 // into the test server's image.
@@ -19,6 +22,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -52,19 +56,42 @@ func Handler(name string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/ws", websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if d, err := time.ParseDuration(r.URL.Query().Get("sleep")); err == nil {
-			time.Sleep(d)
+		q := r.URL.Query()
+		flush := q.Get("flush") == "1"
+		if !flush {
+			sleep(q)
 		}
 		w.Header().Set("X-Powered-By", PoweredBy)
 		w.Header().Set("Cache-Control", CacheControl)
-		if code, err := strconv.Atoi(r.URL.Query().Get("status")); err == nil {
+		if flush {
+			// nginx holds back a header shorter than its postpone_output
+			// (1460 bytes) until body follows: padding makes it go out.
+			w.Header().Set("X-Echo-Padding", strings.Repeat("x", 2048))
+		}
+		code, err := strconv.Atoi(q.Get("status"))
+		if err == nil {
 			w.WriteHeader(code)
+		} else if flush {
+			w.WriteHeader(http.StatusOK)
+		}
+		if flush {
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			sleep(q)
 		}
 		fmt.Fprintf(w, "hello from %s\n", name)
 		remote, _, _ := net.SplitHostPort(r.RemoteAddr)
 		_ = json.NewEncoder(w).Encode(Seen{Server: name, TLS: r.TLS != nil, URI: r.RequestURI, Host: r.Host, Headers: r.Header, Remote: remote})
 	})
 	return mux
+}
+
+// sleep waits for the query's ?sleep, if any.
+func sleep(q url.Values) {
+	if d, err := time.ParseDuration(q.Get("sleep")); err == nil {
+		time.Sleep(d)
+	}
 }
 
 // Decode reads what the server saw from its answer's body.

@@ -18,7 +18,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -256,7 +255,7 @@ func (c *Cluster) run(name string, args []string, env ...string) (*process, erro
 
 // waitHealthy polls url until it answers 200, failing early if p exits.
 func waitHealthy(ctx context.Context, p *process, client *http.Client, url string, timeout time.Duration) error {
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := tools.Poll(ctx, 100*time.Millisecond, timeout, func(ctx context.Context) (bool, error) {
 		if !p.running() {
 			return false, fmt.Errorf("%s exited", p.name)
 		}
@@ -504,7 +503,7 @@ func (c *Cluster) addNodes(ctx context.Context) error {
 			return fmt.Errorf("creating node %s: %w", name, err)
 		}
 	}
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	return tools.Poll(ctx, 200*time.Millisecond, 60*time.Second, func(ctx context.Context) (bool, error) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/nginx-operator/nginx-operator/test/tools"
 
@@ -125,7 +124,7 @@ func WaitEstablished(ctx context.Context, cfg *rest.Config, names ...string) err
 		return err
 	}
 	for _, name := range names {
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := tools.Poll(ctx, 100*time.Millisecond, time.Minute, func(ctx context.Context) (bool, error) {
 			var crd apiextensionsv1.CustomResourceDefinition
 			if err := c.Get(ctx, client.ObjectKey{Name: name}, &crd); err != nil {
 				return false, nil

@@ -3,6 +3,7 @@ package framework
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -58,27 +59,74 @@ func ReloaderBinary(t testing.TB) string {
 func (b *builtBinary) get(t testing.TB, pkg, name string) string {
 	t.Helper()
 	b.once.Do(func() {
-		root, err := tools.RepoRoot()
-		if err != nil {
-			b.err = err
-			return
-		}
+		// Kept for the test binary's life, which may outlive any one test.
 		dir, err := os.MkdirTemp("", "nginx-operator-bin-")
 		if err != nil {
 			b.err = err
 			return
 		}
 		b.path = filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", b.path, pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
+		b.err = goBuild(pkg, b.path)
 	})
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
 	return b.path
+}
+
+// BuildOperatorWith builds cmd/operator with files added to its package
+// main, as `go build -overlay` does: each key is a file name in
+// cmd/operator (which must not exist), each value the path of its source.
+// It is how a test builds a fault into the operator that no production
+// build can contain; the binary is built for each call, not cached.
+func BuildOperatorWith(t testing.TB, files map[string]string) string {
+	t.Helper()
+	root, err := tools.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := map[string]map[string]string{"Replace": {}}
+	for name, src := range files {
+		if filepath.Base(name) != name {
+			t.Fatalf("BuildOperatorWith: %q is not a file name", name)
+		}
+		target := filepath.Join(root, "cmd", "operator", name)
+		if _, err := os.Stat(target); err == nil {
+			t.Fatalf("BuildOperatorWith: %s exists; an overlay adds files, it does not replace the operator's", target)
+		}
+		abs, err := filepath.Abs(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		overlay["Replace"][target] = abs
+	}
+	data, err := json.Marshal(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(t.TempDir(), "overlay.json")
+	if err := os.WriteFile(spec, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "operator")
+	if err := goBuild("./cmd/operator", path, "-overlay="+spec); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// goBuild builds package pkg of the module into the file path.
+func goBuild(pkg, path string, flags ...string) error {
+	root, err := tools.RepoRoot()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("go", append(append([]string{"build", "-o", path}, flags...), pkg)...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return nil
 }
 
 // ServiceAccountKubeconfig creates the ServiceAccount namespace/name if needed,
@@ -167,13 +215,32 @@ func StartOperator(t testing.TB, kubeconfig string, args ...string) *Operator {
 // such as a previous release.
 func StartOperatorBinary(t testing.TB, bin, kubeconfig string, args ...string) *Operator {
 	t.Helper()
+	return StartOperatorWith(t, OperatorProcess{Binary: bin}, kubeconfig, args...)
+}
+
+// OperatorProcess says which operator binary StartOperatorWith runs and
+// with what environment beside the test's own.
+type OperatorProcess struct {
+	Binary string   // path of the operator binary; OperatorBinary's when empty
+	Env    []string // KEY=value pairs added to the test process's environment
+}
+
+// StartOperatorWith is StartOperatorBinary with the process described by p
+// (no flag is added beside the listeners' and the logging's: pass
+// --read-pod-status=false where no reloader answers).
+func StartOperatorWith(t testing.TB, p OperatorProcess, kubeconfig string, args ...string) *Operator {
+	t.Helper()
+	bin := p.Binary
+	if bin == "" {
+		bin = OperatorBinary(t)
+	}
 	ports := make([]int, 3)
 	for i := range ports {
-		p, err := tools.FreePort()
+		port, err := tools.FreePort()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ports[i] = p
+		ports[i] = port
 	}
 	o := &Operator{
 		HealthAddr:  fmt.Sprintf("127.0.0.1:%d", ports[0]),
@@ -194,11 +261,11 @@ func StartOperatorBinary(t testing.TB, bin, kubeconfig string, args ...string) *
 		"--webhook-url=" + o.WebhookURL,
 	}, args...)
 	dir := t.TempDir()
-	p, err := startProcess(dir, "operator", bin, all, nil, false)
+	proc, err := startProcess(dir, "operator", bin, all, p.Env, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.proc, o.Log = p, p.logPath
+	o.proc, o.Log = proc, proc.logPath
 	t.Cleanup(func() {
 		o.Stop()
 		if t.Failed() {
@@ -221,6 +288,18 @@ func (o *Operator) Kill() {
 // Running is false once the process has exited.
 func (o *Operator) Running() bool { return o.proc.running() }
 
+// ExitCode is the process's exit status once it has exited (-1 when a
+// signal ended it), and false while it runs.
+func (o *Operator) ExitCode() (int, bool) {
+	if o.proc.running() {
+		return 0, false
+	}
+	if o.proc.cmd.ProcessState == nil {
+		return -1, true
+	}
+	return o.proc.cmd.ProcessState.ExitCode(), true
+}
+
 // LogContains reports whether the operator's output has a line containing s.
 func (o *Operator) LogContains(s string) bool {
 	f, err := os.Open(o.Log)
@@ -238,27 +317,16 @@ func (o *Operator) LogContains(s string) bool {
 	return false
 }
 
-// WaitFor polls cond every 100ms until it is true or timeout passes.
+// WaitFor polls cond every 100ms until it is true or timeout passes: the
+// tests' one wait, tools.WaitFor (tools.Poll, tools.Eventually), under the
+// name the framework's users know.
 func WaitFor(ctx context.Context, timeout time.Duration, cond func(context.Context) bool) bool {
-	return WaitForEvery(ctx, 100*time.Millisecond, timeout, cond)
+	return tools.WaitFor(ctx, timeout, cond)
 }
 
 // WaitForEvery is WaitFor checking cond every interval.
 func WaitForEvery(ctx context.Context, interval, timeout time.Duration, cond func(context.Context) bool) bool {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		if cond(ctx) {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
+	return tools.WaitForEvery(ctx, interval, timeout, cond)
 }
 
 // Metric sums the samples of the operator's metric name whose labels include

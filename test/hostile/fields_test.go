@@ -591,14 +591,14 @@ func corpus(t *testing.T) []*specCase {
 		out = append(out, &specCase{id: len(out), field: field, show: show, spec: s})
 	}
 	add(baselineField, "-", runtime.DeepCopyJSON(base))
-	for _, f := range corpusFields() {
+	for _, f := range append(corpusFields(), childFields()...) {
 		for _, v := range f.values {
 			s := runtime.DeepCopyJSON(base)
 			f.set(s, v)
 			add(f.name, showValue(v), s)
 		}
 	}
-	for _, st := range structures() {
+	for _, st := range append(structures(), childStructures()...) {
 		s := runtime.DeepCopyJSON(base)
 		st.edit(s)
 		add("(structure)", st.show, s)

@@ -11,11 +11,12 @@ import (
 	"strings"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
 
 // The ports the operator's own servers and sidecar use inside every pod.
-var reservedPorts = map[int]bool{v1beta1.HealthPort: true, v1beta1.StubStatusPort: true, v1beta1.ExporterPort: true}
+var reservedPorts = map[int]bool{layout.HealthPort: true, layout.StubStatusPort: true, layout.ExporterPort: true}
 
 // treeMeaning checks, on the tree nginx reads, that the user's servers
 // mean what the spec's fields say. `nginx -t` and the tree comparison cannot
@@ -58,7 +59,7 @@ func workersMeaning(d conf.Directive) []string {
 func operatorServer(srv conf.Directive) bool {
 	for _, d := range srv.Block {
 		if d.Name == "listen" && len(d.Args) > 0 &&
-			(d.Args[0] == strconv.Itoa(v1beta1.HealthPort) || d.Args[0] == "127.0.0.1:"+strconv.Itoa(v1beta1.StubStatusPort)) {
+			(d.Args[0] == strconv.Itoa(layout.HealthPort) || d.Args[0] == "127.0.0.1:"+strconv.Itoa(layout.StubStatusPort)) {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -118,16 +119,20 @@ func (h *nginxEnv) mountCA(ref v1beta1.CACertificateRef) {
 }
 
 // checkChildren dry-runs, as the controller does (k8sutil.Applier.CheckOwned),
-// the Service, PodDisruptionBudget and StatefulSet obj makes. A refusal
-// as invalid is InvalidConfig (terminal); any other error is returned as it
-// is, which outcome counts as retried.
+// the Service, PodDisruptionBudget, NetworkPolicy and StatefulSet obj makes.
+// A refusal as invalid is InvalidConfig (terminal); any other error is
+// returned as it is, which outcome counts as retried.
 func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1beta1.NginxOperator, config []byte) error {
 	owner := obj.DeepCopy()
 	owner.UID = "00000000-0000-0000-0000-000000000001" // an owner reference needs one
-	in := nginx.Inputs{Config: config, Image: "nginx:1.27", ExporterImage: "exporter:1", ReloaderImage: "operator:1"}
-	children := []client.Object{nginx.Service(owner, serviceport.Standard), nginx.StatefulSet(owner, in)}
+	in := nginx.Inputs{Config: config, Image: "nginx:1.27", ExporterImage: "exporter:1", ReloaderImage: "operator:1", References: render.ReferencesOf(&owner.Spec)}
+	children := []client.Object{nginx.Service(owner, serviceport.Resolve(&owner.Spec, serviceport.Standard)), nginx.StatefulSet(owner, in)}
 	if pdb := nginx.PodDisruptionBudget(owner); pdb != nil {
 		children = append(children, pdb)
+	}
+	operator := nginx.OperatorPods{Namespace: "nginx-operator", Labels: map[string]string{"app.kubernetes.io/name": "nginx-operator"}}
+	if policy := nginx.NetworkPolicy(owner, operator); policy != nil {
+		children = append(children, policy)
 	}
 	applier := &k8sutil.Applier{Client: c, Reader: c, Scheme: c.Scheme()}
 	for _, child := range children {
@@ -142,8 +147,7 @@ func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1be
 }
 
 func (h *nginxEnv) renderOptions() render.Options {
-	return render.Options{Paths: h.paths, Namespace: h.ns,
-		UpstreamHost: func(service, namespace string) string { return "127.0.0.1" }}
+	return render.Options{Paths: h.paths, Namespace: h.ns, FallbackHost: "127.0.0.1"}
 }
 
 func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v1beta1.NginxOperatorSpec) {
@@ -174,6 +178,12 @@ func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v
 	// InvalidConfig, and nothing is applied.
 	if err := h.checkChildren(ctx, c, admitted, config); err != nil {
 		s.renderErr = err
+		// checkChildren's only terminal error: the API server refused a
+		// child built from the admitted spec.
+		var refused *k8sutil.SpecError
+		if errors.As(err, &refused) {
+			s.childRefused = err.Error()
+		}
 		return
 	}
 	s.config = config
@@ -186,7 +196,11 @@ func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v
 			h.mountCA(v1beta1.CACertificateRef{Kind: ref.Kind, Name: ref.Name, Key: key})
 		}
 	}
-	want := render.Directives(spec, opts)
+	want, err := render.Directives(spec, opts)
+	if err != nil {
+		s.treeDiff = "render.Directives refuses what render.Config accepted: " + err.Error()
+		return
+	}
 	got, err := conf.Parse(config)
 	if err != nil {
 		s.treeDiff = "the rendered file does not parse: " + err.Error()

@@ -12,7 +12,7 @@ import (
 
 func summary(sends []*send) string {
 	counts := map[string]map[string]int{}
-	failing := map[string]int{}
+	failing, childRefused := map[string]int{}, map[string]int{}
 	kinds := map[string]map[string]int{}
 	var outcomes []string
 	for _, s := range sends {
@@ -22,6 +22,9 @@ func summary(sends []*send) string {
 			outcomes = append(outcomes, o)
 		}
 		counts[o][s.path]++
+		if s.childRefused != "" {
+			childRefused[s.path]++
+		}
 		if p := s.problems(); len(p) > 0 {
 			failing[s.path]++
 			for _, k := range p {
@@ -40,6 +43,7 @@ func summary(sends []*send) string {
 	for _, o := range outcomes {
 		fmt.Fprintf(w, "%s\t%d\t%d\n", o, counts[o][pathBeta], counts[o][pathAlpha])
 	}
+	fmt.Fprintf(w, "  b by a child's API server (the short list)\t%d\t%d\n", childRefused[pathBeta], childRefused[pathAlpha])
 	fmt.Fprintf(w, "FAILING (any outcome)\t%d\t%d\n", failing[pathBeta], failing[pathAlpha])
 	var ks []string
 	for k := range kinds {

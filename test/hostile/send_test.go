@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,12 +46,17 @@ type send struct {
 	refused     string // outcome a: what the apiserver said
 	bypass      string // the stored spec, re-sent as v1beta1, is refused: what the apiserver said
 	renderErr   error
-	renderPanic string
-	config      []byte
-	treeDiff    string
-	meaning     []string
-	nginxRan    bool
-	nginxSaid   string // "" when `nginx -t` accepted the file
+	// childRefused is what the API server said of a child (StatefulSet,
+	// NetworkPolicy, Service, PodDisruptionBudget) built from the admitted
+	// spec: a rule the CRD should have held, unless the field is one of
+	// the few only the child's API can judge (apiserverOnly).
+	childRefused string
+	renderPanic  string
+	config       []byte
+	treeDiff     string
+	meaning      []string
+	nginxRan     bool
+	nginxSaid    string // "" when `nginx -t` accepted the file
 }
 
 func (s *send) outcome() string {
@@ -87,6 +93,9 @@ func (s *send) problems() []string {
 	}
 	if s.renderPanic != "" {
 		p = append(p, "renderer panicked: "+s.renderPanic)
+	}
+	if why, ok := apiserverOnly[s.c.field]; s.childRefused != "" && !(ok && strings.Contains(s.childRefused, why)) {
+		p = append(p, "child refused: admitted, yet the API server refuses a child built from it (the CRD should refuse it): "+s.childRefused)
 	}
 	if s.outcome() == outcomeRenderOther {
 		// The controller would retry it with backoff forever: bad input
@@ -125,6 +134,28 @@ func (s *send) nginxVerdict() string {
 	default:
 		return "rendered; nginx -t: ok"
 	}
+}
+
+// apiserverOnly are the corpus fields whose values only the API server of a
+// child can judge (Documentation/nginxoperator.md lists them), each with
+// what its refusal says: an admitted value it refuses in the child ends in
+// InvalidConfig with no child written, which is what the controller
+// promises for them.
+var apiserverOnly = map[string]string{
+	// The node port range is a flag of the API server
+	// (--service-node-port-range), and a port may be taken by another
+	// Service: the Service's API server alone knows.
+	"ports[].nodePort": "NodePort",
+	// An annotation value may be any string, but the API server decodes an
+	// apply request as YAML, which refuses DEL (U+007F) and the C1 controls
+	// unescaped; no CEL rule can afford a pattern on 64 values of
+	// unbounded length.
+	"pod.annotations (value)":     "error decoding YAML",
+	"service.annotations (value)": "error decoding YAML",
+	// The CRD compares a request with its limit as doubles; the API server
+	// compares the quantities exactly, and alone sees a request above its
+	// limit by less than one part in 2^52.
+	"resources.requests.memory (limit 2^53)": "must be less than or equal to memory limit",
 }
 
 var betaGVK = v1beta1.GroupVersion.WithKind("NginxOperator")

@@ -117,15 +117,20 @@ func TestBalancingKeepsClientsOnAPodAsTheyAsk(t *testing.T) {
 	}
 
 	// Least connections: two slow requests hold two pods; new requests go
-	// to the third.
+	// to the third. ?flush=1: the answer's header arrives while the test
+	// server holds the request, so the test knows both are held.
 	slow := map[string]bool{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	held := make(chan struct{}, 2)
 	for range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pod, err := answeringPod(ctx, keepAliveClient(dial), base+"/least?sleep=8s")
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/least?sleep=8s&flush=1", nil)
+			resp, err := keepAliveClient(dial).Do(req)
+			held <- struct{}{}
+			pod, err := answerOf(resp, err)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -134,7 +139,13 @@ func TestBalancingKeepsClientsOnAPodAsTheyAsk(t *testing.T) {
 			slow[pod] = true
 		}()
 	}
-	time.Sleep(2 * time.Second)
+	for range 2 {
+		select {
+		case <-held:
+		case <-ctx.Done():
+			t.Fatal("the slow requests never reached the test servers")
+		}
+	}
 	quick := map[string]int{}
 	for range 10 {
 		pod, err := answeringPod(ctx, hc, base+"/least")

@@ -173,7 +173,7 @@ func ipv6WhereTheServiceHasIt(ctx context.Context, t *testing.T, cs kubernetes.I
 		}
 	}
 	if podIPv6(ctx, t, cs, ns, "strict-0") == "" {
-		t.Skip("the node's pods have no IPv6 address: this machine has no IPv6")
+		tools.Missing(t, "the node's pods have no IPv6 address: this machine has no IPv6 (enable it: sysctl net.ipv6.conf.all.disable_ipv6=0)")
 	}
 	// The pod may still be starting: wait until it answers.
 	v6 := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: rn.DialContext, DisableKeepAlives: true}}

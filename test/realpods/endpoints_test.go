@@ -203,6 +203,7 @@ func startLoadOf(ctx context.Context, dial dialer, method, url string, clients i
 		go func() {
 			defer l.wg.Done()
 			hc := keepAliveClient(dial)
+			hc.Timeout = loadClientTimeout
 			for {
 				select {
 				case <-l.stopped:
@@ -273,9 +274,13 @@ type dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 // connectTimeout is a proxy location's default connectTimeoutSeconds, and
 // upstreamTries the most servers a request tries in the rollout tests: 3
 // pods, the rollout's surge pod and the Service's address (the backup).
+// loadClientTimeout is how long the load's clients wait for an answer:
+// the 10 s of the client that found GETs held past it while nginx waited
+// 5 s, the former default, on each vanished pod.
 const (
-	connectTimeout = 5 * time.Second
-	upstreamTries  = 5
+	connectTimeout    = 1 * time.Second
+	upstreamTries     = 5
+	loadClientTimeout = 10 * time.Second
 )
 
 // keepAliveClient keeps one connection open, from the node, and sends every
@@ -326,12 +331,14 @@ func answerOf(resp *http.Response, err error) (string, error) {
 
 // A backend rolled (with and without a preStop pause in its pods) and a
 // backend pod deleted at once (grace 0), each under steady GET load through
-// the instance: no GET fails, and none waits longer than a connect
-// timeout for each server of the upstream. nginx sends a request whose endpoint
+// the instance by clients that give up after 10 s: no GET fails, and none
+// waits longer than a connect timeout for each server of the upstream. nginx sends a request whose endpoint
 // refused or dropped it on to another (proxy_next_upstream error timeout,
 // nginx's default) and drops the endpoint from nginx.conf within about two
 // seconds of its leaving the Service.
-// POSTs are never sent twice (not idempotent): how many failed is logged.
+// POSTs are never sent twice (not idempotent): one that reached a pod as it
+// vanished fails. Documentation/performance.md states what fails (0 with a
+// pause, 1 of 760 without); the test allows at most maxPOSTFailures of them.
 func TestProxyLosesNoRequestWhileTheBackendRolls(t *testing.T) {
 	ctx, c, ns, cs, cl := setup(t)
 	dial := realcluster.NodeOf(c).DialContext
@@ -391,7 +398,21 @@ func TestProxyLosesNoRequestWhileTheBackendRolls(t *testing.T) {
 		for _, err := range posted.failures[:min(3, len(posted.failures))] {
 			t.Logf("%s: a failed POST: %v", tc.name, err)
 		}
+		if limit := maxPOSTFailures(tc.lifecycle != nil, posted.total); len(posted.failures) > limit {
+			t.Errorf("%s: %d of %d POSTs failed, more than %d", tc.name, len(posted.failures), posted.total, limit)
+		}
 	}
+}
+
+// maxPOSTFailures is how many of total POSTs may fail while a backend rolls
+// and one of its pods is deleted at once: one with a preStop pause (the pod
+// deleted without grace may take one down with it), 1% without (a pod
+// gone before nginx.conf has changed takes the POSTs it was sent).
+func maxPOSTFailures(paused bool, total int) int {
+	if paused {
+		return 1
+	}
+	return max(1, total/100)
 }
 
 // rollBackend rolls the Deployment name (a new pod template) and waits

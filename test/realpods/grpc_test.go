@@ -72,6 +72,8 @@ func TestGRPCThroughNginxAsAClientSeesIt(t *testing.T) {
 	plain := clients["plain text"]
 	load := startGRPCLoad(ctx, plain, 4)
 	rollBackend(ctx, t, cs, ns, "greeter")
+	// The load goes on 5 s on the new pods (paces the load, waits for
+	// nothing): calls in flight as the old pods went must not fail either.
 	time.Sleep(5 * time.Second)
 	served, failures := load.stop()
 	t.Logf("%d unary calls while the backend rolled, over the pods: %v", load.total, served)

@@ -62,7 +62,7 @@ spec:
 	// The kubelet probes readiness every 5 seconds: either instance may be
 	// Available a period after the other.
 	began := time.Now()
-	for name, after := range waitAvailable(ctx, t, cl, ns, "admitted", "refused") {
+	for name, after := range framework.WaitAvailable(ctx, t, cl, 2*time.Minute, ns, "admitted", "refused") {
 		t.Logf("%s: Available %s after it was applied", name, after.Sub(began).Round(100*time.Millisecond))
 	}
 
@@ -121,25 +121,6 @@ func waitStatus(ctx context.Context, t *testing.T, cl client.Client, ns, name, w
 		t.Fatalf("%s: no %s; status %+v", name, what, nginx.Status)
 	}
 	return &nginx
-}
-
-// waitAvailable waits until every NginxOperator of names in ns is
-// Available, and returns when the test saw each become so.
-func waitAvailable(ctx context.Context, t *testing.T, cl client.Client, ns string, names ...string) map[string]time.Time {
-	t.Helper()
-	seen := map[string]time.Time{}
-	if !framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) bool {
-		for _, name := range names {
-			cond := framework.InstanceCondition(ctx, cl, ns, name, v1beta1.ConditionAvailable)
-			if _, ok := seen[name]; !ok && cond != nil && cond.Status == metav1.ConditionTrue {
-				seen[name] = time.Now()
-			}
-		}
-		return len(seen) == len(names)
-	}) {
-		t.Fatalf("of %v, only %v became Available", names, seen)
-	}
-	return seen
 }
 
 func progressingMessage(nginx *v1beta1.NginxOperator) string {

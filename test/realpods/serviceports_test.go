@@ -84,7 +84,7 @@ spec:
 	}
 	httpPort, httpsPort := ports["http"], ports["https"]
 	if httpPort.Port != 80 || httpPort.NodePort != httpNodePort || httpsPort.Port != 443 || httpsPort.NodePort == 0 ||
-		svc.Annotations[serviceport.Annotation] != string(serviceport.Standard) {
+		svc.Annotations[layout.ServicePortsAnnotation] != string(serviceport.Standard) {
 		t.Fatalf("Service ports %+v, annotations %v: want http on 80 and node port %d, https on 443 and an allocated node port, rule %s",
 			svc.Spec.Ports, svc.Annotations, httpNodePort, serviceport.Standard)
 	}

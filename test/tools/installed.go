@@ -43,7 +43,7 @@ func Installed(t testing.TB, installer, binary string) string {
 	if p, ok := installed(installer, binary); ok {
 		return p
 	}
-	missing(t, binary+" not found: run `bash "+installer+"` (or `make test-deps`)")
+	Missing(t, binary+" not found: run `bash "+installer+"` (or `make test-deps`)")
 	return ""
 }
 

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -101,26 +102,64 @@ func StartNginx(t testing.TB, nginx, prefix, conf string) *Process {
 // ErrNotYet is what a condition of Eventually returns while it waits.
 var ErrNotYet = errors.New("not yet")
 
+// Poll is the tests' one way to wait for something to happen; WaitFor and
+// Eventually are its two faces. It calls cond at once and then every
+// interval until cond says done (Poll returns nil), cond returns an error
+// (Poll returns it at once: what it waits for will not happen), or timeout
+// passes or ctx ends first (Poll returns an error saying so).
+func Poll(ctx context.Context, interval, timeout time.Duration, cond func(context.Context) (done bool, err error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		done, err := cond(ctx)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not so within %s: %w", timeout, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// WaitFor polls cond every 100 ms until it is true (true) or timeout passes
+// (false): for a caller that says itself what went wrong.
+func WaitFor(ctx context.Context, timeout time.Duration, cond func(context.Context) bool) bool {
+	return WaitForEvery(ctx, 100*time.Millisecond, timeout, cond)
+}
+
+// WaitForEvery is WaitFor checking cond every interval.
+func WaitForEvery(ctx context.Context, interval, timeout time.Duration, cond func(context.Context) bool) bool {
+	return Poll(ctx, interval, timeout, func(ctx context.Context) (bool, error) { return cond(ctx), nil }) == nil
+}
+
 // Eventually calls cond every 100 ms until it returns nil and fails t when
 // timeout passes first, with what and cond's last error. A cond that
 // returns a *Stop error ends the wait at once (a server that exited will not
 // start answering).
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
+	var last error
+	err := Poll(context.Background(), 100*time.Millisecond, timeout, func(context.Context) (bool, error) {
+		last = cond()
 		var stop *Stop
-		if errors.As(err, &stop) {
-			t.Fatalf("%s: %v", what, stop.Err)
+		if errors.As(last, &stop) {
+			return false, stop.Err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not so after %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return last == nil, nil
+	})
+	switch {
+	case err == nil:
+	case last == nil || errors.Is(err, context.DeadlineExceeded):
+		t.Fatalf("%s: still not so after %s: %v", what, timeout, last)
+	default:
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 

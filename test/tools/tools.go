@@ -33,7 +33,7 @@ func Require(t testing.TB, name, install string) string {
 	if err == nil {
 		return path
 	}
-	missing(t, name+" not found: install it with `"+install+"` (or run `make test-deps`)")
+	Missing(t, name+" not found: install it with `"+install+"` (or run `make test-deps`)")
 	return ""
 }
 
@@ -52,8 +52,11 @@ func NotAUnitTest(what string) string {
 	return "needs " + what + ": not a unit test (go test -short runs only the unit tier)"
 }
 
-// missing fails the test when tools are required and skips it otherwise.
-func missing(t testing.TB, msg string) {
+// Missing fails the test when tools are required and skips it otherwise:
+// the one way a test says that what it needs (a program, root, IPv6, a
+// known architecture) is not there. msg says what is missing and how to
+// get it.
+func Missing(t testing.TB, msg string) {
 	t.Helper()
 	if Required() {
 		t.Fatal(msg)

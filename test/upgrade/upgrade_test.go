@@ -150,7 +150,7 @@ func TestUpgradeFromThePreviousReleaseAndBackRollsNoPod(t *testing.T) {
 	}
 	for key, rule := range rules {
 		if rule != string(serviceport.Container) {
-			t.Errorf("after the upgrade, Service %s has %s=%q, want %q", key, serviceport.Annotation, rule, serviceport.Container)
+			t.Errorf("after the upgrade, Service %s has %s=%q, want %q", key, layout.ServicePortsAnnotation, rule, serviceport.Container)
 		}
 	}
 	readableInBothVersions(ctx, t, cluster)
@@ -332,7 +332,7 @@ func list(ctx context.Context, t *testing.T, c client.Client, listKind string) [
 // clientServices reads the client Service of every NginxOperator that has
 // one: the ports of its spec.ports ("name=port ..."; the metrics ports
 // differ between releases, this one adding the reloader's) and its
-// serviceport.Annotation, by namespace/name of the Service.
+// layout.ServicePortsAnnotation, by namespace/name of the Service.
 func clientServices(ctx context.Context, t *testing.T, c client.Client) (ports, rules map[string]string) {
 	t.Helper()
 	ports, rules = map[string]string{}, map[string]string{}
@@ -352,7 +352,7 @@ func clientServices(ctx context.Context, t *testing.T, c client.Client) (ports, 
 			}
 		}
 		ports[name.String()] = strings.Join(list, " ")
-		rules[name.String()] = svc.Annotations[serviceport.Annotation]
+		rules[name.String()] = svc.Annotations[layout.ServicePortsAnnotation]
 	}
 	if len(ports) == 0 {
 		t.Fatal("no instance has a Service: nothing to compare")

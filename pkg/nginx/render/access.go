@@ -34,22 +34,31 @@ func (r *renderer) access(id string, ip *v1beta1.IPAccess, auth *v1beta1.HTTPBas
 		}
 	}
 	if limit != nil {
-		out = append(out, r.rateLimit("rate_"+id, limit)...)
+		out = append(out, rateLimit(rateZone(id), limit)...)
 	}
 	return out
 }
 
-// rateLimit declares the limit's zone at the http level, keyed by the
-// client's address in binary (4 or 16 bytes), and applies it. nodelay
-// serves a burst at once rather than spacing it out; what exceeds it gets
-// 429 instead of nginx's default 503, which clients would take for an
-// outage.
-func (r *renderer) rateLimit(zone string, l *v1beta1.RateLimit) []conf.Directive {
+// rateZone is the name of the rate limit zone of the server or location id.
+func rateZone(id string) string { return "rate_" + id }
+
+// rateLimitZone declares a limit's zone at the http level (see httpBlocks),
+// keyed by the client's address in binary (4 or 16 bytes).
+func rateLimitZone(zone string, l *v1beta1.RateLimit) []conf.Directive {
+	if l == nil {
+		return nil
+	}
 	rate := itoa(l.RequestsPerSecond) + "r/s"
 	if l.RequestsPerMinute > 0 {
 		rate = itoa(l.RequestsPerMinute) + "r/m"
 	}
-	r.httpBlocks = append(r.httpBlocks, conf.D("limit_req_zone", "$binary_remote_addr", "zone="+zone+":"+itoa(l.ZoneSizeMiB)+"m", "rate="+rate))
+	return []conf.Directive{conf.D("limit_req_zone", "$binary_remote_addr", "zone="+zone+":"+itoa(l.ZoneSizeMiB)+"m", "rate="+rate)}
+}
+
+// rateLimit applies the limit's zone (rateLimitZone). nodelay serves a
+// burst at once rather than spacing it out; what exceeds it gets 429
+// instead of nginx's default 503, which clients would take for an outage.
+func rateLimit(zone string, l *v1beta1.RateLimit) []conf.Directive {
 	args := []string{"zone=" + zone}
 	if l.Burst > 0 {
 		args = append(args, "burst="+itoa(l.Burst))

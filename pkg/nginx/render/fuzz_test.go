@@ -86,7 +86,10 @@ func FuzzRenderedConfigHasExactlyTheDirectivesAsked(f *testing.F) {
 			},
 		}
 		opts := Options{Paths: PodPaths(), Namespace: "team-a"}
-		want := Directives(&spec, opts)
+		want, err := Directives(&spec, opts)
+		if err != nil {
+			return // a spec validation refuses
+		}
 		text, err := conf.Render(want)
 		if err != nil {
 			return // refused, e.g. a control character: nothing is written

@@ -41,7 +41,7 @@ func (r *renderer) http(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		conf.D("scgi_temp_path", r.temp("scgi")),
 	)
 	out = append(out, compression(cfg.Gzip)...)
-	if len(r.refs.TLSSecrets()) > 0 {
+	if slices.ContainsFunc(cfg.Servers, func(s v1beta1.Server) bool { return s.TLS != nil }) {
 		out = append(out, tlsPolicy(cfg.TLS)...)
 	}
 	out = append(out, realIP(cfg)...)
@@ -50,11 +50,52 @@ func (r *renderer) http(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 	if spec.Metrics.Enabled {
 		out = append(out, r.stubStatusServer())
 	}
-	servers := r.servers(spec)
 	// Upstreams, maps and rate limit zones are http-level blocks the
 	// servers' locations refer to.
-	out = append(out, r.httpBlocks...)
-	return append(out, servers...)
+	out = append(out, r.httpBlocks(spec)...)
+	return append(out, r.servers(spec)...)
+}
+
+// httpBlocks are the http-level blocks the servers refer to, in the order
+// of the servers and their locations: for each server its rate limit
+// zone, then for each location what locationBlocks lists.
+func (r *renderer) httpBlocks(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
+	var out []conf.Directive
+	for i, s := range spec.Config.Servers {
+		if s.RedirectToHTTPS != nil {
+			continue // a redirecting server has nothing else
+		}
+		id := serverID(i)
+		out = append(out, rateLimitZone(rateZone(id), s.RateLimit)...)
+		for j, l := range s.Locations {
+			out = append(out, r.locationBlocks(locationID(i, j), l)...)
+		}
+	}
+	return out
+}
+
+// locationBlocks are the http-level blocks of location id: a proxy's
+// affinity key or never-empty hash key, upstream, added request headers
+// and affinity cookie; a redirect's path; its rate limit zone.
+func (r *renderer) locationBlocks(id string, l v1beta1.Location) []conf.Directive {
+	var out []conf.Directive
+	// A proxy without servers answers 503 and refers to nothing.
+	if p := l.Proxy; p != nil {
+		if servers := r.upstreamServers(p); len(servers) > 0 {
+			a := p.SessionAffinity
+			if a != nil {
+				out = append(out, affinityKeyMap(id, a.Cookie))
+			}
+			out = append(out, hashKeyMap(id, p)...)
+			out = append(out, upstream(id, l, servers))
+			out = append(out, requestHeaderMaps(id, l)...)
+			if a != nil {
+				out = append(out, affinityCookieMap(id, l.Path, a.Cookie))
+			}
+		}
+	}
+	out = append(out, redirectMap(id, l)...)
+	return append(out, rateLimitZone(rateZone(id), l.RateLimit)...)
 }
 
 // healthServer answers the kubelet's probes, on the pod's address of the

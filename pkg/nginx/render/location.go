@@ -17,7 +17,7 @@ func (r *renderer) locations(server int, s v1beta1.Server) []conf.Directive {
 	}
 	var out []conf.Directive
 	for i, l := range locations {
-		id := "s" + strconv.Itoa(server) + "_l" + strconv.Itoa(i)
+		id := locationID(server, i)
 		var body []conf.Directive
 		switch {
 		case l.Static != nil:
@@ -50,6 +50,13 @@ func (r *renderer) locations(server int, s v1beta1.Server) []conf.Directive {
 	}
 	return out
 }
+
+// serverID names the blocks of server number i (its rate limit zone).
+func serverID(i int) string { return "s" + strconv.Itoa(i) }
+
+// locationID names the blocks of location j of server i: its upstream,
+// maps and rate limit zone.
+func locationID(i, j int) string { return serverID(i) + "_l" + strconv.Itoa(j) }
 
 func isAddHeader(d conf.Directive) bool { return d.Name == "add_header" }
 

@@ -41,15 +41,17 @@ func protocolOf(p *v1beta1.ProxyLocation) protocol {
 	return protocol{"proxy", "http://", false}
 }
 
-// proxy forwards to an upstream block of the location's own, which is what
-// lets nginx keep connections to the Services open (keepalive), split
-// requests by weight and balance them by the location's method.
+// upstreamName is the name of the upstream block of location id.
+func upstreamName(id string) string { return "backend_" + id }
+
+// proxy forwards to an upstream block of the location's own (declared at
+// the http level, see httpBlocks), which is what lets nginx keep
+// connections to the Services open (keepalive), split requests by weight
+// and balance them by the location's method.
 func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 	p := l.Proxy
 	b := protocolOf(p)
-	upstream := "backend_" + id
-	servers := r.upstreamServers(p)
-	if len(servers) == 0 {
+	if len(r.upstreamServers(p)) == 0 {
 		// No backend has a ready endpoint: an upstream needs a server,
 		// and the client is best told the Service is unavailable (a gRPC
 		// client, in its own terms).
@@ -58,12 +60,11 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 		}
 		return []conf.Directive{conf.D("return", "503")}
 	}
-	r.httpBlocks = append(r.httpBlocks, r.upstream(id, upstream, l, servers))
-	body := []conf.Directive{conf.D(b.module+"_pass", b.scheme+upstream)}
+	body := []conf.Directive{conf.D(b.module+"_pass", b.scheme+upstreamName(id))}
 	if !b.grpc() {
 		body = append(body, conf.D("proxy_http_version", "1.1"))
 	}
-	for _, h := range r.requestHeaders(id, l) {
+	for _, h := range requestHeaders(id, l) {
 		// HTTP/2 has no Connection or Upgrade: a gRPC Service refuses a
 		// request with them.
 		if b.grpc() && (h.Name == "Upgrade" || h.Name == "Connection") {
@@ -80,13 +81,13 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 	if b.tls {
 		body = append(body, r.backendTLS(b.module, p)...)
 	}
-	body = append(body, rewrite(l.Path, p.URLRewrite)...)
+	body = append(body, r.rewrite(l.Path, p.URLRewrite)...)
 	if p.InterceptErrors {
 		body = append(body, conf.D("proxy_intercept_errors", "on"))
 	}
-	body = append(body, retry(b.module, p.Retry)...)
-	if a := p.SessionAffinity; a != nil {
-		body = append(body, r.affinityCookie(id, l.Path, a.Cookie))
+	body = append(body, retry(b.module, p)...)
+	if p.SessionAffinity != nil {
+		body = append(body, affinityCookie(id))
 	}
 	if b.grpc() {
 		body = append(body, grpcErrorPages()...)
@@ -95,10 +96,19 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 }
 
 // retry is which failures send a request on to another endpoint, and how
-// many endpoints and how long it may try. Unset, nginx's defaults apply.
-func retry(module string, rt *v1beta1.ProxyRetry) []conf.Directive {
+// many endpoints and how long it may try. Unset, nginx's defaults apply
+// (a connection error or a timeout moves on, to every endpoint and the
+// backup in turn), but for the time: no other try starts once the read
+// timeout has passed since the first. A connect timeout to a pod that
+// vanished still moves on, while a read timeout, which comes only after
+// readTimeoutSeconds, answers 504 at once: nginx's unbounded default sent
+// a slow request on to every endpoint, so the client waited N+1 read
+// timeouts and the Service ran the request N+1 times, just when it was
+// slowest.
+func retry(module string, p *v1beta1.ProxyLocation) []conf.Directive {
+	rt := p.Retry
 	if rt == nil {
-		return nil
+		return []conf.Directive{conf.D(module+"_next_upstream_timeout", itoa(p.ReadTimeoutSeconds)+"s")}
 	}
 	conditions := slices.Clone(rt.Conditions)
 	if rt.NonIdempotent {
@@ -161,15 +171,19 @@ func (r *renderer) backendTLS(module string, p *v1beta1.ProxyLocation) []conf.Di
 
 // rewrite changes the path sent on. After "rewrite ... break" nginx sends
 // the rewritten path, escaped again, with the original query.
-func rewrite(locationPath string, rw *v1beta1.URLRewrite) []conf.Directive {
+func (r *renderer) rewrite(locationPath string, rw *v1beta1.URLRewrite) []conf.Directive {
 	if rw == nil || rw.Path == nil {
 		return nil
 	}
+	replacement, ok := r.pathModifier("urlRewrite", rw.Path)
+	if !ok {
+		return nil
+	}
 	if rw.Path.Type == pathReplaceFull {
-		return []conf.Directive{conf.D("rewrite", "^", *rw.Path.ReplaceFullPath, "break")}
+		return []conf.Directive{conf.D("rewrite", "^", replacement, "break")}
 	}
 	var out []conf.Directive
-	for _, rule := range prefixRules(locationPath, *rw.Path.ReplacePrefixMatch) {
+	for _, rule := range prefixRules(locationPath, replacement) {
 		out = append(out, conf.D("rewrite", rule.pattern+"$", rule.replacement, "break"))
 	}
 	return out
@@ -181,7 +195,9 @@ type header struct{ Name, Value string }
 // requestHeaders are the headers a proxy location sends: the forwarding
 // headers every proxy sets, then spec's requestHeaders, which replace a
 // default of the same name. An empty value makes nginx drop the header.
-func (r *renderer) requestHeaders(id string, l v1beta1.Location) []header {
+// An added header joins the request's own value through a map
+// (requestHeaderMaps).
+func requestHeaders(id string, l v1beta1.Location) []header {
 	host := varHostWithPort
 	if rw := l.Proxy.URLRewrite; rw != nil && rw.Hostname != "" {
 		host = rw.Hostname
@@ -213,19 +229,35 @@ func (r *renderer) requestHeaders(id string, l v1beta1.Location) []header {
 		set(h.Name, h.Value)
 	}
 	for i, h := range m.Add {
-		// nginx offers a request header's current value as $http_<name>
-		// (the CRD keeps add's names to letters, digits and '-'); a comma
-		// is how HTTP joins the values of a repeated header.
-		current := "$http_" + strings.ReplaceAll(strings.ToLower(h.Name), "-", "_")
-		joined := "$request_header_" + id + "_" + strconv.Itoa(i)
-		r.httpBlocks = append(r.httpBlocks, conf.B("map", []string{current, joined},
-			conf.D("default", current+","+h.Value),
-			conf.D("", h.Value),
-		))
-		set(h.Name, joined)
+		set(h.Name, addedHeaderVariable(id, i))
 	}
 	for _, name := range m.Remove {
 		set(name, "")
+	}
+	return out
+}
+
+// addedHeaderVariable holds the value of the i-th added request header of
+// location id.
+func addedHeaderVariable(id string, i int) string {
+	return "$request_header_" + id + "_" + strconv.Itoa(i)
+}
+
+// requestHeaderMaps join each added request header to the request's own
+// value of it. nginx offers a request header's current value as
+// $http_<name> (the CRD keeps add's names to letters, digits and '-'); a
+// comma is how HTTP joins the values of a repeated header.
+func requestHeaderMaps(id string, l v1beta1.Location) []conf.Directive {
+	if l.RequestHeaders == nil {
+		return nil
+	}
+	var out []conf.Directive
+	for i, h := range l.RequestHeaders.Add {
+		current := "$http_" + strings.ReplaceAll(strings.ToLower(h.Name), "-", "_")
+		out = append(out, conf.B("map", []string{current, addedHeaderVariable(id, i)},
+			conf.D("default", current+","+h.Value),
+			conf.D("", h.Value),
+		))
 	}
 	return out
 }

@@ -54,8 +54,8 @@ func testPaths(t *testing.T, dir string, spec *v1beta1.NginxOperatorSpec) Paths 
 }
 
 // startRendered starts the real nginx on loopback with spec (as
-// validation.NginxOperator returns it) rendered with every upstream at
-// 127.0.0.1, after writing content (file name to body) into its document
+// validation.NginxOperator returns it) rendered with every upstream's
+// endpoint at 127.0.0.1 (localEndpoints), after writing content (file name to body) into its document
 // root and calling prepare, when set, with its paths.
 func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpec, healthPort int32, content map[string]string, prepare func(Paths)) *tools.Process {
 	t.Helper()
@@ -73,7 +73,7 @@ func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpe
 		prepare(paths)
 	}
 	opts := renderOptions(spec, paths)
-	opts.HealthPort, opts.UpstreamHost = int(healthPort), func(string, string) string { return "127.0.0.1" }
+	opts.HealthPort, opts.Services = int(healthPort), localEndpoints(spec)
 	cfg, err := Config(spec, opts)
 	tools.Must(t, err)
 	file := filepath.Join(dir, "nginx.conf")

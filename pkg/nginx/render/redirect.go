@@ -41,25 +41,58 @@ func (r *renderer) redirect(id string, l v1beta1.Location) []conf.Directive {
 	// The decoded $uri would be unsafe here: a %0d%0a in it would end the
 	// Location header and start another.
 	path := "$request_uri"
-	switch {
-	case rd.Path == nil:
-	case rd.Path.Type == pathReplaceFull:
-		path = *rd.Path.ReplaceFullPath + "$is_args$args"
-	default:
-		path = "$redirect_path_" + id
-		var entries []conf.Directive
-		for _, rule := range prefixRules(l.Path, *rd.Path.ReplacePrefixMatch) {
-			// The raw $request_uri still holds the query. The greedy (/.*) of
-			// the second rule takes it along, leaving (\?.*)? empty.
-			query := "$" + strconv.Itoa(rule.groups+1)
-			entries = append(entries, conf.D("~"+rule.pattern+`(\?.*)?$`, rule.replacement+query))
+	if rd.Path != nil {
+		replacement, ok := r.pathModifier("redirect", rd.Path)
+		switch {
+		case !ok:
+		case rd.Path.Type == pathReplaceFull:
+			path = replacement + "$is_args$args"
+		default:
+			path = redirectPathVariable(id) // redirectMap
 		}
-		// A path that does not start with the location's path as sent
-		// (percent-encoded, say) is kept as it is.
-		entries = append(entries, conf.D("default", "$request_uri"))
-		r.httpBlocks = append(r.httpBlocks, conf.B("map", []string{"$request_uri", path}, entries...))
 	}
 	return []conf.Directive{conf.D("return", itoa(rd.Code), scheme+"://"+host+port+path)}
+}
+
+// redirectPathVariable holds the path a redirect with a ReplacePrefixMatch
+// of location id sends to.
+func redirectPathVariable(id string) string { return "$redirect_path_" + id }
+
+// redirectMap computes redirectPathVariable at the http level: the raw
+// $request_uri with the location's prefix replaced. nil for a location
+// without a prefix redirect.
+func redirectMap(id string, l v1beta1.Location) []conf.Directive {
+	rd := l.Redirect
+	if rd == nil || rd.URL != "" || rd.Path == nil || rd.Path.Type == pathReplaceFull || rd.Path.ReplacePrefixMatch == nil {
+		return nil
+	}
+	var entries []conf.Directive
+	for _, rule := range prefixRules(l.Path, *rd.Path.ReplacePrefixMatch) {
+		// The raw $request_uri still holds the query. The greedy (/.*) of
+		// the second rule takes it along, leaving (\?.*)? empty.
+		query := "$" + strconv.Itoa(rule.groups+1)
+		entries = append(entries, conf.D("~"+rule.pattern+`(\?.*)?$`, rule.replacement+query))
+	}
+	// A path that does not start with the location's path as sent
+	// (percent-encoded, say) is kept as it is.
+	entries = append(entries, conf.D("default", "$request_uri"))
+	return []conf.Directive{conf.B("map", []string{"$request_uri", redirectPathVariable(id)}, entries...)}
+}
+
+// pathModifier is the replacement of a redirect's or rewrite's path: the
+// full path or the prefix, as its type says. The CRD requires the one its
+// type names; a spec without it (which no admitted object is) is refused
+// rather than rendered, and ok is false.
+func (r *renderer) pathModifier(field string, m *v1beta1.PathModifier) (replacement string, ok bool) {
+	value := m.ReplacePrefixMatch
+	if m.Type == pathReplaceFull {
+		value = m.ReplaceFullPath
+	}
+	if value == nil {
+		r.refuse("%s.path of type %s has no value for it", field, m.Type)
+		return "", false
+	}
+	return *value, true
 }
 
 // prefixRule is one regex of a ReplacePrefixMatch: pattern (without its end

@@ -17,8 +17,9 @@ const (
 	// UseTLS: a server's certificate and key, a Secret mounted under
 	// Paths.TLS that the reloader watches.
 	UseTLS Use = iota
-	// UseProxy: a Service a proxy location sends to; not mounted, nginx
-	// resolves its name.
+	// UseProxy: a Service a proxy location sends to; not mounted: the
+	// controller resolves it to its ready endpoints or its own address
+	// (Options.Services).
 	UseProxy
 	// UseBasicAuth: an htpasswd file, a Secret mounted under Paths.Auth
 	// (nginx reads it on every request: no reload).

@@ -3,18 +3,25 @@
 // http.go the http context, variables.go the maps and geo blocks proxies
 // and redirects read, server.go a server, location.go a location,
 // proxy.go a proxy location, upstream.go its upstream block (balancing,
-// affinity, keepalive), grpc.go a gRPC location's statuses, redirect.go a
-// redirect, access.go the access rules and rate limits of a server or a
-// location, and references.go the objects a spec names and where their
-// files are.
+// affinity, keepalive) and upstreamservers.go its server lines, grpc.go a
+// gRPC location's statuses, redirect.go a redirect, access.go the access
+// rules and rate limits of a server or a location, references.go the
+// objects a spec names and where their files are, and resolved.go what the
+// controller read of the proxied Services. The http-level blocks that
+// locations refer to (upstreams, maps, rate limit zones) are built in a
+// pass of their own (http.go's httpBlocks).
 //
 // It imports only the API types, the emitter (pkg/nginx/conf) and the
-// instance's layout (pkg/layout): it is a pure function of the spec, which
-// the controller has validated and defaulted (pkg/validation) before it
-// renders. Its errors are plain; the controller reports them as the spec's.
+// instance's layout (pkg/layout), and takes plain values (Options): it is
+// a pure function of the spec, which the controller has validated and
+// defaulted (pkg/validation) before it renders, and of what the controller
+// resolved from the cluster. Its errors are plain; the controller reports
+// them as the spec's.
 package render
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -50,18 +57,19 @@ func PodPaths() Paths {
 	}
 }
 
-// Options are the inputs of Config besides the spec.
+// Options are the inputs of Config besides the spec: plain values, which
+// the controller resolves from the cluster before it renders (pkg/nginx,
+// resolve.go); the renderer calls nothing back.
 type Options struct {
 	Paths Paths
 	// Namespace of the instance: proxied Services are resolved in it.
 	Namespace string
-	// UpstreamHost maps a proxied Service to the host nginx connects to; default
-	// "<service>.<namespace>.svc". Tests point it at a local server.
-	UpstreamHost func(service, namespace string) string
-	// Endpoints are the "address:port" nginx sends a proxied Service's
-	// port to: its ready pods. ok false sends it to UpstreamHost instead (an
-	// ExternalName Service; unset, every Service).
-	Endpoints func(service string, port int32) (addrs []string, ok bool)
+	// Services are the proxied Services by name, as resolved from the
+	// cluster.
+	Services map[string]Service
+	// FallbackHost is the address of a proxied Service not in Services;
+	// "" is its cluster DNS name. Tests point it at a local server.
+	FallbackHost string
 	// HealthPort and StubStatusPort default to the reserved pod ports.
 	HealthPort, StubStatusPort int
 	// IPv6 makes every server listen on IPv6 too. The controller sets it
@@ -77,19 +85,16 @@ type Options struct {
 }
 
 // ServiceDNSName is a Service's name in the cluster DNS: where nginx
-// connects by default (Options.UpstreamHost) and the name a backend's
-// certificate is checked against.
+// connects for a Service the caller did not resolve (Options.Services) and
+// the name a backend's certificate is checked against.
 func ServiceDNSName(service, namespace string) string { return service + "." + namespace + ".svc" }
 
 func (o Options) withDefaults() Options {
-	if o.UpstreamHost == nil {
-		o.UpstreamHost = ServiceDNSName
-	}
 	if o.HealthPort == 0 {
-		o.HealthPort = v1beta1.HealthPort
+		o.HealthPort = layout.HealthPort
 	}
 	if o.StubStatusPort == 0 {
-		o.StubStatusPort = v1beta1.StubStatusPort
+		o.StubStatusPort = layout.StubStatusPort
 	}
 	return o
 }
@@ -99,23 +104,36 @@ func (o Options) withDefaults() Options {
 // within the CRD's rules and pkg/validation's. Config restates none of
 // them. Every user value becomes a quoted argument of a directive chosen
 // here, so no spec can add directives whatever it holds; an argument the
-// emitter cannot quote safely is the error.
+// emitter cannot quote safely is the error, and so is a spec the rules
+// should have refused (Config is total: it never panics, whatever spec it
+// is given).
 func Config(spec *v1beta1.NginxOperatorSpec, opts Options) ([]byte, error) {
-	return conf.Render(Directives(spec, opts))
+	tree, err := Directives(spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	return conf.Render(tree)
 }
 
 // Directives is Config before text: the whole configuration as a tree.
-func Directives(spec *v1beta1.NginxOperatorSpec, opts Options) []conf.Directive {
-	r := &renderer{opts: opts.withDefaults(), refs: ReferencesOf(spec)}
-	return r.main(spec)
+func Directives(spec *v1beta1.NginxOperatorSpec, opts Options) ([]conf.Directive, error) {
+	r := &renderer{opts: opts.withDefaults()}
+	tree := r.main(spec)
+	return tree, errors.Join(r.invalid...)
 }
 
-// renderer renders one spec. Locations may need blocks at the http level
-// (an upstream, a map, a rate limit zone); they collect in httpBlocks.
+// renderer renders one spec.
 type renderer struct {
-	opts       Options
-	refs       References
-	httpBlocks []conf.Directive
+	opts Options
+	// invalid are the spec's faults that validation should have refused
+	// (a field its rules require, missing): rendering goes on without the
+	// field, and Directives returns them.
+	invalid []error
+}
+
+// refuse records a fault of the spec (see renderer.invalid).
+func (r *renderer) refuse(format string, args ...any) {
+	r.invalid = append(r.invalid, fmt.Errorf(format, args...))
 }
 
 func itoa(i int32) string { return strconv.Itoa(int(i)) }

@@ -2,9 +2,11 @@ package render
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -207,9 +209,44 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 // renderOptions are the options the controller would pass for spec: IPv6
 // when its Service asks for an IPv6 family, and the https port of a new
 // instance's Service (serviceport.Standard).
+// renderOptions render spec as the controller does in a cluster: each
+// proxied Service resolved to two ready pods (clusterEndpoints).
 func renderOptions(spec *v1beta1.NginxOperatorSpec, paths Paths) Options {
 	return Options{Paths: paths, Namespace: "team-a", IPv6: slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol),
-		HTTPSPort: serviceport.Resolve(spec, serviceport.Standard).HTTPSRedirect}
+		HTTPSPort: serviceport.Resolve(spec, serviceport.Standard).HTTPSRedirect, Services: clusterEndpoints(spec)}
+}
+
+// clusterEndpoints resolve spec's proxied Services as a cluster would: the
+// i-th with the ClusterIP 10.96.0.(10+i) and, behind each of its ports, two
+// ready pods 10.244.(i).1 and .2 at target port 8080: the upstream shape
+// the operator ships (endpoint servers with max_fails=0, the cluster
+// address as the backup).
+func clusterEndpoints(spec *v1beta1.NginxOperatorSpec) map[string]Service {
+	out := map[string]Service{}
+	for i, ref := range ReferencesOf(spec).Of(UseProxy) {
+		s := Service{Address: fmt.Sprintf("10.96.0.%d", 10+i), AtEndpoints: true, Endpoints: map[int32][]string{}}
+		for _, port := range ref.Ports {
+			s.Endpoints[port] = []string{fmt.Sprintf("10.244.%d.1:8080", i), fmt.Sprintf("10.244.%d.2:8080", i)}
+		}
+		out[ref.Name] = s
+	}
+	return out
+}
+
+// localEndpoints resolve spec's proxied Services to one endpoint each on
+// 127.0.0.1, at the Service port, in the shape clusterEndpoints has: a real
+// nginx on loopback reaches the tests' servers through the upstreams the
+// operator ships.
+func localEndpoints(spec *v1beta1.NginxOperatorSpec) map[string]Service {
+	out := map[string]Service{}
+	for _, ref := range ReferencesOf(spec).Of(UseProxy) {
+		s := Service{Address: "127.0.0.1", AtEndpoints: true, Endpoints: map[int32][]string{}}
+		for _, port := range ref.Ports {
+			s.Endpoints[port] = []string{"127.0.0.1:" + strconv.Itoa(int(port))}
+		}
+		out[ref.Name] = s
+	}
+	return out
 }
 
 func TestRenderMatchesGoldenFiles(t *testing.T) {
@@ -228,7 +265,7 @@ func TestRenderMatchesGoldenFiles(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (run go test ./pkg/nginx -run Golden -update)", err)
+				t.Fatalf("%v (run go test ./pkg/nginx/render -run Golden -update)", err)
 			}
 			if diff := cmp.Diff(string(want), string(got)); diff != "" {
 				t.Errorf("nginx.conf differs from %s (-want +got):\n%s", golden, diff)
@@ -247,9 +284,7 @@ func TestGoldenConfigsPassNginxT(t *testing.T) {
 			dir := t.TempDir()
 			admitted := validationtest.Spec(t, spec)
 			paths := testPaths(t, dir, admitted)
-			opts := renderOptions(admitted, paths)
-			opts.UpstreamHost = func(string, string) string { return "127.0.0.1" }
-			cfg, err := Config(admitted, opts)
+			cfg, err := Config(admitted, renderOptions(admitted, paths))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,7 +41,7 @@ func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		}
 		block = append(block, r.serverTLS(s.TLS)...)
 		block = append(block, conf.D("root", r.opts.Paths.Content), conf.D("index", "index.html"))
-		block = append(block, r.access("s"+strconv.Itoa(i), s.IPAccess, s.BasicAuth, s.RateLimit)...)
+		block = append(block, r.access(serverID(i), s.IPAccess, s.BasicAuth, s.RateLimit)...)
 		block = append(block, r.errorPages(i, s.ErrorPages)...)
 		block = append(block, r.locations(i, s)...)
 		out = append(out, conf.B("server", nil, block...))

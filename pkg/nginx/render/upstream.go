@@ -19,9 +19,9 @@ const upstreamKeepalive = "32"
 // picks another method). The method and keepalive directives hold whatever
 // the server lines (upstreamServers) are, one address per Service or one
 // per endpoint; nginx wants the method before keepalive.
-func (r *renderer) upstream(id, name string, l v1beta1.Location, servers []conf.Directive) conf.Directive {
-	body := append(r.balancing(id, l), servers...)
-	return conf.B("upstream", []string{name}, append(body, keepalive(l.Proxy.KeepAlive)...)...)
+func upstream(id string, l v1beta1.Location, servers []conf.Directive) conf.Directive {
+	body := append(balancing(id, l), servers...)
+	return conf.B("upstream", []string{upstreamName(id)}, append(body, keepalive(l.Proxy.KeepAlive)...)...)
 }
 
 // balancingMethods are nginx's directive and arguments for each of NGINX
@@ -40,10 +40,10 @@ var balancingMethods = map[string][]string{
 // balancing is the upstream's method directive: none for round robin; a
 // consistent hash on the affinity cookie with session affinity; the hash
 // key goes after "hash".
-func (r *renderer) balancing(id string, l v1beta1.Location) []conf.Directive {
+func balancing(id string, l v1beta1.Location) []conf.Directive {
 	p := l.Proxy
 	if p.SessionAffinity != nil {
-		return []conf.Directive{r.affinityHash(id, p.SessionAffinity.Cookie)}
+		return []conf.Directive{conf.D("hash", varAffinityKey+id, "consistent")}
 	}
 	words, ok := balancingMethods[p.LoadBalancingMethod]
 	if !ok {
@@ -51,9 +51,39 @@ func (r *renderer) balancing(id string, l v1beta1.Location) []conf.Directive {
 	}
 	args := slices.Clone(words[1:])
 	if words[0] == "hash" && p.HashKey != nil {
-		args = append([]string{hashKeyVariable(*p.HashKey)}, args...)
+		key := hashKeyVariable(*p.HashKey)
+		if mayBeEmpty(*p.HashKey) {
+			key = varHashKey + id // hashKeyMap
+		}
+		args = append([]string{key}, args...)
 	}
 	return []conf.Directive{conf.D(words[0], args...)}
+}
+
+// varHashKey (suffixed with the location's id) is a hash key that is never
+// empty (hashKeyMap).
+const varHashKey = "$hash_key_"
+
+// mayBeEmpty tells whether a request may lack k: a header, a cookie or a
+// query parameter.
+func mayBeEmpty(k v1beta1.HashKey) bool { return k.Source != "ClientIP" && k.Source != "RequestURI" }
+
+// hashKeyMap gives the requests without the hash key one key of their
+// own, "-": nginx's hash falls back to round robin on an empty key, which
+// would spread them over every endpoint, while the API promises that they
+// all go to one. A request with the key hashes what it did before.
+func hashKeyMap(id string, p *v1beta1.ProxyLocation) []conf.Directive {
+	if p.HashKey == nil || p.SessionAffinity != nil || !mayBeEmpty(*p.HashKey) {
+		return nil
+	}
+	if words := balancingMethods[p.LoadBalancingMethod]; len(words) == 0 || words[0] != "hash" {
+		return nil
+	}
+	key := hashKeyVariable(*p.HashKey)
+	return []conf.Directive{conf.B("map", []string{key, varHashKey + id},
+		conf.D("default", key),
+		conf.D("", "-"),
+	)}
 }
 
 // hashKeyVariable is the nginx variable holding k's part of the request.
@@ -81,25 +111,30 @@ const (
 	varAffinitySetCookie = "$affinity_cookie_"
 )
 
-// affinityHash declares the affinity variables and hashes consistently on
-// the key: the cookie's value, or for a request without it the request's
-// own id ($request_id, 32 random hex digits), which the response then sets
-// as the cookie, so the client's next request hashes to the same endpoint.
-func (r *renderer) affinityHash(id string, c v1beta1.SessionCookie) conf.Directive {
+// affinityKeyMap declares the key a location with session affinity hashes
+// consistently on (see balancing): the cookie's value, or for a request
+// without it the request's own id ($request_id, 32 random hex digits),
+// which the response then sets as the cookie (affinityCookieMap), so the
+// client's next request hashes to the same endpoint.
+func affinityKeyMap(id string, c v1beta1.SessionCookie) conf.Directive {
 	cookie := "$cookie_" + c.Name
-	r.httpBlocks = append(r.httpBlocks,
-		conf.B("map", []string{cookie, varAffinityKey + id},
-			conf.D("default", cookie),
-			conf.D("", "$request_id"),
-		),
+	return conf.B("map", []string{cookie, varAffinityKey + id},
+		conf.D("default", cookie),
+		conf.D("", "$request_id"),
 	)
-	return conf.D("hash", varAffinityKey+id, "consistent")
 }
 
-// affinityCookie sets the cookie on every response (errors too) to a
-// request that came without it; add_header skips an empty value. The
-// attributes come from typed fields whose patterns hold no '$' or ';'.
-func (r *renderer) affinityCookie(id, locationPath string, c v1beta1.SessionCookie) conf.Directive {
+// affinityCookie sets the cookie (affinityCookieMap) on every response
+// (errors too) to a request that came without it; add_header skips an
+// empty value.
+func affinityCookie(id string) conf.Directive {
+	return conf.D("add_header", "Set-Cookie", varAffinitySetCookie+id, "always")
+}
+
+// affinityCookieMap is the Set-Cookie value for a request without the
+// cookie. The attributes come from typed fields whose patterns hold no '$'
+// or ';'.
+func affinityCookieMap(id, locationPath string, c v1beta1.SessionCookie) conf.Directive {
 	path := c.Path
 	if path == "" {
 		path = locationPath
@@ -117,12 +152,10 @@ func (r *renderer) affinityCookie(id, locationPath string, c v1beta1.SessionCook
 	if c.SameSite != "" {
 		value += "; SameSite=" + c.SameSite
 	}
-	cookie := "$cookie_" + c.Name
-	r.httpBlocks = append(r.httpBlocks, conf.B("map", []string{cookie, varAffinitySetCookie + id},
+	return conf.B("map", []string{"$cookie_" + c.Name, varAffinitySetCookie + id},
 		conf.D("default", ""),
 		conf.D("", value),
-	))
-	return conf.D("add_header", "Set-Cookie", varAffinitySetCookie+id, "always")
+	)
 }
 
 // keepalive is the upstream's connection reuse: today's 32 connections

@@ -25,17 +25,29 @@ import (
 // endpoints are local echo servers standing for a Service's endpoints:
 // each is a backend of weight 1, so the location's upstream has one server
 // line per echo server, as it has one per endpoint in a cluster.
+// A request that asks an endpoint to sleep is announced on slow, by the
+// endpoint's name, as it arrives.
 type endpoints struct {
 	names   []string
 	servers []*httptest.Server
+	slow    chan string
 }
 
 func startEndpoints(t *testing.T, n int) *endpoints {
 	t.Helper()
-	e := &endpoints{}
+	e := &endpoints{slow: make(chan string, 16)}
 	for i := range n {
 		name := fmt.Sprintf("ep%d", i)
-		s := httptest.NewServer(echo.Handler(name))
+		answer := echo.Handler(name)
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Query().Has("sleep") {
+				select {
+				case e.slow <- name:
+				default:
+				}
+			}
+			answer.ServeHTTP(w, r)
+		}))
 		t.Cleanup(s.Close)
 		e.names, e.servers = append(e.names, name), append(e.servers, s)
 	}
@@ -128,7 +140,11 @@ func TestRealNginxLeastConnSendsNewRequestsAwayFromAnEndpointHoldingSlowOnes(t *
 		_, server, _ := c.do(http.MethodGet, "/?sleep=3s", "")
 		slow <- server
 	})
-	time.Sleep(500 * time.Millisecond) // the slow request reached its endpoint
+	select {
+	case <-eps.slow: // the slow request reached its endpoint
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow request reached no endpoint")
+	}
 	counts := c.count(10, func(int) (int, string, string) { return c.do(http.MethodGet, "/fast", "") })
 	wg.Wait()
 	busy := <-slow
@@ -262,3 +278,56 @@ func TestRealNginxRetriesGoToAnotherEndpointAndSparePOSTUnlessAsked(t *testing.T
 		}
 	}
 }
+
+// TestRealNginxAnswersAReadTimeoutOnceOnTime: over three endpoints and
+// their Services' addresses as backups (the upstream shape the operator
+// ships), a request that outlasts readTimeoutSeconds gets one 504 after
+// it, and only one endpoint ever saw it; a request whose endpoint refuses
+// the connection still moves on to the next.
+func TestRealNginxAnswersAReadTimeoutOnceOnTime(t *testing.T) {
+	eps := startEndpoints(t, 3)
+	c := startBalancing(t, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Backends: eps.backends(t), ReadTimeoutSeconds: 1}})
+	c.do(http.MethodGet, "/warm-up", "")
+	began := time.Now()
+	status, _, _ := c.do(http.MethodGet, "/?sleep=4s", "")
+	took := time.Since(began)
+	if status != http.StatusGatewayTimeout || took < time.Second || took > 2500*time.Millisecond {
+		t.Errorf("a request outlasting the 1 s read timeout: %d after %s, want 504 after 1 s", status, took.Round(time.Millisecond))
+	}
+	if tries := len(eps.slow); tries != 1 {
+		t.Errorf("the request that timed out reached %d endpoints, want 1", tries)
+	}
+
+	refused := startBalancing(t, v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Backends: eps.backends(t, closedPort(t))}})
+	for range 6 {
+		if status, server, _ := refused.do(http.MethodGet, "/", ""); status != http.StatusOK || server == "" {
+			t.Fatalf("with one endpoint refusing connections: %d from %q, want every request answered by another", status, server)
+		}
+	}
+}
+
+// TestRealNginxSendsRequestsWithoutTheHashKeyToOneEndpoint: hash and hash
+// consistent on a header, a cookie or a query parameter send every
+// request that lacks it to one endpoint (nginx alone would spread them
+// round robin).
+func TestRealNginxSendsRequestsWithoutTheHashKeyToOneEndpoint(t *testing.T) {
+	eps := startEndpoints(t, 3)
+	c := startBalancing(t,
+		v1beta1.Location{Path: "/header/", Proxy: &v1beta1.ProxyLocation{Backends: eps.backends(t), LoadBalancingMethod: "hash",
+			HashKey: &v1beta1.HashKey{Source: "Header", Name: "X-User"}}},
+		v1beta1.Location{Path: "/cookie/", Proxy: &v1beta1.ProxyLocation{Backends: eps.backends(t), LoadBalancingMethod: "hash consistent",
+			HashKey: &v1beta1.HashKey{Source: "Cookie", Name: "user"}}},
+		v1beta1.Location{Path: "/query/", Proxy: &v1beta1.ProxyLocation{Backends: eps.backends(t), LoadBalancingMethod: "hash consistent",
+			HashKey: &v1beta1.HashKey{Source: "QueryParameter", Name: "user"}}},
+	)
+	for _, path := range []string{"/header/", "/cookie/", "/query/"} {
+		counts := c.count(20, func(int) (int, string, string) { return c.do(http.MethodGet, path, "") })
+		if len(counts) != 1 {
+			t.Errorf("%s: 20 requests without the key went %v, want one endpoint", path, counts)
+		}
+	}
+}
+
+// closedPort is a loopback port nothing listens on: a connection to it is
+// refused at once.
+func closedPort(t *testing.T) int32 { return int32(tools.Port(t)) }

@@ -13,9 +13,9 @@ import (
 const maxWeightScale = 10000
 
 // upstreamServers are the server lines of a proxy location's upstream:
-// each backend's endpoints (Options.Endpoints), or its Service's own
-// address where it asks for that (useClusterIP) or the caller resolves no
-// endpoints. A backend with no ready endpoint
+// each backend's endpoints (Service.Upstream), or its Service's own
+// address where it asks for that (useClusterIP) or is not reached at its
+// pods. A backend with no ready endpoint
 // has no server, so its share goes to the others; with none at all the
 // location answers 503 (see proxy). Across several weighted backends each
 // endpoint carries its backend's weight divided among its endpoints, so a
@@ -26,17 +26,10 @@ func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
 	pods := make([]bool, len(backends))
 	counts := make([]int64, 0, len(backends))
 	for i, b := range backends {
-		if r.opts.Endpoints != nil && !b.clusterIP {
-			if eps, ok := r.opts.Endpoints(b.service, b.port); ok {
-				addrs[i], pods[i] = eps, true
-				if len(eps) > 0 {
-					counts = append(counts, int64(len(eps)))
-				}
-				continue
-			}
+		addrs[i], pods[i] = r.opts.service(b.service).Upstream(b.port, b.clusterIP)
+		if len(addrs[i]) > 0 {
+			counts = append(counts, int64(len(addrs[i])))
 		}
-		addrs[i] = []string{r.opts.UpstreamHost(b.service, r.opts.Namespace) + ":" + itoa(b.port)}
-		counts = append(counts, 1)
 	}
 	scale := weightScale(counts)
 	var servers []conf.Directive
@@ -61,7 +54,7 @@ func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
 	if len(servers) == 0 {
 		return nil
 	}
-	return append(servers, clusterBackups(p, backends, addrs, pods, r.opts)...)
+	return append(servers, r.clusterBackups(p, backends, addrs, pods)...)
 }
 
 // clusterBackups are the Services' own addresses as backup servers of an
@@ -71,7 +64,7 @@ func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
 // new ones not yet listed; kube-proxy knows the new ones by then. nginx
 // refuses backup servers beside the hash, ip_hash and random methods (and
 // cookie affinity hashes).
-func clusterBackups(p *v1beta1.ProxyLocation, backends []backend, addrs [][]string, pods []bool, opts Options) []conf.Directive {
+func (r *renderer) clusterBackups(p *v1beta1.ProxyLocation, backends []backend, addrs [][]string, pods []bool) []conf.Directive {
 	switch p.LoadBalancingMethod {
 	case "", "round_robin", "least_conn":
 	default:
@@ -83,7 +76,7 @@ func clusterBackups(p *v1beta1.ProxyLocation, backends []backend, addrs [][]stri
 	var out []conf.Directive
 	for i, b := range backends {
 		if pods[i] && len(addrs[i]) > 0 {
-			out = append(out, conf.D("server", opts.UpstreamHost(b.service, opts.Namespace)+":"+itoa(b.port), "backup"))
+			out = append(out, conf.D("server", r.opts.service(b.service).Address+":"+itoa(b.port), "backup"))
 		}
 	}
 	return out

@@ -18,14 +18,13 @@ import (
 // reached at the Service's own address; the Services with endpoints are
 // the backups of a round-robin or least-connections upstream.
 func TestUpstreamServersAreTheEndpoints(t *testing.T) {
-	endpoints := map[string][]string{
-		"v1":    {"10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080"},
-		"v2":    {"10.0.1.1:8080"},
-		"empty": {},
+	pods := func(name string, addrs ...string) Service {
+		return Service{Address: name + ".team-a.svc", AtEndpoints: true, Endpoints: map[int32][]string{80: addrs}}
 	}
-	opts := Options{Namespace: "team-a", Endpoints: func(service string, _ int32) ([]string, bool) {
-		addrs, ok := endpoints[service]
-		return addrs, ok
+	opts := Options{Namespace: "team-a", Services: map[string]Service{
+		"v1":    pods("v1", "10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080"),
+		"v2":    pods("v2", "10.0.1.1:8080"),
+		"empty": pods("empty"),
 	}}
 	split := func(backends ...v1beta1.Backend) *v1beta1.ProxyLocation {
 		return &v1beta1.ProxyLocation{Backends: backends}
@@ -64,9 +63,13 @@ func TestUpstreamServersAreTheEndpoints(t *testing.T) {
 	}
 
 	r := &renderer{opts: opts.withDefaults()}
-	got := r.proxy("s0_l0", v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "empty", Port: 80}})
-	if diff := cmp.Diff([]conf.Directive{conf.D("return", "503")}, got); diff != "" || len(r.httpBlocks) != 0 {
-		t.Errorf("a location without endpoints (-want +got):\n%s\nhttp blocks: %v", diff, r.httpBlocks)
+	empty := v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "empty", Port: 80}}
+	got := r.proxy("s0_l0", empty)
+	if diff := cmp.Diff([]conf.Directive{conf.D("return", "503")}, got); diff != "" {
+		t.Errorf("a location without endpoints (-want +got):\n%s", diff)
+	}
+	if blocks := r.locationBlocks("s0_l0", empty); len(blocks) != 0 {
+		t.Errorf("a location without endpoints has http blocks: %v", blocks)
 	}
 }
 

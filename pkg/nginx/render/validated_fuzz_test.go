@@ -107,10 +107,10 @@ func validatedRendersAcceptedConfig(t *testing.T, obj *v1beta1.NginxOperator, ch
 	}
 	spec := admitted.Spec
 	opts := Options{
-		Paths:        testPaths(t, check.dir, &spec),
-		Namespace:    obj.Namespace,
-		UpstreamHost: func(string, string) string { return "127.0.0.1" },
-		IPv6:         slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol),
+		Paths:     testPaths(t, check.dir, &spec),
+		Namespace: obj.Namespace,
+		Services:  localEndpoints(&spec),
+		IPv6:      slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol),
 	}
 	text, err := Config(&spec, opts)
 	if err != nil {
@@ -118,7 +118,7 @@ func validatedRendersAcceptedConfig(t *testing.T, obj *v1beta1.NginxOperator, ch
 		// reports it as InvalidConfig and does not retry).
 		return refusedByRender
 	}
-	want := Directives(&spec, opts)
+	want, _ := Directives(&spec, opts)
 	got, err := conf.Parse(text)
 	if err != nil {
 		t.Fatalf("the rendered config does not parse: %v\nspec: %s\nconfig:\n%s", err, specYAML(spec), text)

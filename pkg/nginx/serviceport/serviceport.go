@@ -8,19 +8,15 @@
 // applied whenever the API server reads a stored object, so it would move
 // the Service ports of every instance an earlier operator created the
 // moment the new CRD is installed. The Service carries the rule instead
-// (Annotation), and an instance keeps the rule its Service was created with.
+// (layout.ServicePortsAnnotation), and an instance keeps the rule its Service was created with.
 package serviceport
 
 import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 )
-
-// Annotation on the instance's Service names the Rule its ports follow.
-// The operator writes it on every Service it applies; one without it was
-// created by an operator of release 0.3.0 or earlier.
-const Annotation = "nginx.operator.dev/service-ports"
 
 // Rule is how a port without servicePort gets its Service port.
 type Rule string
@@ -49,7 +45,7 @@ func RuleOf(existing *corev1.Service) Rule {
 	if existing == nil {
 		return Standard
 	}
-	if Rule(existing.Annotations[Annotation]) == Standard {
+	if Rule(existing.Annotations[layout.ServicePortsAnnotation]) == Standard {
 		return Standard
 	}
 	return Container

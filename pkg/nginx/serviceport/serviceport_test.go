@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 )
 
@@ -21,11 +22,11 @@ func TestRuleOfAServiceIsItsAnnotationAndLegacyWithout(t *testing.T) {
 		want     serviceport.Rule
 	}{
 		{"no Service yet: a new instance", nil, serviceport.Standard},
-		{"created by this operator", annotated(map[string]string{serviceport.Annotation: "standard"}), serviceport.Standard},
-		{"kept as it was", annotated(map[string]string{serviceport.Annotation: "container"}), serviceport.Container},
+		{"created by this operator", annotated(map[string]string{layout.ServicePortsAnnotation: "standard"}), serviceport.Standard},
+		{"kept as it was", annotated(map[string]string{layout.ServicePortsAnnotation: "container"}), serviceport.Container},
 		{"created by an operator of 0.3.0 or earlier", annotated(nil), serviceport.Container},
 		{"with other annotations only", annotated(map[string]string{"cloud.example/lb": "internal"}), serviceport.Container},
-		{"a value this operator never writes", annotated(map[string]string{serviceport.Annotation: "Standard"}), serviceport.Container},
+		{"a value this operator never writes", annotated(map[string]string{layout.ServicePortsAnnotation: "Standard"}), serviceport.Container},
 	} {
 		if got := serviceport.RuleOf(tc.existing); got != tc.want {
 			t.Errorf("%s: rule %q, want %q", tc.name, got, tc.want)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -134,10 +135,24 @@ func Start(t testing.TB, cfg *rest.Config, opts operator.Options, counter *Reque
 	return stop
 }
 
-// Client is an admin client that knows the operator's kinds.
+// StartWatching runs the operator in-process on env's cluster with Options
+// (see Start), watching only namespaces, until stop or the end of the test;
+// counter, when not nil, sees every request.
+func StartWatching(t testing.TB, env *framework.Env, counter *RequestCounter, namespaces ...string) (stop func()) {
+	t.Helper()
+	return Start(t, env.Cluster(t).Config, Options(namespaces...), counter)
+}
+
+// Client is a client of cfg's user (the cluster's admin, in the tests)
+// that talks straight to the apiserver (no cache) and knows the operator's
+// kinds and CustomResourceDefinitions: the tests' one admin client.
 func Client(t testing.TB, cfg *rest.Config) client.Client {
 	t.Helper()
-	c, err := client.New(cfg, client.Options{Scheme: operator.NewScheme()})
+	s := operator.NewScheme()
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,4 +205,12 @@ func Setup(t testing.TB, env *framework.Env, opts ...SetupOption) (context.Conte
 		Start(t, cfg, Options(ns), s.counter)
 	}
 	return context.Background(), ns, cs, Client(t, cfg)
+}
+
+// AdminClient is Client, under its former name.
+//
+// Deprecated: use Client, which knows CustomResourceDefinitions too.
+func AdminClient(t testing.TB, cfg *rest.Config) client.Client {
+	t.Helper()
+	return Client(t, cfg)
 }

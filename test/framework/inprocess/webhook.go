@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,20 +30,6 @@ type Webhook struct {
 	// Admin talks straight to the apiserver (no cache) as the cluster
 	// admin, and knows the operator's kinds and CRDs.
 	Admin client.Client
-}
-
-// AdminClient is Client that also knows CustomResourceDefinitions.
-func AdminClient(t testing.TB, cfg *rest.Config) client.Client {
-	t.Helper()
-	s := operator.NewScheme()
-	if err := apiextensionsv1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // WebhookManager is the manager cmd/operator builds, with its webhook server
@@ -89,7 +74,7 @@ func StartWebhook(t testing.TB, cfg *rest.Config, ns string, port int, log logr.
 			t.Error("manager did not stop")
 		}
 	})
-	w := &Webhook{Namespace: ns, Port: port, Options: opts, Admin: AdminClient(t, cfg)}
+	w := &Webhook{Namespace: ns, Port: port, Options: opts, Admin: Client(t, cfg)}
 	w.waitUntilConverting(t)
 	return w
 }

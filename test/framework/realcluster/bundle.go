@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
@@ -194,7 +193,7 @@ func addOperatorArgs(d *unstructured.Unstructured, args ...string) error {
 // with OperatorReplicas replicas, all updated and ready.
 func WaitOperatorAvailable(ctx context.Context, cs kubernetes.Interface, timeout time.Duration) error {
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err := tools.Poll(ctx, 250*time.Millisecond, timeout, func(ctx context.Context) (bool, error) {
 		d, err := cs.AppsV1().Deployments(OperatorNamespace).Get(ctx, OperatorDeployment, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()

@@ -72,7 +72,7 @@ func installFromBundle(ctx context.Context, t *testing.T, c *framework.Cluster, 
 
 	ns := realcluster.RestrictedNamespace(t, cs)
 	key := site(ctx, t, cl, ns, "web")
-	waitAvailable(ctx, t, cs, key, 3*time.Minute)
+	waitStatefulSetReady(ctx, t, cs, key, 3*time.Minute)
 	// The reloader comes from the operator's own image, which bundle.yaml's
 	// NGINX_OPERATOR_IMAGE names: the release's registry, not ghcr.io.
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
@@ -84,7 +84,7 @@ func installFromBundle(ctx context.Context, t *testing.T, c *framework.Cluster, 
 			t.Errorf("pod %s: the reloader's init container runs %q, want %q", pod.Name, img, wantImage)
 		}
 	}
-	serves(ctx, t, realcluster.NodeOf(c), serviceAddr(ctx, t, cs, key))
+	serves(ctx, t, realcluster.NodeOf(c), framework.ServiceAddr(ctx, t, cs, key, "http"))
 
 	// Removed as documented: instances first, while the operator still
 	// runs to let go of them, then everything bundle.yaml created.
@@ -173,9 +173,9 @@ func helmLifecycle(ctx context.Context, t *testing.T, c *framework.Cluster, cs k
 	var loads []*realcluster.Load
 	before := map[client.ObjectKey]int{}
 	for _, key := range keys {
-		waitAvailable(ctx, t, cs, key, 3*time.Minute)
+		waitStatefulSetReady(ctx, t, cs, key, 3*time.Minute)
 		before[key] = revisions(ctx, t, cs, key)
-		loads = append(loads, realcluster.StartLoad(ctx, t, realcluster.NodeOf(c), serviceAddr(ctx, t, cs, key), 2))
+		loads = append(loads, realcluster.StartLoad(ctx, t, realcluster.NodeOf(c), framework.ServiceAddr(ctx, t, cs, key, "http"), 2))
 	}
 
 	// Without image.tag and extraArgs: this release, the chart's appVersion,
@@ -185,7 +185,7 @@ func helmLifecycle(ctx context.Context, t *testing.T, c *framework.Cluster, cs k
 	operatorPullsFrom(ctx, t, cs, p.operatorImage(releaseVersion))
 	for i, key := range keys {
 		waitTemplateRuns(ctx, t, cs, key, p.operatorImage(releaseVersion))
-		waitAvailable(ctx, t, cs, key, 4*time.Minute)
+		waitStatefulSetReady(ctx, t, cs, key, 4*time.Minute)
 		loads[i].WaitServed(ctx, t, 100)
 		rolls := revisions(ctx, t, cs, key) - before[key]
 		if rolls > 1 {
@@ -241,6 +241,6 @@ func leftInPlace(ctx context.Context, t *testing.T, nd *node.Node, cs kubernetes
 		t.Errorf("%d NginxOperators after helm uninstall, want %d", len(list.Items), len(keys))
 	}
 	for _, key := range keys {
-		serves(ctx, t, nd, serviceAddr(ctx, t, cs, key))
+		serves(ctx, t, nd, framework.ServiceAddr(ctx, t, cs, key, "http"))
 	}
 }

@@ -21,8 +21,6 @@ package install
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +39,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
@@ -173,9 +170,10 @@ func site(ctx context.Context, t *testing.T, cl client.Client, ns, name string) 
 	return client.ObjectKeyFromObject(n)
 }
 
-// waitAvailable waits until the instance's StatefulSet has its replicas
-// ready and updated: what serving needs, whichever release reconciles it.
-func waitAvailable(ctx context.Context, t *testing.T, cs kubernetes.Interface, key client.ObjectKey, timeout time.Duration) *appsv1.StatefulSet {
+// waitStatefulSetReady waits until the instance's StatefulSet has its
+// replicas ready and updated: what serving needs, whichever release
+// reconciles it (an older one may not set the same conditions).
+func waitStatefulSetReady(ctx context.Context, t *testing.T, cs kubernetes.Interface, key client.ObjectKey, timeout time.Duration) *appsv1.StatefulSet {
 	t.Helper()
 	var sts *appsv1.StatefulSet
 	ok := framework.WaitFor(ctx, timeout, func(ctx context.Context) bool {
@@ -199,23 +197,6 @@ func statusOf(sts *appsv1.StatefulSet) any {
 		return "none"
 	}
 	return sts.Status
-}
-
-// serviceAddr is the instance's Service's ClusterIP and its port for 8080,
-// whichever Service port the release that made it chose.
-func serviceAddr(ctx context.Context, t *testing.T, cs kubernetes.Interface, key client.ObjectKey) string {
-	t.Helper()
-	svc, err := cs.CoreV1().Services(key.Namespace).Get(ctx, layout.NamesFor(key.Name).Service, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range svc.Spec.Ports {
-		if p.Name == "http" {
-			return net.JoinHostPort(svc.Spec.ClusterIP, fmt.Sprint(p.Port))
-		}
-	}
-	t.Fatalf("Service %s/%s has no port http: %+v", svc.Namespace, svc.Name, svc.Spec.Ports)
-	return ""
 }
 
 // revisions counts the ControllerRevisions of the instance's StatefulSet:

@@ -26,6 +26,8 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
 // BenchmarkConfigChangeReachesEveryPod measures, on the real node, how long
@@ -62,7 +64,7 @@ func BenchmarkConfigChangeReachesEveryPod(b *testing.B) {
 			for i := range b.N {
 				v := strconv.Itoa(i + 2)
 				began := time.Now()
-				update(ctx, b, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
+				framework.UpdateInstance(ctx, b, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
 				var wg sync.WaitGroup
 				for _, pod := range pods.Items {
 					wg.Go(func() { waitPodServes(ctx, b, hc, pod.Status.PodIP, v) })
@@ -73,9 +75,10 @@ func BenchmarkConfigChangeReachesEveryPod(b *testing.B) {
 				reported = append(reported, time.Since(began))
 			}
 			b.StopTimer()
-			// The last change's writes have all been seen once the status
-			// says it is loaded; give the watches a moment to deliver them.
-			time.Sleep(2 * time.Second)
+			// The last change's writes have all been made once the status
+			// says it is loaded; the watches deliver them until none comes
+			// for 2 s.
+			tools.Settled(b, 2*time.Second, time.Minute, "the watched writes", writes.total)
 			counts := writes.stop()
 			slices.Sort(served)
 			slices.Sort(reported)
@@ -229,6 +232,17 @@ func (w *writeCounter) consume(events watch.Interface, kind func(watch.Event) st
 			w.mu.Unlock()
 		}
 	}()
+}
+
+// total is the number of writes counted so far.
+func (w *writeCounter) total() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, c := range w.counts {
+		n += c
+	}
+	return n
 }
 
 // stop ends the watches and returns the counts.

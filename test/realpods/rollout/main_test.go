@@ -9,7 +9,6 @@ package rollout
 
 import (
 	"context"
-	"net"
 	"os"
 	"testing"
 	"time"
@@ -18,12 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
@@ -74,22 +71,6 @@ func webInstance(ns string) *v1beta1.NginxOperator {
 	return n
 }
 
-// update changes the instance's spec, retrying on conflicts with the
-// operator's status writes.
-func update(ctx context.Context, t testing.TB, cl client.Client, key client.ObjectKey, edit func(*v1beta1.NginxOperator)) {
-	t.Helper()
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var n v1beta1.NginxOperator
-		if err := cl.Get(ctx, key, &n); err != nil {
-			return err
-		}
-		edit(&n)
-		return cl.Update(ctx, &n)
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // rolledOut is true once the instance's status describes its current spec,
 // every replica runs it and is ready, and nothing is degraded.
 func rolledOut(ctx context.Context, cl client.Client, key client.ObjectKey, n *v1beta1.NginxOperator) bool {
@@ -118,15 +99,4 @@ func waitRolledOut(ctx context.Context, t testing.TB, cl client.Client, key clie
 	}
 	t.Logf("%s rolled out in %s (config %s)", key, time.Since(began).Round(100*time.Millisecond), n.Status.ConfigHash)
 	return &n
-}
-
-// serviceAddr is the address of the instance's ClusterIP Service for its
-// port http (8080 in the pods): port 80.
-func serviceAddr(ctx context.Context, t *testing.T, cl client.Client, ns string) string {
-	t.Helper()
-	var svc corev1.Service
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("web").Service}, &svc); err != nil {
-		t.Fatal(err)
-	}
-	return net.JoinHostPort(svc.Spec.ClusterIP, "80")
 }

@@ -33,6 +33,19 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
+// Bounds of the figures Documentation/performance.md states for the real
+// node, a few times what it measured (a change loaded by both pods: status
+// p50 1.1 s; a certificate rotation served: median 1.1 s; a mismatched key
+// refused: 1.1 s) on a machine shared with the rest of make test, and well
+// under what the mechanisms they replaced took (the kubelet's periodic
+// sync of a Secret volume, up to a minute and more: 13.8 s for a rotation,
+// 36 s for a refusal).
+const (
+	maxMedianChangeLoaded   = 5 * time.Second
+	maxMedianRotationServed = 5 * time.Second
+	maxRefusalReported      = 10 * time.Second
+)
+
 // Ten configuration changes under a steady client load are each loaded in
 // place by both pods' reloaders: not one request fails, the pods are the
 // same with no container restarted, and a WebSocket opened before the first
@@ -51,10 +64,10 @@ func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
 	key := createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 
-	l := realcluster.StartLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
+	l := realcluster.StartLoad(ctx, t, n, framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http"), 4)
 	defer l.Finish(t)
 	l.WaitServed(ctx, t, 20)
-	ws := openWebSocket(ctx, t, n, serviceAddr(ctx, t, cl, ns))
+	ws := openWebSocket(ctx, t, n, framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http"))
 	defer ws.Close()
 	echo(t, ws, "before the first change")
 
@@ -62,7 +75,7 @@ func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
 	for version := 2; version <= 11; version++ {
 		v := strconv.Itoa(version)
 		began := time.Now()
-		update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
+		framework.UpdateInstance(ctx, t, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = v })
 		inst := waitLoaded(ctx, t, cl, key, 2, 2*time.Minute)
 		latencies = append(latencies, time.Since(began))
 		// Loaded on both pods: every answer from now on is the new one's.
@@ -74,6 +87,9 @@ func TestTenConfigChangesAreLoadedInPlaceUnderLoad(t *testing.T) {
 		echo(t, ws, "after change "+strconv.Itoa(version-1))
 	}
 	t.Logf("apply to served by both pods, 10 changes: %v (median %s)", latencies, median(latencies))
+	if m := median(latencies); m > maxMedianChangeLoaded {
+		t.Errorf("a change took %s at the median to be loaded by both pods, more than %s: %v", m, maxMedianChangeLoaded, latencies)
+	}
 
 	noPodReplacedOrRestarted(ctx, t, cs, ns, pods)
 }
@@ -97,11 +113,11 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 	key := createRolledOut(ctx, t, cl, web)
 	pods := podStates(ctx, t, cs, ns)
 
-	l := realcluster.StartLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
+	l := realcluster.StartLoad(ctx, t, n, framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http"), 4)
 	defer l.Finish(t)
 	l.WaitServed(ctx, t, 20)
 
-	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
+	framework.UpdateInstance(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
 		n.Spec.Config.Servers[0].Locations = append(n.Spec.Config.Servers[0].Locations,
 			v1beta1.Location{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "ghost", Port: 80}})
 		n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = "refused"
@@ -138,7 +154,7 @@ func TestAConfigNginxRefusesKeepsThePreviousOneServing(t *testing.T) {
 	}
 
 	// The fix: proxy to a Service that resolves (the instance's own).
-	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
+	framework.UpdateInstance(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
 		n.Spec.Config.Servers[0].Locations[1].Proxy.Service = layout.NamesFor("web").Service
 		n.Spec.Config.Servers[0].Locations[1].Proxy.Port = 80
 		n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = "fixed"
@@ -232,6 +248,9 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 	}
 	t.Logf("%d rotated certificates served by both pods after the Secret's update: median %s, slowest %s (%v)",
 		len(took), median(took).Round(100*time.Millisecond), slices.Max(took).Round(100*time.Millisecond), took)
+	if m := median(took); m > maxMedianRotationServed {
+		t.Errorf("a rotated certificate took %s at the median to be served by both pods, more than %s: %v", m, maxMedianRotationServed, took)
+	}
 
 	// A certificate with another certificate's key.
 	mismatched, _ := pair("mismatched")
@@ -246,6 +265,9 @@ func TestARotatedCertificateIsServedWithoutARestart(t *testing.T) {
 		t.Fatalf("a mismatched key: Degraded is %+v, want ConfigRejected", framework.InstanceCondition(ctx, cl, ns, key.Name, v1beta1.ConditionDegraded))
 	}
 	t.Logf("mismatched key reported ConfigRejected %s after the Secret's update", time.Since(began).Round(100*time.Millisecond))
+	if d := time.Since(began); d > maxRefusalReported {
+		t.Errorf("a mismatched key was reported ConfigRejected %s after the Secret's update, more than %s", d.Round(100*time.Millisecond), maxRefusalReported)
+	}
 	if unit := servedUnit(); unit != "sixth" {
 		t.Errorf("while the mismatched pair is refused the pods serve %q (%v), want the last valid certificate still", unit, lastErr)
 	}
@@ -277,7 +299,7 @@ func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
 
 	hc := n.HTTPClient()
 	hc.Timeout = time.Minute
-	url := "http://" + serviceAddr(ctx, t, cl, ns) + "/slow"
+	url := "http://" + framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http") + "/slow"
 	// The Service may take a moment to reach the new pods.
 	if !framework.WaitFor(ctx, 30*time.Second, func(context.Context) bool {
 		resp, err := hc.Get(url)
@@ -295,9 +317,13 @@ func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
 		err    error
 	}
 	done := make(chan answer, 1)
+	held := make(chan struct{})
 	began := time.Now()
 	go func() {
-		resp, err := hc.Get(url + "?sleep=20s")
+		// ?flush=1: the header arrives while the test server holds the
+		// request, the body 20 s later.
+		resp, err := hc.Get(url + "?sleep=20s&flush=1")
+		close(held)
 		if err != nil {
 			done <- answer{err: err}
 			return
@@ -306,7 +332,11 @@ func TestAPodDeletedDuringALongRequestAnswersIt(t *testing.T) {
 		body, err := io.ReadAll(resp.Body)
 		done <- answer{resp.StatusCode, string(body), err}
 	}()
-	time.Sleep(3 * time.Second)
+	select {
+	case <-held: // in flight through one of the pods
+	case <-ctx.Done():
+		t.Fatal("the slow request was never held")
+	}
 	// Both pods, so the one with the request is among them.
 	if err := cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=web"}); err != nil {
 		t.Fatal(err)
@@ -341,7 +371,7 @@ func TestARecreatedBackendServiceRecoversWithoutARestart(t *testing.T) {
 
 	hc := n.HTTPClient()
 	hc.Timeout = 5 * time.Second
-	url := "http://" + serviceAddr(ctx, t, cl, ns) + "/api"
+	url := "http://" + framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http") + "/api"
 	var last string
 	answers := func(context.Context) bool {
 		resp, err := hc.Get(url)
@@ -412,7 +442,7 @@ func TestARecreatedBackendServiceRecoversWithoutARestart(t *testing.T) {
 func servicesDelivered(ctx context.Context, cs kubernetes.Interface, ns string) string {
 	var b strings.Builder
 	if cfg, err := cs.CoreV1().Secrets(ns).Get(ctx, layout.NamesFor("web").ConfigSecret, metav1.GetOptions{}); err == nil {
-		fmt.Fprintf(&b, "config Secret: %s=%s\n", nginx.ConfigHashAnnotation, cfg.Annotations[nginx.ConfigHashAnnotation])
+		fmt.Fprintf(&b, "config Secret: %s=%s\n", layout.ConfigHashAnnotation, cfg.Annotations[layout.ConfigHashAnnotation])
 		for _, line := range strings.Split(string(cfg.Data[layout.ConfigFile]), "\n") {
 			if strings.HasPrefix(strings.TrimSpace(line), "server ") {
 				fmt.Fprintf(&b, "  %s\n", strings.TrimSpace(line))
@@ -421,7 +451,7 @@ func servicesDelivered(ctx context.Context, cs kubernetes.Interface, ns string) 
 	}
 	if pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=web"}); err == nil {
 		for _, p := range pods.Items {
-			fmt.Fprintf(&b, "pod %s: %s=%s\n", p.Name, nginx.ConfigHashAnnotation, p.Annotations[nginx.ConfigHashAnnotation])
+			fmt.Fprintf(&b, "pod %s: %s=%s\n", p.Name, layout.ConfigHashAnnotation, p.Annotations[layout.ConfigHashAnnotation])
 		}
 	}
 	return b.String()
@@ -559,7 +589,7 @@ func reloaderStatuses(ctx context.Context, cs kubernetes.Interface, n *node.Node
 	hc.Timeout = 2 * time.Second
 	var b strings.Builder
 	for _, p := range pods.Items {
-		resp, err := hc.Get("http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(v1beta1.ReloaderPort)) + "/status")
+		resp, err := hc.Get("http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(layout.ReloaderPort)) + "/status")
 		if err != nil {
 			fmt.Fprintf(&b, "%s: %v\n", p.Name, err)
 			continue

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 )
 
@@ -27,11 +28,11 @@ func TestAPodTemplateChangeRollsThePodsWithoutAFailedRequest(t *testing.T) {
 	before := waitRolledOut(ctx, t, cl, key, 90*time.Second)
 	beforePods := podStates(ctx, t, cs, ns)
 
-	l := realcluster.StartLoad(ctx, t, n, serviceAddr(ctx, t, cl, ns), 4)
+	l := realcluster.StartLoad(ctx, t, n, framework.ServiceAddr(ctx, t, cs, client.ObjectKey{Namespace: ns, Name: "web"}, "http"), 4)
 	defer l.Finish(t)
 	l.WaitServed(ctx, t, 20)
 
-	update(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
+	framework.UpdateInstance(ctx, t, cl, key, func(n *v1beta1.NginxOperator) {
 		n.Spec.ForceRedeploy = "roll"
 		n.Spec.Config.Servers[0].Locations[0].Headers[0].Value = "2"
 	})

@@ -8,19 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// Ports the operator reserves inside every nginx pod: a port in spec.ports may
-// not use them.
-const (
-	// HealthPort serves /healthz for the kubelet's probes.
-	HealthPort = 18080
-	// StubStatusPort serves nginx's stub_status, on loopback only.
-	StubStatusPort = 18081
-	// ExporterPort is the nginx-prometheus-exporter sidecar's metrics port.
-	ExporterPort = 9113
-	// ReloaderPort serves the nginx-reloader's metrics and status.
-	ReloaderPort = 18082
-)
-
 // MaxWorkerProcesses bounds the nginx workers a CPU limit asks for. nginx
 // keeps at most 1,024 processes, and a reload runs the new workers beside
 // the old ones until those finish their requests: 128 leaves room for
@@ -55,7 +42,8 @@ type NginxOperatorSpec struct {
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
-	// ImagePullSecrets name Secrets in this namespace used to pull the images.
+	// ImagePullSecrets name Secrets in this namespace used to pull the
+	// images; each name is a Secret's (a DNS subdomain).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=8
@@ -76,9 +64,13 @@ type NginxOperatorSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.nodePort) || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort))",message="nodePort values must be unique"
 	Ports []Port `json:"ports,omitempty"`
 
-	// ForceRedeploy rolls every pod whenever its value changes; any string will do.
+	// ForceRedeploy rolls every pod whenever its value changes; any string
+	// will do, without the control characters DEL and U+0080 to U+009F,
+	// which the API server's YAML decoding refuses in the StatefulSet's pod
+	// template, where the value goes.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[^\x7f-\x9f]*$`
 	ForceRedeploy string `json:"forceRedeploy,omitempty"`
 
 	// Paused stops the operator from reconciling this instance. Deletion still proceeds.
@@ -803,13 +795,15 @@ type ProxyLocation struct {
 
 	// ConnectTimeoutSeconds is how long nginx waits to connect to one of
 	// the Service's pods (proxy_connect_timeout) before it tries another:
-	// a pod answers within milliseconds, and one that has just vanished
-	// never does, so a request waits this long before it moves on (5 s, as
-	// ingress-nginx's default; objects created before nginx sent to pods
-	// keep the 60 s they were given). The kernel gives up after about 75 s
+	// a pod on the cluster network answers within milliseconds, and one
+	// that has just vanished never does, so a request waits this long for
+	// each such pod before it moves on (1 s; objects created before keep
+	// the 5 s or 60 s they were given: with 5 s, a backend rolled without a
+	// preStop pause held GETs past a 10 s client timeout). Raise it for an
+	// ExternalName Service far away. The kernel gives up after about 75 s
 	// whatever is set.
 	// +optional
-	// +kubebuilder:default=5
+	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=75
 	ConnectTimeoutSeconds int32 `json:"connectTimeoutSeconds,omitempty"`
@@ -889,10 +883,17 @@ type ProxyLocation struct {
 	SessionAffinity *SessionAffinity `json:"sessionAffinity,omitempty"`
 
 	// Retry sends a request that failed on one endpoint to another
-	// (ingress-nginx's proxy-next-upstream). Unset: nginx's defaults, which
-	// retry a connection error or a timeout on every endpoint in turn, with
-	// no bound on the time, and never retry a request that is not idempotent
-	// (POST, PATCH, LOCK) once it was sent.
+	// (ingress-nginx's proxy-next-upstream). Unset: nginx's conditions, a
+	// connection error or a timeout, on every endpoint in turn, but no try
+	// starts once readTimeoutSeconds have passed since the first: a pod
+	// that refuses or has vanished is passed over, while a read timeout is
+	// answered with one 504 after readTimeoutSeconds, the request sent to
+	// one endpoint only. A request that is not idempotent (POST, PATCH,
+	// LOCK) is never retried once it was sent. Set retry (with the
+	// condition timeout, and timeoutSeconds as the bound) to send a
+	// request that timed out on to other endpoints: the client then waits
+	// up to tries read timeouts and the Service runs the request up to
+	// tries times.
 	// +optional
 	Retry *ProxyRetry `json:"retry,omitempty"`
 
@@ -913,8 +914,8 @@ type HashKey struct {
 	// Source of the key: a request Header, a Cookie or a QueryParameter
 	// named name, the RequestURI (path and query as the client sent them)
 	// or the ClientIP (the whole address, as spec.config.realIP finds it).
-	// A request without the header, cookie or parameter hashes the empty
-	// key: all such requests go to one endpoint.
+	// Requests without the header, cookie or parameter share one key of
+	// their own: all such requests go to one endpoint.
 	// +kubebuilder:validation:Enum=Header;Cookie;QueryParameter;RequestURI;ClientIP
 	Source string `json:"source"`
 	// Name of the header, cookie or query parameter; nginx matches each
@@ -1247,17 +1248,22 @@ type ConfigMapContent struct {
 
 // VolumeClaimTemplate is the persistent volume each replica gets for its content.
 type VolumeClaimTemplate struct {
-	// Size of each volume.
+	// Size of each volume, more than zero.
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? int(self) > 0 : quantity(self).isGreaterThan(quantity('0'))",message="size must be more than zero"
 	Size resource.Quantity `json:"size"`
-	// StorageClassName of the volumes; empty: the cluster default.
+	// StorageClassName of the volumes: the name of a StorageClass (a DNS
+	// subdomain). Unset: the cluster's default class; empty: no class.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
 	StorageClassName *string `json:"storageClassName,omitempty"`
-	// AccessModes of the volumes.
+	// AccessModes of the volumes; ReadWriteOncePod only alone.
 	// +optional
 	// +listType=set
 	// +kubebuilder:default={ReadWriteOnce}
+	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:items:Enum=ReadWriteOnce;ReadWriteOncePod;ReadWriteMany;ReadOnlyMany
+	// +kubebuilder:validation:XValidation:rule="!('ReadWriteOncePod' in self) || size(self) == 1",message="ReadWriteOncePod cannot be combined with other access modes"
 	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty"`
 }
 
@@ -1373,20 +1379,33 @@ type PodSettings struct {
 	// NodeSelector of the pods.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// Tolerations of the pods.
+	// Tolerations of the pods, at most 64. Admission checks them as the
+	// apiserver checks a pod's: keys are label keys, values label values
+	// (empty with operator Exists), tolerationSeconds needs effect
+	// NoExecute.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
-	// Affinity of the pods.
+	// Affinity of the pods. Admission checks it as the apiserver checks a
+	// pod's (label keys and values, operators and their values, weights
+	// from 1 to 100, a topologyKey for every pod affinity term), with at
+	// most 16 terms per list, 16 expressions per selector and 64 values per
+	// expression.
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
-	// TopologySpreadConstraints of the pods.
+	// TopologySpreadConstraints of the pods, at most 16, each with its own
+	// topologyKey and whenUnsatisfiable. Admission checks them as the
+	// apiserver checks a pod's.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(c, self.exists_one(d, d.topologyKey == c.topologyKey && d.whenUnsatisfiable == c.whenUnsatisfiable))",message="two constraints may not have the same topologyKey and whenUnsatisfiable"
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
-	// PriorityClassName of the pods.
+	// PriorityClassName of the pods: the name of a PriorityClass.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 	// TerminationGracePeriodSeconds is how long a stopping pod may take:
 	// nginx keeps serving for 5 s for the endpoints to drop the pod, then

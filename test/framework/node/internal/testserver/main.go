@@ -5,8 +5,10 @@
 //	                         handler named after the host: "hello from
 //	                         <hostname>" and a line of JSON describing the
 //	                         request as received, after sleeping for
-//	                         ?sleep=<duration> and with ?status=<code>; echo
-//	                         WebSocket messages on /ws; serve HTTPS with CERT
+//	                         ?sleep=<duration> and with ?status=<code>,
+//	                         logging each request (method, path and query,
+//	                         client) as it arrives; echo WebSocket messages
+//	                         on /ws; serve HTTPS with CERT
 //	                         and KEY when given
 //	testserver grpc ADDR     serve test/grpcecho's gRPC health service,
 //	                         named after the host, in plain text
@@ -85,7 +87,7 @@ func serve(addr, cert, key string) {
 	fmt.Printf("serving on %s\n", l.Addr())
 	answer := echo.Handler(host)
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Printf("%s %s from %s\n", r.Method, r.URL.Path, r.RemoteAddr)
+		fmt.Printf("%s %s from %s\n", r.Method, r.URL.RequestURI(), r.RemoteAddr)
 		answer.ServeHTTP(w, r)
 	})
 	if cert != "" {

@@ -1,7 +1,8 @@
-package nginx
+package prober
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
@@ -20,12 +22,12 @@ import (
 // answer up to five minutes; only a changed answer wakes the instance.
 func TestProberPacesItsReads(t *testing.T) {
 	answers := fakeReloaders{"web-0": {Hash: "old", LastReloadSuccessful: true}}
-	p := NewProber(answers)
+	p := New(answers)
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	p.now = func() time.Time { return now }
 	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
 	pod := func(name, nudge string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, Annotations: map[string]string{ConfigHashAnnotation: nudge}},
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, Annotations: map[string]string{layout.ConfigHashAnnotation: nudge}},
 			Status: corev1.PodStatus{PodIP: "10.0.0.1"}}
 	}
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "team-a", Name: name} }
@@ -65,7 +67,7 @@ func TestProberPacesItsReads(t *testing.T) {
 	if !read("web-0") || next("web-0") != probeSettled {
 		t.Errorf("loaded: next read in %s, want %s, and the new answer wakes the instance", next("web-0"), probeSettled)
 	}
-	if a := p.Track(web, pod("web-0", "newer"), "newer"); !a.read || a.status.Hash != "new" || next("web-0") != 0 {
+	if a := p.Track(web, pod("web-0", "newer"), "newer"); !a.Read || a.Status.Hash != "new" || next("web-0") != 0 {
 		t.Errorf("nudged with a new configuration: answer %+v, next read in %s, want the last answer and a read at once", a, next("web-0"))
 	}
 
@@ -74,7 +76,7 @@ func TestProberPacesItsReads(t *testing.T) {
 	answers["web-0"] = reloader.Status{Hash: "newer", LastReloadSuccessful: true, Reloads: 3}
 	read("web-0")
 	rotated := pod("web-0", "newer")
-	rotated.Annotations[TLSHashAnnotation] = "second"
+	rotated.Annotations[layout.TLSHashAnnotation] = "second"
 	p.Track(web, rotated, "newer")
 	if read("web-0"); next("web-0") != probeBehind {
 		t.Errorf("nudged with new files, not yet acted on: next read in %s, want %s", next("web-0"), probeBehind)
@@ -131,7 +133,7 @@ func TestProberPacesItsReads(t *testing.T) {
 // Started, the prober reads a tracked pod at once, in the background, and
 // wakes its instance with the answer.
 func TestProberReadsInTheBackgroundAndWakesTheInstance(t *testing.T) {
-	p := NewProber(fakeReloaders{"web-0": {Hash: "new", LastReloadSuccessful: true}})
+	p := New(fakeReloaders{"web-0": {Hash: "new", LastReloadSuccessful: true}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Start(ctx) }()
@@ -141,7 +143,7 @@ func TestProberReadsInTheBackgroundAndWakesTheInstance(t *testing.T) {
 	}()
 	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-0"}, Status: corev1.PodStatus{PodIP: "10.0.0.1"}}
-	if a := p.Track(web, pod, "new"); a.read {
+	if a := p.Track(web, pod, "new"); a.Read {
 		t.Fatalf("answered before any read: %+v", a)
 	}
 	select {
@@ -152,7 +154,7 @@ func TestProberReadsInTheBackgroundAndWakesTheInstance(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no event after the read")
 	}
-	if a := p.Track(web, pod, "new"); !a.read || a.status.Hash != "new" {
+	if a := p.Track(web, pod, "new"); !a.Read || a.Status.Hash != "new" {
 		t.Errorf("after the read: %+v, want configuration new", a)
 	}
 }
@@ -162,13 +164,13 @@ func TestProberReadsInTheBackgroundAndWakesTheInstance(t *testing.T) {
 // nothing again; a pod not running, or spotted again at the same address,
 // is not read; a deleted pod is dropped.
 func TestProberSpotsPodsFromTheWatch(t *testing.T) {
-	p := NewProber(fakeReloaders{"web-0": {Hash: "new", LastReloadSuccessful: true}})
+	p := New(fakeReloaders{"web-0": {Hash: "new", LastReloadSuccessful: true}})
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	p.now = func() time.Time { return now }
 	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
 	key := types.NamespacedName{Namespace: "team-a", Name: "web-0"}
 	running := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-0"}, Status: corev1.PodStatus{PodIP: "10.0.0.1",
-		ContainerStatuses: []corev1.ContainerStatus{{Name: NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+		ContainerStatuses: []corev1.ContainerStatus{{Name: layout.NginxContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
 	due := func() (time.Duration, bool) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -194,7 +196,7 @@ func TestProberSpotsPodsFromTheWatch(t *testing.T) {
 	if d, _ := due(); d != probeBehind {
 		t.Errorf("read before any ask: next read in %s, want %s (an answer settles nothing before the pod was asked for a configuration)", d, probeBehind)
 	}
-	if a := p.Track(web, running, "new"); !a.read || a.status.Hash != "new" {
+	if a := p.Track(web, running, "new"); !a.Read || a.Status.Hash != "new" {
 		t.Errorf("the first ask after the pod was spotted and read: %+v, want its answer", a)
 	}
 	p.Spot(web, running)
@@ -234,4 +236,15 @@ type timingOut struct{}
 
 func (timingOut) Read(context.Context, PodAddress) (reloader.Status, error) {
 	return reloader.Status{}, &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
+}
+
+// fakeReloaders answer for pods by name.
+type fakeReloaders map[string]reloader.Status
+
+func (f fakeReloaders) Read(_ context.Context, pod PodAddress) (reloader.Status, error) {
+	st, ok := f[pod.Name]
+	if !ok {
+		return st, errors.New("connection refused")
+	}
+	return st, nil
 }

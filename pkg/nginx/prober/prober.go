@@ -1,10 +1,15 @@
-package nginx
+// Package prober reads what each nginx pod's reloader serves, off the
+// reconcile workers: prober.go keeps the pods a reconcile asks about and
+// reads them in the background with bounded concurrency, schedule.go
+// decides when a pod is read next (a pure function of its last read),
+// reader.go reads a pod's reloader over the pod network, and pods.go holds
+// what the prober needs of a pod (the operator's nudge, whether nginx
+// runs).
+package prober
 
 import (
 	"context"
-	"errors"
 	"maps"
-	"net"
 	"reflect"
 	"sync"
 	"time"
@@ -27,7 +32,7 @@ import (
 // that refuses the connection (its reloader is starting) and from half a
 // minute for one that lets it time out (a NetworkPolicy drops the port:
 // that will not change soon). Such a pod holds a read for the reader's
-// connect timeout (NewHTTPPodConfigReader: a second); 128 reads at a time
+// connect timeout (NewHTTPReader: a second); 128 reads at a time
 // go through 1,000 of them in under ten seconds, and a read waiting on a
 // connection costs the operator nothing but a socket.
 const (
@@ -66,7 +71,7 @@ type probe struct {
 	pod      PodAddress
 	// asked is what the last Track asked of the pod: its IP, the
 	// configuration it should serve, and the nudge it got (see
-	// syncAnnotations); a change makes the pod due at once.
+	// SyncAnnotations); a change makes the pod due at once.
 	asked struct {
 		ip, want string
 		nudge    map[string]string
@@ -91,8 +96,8 @@ type probe struct {
 	reading  bool
 }
 
-// NewProber reads pods with reader.
-func NewProber(reader PodConfigReader) *Prober {
+// New reads pods with reader.
+func New(reader PodConfigReader) *Prober {
 	return &Prober{
 		reader: reader, now: time.Now,
 		events: make(chan event.GenericEvent, probeEventsBacklog),
@@ -104,19 +109,19 @@ func NewProber(reader PodConfigReader) *Prober {
 // Events delivers the instances whose pods answered something new.
 func (p *Prober) Events() <-chan event.GenericEvent { return p.events }
 
-// answer is the prober's last read of one pod, as Track returns it.
-type answer struct {
-	// read is false until the pod answered or failed to once.
-	read   bool
-	status reloader.Status
-	err    error
+// Answer is the prober's last read of one pod, as Track returns it.
+type Answer struct {
+	// Read is false until the pod answered or failed to once.
+	Read   bool
+	Status reloader.Status
+	Err    error
 }
 
 // Track records that pod, a running nginx pod of instance, should serve the
 // configuration want, and returns what the prober last read of it. Reads
 // happen in the background; a pod new to the prober, or with a new IP,
 // nudge or wanted configuration, is read at once.
-func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want string) answer {
+func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want string) Answer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
@@ -125,7 +130,7 @@ func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want stri
 		pr = &probe{instance: instance}
 		p.pods[key] = pr
 	}
-	nudge := podSyncAnnotations(pod)
+	nudge := SyncAnnotations(pod)
 	nudged := !maps.Equal(pr.asked.nudge, nudge)
 	if pr.asked.want != want || nudged {
 		pr.wantSince = p.now()
@@ -142,7 +147,7 @@ func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want stri
 	if moved || nudged || rewanted {
 		p.readNow(pr, pod)
 	}
-	return answer{read: pr.answered, status: pr.status, err: pr.err}
+	return Answer{Read: pr.answered, Status: pr.status, Err: pr.err}
 }
 
 // Spot has a running nginx pod read as soon as the pod watch shows it, new
@@ -151,7 +156,7 @@ func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want stri
 // pod ready, and one status write says both. Other pods, and pods it knows
 // at that address, are left to Track.
 func (p *Prober) Spot(instance types.NamespacedName, pod *corev1.Pod) {
-	if !nginxRunning(pod) {
+	if !NginxRunning(pod) {
 		return
 	}
 	p.mu.Lock()
@@ -161,7 +166,7 @@ func (p *Prober) Spot(instance types.NamespacedName, pod *corev1.Pod) {
 	switch {
 	case !ok:
 		pr = &probe{instance: instance}
-		pr.asked.nudge = podSyncAnnotations(pod)
+		pr.asked.nudge = SyncAnnotations(pod)
 		p.pods[key] = pr
 	case pr.asked.ip == pod.Status.PodIP:
 		return
@@ -292,27 +297,10 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 			pr.awaitingNudge = false
 		}
 	}
-	now := p.now()
-	switch {
-	case stale:
-		pr.due = now
-	case err != nil:
-		first := probeRetryFirst
-		if timedOut(err) {
-			first = probeRetryTimedOut
-		}
-		pr.due = now.Add(min(first<<min(pr.failures, 16), probeRetryMax))
-		pr.failures++
-	case pr.asked.want == "":
-		// Spotted, not yet asked for a configuration: Track decides soon.
-		pr.due, pr.failures = now.Add(probeBehind), 0
-	case !pr.awaitingNudge && shows(st, pr.asked.want):
-		pr.due, pr.failures = now.Add(probeSettled), 0
-	case now.Sub(pr.wantSince) < probeBehindFor:
-		pr.due, pr.failures = now.Add(probeBehind), 0
-	default:
-		pr.due, pr.failures = now.Add(probeBehindSlowly), 0
-	}
+	pr.due, pr.failures = nextRead(lastRead{
+		stale: stale, err: err, failures: pr.failures, spotted: pr.asked.want == "",
+		settled: !pr.awaitingNudge && shows(st, pr.asked.want), behindFor: p.now().Sub(pr.wantSince),
+	}, p.now())
 	instance := pr.instance
 	p.mu.Unlock()
 	// The loop skipped this pod while it was being read: it must see the
@@ -334,10 +322,3 @@ func shows(st reloader.Status, want string) bool { return st.Hash == want || st.
 
 // attempts are the reloads and refusals a reloader made since it started.
 func attempts(st reloader.Status) int { return st.Reloads + st.Failures }
-
-// timedOut tells a read that found no answer at all (the connection or the
-// request timed out) from one the pod refused or answered wrongly.
-func timedOut(err error) bool {
-	var netErr net.Error
-	return errors.As(err, &netErr) && netErr.Timeout()
-}

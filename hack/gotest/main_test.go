@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A module whose tests pass, fail, skip and leave a test unfinished.
+const fixture = `package fixture
+
+import (
+	"os"
+	"testing"
+)
+
+func TestPasses(t *testing.T) { t.Log("quiet when it passes") }
+
+func TestFails(t *testing.T) { t.Error("the failure's own message") }
+
+func TestSkipsAllowed(t *testing.T) { t.Skip("the reason given") }
+
+func TestSkipsNotAllowed(t *testing.T) { t.Skip("a tier that vanished") }
+
+func TestSubtests(t *testing.T) {
+	t.Run("one", func(t *testing.T) { t.Skip("allowed by a pattern") })
+	t.Run("two", func(t *testing.T) {})
+}
+
+func TestDies(t *testing.T) {
+	if os.Getenv("FIXTURE_DIE") != "" {
+		t.Log("last words")
+		os.Exit(3)
+	}
+}
+`
+
+func writeFixture(t *testing.T, allow string) (dir, skips string) {
+	t.Helper()
+	dir = t.TempDir()
+	for name, content := range map[string]string{
+		"go.mod":          "module example.com/fixture\n\ngo 1.22\n",
+		"fixture_test.go": fixture,
+		"skips.txt":       allow,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, filepath.Join(dir, "skips.txt")
+}
+
+// runIn runs the program's run in dir, as `go run ./hack/gotest` would.
+func runIn(t *testing.T, dir, skips string, args ...string) (int, string) {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatal(err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.Chdir(wd) }()
+	var out, errOut bytes.Buffer
+	code := run(append([]string{"-count=1"}, args...), skips, &out, &errOut)
+	return code, out.String() + errOut.String()
+}
+
+func TestFailuresShowTheirOutputAndSkipsAreCountedAndChecked(t *testing.T) {
+	dir, skips := writeFixture(t, "# comment\n. TestSkipsAllowed the reason is fine here\nexample.com/fixture TestSubtests/* patterns work\n")
+	code, out := runIn(t, dir, skips, "./...")
+	if code == 0 {
+		t.Errorf("exit code 0 with a failing test:\n%s", out)
+	}
+	for _, want := range []string{
+		"--- FAIL: TestFails (", "fixture_test.go:10: the failure's own message",
+		"tests: 4 passed, 1 failed, 3 skipped (2 on the allow-list",
+		"skipped example.com/fixture TestSkipsNotAllowed: fixture_test.go:14: a tier that vanished",
+		"FAIL: 1 skipped test(s) not on the allow-list",
+		"FAIL\texample.com/fixture",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "--- FAIL: TestFails (") > strings.Index(out, "the failure's own message") {
+		t.Errorf("the failure's header follows its message; plain go test prints it first:\n%s", out)
+	}
+	for _, unwanted := range []string{"quiet when it passes", "=== RUN"} {
+		if strings.Contains(out, unwanted) {
+			t.Errorf("output has %q, which plain go test prints only with -v:\n%s", unwanted, out)
+		}
+	}
+}
+
+func TestASkipOffTheAllowListFailsARunThatPasses(t *testing.T) {
+	dir, skips := writeFixture(t, ". TestSkipsAllowed reason\n")
+	code, out := runIn(t, dir, skips, "-run", "TestPasses|TestSkips", "./...")
+	if code != 1 {
+		t.Errorf("exit code %d, want 1 for a skip off the allow-list:\n%s", code, out)
+	}
+	dir, skips = writeFixture(t, ". TestSkips* both are fine\n")
+	if code, out := runIn(t, dir, skips, "-run", "TestPasses|TestSkips", "./..."); code != 0 {
+		t.Errorf("exit code %d, want 0 when every skip is allowed:\n%s", code, out)
+	}
+}
+
+func TestATestBinaryThatDiesShowsTheOutputOfTheTestItRan(t *testing.T) {
+	dir, skips := writeFixture(t, "")
+	t.Setenv("FIXTURE_DIE", "1")
+	code, out := runIn(t, dir, skips, "-run", "TestDies", "./...")
+	if code == 0 || !strings.Contains(out, "last words") {
+		t.Errorf("exit code %d; want a failure showing the dead test's output:\n%s", code, out)
+	}
+}
+
+func TestAnAllowListEntryNeedsAReason(t *testing.T) {
+	dir, skips := writeFixture(t, ". TestSkipsAllowed\n")
+	if code, out := runIn(t, dir, skips, "./..."); code != 2 || !strings.Contains(out, "the reason the skip is right") {
+		t.Errorf("exit code %d, want 2 and the complaint:\n%s", code, out)
+	}
+}

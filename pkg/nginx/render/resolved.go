@@ -1,0 +1,44 @@
+package render
+
+import "slices"
+
+// Service is one proxied Service as the controller resolved it from the
+// cluster (its Service object and EndpointSlices), read once per
+// reconcile: the renderer's upstreams and the status's upstreams both come
+// from it.
+type Service struct {
+	// Address is the Service's own address: its ClusterIP (in brackets
+	// for IPv6), an ExternalName's target, a headless Service's DNS name.
+	// nginx connects there for a location with useClusterIP, for an
+	// ExternalName Service, and as the backup of an upstream of pods.
+	Address string
+	// AtEndpoints sends to the Service's pods (Endpoints) rather than to
+	// Address.
+	AtEndpoints bool
+	// Endpoints are the "address:port" of the ready pods behind each
+	// Service port, sorted; a port without any has none.
+	Endpoints map[int32][]string
+}
+
+// Upstream is where nginx sends the Service's port: its endpoints
+// (atEndpoints), or its own address where the Service is not reached at
+// its pods or the location asks for that (clusterIP).
+func (s Service) Upstream(port int32, clusterIP bool) (addrs []string, atEndpoints bool) {
+	if s.AtEndpoints && !clusterIP {
+		return slices.Clip(s.Endpoints[port]), true
+	}
+	return []string{s.Address + ":" + itoa(port)}, false
+}
+
+// service is the proxied Service name as resolved, or, where the caller
+// resolved none (tests, tools that render without a cluster), one reached
+// at FallbackHost or at its cluster DNS name.
+func (o Options) service(name string) Service {
+	if s, ok := o.Services[name]; ok {
+		return s
+	}
+	if o.FallbackHost != "" {
+		return Service{Address: o.FallbackHost}
+	}
+	return Service{Address: ServiceDNSName(name, o.Namespace)}
+}
