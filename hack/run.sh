@@ -71,8 +71,16 @@ else
 fi
 
 "$kubectl" apply --server-side -f config/crd/bases
-"$kubectl" wait --for condition=Established --timeout=60s \
-  crd/nginxoperators.nginx.operator.dev crd/nginxmonitors.nginx.operator.dev crd/nginxbackups.nginx.operator.dev
+# A CRD the apiserver has just stored may have no conditions yet, which
+# kubectl wait reports as an error instead of waiting: ask again.
+for try in $(seq 10); do
+  if "$kubectl" wait --for condition=Established --timeout=60s \
+    crd/nginxoperators.nginx.operator.dev crd/nginxmonitors.nginx.operator.dev crd/nginxbackups.nginx.operator.dev; then
+    break
+  fi
+  [ "$try" -lt 10 ] || { echo "the CRDs did not become established" >&2; exit 1; }
+  sleep 1
+done
 
 if curl -fsS "http://$health/readyz" >/dev/null 2>&1; then
   echo "something already answers on $health (an operator of an earlier make run?): stop it or set HEALTH_ADDR" >&2
@@ -127,6 +135,12 @@ if [ -n "$cluster" ]; then
     fi
     sleep 1
   done
+  # A rollout is complete once every pod's reloader said it serves the
+  # current configuration: then LOADED equals READY for every example.
+  echo
+  "$kubectl" wait nginxoperators --all -A --for=condition=Progressing=False --timeout=120s >/dev/null ||
+    echo "some instances have yet to load their configuration (see their Progressing condition):"
+  "$kubectl" get nginxoperators -A
   stop="Stop the operator, the cluster and its node with Ctrl-C."
 else
   stop="Stop the operator with Ctrl-C; stop the local cluster with: make cluster-down"
