@@ -23,6 +23,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nginx-operator/nginx-operator/hack/internal/mdtable"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -114,27 +115,8 @@ var (
 	linkRE   = regexp.MustCompile(`\]\(#([^)]+)\)`)
 )
 
-// cells splits a markdown table row at its unescaped pipes into trimmed cells.
-func cells(line string) []string {
-	var out []string
-	var cur strings.Builder
-	for i := 0; i < len(line); i++ {
-		switch {
-		case line[i] == '\\' && i+1 < len(line) && line[i+1] == '|':
-			cur.WriteString(`\|`)
-			i++
-		case line[i] == '|':
-			out = append(out, strings.TrimSpace(cur.String()))
-			cur.Reset()
-		default:
-			cur.WriteByte(line[i])
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out[1:] // the text before the first pipe
-}
+// cells splits a markdown table row into its cells (mdtable.Cells).
+func cells(line string) []string { return mdtable.Cells(line) }
 
 // parseReference reads the generated reference back into sections by anchor.
 func parseReference(doc []byte) map[string]*section {

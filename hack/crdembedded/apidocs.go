@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/nginx-operator/nginx-operator/hack/internal/mdtable"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
@@ -32,10 +33,13 @@ func document(file string, rows map[string][]apiextensionsv1.ValidationRule) err
 		if !strings.HasPrefix(line, "| `") {
 			continue
 		}
-		cells := splitRow(line)
+		cells := mdtable.Cells(line)
+		if len(cells) != 6 {
+			continue
+		}
 		key := rowKey(strings.TrimPrefix(anchor, "v1beta1-"), strings.Trim(cells[0], "`"))
 		rs, ok := rows[key]
-		if !ok || len(cells) != 6 {
+		if !ok {
 			continue
 		}
 		var shown []string
@@ -55,29 +59,6 @@ func document(file string, rows map[string][]apiextensionsv1.ValidationRule) err
 		}
 	}
 	return os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644)
-}
-
-// splitRow splits a Markdown table row into its cells, keeping escaped
-// pipes (\|) inside a cell.
-func splitRow(line string) []string {
-	var cells []string
-	var cur strings.Builder
-	for i := 0; i < len(line); i++ {
-		switch {
-		case line[i] == '\\' && i+1 < len(line) && line[i+1] == '|':
-			cur.WriteString(`\|`)
-			i++
-		case line[i] == '|':
-			cells = append(cells, strings.TrimSpace(cur.String()))
-			cur.Reset()
-		default:
-			cur.WriteByte(line[i])
-		}
-	}
-	if len(cells) < 2 {
-		return []string{""}
-	}
-	return cells[1:] // the text before the first pipe is empty
 }
 
 func code(s string) string { return "`" + strings.ReplaceAll(s, "|", `\|`) + "`" }
