@@ -305,7 +305,8 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	}
 	pr.due, pr.failures = nextRead(lastRead{
 		stale: stale, err: err, failures: pr.failures, spotted: pr.asked.want == "",
-		settled: !pr.awaitingNudge && shows(st, pr.asked.want), behindFor: p.now().Sub(pr.wantSince), awaitingNudge: pr.awaitingNudge,
+		settled: !pr.awaitingNudge && shows(st, pr.asked.want), behindFor: p.now().Sub(pr.wantSince),
+		awaitingNudge: pr.awaitingNudge && shows(st, pr.asked.want),
 	}, p.now())
 	instance := pr.instance
 	p.mu.Unlock()

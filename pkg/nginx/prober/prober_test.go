@@ -75,6 +75,9 @@ func TestProberPacesItsReads(t *testing.T) {
 	if a := p.Track(web, pod("web-0", "newer"), "newer"); !a.Read || a.Status.Hash != "new" || next("web-0") != 0 {
 		t.Errorf("nudged with a new configuration: answer %+v, next read in %s, want the last answer and a read at once", a, next("web-0"))
 	}
+	if read("web-0"); next("web-0") != probeBehindQuickly {
+		t.Errorf("nudged with a new configuration, still serving the old: next read in %s, want %s", next("web-0"), probeBehindQuickly)
+	}
 
 	// A nudge that leaves the configuration's hash (a rotated certificate):
 	// behind until the reloader has acted on it, loaded or refused.
