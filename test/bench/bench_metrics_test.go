@@ -106,6 +106,12 @@ func procStatus(pid int) map[string]float64 {
 // countAudit counts the operator's mutating requests in the apiserver's
 // audit log by "verb resource[/subresource]"; the operator is told apart by
 // its user agent.
+// refusedPrefix marks, in countAudit's keys, the requests the API server
+// refused as a conflict: the applier's create-only apply of a child its
+// cache has not seen yet, which the operator created itself a moment
+// before (k8sutil.Applier.Apply). They write nothing.
+const refusedPrefix = "refused "
+
 func countAudit(b testing.TB, path string) map[string]int {
 	b.Helper()
 	counts := map[string]int{}
@@ -127,6 +133,9 @@ func countAudit(b testing.TB, path string) map[string]int {
 				Resource    string `json:"resource"`
 				Subresource string `json:"subresource"`
 			} `json:"objectRef"`
+			ResponseStatus *struct {
+				Code int `json:"code"`
+			} `json:"responseStatus"`
 		}
 		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.ObjectRef == nil || !strings.HasPrefix(ev.UserAgent, "nginx-operator/") {
 			continue
@@ -138,6 +147,9 @@ func countAudit(b testing.TB, path string) map[string]int {
 		key := ev.Verb + " " + ev.ObjectRef.Resource
 		if ev.ObjectRef.Subresource != "" {
 			key += "/" + ev.ObjectRef.Subresource
+		}
+		if ev.ResponseStatus != nil && ev.ResponseStatus.Code == http.StatusConflict {
+			key = refusedPrefix + key
 		}
 		counts[key]++
 	}

@@ -27,6 +27,10 @@ const (
 	maxStatusWrites = 3
 )
 
+// maxRefusedCreates bounds, per instance, the create-only applies the API
+// server refuses because the operator's cache lags its own create.
+const maxRefusedCreates = 0.25
+
 // statusWrites is the audit log's key of the status writes.
 const statusWrites = "patch nginxoperators/status"
 
@@ -60,16 +64,19 @@ func TestFirstConvergenceWritesEachChildOnceAndAResyncNothing(t *testing.T) {
 	after, auditAfter := scrape(t, op), countAudit(t, c.AuditLog())
 	perInstance := (after.writes - before.writes) / n
 	var byKind []string
-	var status, other float64
+	var status, other, refused float64
 	for _, k := range slices.Sorted(maps.Keys(auditAfter)) {
 		d := float64(auditAfter[k]-auditBefore[k]) / n
 		if d <= 0 {
 			continue
 		}
 		byKind = append(byKind, fmt.Sprintf("%s %.2f", k, d))
-		if k == statusWrites {
+		switch {
+		case strings.HasPrefix(k, refusedPrefix):
+			refused += d
+		case k == statusWrites:
 			status += d
-		} else {
+		default:
 			other += d
 		}
 	}
@@ -78,8 +85,15 @@ func TestFirstConvergenceWritesEachChildOnceAndAResyncNothing(t *testing.T) {
 		t.Errorf("first convergence: per instance %.2f writes of children and Events (at most %d) and %.2f of the status (at most %d): %s",
 			other, maxChildWrites, status, maxStatusWrites, strings.Join(byKind, ", "))
 	}
-	if perInstance > other+status+0.01 {
-		t.Errorf("the operator counts %.2f writes per instance, the audit log %.2f: a write the audit does not name", perInstance, other+status)
+	// A reconcile that runs before the cache has seen a child the
+	// operator just created sends a create-only apply the API server
+	// refuses (409), and writes nothing: one in 20 instances did so on a
+	// busy machine. More would be a cache that lags by design.
+	if refused > maxRefusedCreates {
+		t.Errorf("first convergence: %.2f refused create-only requests per instance, at most %.2f: %s", refused, maxRefusedCreates, strings.Join(byKind, ", "))
+	}
+	if perInstance > other+status+refused+0.01 {
+		t.Errorf("the operator counts %.2f writes per instance, the audit log %.2f: a write the audit does not name", perInstance, other+status+refused)
 	}
 
 	op.stop()
