@@ -1,6 +1,8 @@
 package validation
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -17,6 +19,11 @@ import (
 // every server (32 servers of 64 paths of up to 512 characters) exceeds the
 // apiserver's cost budget for a CRD rule, so the CRD cannot hold it.
 //
+// A header named twice in one match, in any case: the same pairwise
+// comparison. A regular expression (a RegularExpression path, header or
+// query match) that does not compile: no CEL function compiles a regular
+// expression it is given as data.
+//
 // A header named twice in one requestHeaders or responseHeaders (set, add
 // and remove together, in any case): the same pairwise comparison, for
 // every location, is beyond the budget too.
@@ -26,14 +33,12 @@ func crossField(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorLi
 		seen := map[[2]string]bool{}
 		for j, l := range s.Locations {
 			at := path.Child("config", "servers").Index(i).Child("locations").Index(j)
-			key := [2]string{l.Path}
-			if l.Exact {
-				key[1] = "="
-			}
+			key := [2]string{l.Path, v1beta1.PathTypeOf(l) + " " + matchKey(l.Match)}
 			if seen[key] {
-				errs = append(errs, field.Invalid(at.Child("path"), l.Path, "appears twice in this server"))
+				errs = append(errs, field.Invalid(at.Child("path"), l.Path, "appears twice in this server with the same pathType and match"))
 			}
 			seen[key] = true
+			errs = append(errs, matchRules(l, at)...)
 			if name := repeatedHeader(l.RequestHeaders); name != "" {
 				errs = append(errs, field.Invalid(at.Child("requestHeaders"), name, "header appears more than once in set, add and remove"))
 			}
@@ -66,4 +71,54 @@ func repeatedHeader(m *v1beta1.HeaderModifier) string {
 		seen[strings.ToLower(n)] = true
 	}
 	return ""
+}
+
+// matchKey is l's match in a canonical form, so that two locations of one
+// path differ only when their matches do.
+func matchKey(m *v1beta1.RequestMatch) string {
+	if m == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(m.Method)
+	for _, h := range m.Headers {
+		fmt.Fprintf(&b, "|h %q %q %q", h.Type, strings.ToLower(h.Name), h.Value)
+	}
+	for _, q := range m.QueryParams {
+		fmt.Fprintf(&b, "|q %q %q %q", q.Type, q.Name, q.Value)
+	}
+	return b.String()
+}
+
+// matchRules: each header once in a match, and every regular expression of
+// the location compiles.
+func matchRules(l v1beta1.Location, at *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	regex := func(at *field.Path, value string) {
+		if _, err := regexp.Compile(value); err != nil {
+			errs = append(errs, field.Invalid(at, value, "is not a regular expression: "+err.Error()))
+		}
+	}
+	if v1beta1.PathTypeOf(l) == v1beta1.PathRegularExpression {
+		regex(at.Child("path"), l.Path)
+	}
+	if l.Match == nil {
+		return errs
+	}
+	seen := map[string]bool{}
+	for i, h := range l.Match.Headers {
+		if seen[strings.ToLower(h.Name)] {
+			errs = append(errs, field.Invalid(at.Child("match", "headers").Index(i).Child("name"), h.Name, "header appears more than once in this match"))
+		}
+		seen[strings.ToLower(h.Name)] = true
+		if h.Type == v1beta1.MatchRegularExpression {
+			regex(at.Child("match", "headers").Index(i).Child("value"), h.Value)
+		}
+	}
+	for i, q := range l.Match.QueryParams {
+		if q.Type == v1beta1.MatchRegularExpression {
+			regex(at.Child("match", "queryParams").Index(i).Child("value"), q.Value)
+		}
+	}
+	return errs
 }

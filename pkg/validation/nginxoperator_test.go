@@ -90,6 +90,37 @@ func TestNginxOperatorRefusesWhatAdmissionOrTheChildrenWould(t *testing.T) {
 		{"CEL: reserved pod annotation", func(o *v1beta1.NginxOperator) {
 			o.Spec.Pod.Annotations = map[string]string{"nginx.operator.dev/config-hash": "x"}
 		}, "spec.pod.annotations"},
+		{"CEL: exact with another pathType", func(o *v1beta1.NginxOperator) {
+			l := &o.Spec.Config.Servers[0].Locations[0]
+			l.Exact, l.PathType = true, v1beta1.PathPrefixElements
+		}, "exact: true is the older spelling of pathType: Exact"},
+		{"CEL: ReplacePrefixMatch on a regular expression", func(o *v1beta1.NginxOperator) {
+			l := &o.Spec.Config.Servers[0].Locations[1]
+			l.PathType = v1beta1.PathRegularExpression
+			l.Proxy.URLRewrite = &v1beta1.URLRewrite{Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/v2")}}
+		}, "ReplacePrefixMatch needs a prefix location: with pathType Exact or RegularExpression"},
+		{"schema pattern: header match name", func(o *v1beta1.NginxOperator) {
+			o.Spec.Config.Servers[0].Locations[0].Match = &v1beta1.RequestMatch{Headers: []v1beta1.HeaderMatch{{Name: "X_Team", Value: "a"}}}
+		}, "spec.config.servers[0].locations[0].match.headers[0].name"},
+		{"schema enum: method", func(o *v1beta1.NginxOperator) {
+			o.Spec.Config.Servers[0].Locations[0].Match = &v1beta1.RequestMatch{Method: "get"}
+		}, "spec.config.servers[0].locations[0].match.method"},
+		{"Go: a regular expression path that does not compile", func(o *v1beta1.NginxOperator) {
+			l := &o.Spec.Config.Servers[0].Locations[0]
+			l.Path, l.PathType = "/(a", v1beta1.PathRegularExpression
+		}, "spec.config.servers[0].locations[0].path: Invalid value: \"/(a\": is not a regular expression"},
+		{"Go: a query match regular expression that does not compile", func(o *v1beta1.NginxOperator) {
+			o.Spec.Config.Servers[0].Locations[0].Match = &v1beta1.RequestMatch{QueryParams: []v1beta1.QueryParamMatch{
+				{Type: v1beta1.MatchRegularExpression, Name: "id", Value: "[0-9"}}}
+		}, "spec.config.servers[0].locations[0].match.queryParams[0].value"},
+		{"Go: a header twice in a match", func(o *v1beta1.NginxOperator) {
+			o.Spec.Config.Servers[0].Locations[0].Match = &v1beta1.RequestMatch{Headers: []v1beta1.HeaderMatch{{Name: "X-Team", Value: "a"}, {Name: "x-team", Value: "b"}}}
+		}, "spec.config.servers[0].locations[0].match.headers[1].name"},
+		{"Go: two locations of one path and match", func(o *v1beta1.NginxOperator) {
+			ls := o.Spec.Config.Servers[0].Locations
+			ls[1].Path = "/"
+			ls[0].Match, ls[1].Match = &v1beta1.RequestMatch{Method: "GET"}, &v1beta1.RequestMatch{Method: "GET"}
+		}, "appears twice in this server with the same pathType and match"},
 		{"Go: invalid pod label value", func(o *v1beta1.NginxOperator) { o.Spec.Pod.Labels = map[string]string{"team": "a b"} }, "spec.pod.labels"},
 		{"schema enum: toleration operator", func(o *v1beta1.NginxOperator) {
 			o.Spec.Pod.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Sometimes"}}

@@ -125,7 +125,7 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].ServerNames = []string{"Example.COM"} }, "server_name Example.COM;"},
 		{"TLS Secret name pattern", at(serverPath, "tls", "secretName"), pattern,
 			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].TLS = &v1beta1.TLS{SecretName: "Web_TLS"} }, "/Web_TLS/tls.crt;"},
-		{"location path pattern", at(locationPath, "path"), pattern,
+		{"location path rule", locationPath, celRule("path must start with '/'"),
 			func(o *v1beta1.NginxOperator) { location(o).Path = "@internal" }, "location @internal {"},
 		{"one handler per location", locationPath, celRule("exactly one of static, proxy or redirect"),
 			func(o *v1beta1.NginxOperator) { location(o).Static = nil }, "location / {}"},

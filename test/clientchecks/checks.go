@@ -11,6 +11,7 @@ var Checks = []Check{
 	{Name: "weighted split", Run: weightedSplit},
 	{Name: "backend TLS verified against the CA", Run: backendTLS},
 	{Name: "static: SPA fallback, error page, expires", Run: static},
+	{Name: "request matching: path types, headers, query, method, precedence", Run: requestMatching},
 	{Name: "read timeouts", Slow: true, Run: readTimeouts},
 	{Name: "WebSocket round trips, also after idling", Slow: true, Run: webSockets},
 	// Protocols and the door: door.go.

@@ -149,7 +149,7 @@ func locations(o Options) []v1beta1.Location {
 		static("/files/"), internal, private, limited, cached, quiet,
 		{Path: "/old/", Redirect: &v1beta1.RedirectLocation{Hostname: NewHost, Path: prefix("/new/"), Code: 301}},
 		{Path: "/secure-me/", Redirect: &v1beta1.RedirectLocation{Scheme: "https"}},
-	}, proxyLocations(o)...)
+	}, append(proxyLocations(o), matchLocations(o)...)...)
 }
 
 // proxyLocations of AppHost.

@@ -70,6 +70,7 @@ func (r *renderer) httpBlocks(spec *v1beta1.NginxOperatorSpec) []conf.Directive 
 		for j, l := range s.Locations {
 			out = append(out, r.locationBlocks(locationID(i, j), l)...)
 		}
+		out = append(out, r.matching(i, serverLocations(s)).maps()...)
 	}
 	return out
 }
@@ -90,7 +91,7 @@ func (r *renderer) locationBlocks(id string, l v1beta1.Location) []conf.Directiv
 			out = append(out, upstream(id, l, servers))
 			out = append(out, requestHeaderMaps(id, l)...)
 			if a != nil {
-				out = append(out, affinityCookieMap(id, l.Path, a.Cookie))
+				out = append(out, affinityCookieMap(id, cookiePath(l), a.Cookie))
 			}
 		}
 	}

@@ -3,52 +3,137 @@ package render
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
 
 // locations renders the locations of server number server; with none, /
-// serves the content.
+// serves the content. A block nginx picks by path holds its location's
+// handler, or hands the request to the named location of the one whose
+// match it meets (match.go).
 func (r *renderer) locations(server int, s v1beta1.Server) []conf.Directive {
-	locations := s.Locations
-	if len(locations) == 0 {
-		locations = []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}
-	}
+	locations := serverLocations(s)
+	m := r.matching(server, locations)
 	var out []conf.Directive
-	for i, l := range locations {
-		id := locationID(server, i)
-		var body []conf.Directive
-		switch {
-		case l.Static != nil:
-			body = static(l.Static)
-		case l.Proxy != nil:
-			body = r.proxy(id, l)
-		case l.Redirect != nil:
-			body = r.redirect(id, l)
+	named := make([]bool, len(locations))
+	noRoute := false
+	for k, b := range m.blocks {
+		if b.inline() {
+			j := b.candidates[0].route
+			out = append(out, conf.B("location", b.args, r.handler(server, j, locations[j], s.TLS)...))
+			continue
 		}
-		if l.ClientMaxBodySize != "" {
-			body = append(body, conf.D("client_max_body_size", l.ClientMaxBodySize))
+		for _, c := range b.candidates {
+			named[c.route] = true
 		}
-		if l.Expires != "" {
-			body = append(body, conf.D("expires", l.Expires))
+		noRoute = noRoute || len(b.candidates[len(b.candidates)-1].conditions) > 0
+		out = append(out, conf.B("location", b.args, dispatch(routeVariable(m.id, k), b, locations)...))
+	}
+	for j, l := range locations {
+		if named[j] {
+			out = append(out, conf.B("location", []string{routeLocation(locationID(server, j))}, r.handler(server, j, l, s.TLS)...))
 		}
-		if headers := responseHeaders(l); len(headers) > 0 || slices.ContainsFunc(body, isAddHeader) {
-			// Headers of its own (its own, or a proxy's affinity cookie)
-			// hide the server's from the location.
-			body = append(body, headers...)
-			body = append(body, hsts(s.TLS)...)
-		}
-		body = append(body, r.access(id, l.IPAccess, l.BasicAuth, l.RateLimit)...)
-		if l.DisableAccessLog {
-			body = append(body, conf.D("access_log", "off"))
-		}
-		out = append(out, conf.B("location", locationArgs(l), body...))
+	}
+	if noRoute {
+		out = append(out, conf.B("location", []string{noRouteLocation(m.id)}, conf.D("return", "404")))
 	}
 	if hasGRPC(locations) {
 		out = append(out, grpcStatusLocations()...)
 	}
 	return out
+}
+
+// serverLocations are s's locations; with none, / serves the content.
+func serverLocations(s v1beta1.Server) []v1beta1.Location {
+	if len(s.Locations) == 0 {
+		return []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}
+	}
+	return s.Locations
+}
+
+// dispatch is the body of a block that hands each request to the named
+// location routeVariable names. try_files tests the content root, a
+// directory, as a file, which always fails, and goes to its last
+// argument, a named location, with the request's URI and method as they
+// are. nginx checks a request body's announced size against the block's
+// client_max_body_size before: the largest of the candidates', so that
+// none refuses what its location allows.
+func dispatch(routeVariable string, b matchBlock, locations []v1beta1.Location) []conf.Directive {
+	var out []conf.Directive
+	if size := largestBodySize(b, locations); size != "" {
+		out = append(out, conf.D("client_max_body_size", size))
+	}
+	return append(out, conf.D("try_files", "", routeVariable))
+}
+
+// largestBodySize is the largest clientMaxBodySize of the block's
+// candidates ("0" is no limit), or "" when none sets one.
+func largestBodySize(b matchBlock, locations []v1beta1.Location) string {
+	largest, bytes := "", int64(-1)
+	for _, c := range b.candidates {
+		size := locations[c.route].ClientMaxBodySize
+		if size == "" {
+			continue
+		}
+		n := sizeBytes(size)
+		if n == 0 {
+			return "0"
+		}
+		if n > bytes {
+			largest, bytes = size, n
+		}
+	}
+	return largest
+}
+
+// sizeBytes reads an nginx size (the CRD's pattern: digits and an optional
+// k, m or g).
+func sizeBytes(size string) int64 {
+	unit := int64(1)
+	switch size[len(size)-1] {
+	case 'k', 'K':
+		unit = 1 << 10
+	case 'm', 'M':
+		unit = 1 << 20
+	case 'g', 'G':
+		unit = 1 << 30
+	}
+	n, _ := strconv.ParseInt(strings.TrimRight(size, "kKmMgG"), 10, 64)
+	return n * unit
+}
+
+// handler is the body of location j of a server: what answers its
+// requests.
+func (r *renderer) handler(server, j int, l v1beta1.Location, tls *v1beta1.TLS) []conf.Directive {
+	id := locationID(server, j)
+	var body []conf.Directive
+	switch {
+	case l.Static != nil:
+		body = static(l.Static)
+	case l.Proxy != nil:
+		body = r.proxy(id, l)
+	case l.Redirect != nil:
+		body = r.redirect(id, l)
+	}
+	if l.ClientMaxBodySize != "" {
+		body = append(body, conf.D("client_max_body_size", l.ClientMaxBodySize))
+	}
+	if l.Expires != "" {
+		body = append(body, conf.D("expires", l.Expires))
+	}
+	if headers := responseHeaders(l); len(headers) > 0 || slices.ContainsFunc(body, isAddHeader) {
+		// Headers of its own (its own, or a proxy's affinity cookie)
+		// hide the server's from the location.
+		body = append(body, headers...)
+		body = append(body, hsts(tls)...)
+	}
+	body = append(body, r.access(id, l.IPAccess, l.BasicAuth, l.RateLimit)...)
+	if l.DisableAccessLog {
+		body = append(body, conf.D("access_log", "off"))
+	}
+	return body
 }
 
 // serverID names the blocks of server number i (its rate limit zone).
@@ -105,13 +190,4 @@ func responseHeaders(l v1beta1.Location) []conf.Directive {
 		add(h)
 	}
 	return out
-}
-
-// locationArgs are the arguments of a location block: the path, after "="
-// for an exact match.
-func locationArgs(l v1beta1.Location) []string {
-	if l.Exact {
-		return []string{"=", l.Path}
-	}
-	return []string{l.Path}
 }

@@ -129,6 +129,8 @@ type renderer struct {
 	// (a field its rules require, missing): rendering goes on without the
 	// field, and Directives returns them.
 	invalid []error
+	// matches are the servers' request matching, by server number.
+	matches map[int]*serverMatch
 }
 
 // refuse records a fault of the spec (see renderer.invalid).

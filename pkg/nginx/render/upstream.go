@@ -175,3 +175,12 @@ func keepalive(k *v1beta1.UpstreamKeepAlive) []conf.Directive {
 		conf.D("keepalive_timeout", itoa(k.TimeoutSeconds)+"s"),
 	}
 }
+
+// cookiePath is the Path of a location's affinity cookie when the spec sets
+// none: the location's path, or / for a regular expression.
+func cookiePath(l v1beta1.Location) string {
+	if v1beta1.PathTypeOf(l) == v1beta1.PathRegularExpression {
+		return "/"
+	}
+	return l.Path
+}

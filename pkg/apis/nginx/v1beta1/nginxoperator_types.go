@@ -626,17 +626,50 @@ type RateLimit struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.requestHeaders) || !has(self.requestHeaders.add) || self.requestHeaders.add.all(h, h.name.matches('^[A-Za-z0-9-]+$'))",message="requestHeaders.add names may hold letters, digits and '-' only: nginx reads a request header's current value through a variable named after it"
 // +kubebuilder:validation:XValidation:rule="!has(self.responseHeaders) || has(self.proxy) || (!has(self.responseHeaders.set) && !has(self.responseHeaders.remove))",message="responseHeaders.set and responseHeaders.remove need a proxy location: nginx can only replace or drop a header a Service sent; use responseHeaders.add"
 // +kubebuilder:validation:XValidation:rule="!has(self.headers) || !has(self.responseHeaders)",message="headers is the older name of responseHeaders.add: use one of them"
+// +kubebuilder:validation:XValidation:rule="has(self.pathType) && self.pathType == 'RegularExpression' || self.path.matches('^/[A-Za-z0-9._~!&\\x27()*+,=:@%/-]*$')",message="path must start with '/' and hold letters, digits and ._~!&'()*+,=:@%/- only (percent-encode the rest); a regular expression needs pathType: RegularExpression",fieldPath=".path"
+// +kubebuilder:validation:XValidation:rule="!has(self.exact) || !self.exact || !has(self.pathType) || self.pathType == 'Exact'",message="exact: true is the older spelling of pathType: Exact and cannot go with another pathType"
+// +kubebuilder:validation:XValidation:rule="!has(self.pathType) || !(self.pathType in ['Exact', 'RegularExpression']) || !((has(self.redirect) && has(self.redirect.path) && self.redirect.path.type == 'ReplacePrefixMatch') || (has(self.proxy) && has(self.proxy.urlRewrite) && has(self.proxy.urlRewrite.path) && self.proxy.urlRewrite.path.type == 'ReplacePrefixMatch'))",message="ReplacePrefixMatch needs a prefix location: with pathType Exact or RegularExpression use ReplaceFullPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.exact) || !self.exact || !((has(self.redirect) && has(self.redirect.path) && self.redirect.path.type == 'ReplacePrefixMatch') || (has(self.proxy) && has(self.proxy.urlRewrite) && has(self.proxy.urlRewrite.path) && self.proxy.urlRewrite.path.type == 'ReplacePrefixMatch'))",message="ReplacePrefixMatch needs a prefix location: with exact: true use ReplaceFullPath"
 type Location struct {
-	// Path is the URI prefix this location matches (or the exact URI with exact: true).
+	// Path is what the request's path is matched against, as pathType says:
+	// a prefix, the exact path, or a regular expression.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._~!&'()*+,=:@%/-]*$`
+	// +kubebuilder:validation:Pattern=`^[ -~]+$`
 	Path string `json:"path"`
 
-	// Exact matches the path exactly instead of as a prefix.
+	// Exact matches the path exactly instead of as a prefix: the older
+	// spelling of pathType: Exact.
 	// +optional
 	Exact bool `json:"exact,omitempty"`
+
+	// PathType is how path matches the request's path, once nginx has
+	// decoded it and merged its slashes (Gateway API's path match types).
+	// Prefix (unset) is a prefix of the string, as nginx's own locations
+	// match: /api matches /api, /api/v1 and /apis. PathPrefix matches
+	// element by element: /api matches /api and /api/v1 but not /apis, and
+	// a trailing '/' is ignored. Exact is the whole path. RegularExpression
+	// is a regular expression (RE2 syntax, which nginx's PCRE reads the
+	// same) that must match the whole path.
+	//
+	// When several locations match a request, the most specific wins, in
+	// Gateway API's order: an exact path; then a regular expression, in
+	// the order of the list; then the longest prefix; among locations of
+	// the same path, one with a method, then the one with more header
+	// matches, then the one with more query parameter matches, then the
+	// first in the list. A location whose match the request fails is
+	// passed over for the next.
+	// +optional
+	// +kubebuilder:validation:Enum=Prefix;PathPrefix;Exact;RegularExpression
+	PathType string `json:"pathType,omitempty"`
+
+	// Match narrows the location to requests that also carry these
+	// headers, query parameters and method (Gateway API's HTTPRouteMatch):
+	// all of them must match. Several locations may share a path with
+	// different matches; a request that matches none of them goes to the
+	// next location its path matches, or gets 404.
+	// +optional
+	Match *RequestMatch `json:"match,omitempty"`
 
 	// Static serves files from the content root.
 	// +optional
@@ -699,6 +732,73 @@ type Location struct {
 	// health check polled every second.
 	// +optional
 	DisableAccessLog bool `json:"disableAccessLog,omitempty"`
+}
+
+// RequestMatch is what a request must carry besides its path.
+type RequestMatch struct {
+	// Headers the request must have, each with a matching value. A header
+	// sent more than once is matched by its first value.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Headers []HeaderMatch `json:"headers,omitempty"`
+	// QueryParams the request's query must have, each with a matching
+	// value. Names are case-sensitive; the value is compared as the client
+	// sent it, percent-encoding and all; a parameter sent more than once is
+	// matched by its first value.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	QueryParams []QueryParamMatch `json:"queryParams,omitempty"`
+	// Method the request must use.
+	// +optional
+	// +kubebuilder:validation:Enum=GET;HEAD;POST;PUT;DELETE;CONNECT;OPTIONS;TRACE;PATCH
+	Method string `json:"method,omitempty"`
+}
+
+// HeaderMatch matches one request header by name (in any case) and value.
+type HeaderMatch struct {
+	// Type is Exact (unset): the value, case-sensitive; or
+	// RegularExpression: a regular expression (RE2 syntax) that must match
+	// the whole value.
+	// +optional
+	// +kubebuilder:validation:Enum=Exact;RegularExpression
+	Type string `json:"type,omitempty"`
+	// Name of the header: letters, digits and '-' only, since nginx drops
+	// a header with any other character in its name (ignore_invalid_headers).
+	// Each name may appear once, in any case, which the controller checks
+	// (condition Degraded, reason InvalidConfig).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9-]+$`
+	Name string `json:"name"`
+	// Value the header must have, or the regular expression it must match.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^[ -~]+$`
+	Value string `json:"value"`
+}
+
+// QueryParamMatch matches one query parameter by name and value.
+type QueryParamMatch struct {
+	// Type is Exact (unset): the value, case-sensitive; or
+	// RegularExpression: a regular expression (RE2 syntax) that must match
+	// the whole value.
+	// +optional
+	// +kubebuilder:validation:Enum=Exact;RegularExpression
+	Type string `json:"type,omitempty"`
+	// Name of the parameter, case-sensitive.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`
+	Name string `json:"name"`
+	// Value the parameter must have, or the regular expression it must match.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^[ -~]+$`
+	Value string `json:"value"`
 }
 
 // HeaderModifier sets, adds and removes HTTP headers, with Gateway API's
@@ -1525,4 +1625,29 @@ type NginxOperatorList struct {
 
 func init() {
 	SchemeBuilder.Register(&NginxOperator{}, &NginxOperatorList{})
+}
+
+// The path types of a Location (Gateway API's PathMatchType, and nginx's
+// own string prefix).
+const (
+	PathPrefixString      = "Prefix"
+	PathPrefixElements    = "PathPrefix"
+	PathExact             = "Exact"
+	PathRegularExpression = "RegularExpression"
+)
+
+// MatchRegularExpression is the type of a header or query parameter match
+// by regular expression; the other is Exact.
+const MatchRegularExpression = "RegularExpression"
+
+// PathTypeOf is l's path type, with exact: true read as Exact and an unset
+// type as Prefix.
+func PathTypeOf(l Location) string {
+	switch {
+	case l.Exact:
+		return PathExact
+	case l.PathType == "":
+		return PathPrefixString
+	}
+	return l.PathType
 }
