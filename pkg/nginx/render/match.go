@@ -467,7 +467,7 @@ func (m *serverMatch) routeMap(k int, b matchBlock) conf.Directive {
 	seen := map[string]bool{}
 	fallback := noRouteLocation(m.id)
 	for _, c := range b.candidates {
-			target := routeLocation(locationID(m.server, c.route))
+		target := routeLocation(locationID(m.server, c.route))
 		if len(c.conditions) == 0 {
 			fallback = target
 			break
