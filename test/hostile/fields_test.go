@@ -91,6 +91,13 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 							Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/guide/")}}},
 						{Path: "/grpc.health.v1.Health/", Proxy: &v1beta1.ProxyLocation{Service: "health", Port: 50051, BackendProtocol: "GRPC",
 							LoadBalancingMethod: "random two least_conn"}},
+						{Path: "/m/", PathType: "PathPrefix", Static: &v1beta1.StaticLocation{}, Match: &v1beta1.RequestMatch{
+							Headers:     []v1beta1.HeaderMatch{{Name: "X-Team", Value: "a"}},
+							QueryParams: []v1beta1.QueryParamMatch{{Name: "id", Value: "1"}},
+							Method:      "GET"}},
+						{Path: "/r/[0-9]+", PathType: "RegularExpression", Static: &v1beta1.StaticLocation{}, Match: &v1beta1.RequestMatch{
+							Headers:     []v1beta1.HeaderMatch{{Type: "RegularExpression", Name: "X-Re", Value: "a.*"}},
+							QueryParams: []v1beta1.QueryParamMatch{{Type: "RegularExpression", Name: "q", Value: "[a-z]+"}}}},
 					}},
 				{Port: "https", ServerNames: []string{"example.com"}, TLS: &v1beta1.TLS{SecretName: "web-tls",
 					HSTS:               &v1beta1.HSTS{MaxAgeSeconds: ptr.To[int32](31536000), IncludeSubDomains: true},
@@ -251,7 +258,22 @@ func corpusFields() []corpusField {
 	serverNames := []string{"*", "_", "*.x.com", "a..b", ".x.com", "x.*", "*.*.x.com", "EXAMPLE.com", "bücher.de",
 		`~^(?<x>.+)\.example\.com$`, "example.com:80", "localhost", strings.Repeat("a", 254)}
 
+	// Regular expressions that are not one, close the group they are put
+	// in, or are PCRE's alone (comments, verbs, \Z).
+	regexes := []string{"(", ")", "a)|(b", ".*)\\z|^(?:/x", "[", "a{1,", "(?#c)", "(*LIMIT_MATCH=1)a", "\\Z", "\\", "\\E", "(?i)/A", ".*", "\\x{110000}"}
 	return []corpusField{
+		{"config.servers[].locations[].pathType (with a regular expression path)", func(spec map[string]any, v any) {
+			setAt(loc(6, "pathType")...)(spec, v)
+			setAt(loc(6, "path")...)(spec, "/m/(a|b)")
+		}, shortStr("RegularExpression", "Exact", "Regex", "exact", "PathPrefix")},
+		{"config.servers[].locations[].path (RegularExpression)", setAt(loc(7, "path")...), str(append(regexes, slashed...)...)},
+		{"config.servers[].locations[].match.headers[].name", setAt(loc(6, "match", "headers", 0, "name")...), str("X_Team", "X.Team", "x-team", "Host")},
+		{"config.servers[].locations[].match.headers[].value", setAt(loc(6, "match", "headers", 0, "value")...), str(regexes...)},
+		{"config.servers[].locations[].match.headers[].value (RegularExpression)", setAt(loc(7, "match", "headers", 0, "value")...), str(regexes...)},
+		{"config.servers[].locations[].match.queryParams[].name", setAt(loc(6, "match", "queryParams", 0, "name")...), str("ID", "a=b", "a&b", "id[]")},
+		{"config.servers[].locations[].match.queryParams[].value", setAt(loc(6, "match", "queryParams", 0, "value")...), str(regexes...)},
+		{"config.servers[].locations[].match.queryParams[].value (RegularExpression)", setAt(loc(7, "match", "queryParams", 0, "value")...), str(regexes...)},
+		{"config.servers[].locations[].match.method", setAt(loc(6, "match", "method")...), shortStr("get", "PURGE", "GET ", "POST")},
 		{"image", setAt("image"), str("-nginx", "nginx:1.27 --foo", "nginx:1.27@sha256:abc", "evil.example.com/nginx:latest")},
 		{"imagePullPolicy", setAt("imagePullPolicy"), shortStr("Always", "Sometimes", "always")},
 		{"imagePullSecrets[].name", setAt("imagePullSecrets", 0, "name"), shortStr("../x", "Regcred")},

@@ -149,6 +149,11 @@ var (
 	operatorVariables = regexp.MustCompile(`^\$(host|uri|request_uri|is_args|args|remote_addr|http_upgrade|` +
 		`connection_upgrade|host_with_port|forwarded_(for|proto|host|port|port_suffix)|` +
 		`redirect_path_s[0-9]+_l[0-9]+|request_header_s[0-9]+_l[0-9]+_[0-9]+|1)$`)
+	// routeLocation is the renderer's named location of a location a block
+	// hands requests to, or of the 404 when none matches; routeVariable
+	// names one of them.
+	routeLocation = regexp.MustCompile(`^@route_s[0-9]+_(l[0-9]+|none)$`)
+	routeVariable = regexp.MustCompile(`^\$route_s[0-9]+_b[0-9]+$`)
 	// errorPageLocation is the renderer's named location of an error page.
 	errorPageLocation = regexp.MustCompile(`^@error_page_[0-9]+_[0-9]+$`)
 	// grpcStatusLocation is the renderer's named location answering a gRPC
@@ -210,9 +215,10 @@ func locationMeaning(loc conf.Directive) []string {
 	args := loc.Args
 	plain := len(args) == 1 && strings.HasPrefix(args[0], "/") ||
 		len(args) == 2 && args[0] == "=" && strings.HasPrefix(args[1], "/") ||
-		len(args) == 1 && errorPageLocation.MatchString(args[0])
+		len(args) == 2 && args[0] == "~" && wholePathRegex(args[1]) ||
+		len(args) == 1 && (errorPageLocation.MatchString(args[0]) || routeLocation.MatchString(args[0]))
 	if !plain {
-		out = append(out, fmt.Sprintf("location %q is not a URI prefix or an exact URI (nginx reads a modifier, regex or name)", args))
+		out = append(out, fmt.Sprintf("location %q is not a URI prefix, an exact URI, the renderer's whole-path regular expression or one of its named locations", args))
 	}
 	for _, d := range loc.Block {
 		switch d.Name {
@@ -229,6 +235,9 @@ func locationMeaning(loc conf.Directive) []string {
 			}
 			continue
 		case "return":
+			if len(args) == 1 && strings.HasSuffix(args[0], "_none") && len(d.Args) == 1 && d.Args[0] == "404" {
+				continue // the answer when no location's match holds
+			}
 			out = append(out, returnMeaning(d)...)
 		case "rewrite":
 			if len(d.Args) != 3 || !rewriteRegex.MatchString(d.Args[0]) || d.Args[2] != "break" {
@@ -237,6 +246,9 @@ func locationMeaning(loc conf.Directive) []string {
 		case "allow", "deny":
 			out = append(out, accessMeaning(d)...)
 		case "try_files":
+			if len(d.Args) == 2 && d.Args[0] == "" && routeVariable.MatchString(d.Args[1]) {
+				continue // a block handing its requests to a named location
+			}
 			if n := len(d.Args); n > 0 && !strings.HasPrefix(d.Args[n-1], "/") && d.Args[n-1] != "=404" {
 				out = append(out, fmt.Sprintf("try_files falls back to %q, not a file of the content", d.Args[n-1]))
 			}
@@ -248,4 +260,21 @@ func locationMeaning(loc conf.Directive) []string {
 		}
 	}
 	return out
+}
+
+// wholePathRegex: a location regex is the renderer's ^(?:re)\z around a
+// regular expression re that RE2 compiles on its own, so that re is one
+// group that cannot end the renderer's early (the controller refuses any
+// other).
+func wholePathRegex(arg string) bool {
+	inner, ok := strings.CutPrefix(arg, "^(?:")
+	if !ok {
+		return false
+	}
+	inner, ok = strings.CutSuffix(inner, `)\z`)
+	if !ok {
+		return false
+	}
+	_, err := regexp.Compile(inner)
+	return err == nil
 }
