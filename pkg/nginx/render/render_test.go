@@ -112,6 +112,26 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 			},
 		},
 	},
+	// Request matching: locations of one path told apart by header, query
+	// and method, element-wise prefixes, an exact path, a regular
+	// expression, and a fallback to the shorter prefix when a match fails.
+	"request-matching": {
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{
+			Port: "http",
+			Locations: []v1beta1.Location{
+				{Path: "/", PathType: "PathPrefix", Static: &v1beta1.StaticLocation{}},
+				{Path: "/api", PathType: "PathPrefix", ClientMaxBodySize: "10m", Match: &v1beta1.RequestMatch{Headers: []v1beta1.HeaderMatch{{Name: "X-Canary", Value: "always"}}},
+					Proxy: &v1beta1.ProxyLocation{Service: "api-canary", Port: 80}},
+				{Path: "/api", PathType: "PathPrefix", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}},
+				{Path: "/api/orders", PathType: "PathPrefix", Match: &v1beta1.RequestMatch{Method: "POST",
+					QueryParams: []v1beta1.QueryParamMatch{{Type: "RegularExpression", Name: "v", Value: "2|3"}}},
+					Proxy: &v1beta1.ProxyLocation{Service: "orders-v2", Port: 80}},
+				{Path: "/healthz", PathType: "Exact", Static: &v1beta1.StaticLocation{}, DisableAccessLog: true},
+				{Path: `/img/[a-z0-9]+\.(png|jpe?g)`, PathType: "RegularExpression", Static: &v1beta1.StaticLocation{}, Expires: "7d"},
+			},
+		}}},
+	},
 	// The protocols, client address, access control and log settings of
 	// an edge server, on a dual-stack Service.
 	"edge-protocols": {
