@@ -127,7 +127,7 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].TLS = &v1beta1.TLS{SecretName: "Web_TLS"} }, "/Web_TLS/tls.crt;"},
 		{"location path rule", locationPath, celRule("path must start with '/'"),
 			func(o *v1beta1.NginxOperator) { location(o).Path = "@internal" }, "location @internal {"},
-		{"one handler per location", locationPath, celRule("exactly one of static, proxy or redirect"),
+		{"one handler per location", locationPath, celRule("exactly one of static, proxy, redirect or respond"),
 			func(o *v1beta1.NginxOperator) { location(o).Static = nil }, "location / {}"},
 		{"proxy Service pattern", at(locationPath, "proxy", "service"), pattern,
 			func(o *v1beta1.NginxOperator) { proxy(o).Service = "API" }, "server API.team-a.svc:80;"},

@@ -12,6 +12,9 @@ import (
 // Location header's path names the location that answered.
 const RulesHost = "rules.test"
 
+// Closed is the body /m/closed answers with, status 503.
+const Closed = "closed for maintenance\n"
+
 // matchLocations are AppHost's locations under /m/, each answering with a
 // redirect to RulesHost/<its name> (two proxy to API and Canary): path
 // types, header, query and method matches, and their precedence.
@@ -49,6 +52,7 @@ func matchLocations(o Options) []v1beta1.Location {
 		named("r-prefix", "/m/r", prefix, nil),
 		{Path: "/m/api", PathType: prefix, Match: headers("X-Canary", "yes"), Proxy: &v1beta1.ProxyLocation{Service: Canary, Port: o.CanaryPort}},
 		{Path: "/m/api", PathType: prefix, Proxy: &v1beta1.ProxyLocation{Service: API, Port: o.APIPort}},
+		{Path: "/m/closed", PathType: v1beta1.PathExact, Respond: &v1beta1.RespondLocation{Status: http.StatusServiceUnavailable, Body: Closed}},
 	}
 }
 
@@ -96,6 +100,9 @@ func requestMatching(t *testing.T, tg *Target) {
 		if got != tc.want {
 			t.Errorf("%s %s %v: answered by %q (%s), want %q", tc.method, tc.path, tc.header, got, resp.Status, tc.want)
 		}
+	}
+	if resp, body := get(t, c, tg.url("http", AppHost, "/m/closed")); resp.StatusCode != http.StatusServiceUnavailable || body != Closed || resp.Header.Get("Content-Type") != "text/plain" {
+		t.Errorf("respond: %s %q (%s), want 503 %q as text/plain", resp.Status, body, resp.Header.Get("Content-Type"), Closed)
 	}
 	// A proxied location behind a match gets the request's URI as sent.
 	for service, header := range map[string][]string{Canary: {"X-Canary", "yes"}, API: nil} {

@@ -273,6 +273,12 @@ func corpusFields() []corpusField {
 		{"config.servers[].locations[].match.queryParams[].name", setAt(loc(6, "match", "queryParams", 0, "name")...), str("ID", "a=b", "a&b", "id[]")},
 		{"config.servers[].locations[].match.queryParams[].value", setAt(loc(6, "match", "queryParams", 0, "value")...), str(regexes...)},
 		{"config.servers[].locations[].match.queryParams[].value (RegularExpression)", setAt(loc(7, "match", "queryParams", 0, "value")...), str(regexes...)},
+		{"config.servers[].locations[].respond.body", func(spec map[string]any, v any) {
+			setAt(loc(0)...)(spec, map[string]any{"path": "/", "respond": map[string]any{"status": int64(503), "body": v}})
+		}, str("a\nb", "$host", "https://example.com/")},
+		{"config.servers[].locations[].respond.status", func(spec map[string]any, v any) {
+			setAt(loc(0)...)(spec, map[string]any{"path": "/", "respond": map[string]any{"status": v, "body": "x"}})
+		}, nums(301, 444, 499, 599, 600)},
 		{"config.servers[].locations[].match.method", setAt(loc(6, "match", "method")...), shortStr("get", "PURGE", "GET ", "POST")},
 		{"image", setAt("image"), str("-nginx", "nginx:1.27 --foo", "nginx:1.27@sha256:abc", "evil.example.com/nginx:latest")},
 		{"imagePullPolicy", setAt("imagePullPolicy"), shortStr("Always", "Sometimes", "always")},

@@ -235,8 +235,9 @@ func locationMeaning(loc conf.Directive) []string {
 			}
 			continue
 		case "return":
-			if len(args) == 1 && strings.HasSuffix(args[0], "_none") && len(d.Args) == 1 && d.Args[0] == "404" {
-				continue // the answer when no location's match holds
+			if len(d.Args) > 0 && !redirectCodes[d.Args[0]] {
+				out = append(out, respondMeaning(d)...)
+				continue
 			}
 			out = append(out, returnMeaning(d)...)
 		case "rewrite":
@@ -277,4 +278,18 @@ func wholePathRegex(arg string) bool {
 	}
 	_, err := regexp.Compile(inner)
 	return err == nil
+}
+
+// respondMeaning: a location's return that is no redirect answers a
+// status nginx sends (200 to 599, not its 444 that closes the connection)
+// with a literal body, if any.
+func respondMeaning(d conf.Directive) []string {
+	code, err := strconv.Atoi(d.Args[0])
+	if err != nil || code < 200 || code > 599 || code == 444 || len(d.Args) > 2 {
+		return []string{fmt.Sprintf("return %q is not a status and a body", d.Args)}
+	}
+	if len(d.Args) == 2 && strings.Contains(d.Args[1], "$") {
+		return []string{fmt.Sprintf("return body %q expands nginx variables", d.Args[1])}
+	}
+	return nil
 }

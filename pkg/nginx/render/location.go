@@ -116,6 +116,8 @@ func (r *renderer) handler(server, j int, l v1beta1.Location, tls *v1beta1.TLS) 
 		body = r.proxy(id, l)
 	case l.Redirect != nil:
 		body = r.redirect(id, l)
+	case l.Respond != nil:
+		body = respond(l.Respond)
 	}
 	if l.ClientMaxBodySize != "" {
 		body = append(body, conf.D("client_max_body_size", l.ClientMaxBodySize))
@@ -190,4 +192,13 @@ func responseHeaders(l v1beta1.Location) []conf.Directive {
 		add(h)
 	}
 	return out
+}
+
+// respond answers with the fixed status and body: the body is a literal
+// (the CRD allows no "$"), as text/plain.
+func respond(rs *v1beta1.RespondLocation) []conf.Directive {
+	if rs.Body == "" {
+		return []conf.Directive{conf.D("return", itoa(rs.Status))}
+	}
+	return []conf.Directive{conf.D("default_type", "text/plain"), conf.D("return", itoa(rs.Status), rs.Body)}
 }

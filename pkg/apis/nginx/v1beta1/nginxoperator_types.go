@@ -620,8 +620,9 @@ type RateLimit struct {
 	ZoneSizeMiB int32 `json:"zoneSizeMiB,omitempty"`
 }
 
-// Location routes requests under a path to exactly one handler: static, proxy or redirect.
-// +kubebuilder:validation:XValidation:rule="(has(self.static) ? 1 : 0) + (has(self.proxy) ? 1 : 0) + (has(self.redirect) ? 1 : 0) == 1",message="a location needs exactly one of static, proxy or redirect"
+// Location routes requests under a path to exactly one handler: static,
+// proxy, redirect or respond.
+// +kubebuilder:validation:XValidation:rule="(has(self.static) ? 1 : 0) + (has(self.proxy) ? 1 : 0) + (has(self.redirect) ? 1 : 0) + (has(self.respond) ? 1 : 0) == 1",message="a location needs exactly one of static, proxy, redirect or respond"
 // +kubebuilder:validation:XValidation:rule="!has(self.requestHeaders) || has(self.proxy)",message="requestHeaders needs a proxy location: only a proxied request is sent on"
 // +kubebuilder:validation:XValidation:rule="!has(self.requestHeaders) || !has(self.requestHeaders.add) || self.requestHeaders.add.all(h, h.name.matches('^[A-Za-z0-9-]+$'))",message="requestHeaders.add names may hold letters, digits and '-' only: nginx reads a request header's current value through a variable named after it"
 // +kubebuilder:validation:XValidation:rule="!has(self.responseHeaders) || has(self.proxy) || (!has(self.responseHeaders.set) && !has(self.responseHeaders.remove))",message="responseHeaders.set and responseHeaders.remove need a proxy location: nginx can only replace or drop a header a Service sent; use responseHeaders.add"
@@ -682,6 +683,11 @@ type Location struct {
 	// Redirect answers with a redirect to a fixed URL.
 	// +optional
 	Redirect *RedirectLocation `json:"redirect,omitempty"`
+
+	// Respond answers every request with a fixed status and body, such as
+	// 503 and a maintenance notice, or 403 for a path no client may use.
+	// +optional
+	Respond *RespondLocation `json:"respond,omitempty"`
 
 	// Headers are added to responses from this location: the older name of
 	// responseHeaders.add, kept for existing objects.
@@ -799,6 +805,21 @@ type QueryParamMatch struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^[ -~]+$`
 	Value string `json:"value"`
+}
+
+// RespondLocation answers with a fixed response.
+// +kubebuilder:validation:XValidation:rule="!(self.status in [301, 302, 303, 307, 308, 444])",message="respond.status cannot be a redirect (use redirect) or 444 (nginx's code for closing the connection without an answer)"
+type RespondLocation struct {
+	// Status is the HTTP status code.
+	// +kubebuilder:validation:Minimum=200
+	// +kubebuilder:validation:Maximum=599
+	Status int32 `json:"status"`
+	// Body is the response's body, sent as text/plain; none when unset.
+	// Printable characters, tabs and newlines only, no "$".
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^[^\x00-\x08\x0b-\x1f\x7f$]*$`
+	Body string `json:"body,omitempty"`
 }
 
 // HeaderModifier sets, adds and removes HTTP headers, with Gateway API's

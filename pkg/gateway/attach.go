@@ -1,0 +1,145 @@
+package gateway
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// route is what attachment needs of an HTTPRoute or a GRPCRoute.
+type route struct {
+	kind      gatewayv1.Kind
+	meta      metav1.ObjectMeta
+	parents   []gatewayv1.ParentReference
+	hostnames []gatewayv1.Hostname
+}
+
+// attachment is where one parentRef of a route attaches to the Gateway:
+// the listeners it is accepted by, with the hostnames it serves on each,
+// or why it is not accepted.
+type attachment struct {
+	ref       gatewayv1.ParentReference
+	listeners []*listener
+	// hostnames[i] are the hostnames the route serves on listeners[i]; ""
+	// is any.
+	hostnames [][]string
+	refused   gatewayv1.RouteConditionReason
+	message   string
+}
+
+// refersTo reports whether ref names gw.
+func refersTo(ref gatewayv1.ParentReference, routeNamespace string, gw *gatewayv1.Gateway) bool {
+	group, kind, ns := Group, gatewayv1.Kind("Gateway"), routeNamespace
+	if ref.Group != nil {
+		group = *ref.Group
+	}
+	if ref.Kind != nil {
+		kind = *ref.Kind
+	}
+	if ref.Namespace != nil {
+		ns = string(*ref.Namespace)
+	}
+	return group == Group && kind == "Gateway" && ns == gw.Namespace && string(ref.Name) == gw.Name
+}
+
+// attach works out each of r's parentRefs to gw against its listeners.
+// namespaceLabels are the labels of the route's namespace (for a
+// listener's namespace selector).
+func attach(r route, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string) []attachment {
+	var out []attachment
+	for _, ref := range r.parents {
+		if !refersTo(ref, r.meta.Namespace, gw) {
+			continue
+		}
+		out = append(out, attachOne(r, ref, gw, ls, namespaceLabels))
+	}
+	return out
+}
+
+func attachOne(r route, ref gatewayv1.ParentReference, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string) attachment {
+	a := attachment{ref: ref, refused: gatewayv1.RouteReasonNoMatchingParent, message: "no listener matches the parentRef's sectionName and port"}
+	for _, l := range ls {
+		if ref.SectionName != nil && *ref.SectionName != l.Name || ref.Port != nil && *ref.Port != l.Port {
+			continue
+		}
+		if !l.serves() || !kindAllowed(l, r.kind) || !namespaceAllowed(l, gw.Namespace, r.meta.Namespace, namespaceLabels) {
+			if a.refused == gatewayv1.RouteReasonNoMatchingParent {
+				a.refused, a.message = gatewayv1.RouteReasonNotAllowedByListeners, "the matching listeners do not allow this route (kind, namespace) or are not valid"
+			}
+			continue
+		}
+		hosts := intersectHostnames(hostnameOf(l.Hostname), r.hostnames)
+		if len(hosts) == 0 {
+			a.refused, a.message = gatewayv1.RouteReasonNoMatchingListenerHostname, "no hostname of the route matches the listener's"
+			continue
+		}
+		a.listeners = append(a.listeners, l)
+		a.hostnames = append(a.hostnames, hosts)
+	}
+	if len(a.listeners) > 0 {
+		a.refused, a.message = "", ""
+	}
+	return a
+}
+
+func kindAllowed(l *listener, kind gatewayv1.Kind) bool {
+	for _, k := range l.kinds {
+		if k.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// namespaceAllowed applies the listener's allowedRoutes.namespaces (Same
+// when unset).
+func namespaceAllowed(l *listener, gatewayNamespace, routeNamespace string, namespaceLabels map[string]string) bool {
+	from := gatewayv1.NamespacesFromSame
+	var selector *metav1.LabelSelector
+	if a := l.AllowedRoutes; a != nil && a.Namespaces != nil {
+		if a.Namespaces.From != nil {
+			from = *a.Namespaces.From
+		}
+		selector = a.Namespaces.Selector
+	}
+	switch from {
+	case gatewayv1.NamespacesFromAll:
+		return true
+	case gatewayv1.NamespacesFromSelector:
+		s, err := metav1.LabelSelectorAsSelector(selector)
+		return err == nil && selector != nil && s.Matches(labels.Set(namespaceLabels))
+	case gatewayv1.NamespacesFromNone:
+		return false
+	}
+	return routeNamespace == gatewayNamespace
+}
+
+// intersectHostnames are the hostnames a route serves on a listener of
+// hostname listenerHost ("" for any): the route's own that the listener
+// accepts, the listener's where a route's wildcard covers it, and [""]
+// (any) when neither names one.
+func intersectHostnames(listenerHost string, routeHosts []gatewayv1.Hostname) []string {
+	if len(routeHosts) == 0 {
+		return []string{listenerHost}
+	}
+	var out []string
+	for _, h := range routeHosts {
+		host := string(h)
+		switch {
+		case listenerHost == "" || host == listenerHost || covers(listenerHost, host):
+			out = append(out, host)
+		case covers(host, listenerHost):
+			out = append(out, listenerHost)
+		}
+	}
+	return out
+}
+
+// covers reports whether wildcard, a hostname like *.example.com, matches
+// host: a name of one or more labels more, or a longer wildcard.
+func covers(wildcard, host string) bool {
+	suffix, ok := strings.CutPrefix(wildcard, "*")
+	return ok && strings.HasSuffix(host, suffix) && len(host) > len(suffix)
+}

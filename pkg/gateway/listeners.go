@@ -1,0 +1,168 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// listener is one listener of a Gateway as the translation sees it: what
+// it accepts, and what is wrong with it.
+type listener struct {
+	gatewayv1.Listener
+	// kinds are the route kinds it accepts (its status's supportedKinds).
+	kinds []gatewayv1.RouteGroupKind
+	// invalidKinds: allowedRoutes.kinds names a kind it cannot serve.
+	invalidKinds bool
+	// unsupported is why the listener cannot be served at all, as a
+	// reason of its Accepted condition; "" when it can.
+	unsupported gatewayv1.ListenerConditionReason
+	// conflict is why the listener conflicts with another of the
+	// Gateway; "" for none.
+	conflict gatewayv1.ListenerConditionReason
+	// certificate is the Secret an HTTPS listener serves; refFault is
+	// why it cannot (a ResolvedRefs reason) and refMessage says so.
+	certificate types.NamespacedName
+	refFault    gatewayv1.ListenerConditionReason
+	refMessage  string
+	// attached counts the routes attached to it.
+	attached int32
+}
+
+// serves reports a listener that takes routes and traffic.
+func (l *listener) serves() bool {
+	return l.unsupported == "" && l.conflict == "" && l.refFault == ""
+}
+
+// routeKinds are the kinds of route a listener of each protocol can serve.
+var routeKinds = map[gatewayv1.ProtocolType][]gatewayv1.Kind{
+	gatewayv1.HTTPProtocolType:  {KindHTTPRoute, KindGRPCRoute},
+	gatewayv1.HTTPSProtocolType: {KindHTTPRoute, KindGRPCRoute},
+}
+
+// Route kinds, and the API group of Gateway API's kinds.
+const (
+	KindHTTPRoute = gatewayv1.Kind("HTTPRoute")
+	KindGRPCRoute = gatewayv1.Kind("GRPCRoute")
+	Group         = gatewayv1.Group(gatewayv1.GroupName)
+)
+
+// readListeners checks each listener of gw on its own (protocol, route
+// kinds, certificates) and against the others (conflicts).
+func readListeners(gw *gatewayv1.Gateway, refs references) []*listener {
+	out := make([]*listener, len(gw.Spec.Listeners))
+	for i, spec := range gw.Spec.Listeners {
+		l := &listener{Listener: spec}
+		supported, ok := routeKinds[spec.Protocol]
+		if !ok {
+			l.unsupported = gatewayv1.ListenerReasonUnsupportedProtocol
+		}
+		l.kinds, l.invalidKinds = allowedKinds(spec.AllowedRoutes, supported)
+		if spec.Protocol == gatewayv1.HTTPSProtocolType {
+			l.certificate, l.refFault, l.refMessage = refs.certificate(gw, spec.TLS)
+		}
+		out[i] = l
+	}
+	markConflicts(out)
+	return out
+}
+
+// allowedKinds are the kinds of allowed the protocol supports (all it
+// supports when allowed names none), and whether allowed names others.
+func allowedKinds(allowed *gatewayv1.AllowedRoutes, supported []gatewayv1.Kind) ([]gatewayv1.RouteGroupKind, bool) {
+	out := []gatewayv1.RouteGroupKind{}
+	if allowed == nil || len(allowed.Kinds) == 0 {
+		for _, k := range supported {
+			out = append(out, gatewayv1.RouteGroupKind{Group: ptr.To(Group), Kind: k})
+		}
+		return out, false
+	}
+	invalid := false
+	for _, k := range allowed.Kinds {
+		group := Group
+		if k.Group != nil {
+			group = *k.Group
+		}
+		if group != Group || !slices.Contains(supported, k.Kind) {
+			invalid = true
+			continue
+		}
+		out = append(out, gatewayv1.RouteGroupKind{Group: ptr.To(Group), Kind: k.Kind})
+	}
+	return out, invalid
+}
+
+// markConflicts finds listeners that share a port with another of a
+// different protocol, or with another of the same protocol and hostname.
+// Gateway API lets an implementation keep one of them; here neither is
+// served, so that the choice never depends on the order of the list.
+func markConflicts(ls []*listener) {
+	for i, a := range ls {
+		for j, b := range ls {
+			if i == j || a.Port != b.Port {
+				continue
+			}
+			switch {
+			case a.Protocol != b.Protocol:
+				a.conflict = gatewayv1.ListenerReasonProtocolConflict
+			case hostnameOf(a.Hostname) == hostnameOf(b.Hostname) && a.conflict == "":
+				a.conflict = gatewayv1.ListenerReasonHostnameConflict
+			}
+		}
+	}
+}
+
+func hostnameOf(h *gatewayv1.Hostname) string {
+	if h == nil {
+		return ""
+	}
+	return string(*h)
+}
+
+// status is the listener's status for a Gateway of generation gen.
+func (l *listener) status(gen int64, programmed bool) gatewayv1.ListenerStatus {
+	cond := func(t gatewayv1.ListenerConditionType, ok bool, reason gatewayv1.ListenerConditionReason, message string) metav1.Condition {
+		status := metav1.ConditionTrue
+		if !ok {
+			status = metav1.ConditionFalse
+		}
+		return metav1.Condition{Type: string(t), Status: status, Reason: string(reason), Message: message, ObservedGeneration: gen}
+	}
+	accepted := cond(gatewayv1.ListenerConditionAccepted, true, gatewayv1.ListenerReasonAccepted, "the listener is valid")
+	if l.unsupported != "" {
+		accepted = cond(gatewayv1.ListenerConditionAccepted, false, l.unsupported, fmt.Sprintf("protocol %s is not supported", l.Protocol))
+	}
+	conflicted := cond(gatewayv1.ListenerConditionConflicted, false, gatewayv1.ListenerReasonNoConflicts, "no other listener shares the port in a way that conflicts")
+	if l.conflict != "" {
+		conflicted = cond(gatewayv1.ListenerConditionConflicted, true, l.conflict, conflictMessage(l.conflict, l.Port))
+	}
+	resolved := cond(gatewayv1.ListenerConditionResolvedRefs, true, gatewayv1.ListenerReasonResolvedRefs, "every reference resolves")
+	switch {
+	case l.refFault != "":
+		resolved = cond(gatewayv1.ListenerConditionResolvedRefs, false, l.refFault, l.refMessage)
+	case l.invalidKinds:
+		resolved = cond(gatewayv1.ListenerConditionResolvedRefs, false, gatewayv1.ListenerReasonInvalidRouteKinds, "allowedRoutes.kinds names a kind this listener cannot serve")
+	}
+	prog := cond(gatewayv1.ListenerConditionProgrammed, programmed && l.serves(), gatewayv1.ListenerReasonProgrammed, "nginx serves the listener")
+	switch {
+	case !l.serves():
+		prog = cond(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonInvalid, "the listener is not valid: see its other conditions")
+	case !programmed:
+		prog = cond(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonPending, "nginx does not serve the configuration yet")
+	}
+	return gatewayv1.ListenerStatus{
+		Name: l.Name, SupportedKinds: l.kinds, AttachedRoutes: l.attached,
+		Conditions: []metav1.Condition{accepted, conflicted, resolved, prog},
+	}
+}
+
+func conflictMessage(reason gatewayv1.ListenerConditionReason, port gatewayv1.PortNumber) string {
+	if reason == gatewayv1.ListenerReasonProtocolConflict {
+		return fmt.Sprintf("another listener on port %d has another protocol", port)
+	}
+	return fmt.Sprintf("another listener on port %d has the same protocol and hostname", port)
+}
