@@ -188,3 +188,12 @@ func RestrictedContainer() *corev1.SecurityContext {
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 }
+
+// Reserved reports a port the operator reserves inside every nginx pod.
+func Reserved(port int32) bool {
+	switch port {
+	case HealthPort, StubStatusPort, ExporterPort, ReloaderPort:
+		return true
+	}
+	return false
+}

@@ -1,7 +1,6 @@
 package validation
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -30,10 +29,10 @@ import (
 func crossField(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, s := range spec.Config.Servers {
-		seen := map[[2]string]bool{}
+		seen := map[string]bool{}
 		for j, l := range s.Locations {
 			at := path.Child("config", "servers").Index(i).Child("locations").Index(j)
-			key := [2]string{l.Path, v1beta1.PathTypeOf(l) + " " + matchKey(l.Match)}
+			key := v1beta1.LocationMatchKey(l)
 			if seen[key] {
 				errs = append(errs, field.Invalid(at.Child("path"), l.Path, "appears twice in this server with the same pathType and match"))
 			}
@@ -71,23 +70,6 @@ func repeatedHeader(m *v1beta1.HeaderModifier) string {
 		seen[strings.ToLower(n)] = true
 	}
 	return ""
-}
-
-// matchKey is l's match in a canonical form, so that two locations of one
-// path differ only when their matches do.
-func matchKey(m *v1beta1.RequestMatch) string {
-	if m == nil {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString(m.Method)
-	for _, h := range m.Headers {
-		fmt.Fprintf(&b, "|h %q %q %q", h.Type, strings.ToLower(h.Name), h.Value)
-	}
-	for _, q := range m.QueryParams {
-		fmt.Fprintf(&b, "|q %q %q %q", q.Type, q.Name, q.Value)
-	}
-	return b.String()
 }
 
 // matchRules: each header once in a match, and every regular expression of

@@ -1,6 +1,9 @@
 package v1beta1
 
 import (
+	"fmt"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -1671,4 +1674,22 @@ func PathTypeOf(l Location) string {
 		return PathPrefixString
 	}
 	return l.PathType
+}
+
+// LocationMatchKey is what tells two locations of a server apart: their
+// path, path type and match, header names in any case. Two with the same
+// key are one too many.
+func LocationMatchKey(l Location) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q %s", l.Path, PathTypeOf(l))
+	if m := l.Match; m != nil {
+		b.WriteString(" " + m.Method)
+		for _, h := range m.Headers {
+			fmt.Fprintf(&b, "|h %q %q %q", h.Type, strings.ToLower(h.Name), h.Value)
+		}
+		for _, q := range m.QueryParams {
+			fmt.Fprintf(&b, "|q %q %q %q", q.Type, q.Name, q.Value)
+		}
+	}
+	return b.String()
 }

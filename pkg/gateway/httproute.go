@@ -1,0 +1,271 @@
+package gateway
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+// ruleOutcome is what one rule of a route becomes: a location for each
+// of its matches, all with the rule's handler, and what is wrong with it.
+type ruleOutcome struct {
+	locations []v1beta1.Location
+	// refFault is the rule's ResolvedRefs reason ("" when every backend
+	// resolves) and refMessage says which.
+	refFault   gatewayv1.RouteConditionReason
+	refMessage string
+	// unsupported says what of the rule this implementation cannot do
+	// (its route is then not accepted); "" for nothing.
+	unsupported string
+}
+
+// httpRule translates rule i of route rt, attached to Gateway gw.
+func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTTPRouteRule, refs references) ruleOutcome {
+	var out ruleOutcome
+	handler := v1beta1.Location{}
+	for _, f := range rule.Filters {
+		if msg := applyFilter(&handler, f); msg != "" && out.unsupported == "" {
+			out.unsupported = msg
+		}
+	}
+	if handler.Redirect == nil {
+		var backends []v1beta1.Backend
+		backends, out.refFault, out.refMessage = resolveBackends(gw, rt, rule.BackendRefs, refs)
+		if len(backends) == 0 {
+			// No backend to send to: Gateway API's answer is 500.
+			handler = v1beta1.Location{Respond: &v1beta1.RespondLocation{Status: 500}}
+		} else {
+			handler.Proxy = proxyTo(handler.Proxy, backends)
+		}
+	}
+	matches := rule.Matches
+	if len(matches) == 0 {
+		matches = []gatewayv1.HTTPRouteMatch{{}}
+	}
+	for _, m := range matches {
+		l, msg := matchLocation(m, handler)
+		if msg != "" {
+			if out.unsupported == "" {
+				out.unsupported = msg
+			}
+			continue
+		}
+		out.locations = append(out.locations, l)
+	}
+	return out
+}
+
+// proxyTo is p (which a URLRewrite may have begun) sending to backends.
+func proxyTo(p *v1beta1.ProxyLocation, backends []v1beta1.Backend) *v1beta1.ProxyLocation {
+	if p == nil {
+		p = &v1beta1.ProxyLocation{}
+	}
+	p.Backends = backends
+	return p
+}
+
+// applyFilter adds filter f to the handler, or says why it cannot.
+func applyFilter(h *v1beta1.Location, f gatewayv1.HTTPRouteFilter) string {
+	switch {
+	case f.Type == gatewayv1.HTTPRouteFilterRequestHeaderModifier && f.RequestHeaderModifier != nil:
+		h.RequestHeaders = headerModifier(f.RequestHeaderModifier)
+		return headerValuesFault(h.RequestHeaders)
+	case f.Type == gatewayv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil:
+		h.ResponseHeaders = headerModifier(f.ResponseHeaderModifier)
+		return headerValuesFault(h.ResponseHeaders)
+	case f.Type == gatewayv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil:
+		h.Redirect = redirect(f.RequestRedirect)
+	case f.Type == gatewayv1.HTTPRouteFilterURLRewrite && f.URLRewrite != nil:
+		rw := &v1beta1.URLRewrite{Path: pathModifier(f.URLRewrite.Path)}
+		if f.URLRewrite.Hostname != nil {
+			rw.Hostname = string(*f.URLRewrite.Hostname)
+		}
+		h.Proxy = &v1beta1.ProxyLocation{URLRewrite: rw}
+	default:
+		return fmt.Sprintf("filter %s is not supported", f.Type)
+	}
+	return ""
+}
+
+func headerModifier(f *gatewayv1.HTTPHeaderFilter) *v1beta1.HeaderModifier {
+	m := &v1beta1.HeaderModifier{Remove: f.Remove}
+	for _, h := range f.Set {
+		m.Set = append(m.Set, v1beta1.Header{Name: string(h.Name), Value: h.Value})
+	}
+	for _, h := range f.Add {
+		m.Add = append(m.Add, v1beta1.Header{Name: string(h.Name), Value: h.Value})
+	}
+	return m
+}
+
+// nativeHeaderValue is what a header a filter sets may hold: nginx would
+// expand a '$'.
+var nativeHeaderValue = regexp.MustCompile(`^[^\x00-\x1f\x7f$]*$`)
+
+// headerValuesFault says which header of m nginx cannot send as given.
+func headerValuesFault(m *v1beta1.HeaderModifier) string {
+	for _, h := range append(slices.Clone(m.Set), m.Add...) {
+		if !nativeHeaderValue.MatchString(h.Value) {
+			return fmt.Sprintf("header %s: a value with '$' or control characters is not supported", h.Name)
+		}
+	}
+	return ""
+}
+
+func redirect(f *gatewayv1.HTTPRequestRedirectFilter) *v1beta1.RedirectLocation {
+	r := &v1beta1.RedirectLocation{Code: 302, Path: pathModifier(f.Path)}
+	if f.StatusCode != nil {
+		r.Code = int32(*f.StatusCode)
+	}
+	if f.Scheme != nil {
+		r.Scheme = *f.Scheme
+	}
+	if f.Hostname != nil {
+		r.Hostname = string(*f.Hostname)
+	}
+	if f.Port != nil {
+		r.Port = ptr.To(int32(*f.Port))
+	}
+	return r
+}
+
+func pathModifier(m *gatewayv1.HTTPPathModifier) *v1beta1.PathModifier {
+	if m == nil {
+		return nil
+	}
+	return &v1beta1.PathModifier{Type: string(m.Type), ReplaceFullPath: m.ReplaceFullPath, ReplacePrefixMatch: m.ReplacePrefixMatch}
+}
+
+// resolveBackends are the backends of a rule that resolve: Services that
+// exist, in a namespace the route may refer to. The reason and message
+// name the first that does not.
+func resolveBackends(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef, known references) ([]v1beta1.Backend, gatewayv1.RouteConditionReason, string) {
+	var out []v1beta1.Backend
+	var fault gatewayv1.RouteConditionReason
+	var message string
+	fail := func(reason gatewayv1.RouteConditionReason, format string, args ...any) {
+		if fault == "" {
+			fault, message = reason, fmt.Sprintf(format, args...)
+		}
+	}
+	for _, ref := range refs {
+		key := types.NamespacedName{Namespace: rt.Namespace, Name: string(ref.Name)}
+		if ref.Namespace != nil {
+			key.Namespace = string(*ref.Namespace)
+		}
+		switch {
+		case ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service":
+			fail(gatewayv1.RouteReasonInvalidKind, "backendRef %s is not a Service", ref.Name)
+		case key.Namespace != rt.Namespace && !known.granted(KindHTTPRoute, rt.Namespace, "", "Service", key):
+			fail(gatewayv1.RouteReasonRefNotPermitted, "no ReferenceGrant in namespace %s lets HTTPRoutes of %s refer to Service %s", key.Namespace, rt.Namespace, key.Name)
+		case known.services[key] == nil:
+			fail(gatewayv1.RouteReasonBackendNotFound, "Service %s not found", key)
+		case key.Namespace != gw.Namespace:
+			fail(gatewayv1.RouteReasonRefNotPermitted, "Service %s is in another namespace than the Gateway's, which this implementation cannot serve yet", key)
+		case ref.Port == nil:
+			fail(gatewayv1.RouteReasonUnsupportedValue, "backendRef %s has no port", key)
+		default:
+			weight := int32(1)
+			if ref.Weight != nil {
+				weight = *ref.Weight
+			}
+			out = append(out, v1beta1.Backend{Service: key.Name, Port: int32(*ref.Port), Weight: ptr.To(weight)})
+		}
+	}
+	return out, fault, message
+}
+
+// nativeHeaderName is what nginx can match a request header by: it drops
+// a header with any other character in its name.
+var nativeHeaderName = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
+
+// nativeValue is what a native match value may hold.
+var nativeValue = regexp.MustCompile(`^[ -~]+$`)
+
+// matchLocation is the location of one match with the rule's handler, or
+// why the match cannot be served.
+func matchLocation(m gatewayv1.HTTPRouteMatch, handler v1beta1.Location) (v1beta1.Location, string) {
+	l := handler
+	l.Path, l.PathType = "/", v1beta1.PathPrefixElements
+	if m.Path != nil {
+		if m.Path.Value != nil {
+			l.Path = *m.Path.Value
+		}
+		if m.Path.Type != nil {
+			l.PathType = string(*m.Path.Type)
+		}
+	}
+	if l.PathType == v1beta1.PathRegularExpression {
+		if _, err := regexp.Compile(l.Path); err != nil {
+			return l, fmt.Sprintf("path %q is not a regular expression RE2 reads: %v", l.Path, err)
+		}
+	} else if strings.ContainsAny(l.Path, "$;") {
+		return l, fmt.Sprintf("path %q holds '$' or ';', which nginx cannot match", l.Path)
+	}
+	if len(m.Headers) == 0 && len(m.QueryParams) == 0 && m.Method == nil {
+		return l, ""
+	}
+	match := &v1beta1.RequestMatch{}
+	seen := map[string]bool{}
+	for _, h := range m.Headers {
+		name := strings.ToLower(string(h.Name))
+		if seen[name] {
+			continue // Gateway API: the first of a name counts
+		}
+		seen[name] = true
+		if !nativeHeaderName.MatchString(string(h.Name)) || !nativeValue.MatchString(h.Value) {
+			return l, fmt.Sprintf("header match %s: nginx matches names of letters, digits and '-' and printable values only", h.Name)
+		}
+		match.Headers = append(match.Headers, v1beta1.HeaderMatch{Type: matchType(h.Type), Name: string(h.Name), Value: h.Value})
+	}
+	seenQuery := map[string]bool{}
+	for _, q := range m.QueryParams {
+		if seenQuery[string(q.Name)] {
+			continue
+		}
+		seenQuery[string(q.Name)] = true
+		if strings.Contains(string(q.Name), "`") || !nativeValue.MatchString(q.Value) {
+			return l, fmt.Sprintf("query parameter match %s cannot be served", q.Name)
+		}
+		match.QueryParams = append(match.QueryParams, v1beta1.QueryParamMatch{Type: matchType(q.Type), Name: string(q.Name), Value: q.Value})
+	}
+	if m.Method != nil {
+		match.Method = string(*m.Method)
+	}
+	for _, re := range regexesOf(match) {
+		if _, err := regexp.Compile(re); err != nil {
+			return l, fmt.Sprintf("%q is not a regular expression RE2 reads: %v", re, err)
+		}
+	}
+	l.Match = match
+	return l, ""
+}
+
+func matchType[T ~string](t *T) string {
+	if t == nil || string(*t) == "Exact" {
+		return ""
+	}
+	return string(*t)
+}
+
+func regexesOf(m *v1beta1.RequestMatch) []string {
+	var out []string
+	for _, h := range m.Headers {
+		if h.Type == v1beta1.MatchRegularExpression {
+			out = append(out, h.Value)
+		}
+	}
+	for _, q := range m.QueryParams {
+		if q.Type == v1beta1.MatchRegularExpression {
+			out = append(out, q.Value)
+		}
+	}
+	return out
+}

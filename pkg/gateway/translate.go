@@ -1,0 +1,244 @@
+package gateway
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+)
+
+// ControllerName is the controllerName of the GatewayClasses this operator
+// implements.
+const ControllerName = gatewayv1.GatewayController("nginx.operator.dev/gateway-controller")
+
+// Inputs are what the translation of one Gateway reads.
+type Inputs struct {
+	Gateway *gatewayv1.Gateway
+	// HTTPRoutes are the HTTPRoutes with a parentRef naming the Gateway.
+	HTTPRoutes []*gatewayv1.HTTPRoute
+	// Grants are the ReferenceGrants of the namespaces the Gateway and its
+	// routes refer to, by namespace.
+	Grants map[string][]gatewayv1.ReferenceGrant
+	// Secrets are the TLS Secrets that exist with a certificate and key.
+	Secrets map[types.NamespacedName]bool
+	// Services are the Services the routes refer to that exist.
+	Services map[types.NamespacedName]*corev1.Service
+	// NamespaceLabels are the labels of the routes' namespaces.
+	NamespaceLabels map[string]map[string]string
+}
+
+// Translation is the NginxOperator spec a Gateway becomes, and what it and
+// its routes are told.
+type Translation struct {
+	Spec      v1beta1.NginxOperatorSpec
+	listeners []*listener
+	// Routes are the status entries this Gateway owes each route.
+	Routes []RouteParents
+}
+
+// RouteParents are the parent statuses of one route for the parentRefs
+// that name the Gateway.
+type RouteParents struct {
+	Kind    gatewayv1.Kind
+	Key     types.NamespacedName
+	Parents []gatewayv1.RouteParentStatus
+}
+
+// Translate computes the instance of in.Gateway and the statuses of its
+// routes. It is pure: everything it reads is in in.
+func Translate(in Inputs) Translation {
+	gw := in.Gateway
+	refs := references{grants: in.Grants, secrets: in.Secrets, services: in.Services}
+	ls := readListeners(gw, refs)
+	b := newServerBuilder(ls)
+	var routes []RouteParents
+	for _, rt := range sortedRoutes(in.HTTPRoutes) {
+		r := route{kind: KindHTTPRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
+		attachments := attach(r, gw, ls, in.NamespaceLabels[rt.Namespace])
+		outcomes := make([]ruleOutcome, len(rt.Spec.Rules))
+		for i, rule := range rt.Spec.Rules {
+			outcomes[i] = httpRule(gw, rt, rule, refs)
+		}
+		unsupported := firstUnsupported(outcomes)
+		for _, a := range attachments {
+			if a.refused != "" || unsupported != "" {
+				continue
+			}
+			for i, l := range a.listeners {
+				l.attached++
+				for _, host := range a.hostnames[i] {
+					for _, o := range outcomes {
+						b.add(l, host, o.locations)
+					}
+				}
+			}
+		}
+		routes = append(routes, RouteParents{
+			Kind: KindHTTPRoute, Key: types.NamespacedName{Namespace: rt.Namespace, Name: rt.Name},
+			Parents: parentStatuses(rt.Generation, attachments, outcomes, unsupported),
+		})
+	}
+	return Translation{Spec: b.spec(), listeners: ls, Routes: routes}
+}
+
+// sortedRoutes orders routes as Gateway API breaks ties between them: the
+// oldest first, then by namespace and name.
+func sortedRoutes(routes []*gatewayv1.HTTPRoute) []*gatewayv1.HTTPRoute {
+	out := slices.Clone(routes)
+	slices.SortStableFunc(out, func(a, b *gatewayv1.HTTPRoute) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+func firstUnsupported(outcomes []ruleOutcome) string {
+	for _, o := range outcomes {
+		if o.unsupported != "" {
+			return o.unsupported
+		}
+	}
+	return ""
+}
+
+// parentStatuses are the route's conditions for each of its parentRefs to
+// the Gateway.
+func parentStatuses(gen int64, attachments []attachment, outcomes []ruleOutcome, unsupported string) []gatewayv1.RouteParentStatus {
+	resolved := metav1.Condition{Type: string(gatewayv1.RouteConditionResolvedRefs), Status: metav1.ConditionTrue,
+		Reason: string(gatewayv1.RouteReasonResolvedRefs), Message: "every backend resolves", ObservedGeneration: gen}
+	for _, o := range outcomes {
+		if o.refFault != "" {
+			resolved.Status, resolved.Reason, resolved.Message = metav1.ConditionFalse, string(o.refFault), o.refMessage
+			break
+		}
+	}
+	var out []gatewayv1.RouteParentStatus
+	for _, a := range attachments {
+		accepted := metav1.Condition{Type: string(gatewayv1.RouteConditionAccepted), Status: metav1.ConditionTrue,
+			Reason: string(gatewayv1.RouteReasonAccepted), Message: "attached", ObservedGeneration: gen}
+		switch {
+		case a.refused != "":
+			accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(a.refused), a.message
+		case unsupported != "":
+			accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.RouteReasonUnsupportedValue), unsupported
+		}
+		out = append(out, gatewayv1.RouteParentStatus{
+			ParentRef: a.ref, ControllerName: ControllerName,
+			Conditions: []metav1.Condition{accepted, resolved},
+		})
+	}
+	return out
+}
+
+// serverBuilder collects the servers of the instance: one per port and
+// hostname, in the order they first appear.
+type serverBuilder struct {
+	ports   []v1beta1.Port
+	servers []v1beta1.Server
+	index   map[string]int // port name + " " + hostname -> server
+	seen    map[string]bool
+}
+
+func newServerBuilder(ls []*listener) *serverBuilder {
+	b := &serverBuilder{index: map[string]int{}, seen: map[string]bool{}}
+	taken := map[int32]bool{}
+	for _, l := range ls {
+		taken[int32(l.Port)] = true
+	}
+	for _, l := range ls {
+		if !l.serves() {
+			continue
+		}
+		name := portName(l.Port)
+		if !slices.ContainsFunc(b.ports, func(p v1beta1.Port) bool { return p.Name == name }) {
+			b.ports = append(b.ports, v1beta1.Port{Name: name, ContainerPort: containerPort(l.Port, taken), ServicePort: int32(l.Port)})
+		}
+		b.server(l, hostnameOf(l.Hostname))
+	}
+	return b
+}
+
+// portName names the instance's port of a listener port.
+func portName(port gatewayv1.PortNumber) string { return "p" + strconv.Itoa(int(port)) }
+
+// containerPort is where nginx listens for a listener port: the port
+// itself when an unprivileged process may bind it, else one above 8000
+// (80 on 8080) that no listener uses and the operator does not reserve.
+func containerPort(port gatewayv1.PortNumber, taken map[int32]bool) int32 {
+	p := int32(port)
+	if p >= 1024 {
+		return p
+	}
+	for c := 8000 + p; ; c++ {
+		if !taken[c] && !layout.Reserved(c) {
+			taken[c] = true
+			return c
+		}
+	}
+}
+
+// server is the index of the server of listener l for host ("" for any
+// host), made on first use.
+func (b *serverBuilder) server(l *listener, host string) int {
+	key := portName(l.Port) + " " + host
+	if i, ok := b.index[key]; ok {
+		return i
+	}
+	s := v1beta1.Server{Port: portName(l.Port), DefaultServer: host == ""}
+	if host != "" {
+		s.ServerNames = []string{host}
+	}
+	if l.Protocol == gatewayv1.HTTPSProtocolType {
+		s.TLS = &v1beta1.TLS{SecretName: l.certificate.Name}
+	}
+	b.index[key] = len(b.servers)
+	b.servers = append(b.servers, s)
+	return b.index[key]
+}
+
+// add appends locations to the server of l for host, but for one whose
+// path, type and match an older route's location already has there.
+func (b *serverBuilder) add(l *listener, host string, locations []v1beta1.Location) {
+	i := b.server(l, host)
+	for _, loc := range locations {
+		key := strconv.Itoa(i) + " " + v1beta1.LocationMatchKey(loc)
+		if b.seen[key] {
+			continue
+		}
+		b.seen[key] = true
+		b.servers[i].Locations = append(b.servers[i].Locations, loc)
+	}
+}
+
+// spec is the instance's spec: its ports, its servers, and on each port
+// a default server answering 404 where no listener takes any host.
+func (b *serverBuilder) spec() v1beta1.NginxOperatorSpec {
+	servers := slices.Clone(b.servers)
+	for _, p := range b.ports {
+		if !slices.ContainsFunc(servers, func(s v1beta1.Server) bool { return s.Port == p.Name && s.DefaultServer }) {
+			var tls *v1beta1.TLS
+			if i := slices.IndexFunc(servers, func(s v1beta1.Server) bool { return s.Port == p.Name }); i >= 0 {
+				tls = servers[i].TLS
+			}
+			servers = append(servers, v1beta1.Server{Port: p.Name, DefaultServer: true, TLS: tls})
+		}
+	}
+	// A request no route matches gets 404, not a file of nginx's root: the
+	// last location, tied with a route's / and after it in the list.
+	notFound := v1beta1.Location{Path: "/", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 404}}
+	for i := range servers {
+		if !slices.ContainsFunc(servers[i].Locations, func(l v1beta1.Location) bool { return v1beta1.LocationMatchKey(l) == v1beta1.LocationMatchKey(notFound) }) {
+			servers[i].Locations = append(servers[i].Locations, notFound)
+		}
+	}
+	return v1beta1.NginxOperatorSpec{Ports: b.ports, Config: v1beta1.NginxConfig{Servers: servers}}
+}
