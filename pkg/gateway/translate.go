@@ -236,7 +236,9 @@ func (b *serverBuilder) spec() v1beta1.NginxOperatorSpec {
 	// last location, tied with a route's / and after it in the list.
 	notFound := v1beta1.Location{Path: "/", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 404}}
 	for i := range servers {
-		if !slices.ContainsFunc(servers[i].Locations, func(l v1beta1.Location) bool { return v1beta1.LocationMatchKey(l) == v1beta1.LocationMatchKey(notFound) }) {
+		if !slices.ContainsFunc(servers[i].Locations, func(l v1beta1.Location) bool {
+			return v1beta1.LocationMatchKey(l) == v1beta1.LocationMatchKey(notFound)
+		}) {
 			servers[i].Locations = append(servers[i].Locations, notFound)
 		}
 	}
