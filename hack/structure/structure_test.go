@@ -29,7 +29,7 @@ var layers = map[string]int{
 	// Pure builders.
 	"pkg/nginx/render": 2, "pkg/nginx/serviceport": 2, "pkg/nginx/prober": 2, "pkg/backup/jobs": 2, "pkg/backup/agent": 2, "pkg/validation/validationtest": 2,
 	// The controllers and the webhook: none imports another.
-	"pkg/nginx": 3, "pkg/monitor": 3, "pkg/backup": 3, "pkg/conversion": 3,
+	"pkg/nginx": 3, "pkg/monitor": 3, "pkg/backup": 3, "pkg/conversion": 3, "pkg/gateway": 3,
 	// The manager that runs them, and the binaries.
 	"pkg/operator": 4,
 	"cmd/operator": 5, "cmd/nginx-reloader": 5,

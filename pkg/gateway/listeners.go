@@ -40,14 +40,13 @@ func (l *listener) serves() bool {
 
 // routeKinds are the kinds of route a listener of each protocol can serve.
 var routeKinds = map[gatewayv1.ProtocolType][]gatewayv1.Kind{
-	gatewayv1.HTTPProtocolType:  {KindHTTPRoute, KindGRPCRoute},
-	gatewayv1.HTTPSProtocolType: {KindHTTPRoute, KindGRPCRoute},
+	gatewayv1.HTTPProtocolType:  {KindHTTPRoute},
+	gatewayv1.HTTPSProtocolType: {KindHTTPRoute},
 }
 
 // Route kinds, and the API group of Gateway API's kinds.
 const (
 	KindHTTPRoute = gatewayv1.Kind("HTTPRoute")
-	KindGRPCRoute = gatewayv1.Kind("GRPCRoute")
 	Group         = gatewayv1.Group(gatewayv1.GroupName)
 )
 

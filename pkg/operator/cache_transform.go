@@ -31,10 +31,12 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 //   - a StatefulSet's containers and volumes: the controller reads its
 //     replicas, template annotations, init containers (restores), claim
 //     templates and status; drift is found from managedFields, not values.
-//   - a Service's spec but its IP families: the controller reads those
-//     (nginx listens on IPv6 where the Service has it), and finds drift
-//     from managedFields, not values. Its annotations stay, as every
-//     object's: layout.ServicePortsAnnotation says which ports it keeps.
+//   - a Service's spec but its IP families and cluster addresses, and its
+//     status but its load balancer's addresses: the controller reads the
+//     families (nginx listens on IPv6 where the Service has it), a
+//     Gateway's status its addresses; drift is found from managedFields,
+//     not values. Its annotations stay, as every object's:
+//     layout.ServicePortsAnnotation says which ports it keeps.
 //   - a Secret's data: the operator's cached Secrets are the nginx.conf it
 //     generated, which it writes and deletes but never reads back. Secrets a
 //     user references are read with the API reader, untouched by this.
@@ -66,8 +68,8 @@ func TrimForCache(obj any) (any, error) {
 		o.Spec.Template.Spec.Containers = nil
 		o.Spec.Template.Spec.Volumes = nil
 	case *corev1.Service:
-		o.Spec = corev1.ServiceSpec{IPFamilies: o.Spec.IPFamilies}
-		o.Status = corev1.ServiceStatus{}
+		o.Spec = corev1.ServiceSpec{IPFamilies: o.Spec.IPFamilies, ClusterIPs: o.Spec.ClusterIPs}
+		o.Status = corev1.ServiceStatus{LoadBalancer: o.Status.LoadBalancer}
 	case *corev1.Secret:
 		o.Data, o.StringData = nil, nil
 	case *corev1.Pod:

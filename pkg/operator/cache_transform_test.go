@@ -130,15 +130,16 @@ func TestTrimForCacheKeepsOnlyAPodsMetadataAndContainerStates(t *testing.T) {
 	}
 }
 
-// The cache keeps of a Service its metadata and IP families (the
-// controller's IPv6 decision), not the rest of its spec or its status. The
+// The cache keeps of a Service its metadata, IP families (the controller's
+// IPv6 decision) and addresses (a Gateway's), not the rest of its spec or
+// its status. The
 // metadata includes the annotations: layout.ServicePortsAnnotation tells the
 // controller which ports the Service keeps (see serviceport.RuleOf).
-func TestTrimForCacheKeepsOnlyAServicesIPFamilies(t *testing.T) {
+func TestTrimForCacheKeepsOnlyAServicesIPFamiliesAndAddresses(t *testing.T) {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", Labels: map[string]string{"app": "web"},
 			Annotations: map[string]string{layout.ServicePortsAnnotation: string(serviceport.Container)}},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.96.0.10", IPFamilies: []corev1.IPFamily{corev1.IPv6Protocol},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"}, IPFamilies: []corev1.IPFamily{corev1.IPv6Protocol},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80}}, Selector: map[string]string{"app": "web"}},
 		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}}},
 	}
@@ -146,7 +147,7 @@ func TestTrimForCacheKeepsOnlyAServicesIPFamilies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &corev1.Service{ObjectMeta: svc.ObjectMeta, Spec: corev1.ServiceSpec{IPFamilies: svc.Spec.IPFamilies}}
+	want := &corev1.Service{ObjectMeta: svc.ObjectMeta, Spec: corev1.ServiceSpec{IPFamilies: svc.Spec.IPFamilies, ClusterIPs: svc.Spec.ClusterIPs}, Status: svc.Status}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trimmed Service (-want +got):\n%s", diff)
 	}

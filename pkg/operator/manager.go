@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/backup"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
@@ -174,6 +176,13 @@ func addControllers(cfg *rest.Config, mgr manager.Manager, opts Options) error {
 		Operator:   nginx.OperatorPods{Namespace: opts.Namespace, Labels: PodLabels()},
 	}); err != nil {
 		return fmt.Errorf("setting up the NginxOperator controller: %w", err)
+	}
+	if ok, why := gateway.CanRun(context.Background(), mgr); ok {
+		if err := gateway.SetupWithManager(mgr, gateway.Setup{References: references}); err != nil {
+			return fmt.Errorf("setting up the Gateway controllers: %w", err)
+		}
+	} else {
+		mgr.GetLogger().Info("the Gateway controllers do not run: " + why + "; the operator checks at start only")
 	}
 	if err := monitor.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the NginxMonitor controller: %w", err)

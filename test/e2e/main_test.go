@@ -82,6 +82,11 @@ func installBundle() error {
 	if err := framework.ApplyObjects(ctx, cluster.Config, "", sm...); err != nil {
 		return err
 	}
+	// Gateway API's CRDs, before any operator starts: it runs the Gateway
+	// controllers only where they are served.
+	if err := framework.InstallGatewayAPICRDs(ctx, cluster.Config); err != nil {
+		return err
+	}
 	// Applying the same CRDs again changes nothing; it waits until they are served.
 	return framework.InstallCRDs(ctx, cluster.Config)
 }

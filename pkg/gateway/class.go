@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/pkg/features"
+)
+
+// SupportedFeatures are the Gateway API features a class of this
+// controller claims in its status: each one's conformance tests pass on
+// the real node (test/conformance), and only those.
+var SupportedFeatures = []features.FeatureName{
+	features.SupportGateway,
+	features.SupportHTTPRoute,
+	features.SupportHTTPRouteMethodMatching,
+	features.SupportHTTPRouteQueryParamMatching,
+	features.SupportHTTPRouteResponseHeaderModification,
+	features.SupportReferenceGrant,
+}
+
+// classReconciler accepts the GatewayClasses that name this controller.
+type classReconciler struct {
+	Client client.Client
+}
+
+// sync accepts gc when it names this controller, and lists what it
+// supports; a class of another controller is left as it is.
+func (r *classReconciler) sync(_ context.Context, gc *gatewayv1.GatewayClass) (reconcile.Result, error) {
+	if gc.Spec.ControllerName != ControllerName {
+		return reconcile.Result{}, nil
+	}
+	meta.SetStatusCondition(&gc.Status.Conditions, metav1.Condition{
+		Type: string(gatewayv1.GatewayClassConditionStatusAccepted), Status: metav1.ConditionTrue,
+		Reason: string(gatewayv1.GatewayClassReasonAccepted), Message: "nginx-operator runs the Gateways of this class, one NginxOperator each",
+		ObservedGeneration: gc.Generation,
+	})
+	gc.Status.SupportedFeatures = supportedFeatures()
+	return reconcile.Result{}, nil
+}
+
+// supportedFeatures lists SupportedFeatures sorted by name, as the API
+// asks.
+func supportedFeatures() []gatewayv1.SupportedFeature {
+	out := make([]gatewayv1.SupportedFeature, 0, len(SupportedFeatures))
+	for _, f := range SupportedFeatures {
+		out = append(out, gatewayv1.SupportedFeature{Name: gatewayv1.FeatureName(f)})
+	}
+	slices.SortFunc(out, func(a, b gatewayv1.SupportedFeature) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	return out
+}

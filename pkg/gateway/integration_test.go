@@ -1,0 +1,197 @@
+//go:build !unit
+
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
+	"github.com/nginx-operator/nginx-operator/test/tools"
+)
+
+var env = framework.NewEnv(framework.Options{})
+
+func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
+
+var (
+	gatewayCRDs    sync.Once
+	gatewayCRDsErr error
+)
+
+// setup is inprocess.Setup with Gateway API's CRDs installed before the
+// operator starts (it looks for them at start).
+func setup(t *testing.T) (context.Context, string, client.Client) {
+	t.Helper()
+	cfg := env.Cluster(t).Config
+	gatewayCRDs.Do(func() { gatewayCRDsErr = framework.InstallGatewayAPICRDs(context.Background(), cfg) })
+	if gatewayCRDsErr != nil {
+		t.Fatal(gatewayCRDsErr)
+	}
+	ctx, ns, _, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
+	return ctx, ns, c
+}
+
+func create(t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := c.Create(context.Background(), o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// condition is obj's condition of type typ as status/reason, "" if none.
+func condition(conds []metav1.Condition, typ string) string {
+	if c := meta.FindStatusCondition(conds, typ); c != nil {
+		return string(c.Status) + "/" + c.Reason
+	}
+	return ""
+}
+
+func TestAGatewayBecomesOneNginxOperatorAndItsRoutesAreToldWhereTheyStand(t *testing.T) {
+	ctx, ns, c := setup(t)
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	other := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "other-" + ns},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: "example.com/other"}}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), class); _ = c.Delete(context.Background(), other) })
+	api := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}, Selector: map[string]string{"app": "api"}}}
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(class.Name),
+		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
+	}}
+	foreign := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "foreign", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(other.Name),
+		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
+	}}
+	route := func(name, service string) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "web"}}},
+			Rules: []gatewayv1.HTTPRouteRule{{
+				Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/" + name)}}},
+				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+					Name: gatewayv1.ObjectName(service), Port: ptr.To(gatewayv1.PortNumber(8080))}}}},
+			}},
+		}}
+	}
+	create(t, c, class, other, api, gw, foreign, route("good", "api"), route("broken", "missing"))
+
+	tools.Eventually(t, time.Minute, "the class accepted with its features", func() error {
+		var got gatewayv1.GatewayClass
+		if err := c.Get(ctx, client.ObjectKeyFromObject(class), &got); err != nil {
+			return err
+		}
+		if condition(got.Status.Conditions, "Accepted") != "True/Accepted" || len(got.Status.SupportedFeatures) != len(gateway.SupportedFeatures) {
+			return fmt.Errorf("status %+v", got.Status)
+		}
+		return nil
+	})
+	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("web")}
+	tools.Eventually(t, time.Minute, "the instance serving /good from api and /broken with 500", func() error {
+		var nginx v1beta1.NginxOperator
+		if err := c.Get(ctx, instance, &nginx); err != nil {
+			return err
+		}
+		want := map[string]bool{"/good proxy api": false, "/broken respond 500": false}
+		for _, s := range nginx.Spec.Config.Servers {
+			for _, l := range s.Locations {
+				switch {
+				case l.Proxy != nil && len(l.Proxy.Backends) == 1:
+					want[l.Path+" proxy "+l.Proxy.Backends[0].Service] = true
+				case l.Respond != nil:
+					want[fmt.Sprintf("%s respond %d", l.Path, l.Respond.Status)] = true
+				}
+			}
+		}
+		for what, seen := range want {
+			if !seen {
+				return fmt.Errorf("no %s in %+v", what, nginx.Spec.Config.Servers)
+			}
+		}
+		if nginx.Spec.Ports[0].ServicePort != 80 || nginx.Labels[gateway.LabelGatewayName] != "web" {
+			return fmt.Errorf("ports %+v, labels %v", nginx.Spec.Ports, nginx.Labels)
+		}
+		return nil
+	})
+	tools.Eventually(t, time.Minute, "the routes' and the Gateway's statuses", func() error {
+		for name, want := range map[string]string{"good": "True/ResolvedRefs", "broken": "False/BackendNotFound"} {
+			var rt gatewayv1.HTTPRoute
+			if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &rt); err != nil {
+				return err
+			}
+			if len(rt.Status.Parents) != 1 || rt.Status.Parents[0].ControllerName != gateway.ControllerName ||
+				condition(rt.Status.Parents[0].Conditions, "Accepted") != "True/Accepted" || condition(rt.Status.Parents[0].Conditions, "ResolvedRefs") != want {
+				return fmt.Errorf("route %s: %+v", name, rt.Status.Parents)
+			}
+		}
+		var got gatewayv1.Gateway
+		if err := c.Get(ctx, client.ObjectKeyFromObject(gw), &got); err != nil {
+			return err
+		}
+		// No kubelet here: nginx never serves, so the Gateway stays
+		// Pending, with its address.
+		if condition(got.Status.Conditions, "Accepted") != "True/Accepted" || condition(got.Status.Conditions, "Programmed") != "False/Pending" ||
+			len(got.Status.Listeners) != 1 || got.Status.Listeners[0].AttachedRoutes != 2 || len(got.Status.Addresses) == 0 {
+			var nginx v1beta1.NginxOperator
+			_ = c.Get(ctx, instance, &nginx)
+			return fmt.Errorf("gateway status %+v; its instance's conditions %+v", got.Status, nginx.Status.Conditions)
+		}
+		return nil
+	})
+	// A Gateway of another controller is left alone.
+	var untouched gatewayv1.Gateway
+	tools.Must(t, c.Get(ctx, client.ObjectKeyFromObject(foreign), &untouched))
+	if len(untouched.Status.Listeners) != 0 || condition(untouched.Status.Conditions, "Accepted") == "True/Accepted" {
+		t.Errorf("a Gateway of another class got a status: %+v", untouched.Status)
+	}
+	var none v1beta1.NginxOperator
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("foreign")}, &none); err == nil {
+		t.Errorf("a Gateway of another class got an instance")
+	}
+
+	// A route leaving the Gateway loses its entry and its location.
+	var good gatewayv1.HTTPRoute
+	tools.Must(t, c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "good"}, &good))
+	good.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: "foreign"}}
+	tools.Must(t, c.Update(ctx, &good))
+	tools.Eventually(t, time.Minute, "the route gone from the Gateway", func() error {
+		var rt gatewayv1.HTTPRoute
+		if err := c.Get(ctx, client.ObjectKeyFromObject(&good), &rt); err != nil {
+			return err
+		}
+		for _, p := range rt.Status.Parents {
+			if p.ControllerName == gateway.ControllerName {
+				return fmt.Errorf("entry left: %+v", p)
+			}
+		}
+		var nginx v1beta1.NginxOperator
+		if err := c.Get(ctx, instance, &nginx); err != nil {
+			return err
+		}
+		for _, s := range nginx.Spec.Config.Servers {
+			for _, l := range s.Locations {
+				if l.Path == "/good" {
+					return fmt.Errorf("location /good left")
+				}
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,277 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+)
+
+// gatewayReconciler makes each Gateway of this controller's classes one
+// NginxOperator, and reports back on the Gateway and its routes.
+type gatewayReconciler struct {
+	k8sutil.Deps
+	references cache.Cache
+}
+
+// LabelGatewayName names, on an instance, the Gateway it serves (Gateway
+// API's well-known label).
+const LabelGatewayName = "gateway.networking.k8s.io/gateway-name"
+
+// InstanceName is the name of the NginxOperator of Gateway gateway, in the
+// Gateway's namespace.
+func InstanceName(gateway string) string {
+	return k8sutil.NameWithLimit(k8sutil.MaxNameLength, gateway, "gateway")
+}
+
+func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var gw gatewayv1.Gateway
+	if err := r.Client.Get(ctx, req.NamespacedName, &gw); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Its instance goes with it (owner reference); its routes
+			// forget it.
+			return reconcile.Result{}, r.writeRoutes(ctx, req.NamespacedName, nil)
+		}
+		return reconcile.Result{}, err
+	}
+	ours, err := r.ours(ctx, &gw)
+	if err != nil || !ours || !gw.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, err
+	}
+	in, err := r.inputs(ctx, &gw)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	tr := Translate(in)
+	instance, applyErr := r.applyInstance(ctx, &gw, tr.Spec)
+	original := gw.DeepCopy()
+	r.setStatus(ctx, &gw, tr, instance, applyErr)
+	if err := r.patchGatewayStatus(ctx, &gw, original); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, errors.Join(applyErr, r.writeRoutes(ctx, req.NamespacedName, tr.Routes))
+}
+
+// ours reports whether gw's class names this controller.
+func (r *gatewayReconciler) ours(ctx context.Context, gw *gatewayv1.Gateway) (bool, error) {
+	var gc gatewayv1.GatewayClass
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, &gc); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return gc.Spec.ControllerName == ControllerName, nil
+}
+
+// inputs reads what the translation of gw needs from the caches.
+func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (Inputs, error) {
+	in := Inputs{Gateway: gw, Grants: map[string][]gatewayv1.ReferenceGrant{}, Secrets: map[types.NamespacedName]bool{},
+		Services: map[types.NamespacedName]*corev1.Service{}, NamespaceLabels: map[string]map[string]string{}}
+	var routes gatewayv1.HTTPRouteList
+	if err := r.Client.List(ctx, &routes, client.MatchingFields{routeParentIndex: client.ObjectKeyFromObject(gw).String()}); err != nil {
+		return in, err
+	}
+	var grants gatewayv1.ReferenceGrantList
+	if err := r.Client.List(ctx, &grants); err != nil {
+		return in, err
+	}
+	for _, g := range grants.Items {
+		in.Grants[g.Namespace] = append(in.Grants[g.Namespace], g)
+	}
+	for _, key := range secretsOf(gw) {
+		ok, err := r.exists(ctx, "Secret", key)
+		if err != nil {
+			return in, err
+		}
+		in.Secrets[key] = ok
+	}
+	for i := range routes.Items {
+		rt := &routes.Items[i]
+		in.HTTPRoutes = append(in.HTTPRoutes, rt)
+		for _, key := range backendsOf(rt) {
+			ok, err := r.exists(ctx, "Service", key)
+			if err != nil {
+				return in, err
+			}
+			if ok {
+				in.Services[key] = &corev1.Service{}
+			}
+		}
+		if _, done := in.NamespaceLabels[rt.Namespace]; !done {
+			ns := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
+			if err := r.Client.Get(ctx, types.NamespacedName{Name: rt.Namespace}, ns); client.IgnoreNotFound(err) != nil {
+				return in, err
+			}
+			in.NamespaceLabels[rt.Namespace] = ns.Labels
+		}
+	}
+	return in, nil
+}
+
+// exists reports whether the references cache holds the object.
+func (r *gatewayReconciler) exists(ctx context.Context, kind string, key types.NamespacedName) (bool, error) {
+	obj := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}}
+	err := r.references.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// applyInstance applies gw's NginxOperator and returns it as the cache
+// has it (nil before it exists there).
+func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gateway, spec v1beta1.NginxOperatorSpec) (*v1beta1.NginxOperator, error) {
+	spec.Replicas = ptr.To[int32](1)
+	desired := &v1beta1.NginxOperator{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator"},
+		ObjectMeta: metav1.ObjectMeta{Name: InstanceName(gw.Name), Namespace: gw.Namespace,
+			Labels: map[string]string{LabelGatewayName: gw.Name}},
+		Spec: spec,
+	}
+	if _, err := r.Applier.ApplyOwned(ctx, r.Recorder, gw, desired); err != nil {
+		return nil, err
+	}
+	var live v1beta1.NginxOperator
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), &live); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return &live, nil
+}
+
+// programmed reports whether nginx serves the instance's current
+// configuration: its status describes its spec, and a pod has loaded it
+// (or, where the operator does not read the pods, is ready).
+func programmed(instance *v1beta1.NginxOperator) bool {
+	if instance == nil || instance.Status.ObservedGeneration != instance.Generation || instance.Status.ConfigHash == "" {
+		return false
+	}
+	if instance.Status.LoadedReplicas != nil {
+		return *instance.Status.LoadedReplicas > 0
+	}
+	return instance.Status.ReadyReplicas > 0
+}
+
+// setStatus sets gw's conditions, listeners and addresses.
+func (r *gatewayReconciler) setStatus(ctx context.Context, gw *gatewayv1.Gateway, tr Translation, instance *v1beta1.NginxOperator, applyErr error) {
+	gen := gw.Generation
+	ok := programmed(instance)
+	old := gw.Status.Listeners
+	gw.Status.Listeners = nil
+	for _, l := range tr.listeners {
+		s := l.status(gen, ok)
+		var was []metav1.Condition
+		if i := slices.IndexFunc(old, func(o gatewayv1.ListenerStatus) bool { return o.Name == s.Name }); i >= 0 {
+			was = old[i].Conditions
+		}
+		s.Conditions = keepTransitions(was, s.Conditions)
+		gw.Status.Listeners = append(gw.Status.Listeners, s)
+	}
+	meta.SetStatusCondition(&gw.Status.Conditions, metav1.Condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: metav1.ConditionTrue,
+		Reason: string(gatewayv1.GatewayReasonAccepted), Message: "NginxOperator " + InstanceName(gw.Name) + " serves this Gateway", ObservedGeneration: gen})
+	prog := metav1.Condition{Type: string(gatewayv1.GatewayConditionProgrammed), Status: metav1.ConditionTrue,
+		Reason: string(gatewayv1.GatewayReasonProgrammed), Message: "nginx serves the configuration", ObservedGeneration: gen}
+	switch {
+	case applyErr != nil:
+		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalid), fmt.Sprintf("applying NginxOperator %s: %v", InstanceName(gw.Name), applyErr)
+	case !ok:
+		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonPending), "waiting for nginx to serve the configuration of NginxOperator "+InstanceName(gw.Name)
+	}
+	meta.SetStatusCondition(&gw.Status.Conditions, prog)
+	gw.Status.Addresses = r.addresses(ctx, gw)
+}
+
+// addresses are the cluster addresses of the instance's Service.
+func (r *gatewayReconciler) addresses(ctx context.Context, gw *gatewayv1.Gateway) []gatewayv1.GatewayStatusAddress {
+	var svc corev1.Service
+	key := types.NamespacedName{Namespace: gw.Namespace, Name: layout.NamesFor(InstanceName(gw.Name)).Service}
+	if err := r.Client.Get(ctx, key, &svc); err != nil {
+		return nil
+	}
+	var out []gatewayv1.GatewayStatusAddress
+	for _, ip := range svc.Spec.ClusterIPs {
+		if ip != "" && ip != corev1.ClusterIPNone {
+			out = append(out, gatewayv1.GatewayStatusAddress{Type: ptr.To(gatewayv1.IPAddressType), Value: ip})
+		}
+	}
+	return out
+}
+
+func (r *gatewayReconciler) patchGatewayStatus(ctx context.Context, gw, original *gatewayv1.Gateway) error {
+	if equality.Semantic.DeepEqual(gw.Status, original.Status) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, gw, client.MergeFrom(original)))
+}
+
+// writeRoutes makes each route's status entries for Gateway gw what
+// parents says, and removes this controller's entries for gw from the
+// routes not in parents.
+func (r *gatewayReconciler) writeRoutes(ctx context.Context, gw types.NamespacedName, parents []RouteParents) error {
+	var routes gatewayv1.HTTPRouteList
+	if err := r.Client.List(ctx, &routes, client.MatchingFields{routeParentIndex: gw.String()}); err != nil {
+		return err
+	}
+	want := map[types.NamespacedName][]gatewayv1.RouteParentStatus{}
+	for _, p := range parents {
+		want[p.Key] = p.Parents
+	}
+	var errs []error
+	for i := range routes.Items {
+		rt := &routes.Items[i]
+		original := rt.DeepCopy()
+		entries := slices.DeleteFunc(slices.Clone(rt.Status.Parents), func(p gatewayv1.RouteParentStatus) bool {
+			return p.ControllerName == ControllerName && refersTo(p.ParentRef, rt.Namespace, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: gw.Name}})
+		})
+		for _, p := range want[client.ObjectKeyFromObject(rt)] {
+			var was []metav1.Condition
+			if old := findParent(original.Status.Parents, p.ParentRef); old != nil {
+				was = old.Conditions
+			}
+			p.Conditions = keepTransitions(was, p.Conditions)
+			entries = append(entries, p)
+		}
+		rt.Status.Parents = entries
+		if equality.Semantic.DeepEqual(rt.Status, original.Status) {
+			continue
+		}
+		if err := r.Client.Status().Patch(ctx, rt, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func findParent(parents []gatewayv1.RouteParentStatus, ref gatewayv1.ParentReference) *gatewayv1.RouteParentStatus {
+	for i := range parents {
+		if parents[i].ControllerName == ControllerName && equality.Semantic.DeepEqual(parents[i].ParentRef, ref) {
+			return &parents[i]
+		}
+	}
+	return nil
+}
+
+// keepTransitions sets each condition's lastTransitionTime: the old one's
+// while its status holds, now when it changes.
+func keepTransitions(old, conds []metav1.Condition) []metav1.Condition {
+	out := slices.Clone(old)
+	kept := []metav1.Condition{}
+	for _, c := range conds {
+		meta.SetStatusCondition(&out, c)
+		kept = append(kept, *meta.FindStatusCondition(out, c.Type))
+	}
+	return kept
+}

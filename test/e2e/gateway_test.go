@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
+	"github.com/nginx-operator/nginx-operator/test/tools"
+)
+
+// The bundle's operator, as its ServiceAccount, accepts a GatewayClass of
+// its controllerName, makes a Gateway one NginxOperator (whose children the
+// cluster's controllers and kwok run), tells the Gateway and its route
+// where they stand, and a deleted Gateway takes its instance along and
+// nothing else.
+func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T) {
+	ctx, ns, _ := withOperator(t)
+	c := inprocess.Client(t, cluster.Config)
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
+	keep := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "keep", Namespace: ns}, Spec: v1beta1.NginxOperatorSpec{
+		Replicas: ptr.To[int32](1), Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}}}}
+	api := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}, Selector: map[string]string{"app": "api"}}}
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(class.Name),
+		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
+	}}
+	rt := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns}, Spec: gatewayv1.HTTPRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "edge"}}},
+		Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+			BackendObjectReference: gatewayv1.BackendObjectReference{Name: "api", Port: ptr.To(gatewayv1.PortNumber(8080))}}}}}},
+	}}
+	for _, o := range []client.Object{class, keep, api, gw, rt} {
+		tools.Must(t, c.Create(ctx, o))
+	}
+	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("edge")}
+	tools.Eventually(t, 2*time.Minute, "the Gateway accepted with an address, its route accepted, its instance's pod ready", func() error {
+		var g gatewayv1.Gateway
+		if err := c.Get(ctx, client.ObjectKeyFromObject(gw), &g); err != nil {
+			return err
+		}
+		if cond := meta.FindStatusCondition(g.Status.Conditions, "Accepted"); cond == nil || cond.Status != metav1.ConditionTrue || len(g.Status.Addresses) == 0 {
+			return fmt.Errorf("gateway status %+v", g.Status)
+		}
+		var r gatewayv1.HTTPRoute
+		if err := c.Get(ctx, client.ObjectKeyFromObject(rt), &r); err != nil {
+			return err
+		}
+		if len(r.Status.Parents) != 1 || !meta.IsStatusConditionTrue(r.Status.Parents[0].Conditions, "Accepted") {
+			return fmt.Errorf("route status %+v", r.Status)
+		}
+		var n v1beta1.NginxOperator
+		if err := c.Get(ctx, instance, &n); err != nil {
+			return err
+		}
+		if n.Status.ReadyReplicas != 1 {
+			return fmt.Errorf("instance status %+v", n.Status)
+		}
+		return nil
+	})
+
+	tools.Must(t, c.Delete(ctx, gw))
+	tools.Eventually(t, 2*time.Minute, "the instance gone with its Gateway", func() error {
+		var n v1beta1.NginxOperator
+		if err := c.Get(ctx, instance, &n); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("instance still there (%v)", err)
+		}
+		return nil
+	})
+	for _, o := range []client.Object{keep, api, rt} {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
+			t.Errorf("%T %s went with the Gateway: %v", o, o.GetName(), err)
+		}
+	}
+}
