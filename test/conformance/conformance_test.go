@@ -1,0 +1,323 @@
+//go:build conformance
+
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance"
+	"sigs.k8s.io/gateway-api/conformance/tests"
+	"sigs.k8s.io/gateway-api/conformance/utils/flags"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
+	"github.com/nginx-operator/nginx-operator/test/tools"
+)
+
+// backends are the images the suite's manifests run, which the node
+// provides (BackendImages).
+var backends = func() Backends {
+	b, err := BackendImages(conformance.Manifests)
+	if err != nil {
+		panic(fmt.Sprintf("reading the conformance suite's manifests: %v", err))
+	}
+	return b
+}()
+
+var env = framework.NewEnv(realcluster.FrameworkOptions(realcluster.Options{
+	GoImages:     backends.GoImages,
+	CoreDNSImage: backends.CoreDNS,
+}))
+
+func TestMain(m *testing.M) {
+	// The clients' controller-runtime logger: nothing worth reading.
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(env.Main(m))
+}
+
+// classWait is how long the operator has to accept the GatewayClass and
+// say what it supports once it runs.
+const classWait = time.Minute
+
+func TestGatewayHTTPAndGRPCProfilesPassTheConformanceSuite(t *testing.T) {
+	realcluster.Require(t)
+	began := time.Now()
+	c := env.Cluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Minute)
+	defer cancel()
+	t.Logf("cluster with a real node up in %s (images: echo-basic as %v, CoreDNS as %s)",
+		time.Since(began).Round(time.Millisecond), goImageNames(backends), backends.CoreDNS)
+	if len(backends.Others) > 0 {
+		t.Logf("images of the suite's manifests the node does not have: %v", backends.Others)
+	}
+
+	phase := time.Now()
+	installGatewayAPICRDs(ctx, t, c)
+	t.Logf("Gateway API standard channel CRDs installed in %s", time.Since(phase).Round(time.Millisecond))
+	realcluster.InstallBundle(ctx, t, c)
+
+	scheme, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(c.Config)
+	// The suite's tests poll statuses every 100 ms, several at once: no
+	// client-side throttling.
+	cfg.QPS, cfg.Burst = 500, 1000
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("what the cluster shows:\n%s\n%s", Diagnose(ctx, cl), realcluster.Describe(ctx, cs, realcluster.OperatorNamespace))
+		}
+	}()
+
+	phase = time.Now()
+	createGatewayClass(ctx, t, cl)
+	var claimed suite.FeaturesSet
+	var classProblem string
+	_ = tools.Poll(ctx, 250*time.Millisecond, classWait, func(ctx context.Context) (bool, error) {
+		claimed, classProblem = ClassClaims(ctx, cl)
+		return classProblem == "", nil
+	})
+	if classProblem == "" {
+		t.Logf("GatewayClass %s accepted in %s, claiming %v", GatewayClassName, time.Since(phase).Round(time.Millisecond), FeatureNames(claimed))
+	} else {
+		t.Errorf("after %s: %s", classWait, classProblem)
+	}
+
+	clients := NewClients(realcluster.NodeOf(c).DialContext, Timeouts(), false)
+	defer clients.Close()
+	var (
+		mu       sync.Mutex
+		outcomes = map[string]Outcome{}
+	)
+	impl := Implementation
+	impl.Version = implementationVersion(t)
+	opts := suite.ConformanceOptions{
+		ConfigurableOptions: suite.ConfigurableOptions{
+			GatewayClassName: GatewayClassName,
+			// The cluster is thrown away; each test's own objects go
+			// when it ends, so that the next meets only the base ones.
+			CleanupBaseResources: false,
+			CleanupTestResources: true,
+			TimeoutConfig:        Timeouts(),
+			Mode:                 "default",
+			Implementation:       impl,
+			ConformanceProfiles:  ProfileNames(),
+		},
+		Client:        cl,
+		ClientOptions: client.Options{Scheme: scheme},
+		Clientset:     cs,
+		RestConfig:    cfg,
+		ManifestFS:    []fs.FS{&conformance.Manifests},
+		RoundTripper:  clients.RoundTripper,
+		GRPCClient:    clients.GRPC,
+		// The suite's own WebSocket dialer cannot dial from the node.
+		WebSocketDialer: clients.WebSocket,
+		Hook: func(t *testing.T, test suite.ConformanceTest, _ *suite.ConformanceTestSuite) {
+			o := Passed
+			switch {
+			case t.Failed():
+				o = Failed
+			case t.Skipped():
+				o = Skipped
+			}
+			mu.Lock()
+			outcomes[test.ShortName] = o
+			mu.Unlock()
+		},
+	}
+	// The suite's flags (after -args) override these.
+	flags.ApplyAll(&opts.ConfigurableOptions)
+	if opts.Debug {
+		clients.RoundTripper = NewRoundTripper(realcluster.NodeOf(c).DialContext, opts.TimeoutConfig, true)
+		opts.RoundTripper = clients.RoundTripper
+		defer clients.RoundTripper.Close()
+	}
+	if len(opts.SupportedFeatures) == 0 && len(opts.ExemptFeatures) == 0 && !opts.EnableAllSupportedFeatures {
+		switch {
+		case claimed.Len() == 0:
+			// The suite would refuse to start; test the profiles' core
+			// features, all of which then fail or pass on their own.
+			opts.SupportedFeatures = sets.List(CoreFeatures())
+			// The class was waited for already.
+			opts.TimeoutConfig.GWCMustBeAccepted = time.Second
+		case opts.RunTest != "":
+			// The suite infers nothing for a single test: name them.
+			opts.SupportedFeatures = sets.List(claimed)
+		}
+		// Otherwise the suite takes them from the class's status.
+	}
+	s, err := suite.NewConformanceTestSuite(opts)
+	if err != nil {
+		t.Fatalf("the conformance suite: %v", err)
+	}
+	run, notSupported := Runnable(tests.ConformanceTests, s.SupportedFeatures)
+	var selected func(string) bool
+	if opts.RunTest != "" || len(opts.SkipTests) > 0 {
+		// The suite marks the others skipped itself.
+		run = tests.ConformanceTests
+		skip := sets.New(opts.SkipTests...)
+		selected = func(name string) bool { return (opts.RunTest == "" || name == opts.RunTest) && !skip.Has(name) }
+	}
+	t.Logf("the suite runs %d of its %d tests, for the features %v; %d need others", len(run), len(tests.ConformanceTests), FeatureNames(s.SupportedFeatures), len(notSupported))
+
+	phase = time.Now()
+	t.Run("suite", func(t *testing.T) {
+		// Setup's failure (a GatewayClass not accepted, base Gateways
+		// or backends not ready) fails Setup; the tests still run and say
+		// what else fails.
+		t.Run("Setup", func(t *testing.T) { s.Setup(t, run) })
+		if err := s.Run(t, run); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("the suite ran in %s", time.Since(phase).Round(time.Millisecond))
+
+	report, err := s.Report()
+	if err != nil {
+		t.Fatalf("the conformance report: %v", err)
+	}
+	data, err := MarshalReport(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("conformance report:\n%s", data)
+	if dir := os.Getenv("CONFORMANCE_REPORT_DIR"); dir != "" {
+		path, err := WriteReport(dir, report)
+		if err != nil {
+			t.Fatalf("writing the report: %v", err)
+		}
+		t.Logf("report written to %s", path)
+	}
+
+	if problems := Check(Profiles, tests.ConformanceTests, s.SupportedFeatures, outcomes, report, selected); len(problems) > 0 {
+		t.Errorf("the profiles do not pass (GatewayClass %s claims %v):\n  %s", GatewayClassName, FeatureNames(claimed), strings.Join(problems, "\n  "))
+	}
+	t.Logf("whole run: %s", time.Since(began).Round(time.Millisecond))
+}
+
+// installGatewayAPICRDs installs the standard channel of Gateway API (its
+// CRDs and the ValidatingAdmissionPolicy that guards their upgrades) from
+// the sigs.k8s.io/gateway-api module go.mod requires, as its
+// standard-install.yaml would, and waits until the CRDs are established.
+func installGatewayAPICRDs(ctx context.Context, t *testing.T, c *framework.Cluster) {
+	t.Helper()
+	root, err := tools.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m sigs.k8s.io/gateway-api: %v", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests in %s (%v)", dir, err)
+	}
+	var crds []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := framework.DecodeYAML(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, o := range objs {
+			if o.GetKind() == "CustomResourceDefinition" {
+				crds = append(crds, "crd/"+o.GetName())
+			}
+		}
+	}
+	// Server-side: the CRDs are larger than client-side apply's
+	// last-applied annotation may be.
+	if out, err := c.Kubectl(ctx, "", "apply", "--server-side", "-f", dir); err != nil {
+		t.Fatalf("kubectl apply --server-side -f %s: %v\n%s", dir, err, out)
+	}
+	if out, err := c.Kubectl(ctx, "", append([]string{"wait", "--for=condition=Established", "--timeout=60s"}, crds...)...); err != nil {
+		t.Fatalf("waiting for the Gateway API CRDs: %v\n%s", err, out)
+	}
+}
+
+// createGatewayClass creates the GatewayClass of the operator's controller.
+func createGatewayClass(ctx context.Context, t *testing.T, c client.Client) {
+	t.Helper()
+	gwc := &gatewayv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: GatewayClassName},
+		Spec: gatewayv1.GatewayClassSpec{
+			ControllerName: ControllerName,
+			Description:    ptr("nginx-operator: an nginx deployment per Gateway"),
+		},
+	}
+	err := c.Create(ctx, gwc)
+	if apierrors.IsAlreadyExists(err) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(gwc), gwc); err != nil {
+			t.Fatal(err)
+		}
+		if gwc.Spec.ControllerName != ControllerName {
+			t.Fatalf("GatewayClass %s exists with controllerName %s, not %s", GatewayClassName, gwc.Spec.ControllerName, ControllerName)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("creating GatewayClass %s: %v", GatewayClassName, err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// implementationVersion is the report's implementation version:
+// CONFORMANCE_VERSION, or what the Makefile's VERSION would be.
+func implementationVersion(t *testing.T) string {
+	if v := os.Getenv("CONFORMANCE_VERSION"); v != "" {
+		return v
+	}
+	root, err := tools.RepoRoot()
+	if err == nil {
+		var out []byte
+		if out, err = exec.Command("git", "-C", root, "describe", "--tags", "--always", "--dirty").Output(); err == nil {
+			return strings.TrimSpace(string(out))
+		}
+	}
+	t.Logf("git describe: %v; the report's version is v0.0.0-dev", err)
+	return "v0.0.0-dev"
+}
+
+func goImageNames(b Backends) []string {
+	var names []string
+	for _, g := range b.GoImages {
+		names = append(names, g.Name)
+	}
+	return names
+}
