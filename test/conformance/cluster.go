@@ -86,7 +86,7 @@ func Timeouts() config.TimeoutConfig {
 	tc.GatewayMustHaveAddress = time.Minute
 	tc.GatewayMustHaveCondition = time.Minute
 	tc.ListenerSetMustHaveCondition = time.Minute
-	tc.NamespacesMustBeReady = 3 * time.Minute
+	tc.NamespacesMustBeReady = 2 * time.Minute
 	return tc
 }
 
@@ -208,4 +208,29 @@ func waiting(p *corev1.Pod) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// DegradedWait is the longest any status or consistency wait lasts in
+// Degraded.
+const DegradedWait = 10 * time.Second
+
+// Degraded cuts tc's waits on statuses and on consistent answers to
+// DegradedWait, for a run that has failed already (Setup failed, or the
+// run is over its time budget, which only failing tests, each waiting out
+// its timeouts, make it): the remaining tests still run and fail or pass
+// with the suite's own messages, and the run ends in minutes rather than
+// running into go test's -timeout, which would lose the report. A test
+// that passes takes its waits' time, far below these.
+func Degraded(tc config.TimeoutConfig) config.TimeoutConfig {
+	for _, d := range []*time.Duration{
+		&tc.GatewayMustHaveAddress, &tc.GatewayMustHaveCondition, &tc.GatewayStatusMustHaveListeners,
+		&tc.GatewayListenersMustHaveConditions, &tc.ListenerSetMustHaveCondition, &tc.ListenerSetListenersMustHaveConditions,
+		&tc.GWCMustBeAccepted, &tc.HTTPRouteMustNotHaveParents, &tc.HTTPRouteMustHaveCondition,
+		&tc.TLSRouteMustHaveCondition, &tc.TCPRouteMustHaveCondition, &tc.UDPRouteMustHaveCondition,
+		&tc.RouteMustHaveParents, &tc.MaxTimeToConsistency, &tc.NamespacesMustBeReady,
+		&tc.LatestObservedGenerationSet, &tc.DefaultTestTimeout,
+	} {
+		*d = min(*d, DegradedWait)
+	}
+	return tc
 }
