@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/websocket"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -249,8 +250,9 @@ func (rl *relay) close() {
 // GRPCClient sends the suite's RPCs to the echo server's GrpcEcho service
 // over connections a DialFunc opens (the suite's own client dials with
 // gRPC's default dialer only). It keeps a connection per address and
-// :authority, and dials one anew after an RPC failed with Internal or
-// Unavailable. Like the suite's client, it reports a failed RPC by the
+// :authority until Close (the harness closes them after each test, as the
+// suite's own client lives for one test's requests), and dials one anew
+// after an RPC failed with Internal or Unavailable. Like the suite's client, it reports a failed RPC by the
 // response's Code, not as an error. Safe for concurrent use.
 type GRPCClient struct {
 	dial DialFunc
@@ -323,6 +325,13 @@ func (c *GRPCClient) conn(target grpcTarget) (*grpc.ClientConn, error) {
 	}
 	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// A test's first RPCs may meet a Gateway not listening yet:
+		// retry within a second, not after gRPC's backoff of up to two
+		// minutes, which outlasts a test's wait for a consistent answer.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 5 * time.Second,
+		}),
 		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 			return c.dial(ctx, "tcp", addr)
 		}),
@@ -348,7 +357,7 @@ func (c *GRPCClient) drop(target grpcTarget, conn *grpc.ClientConn) {
 	}
 }
 
-// Close closes every connection.
+// Close closes every connection; an RPC sent later dials anew.
 func (c *GRPCClient) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
