@@ -109,6 +109,19 @@ test-chaos: test-deps ## Only the chaos tests (leader kills during churn, apiser
 test-realpods: test-deps ## Only the real-pod tests (bundle.yaml on a real kubelet/containerd node: probes, leader Lease, webhook, serving, Prometheus, rollouts, backup/restore), verbosely; make test runs them too.
 	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test -count=1 -timeout 15m -v ./test/realpods/...
 
+# Gateway API's conformance suite (sigs.k8s.io/gateway-api/conformance, the
+# version go.mod requires) against bundle.yaml on a local cluster with a real
+# node: test/conformance, behind the build tag conformance, which make test
+# does not set. The report goes to $(CONFORMANCE_REPORTS), in the layout of
+# the gateway-api repository's conformance/reports, named after VERSION.
+GATEWAY_API_VERSION  = $(shell go list -m -f '{{.Version}}' sigs.k8s.io/gateway-api/conformance)
+CONFORMANCE_REPORTS ?= conformance/reports/$(GATEWAY_API_VERSION)/nginx-operator
+
+.PHONY: conformance
+conformance: test-deps ## Run Gateway API's conformance suite (profiles GATEWAY-HTTP and GATEWAY-GRPC, the features the GatewayClass claims) and rewrite its report in conformance/reports/.
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 CONFORMANCE_REPORT_DIR=$(CURDIR)/$(CONFORMANCE_REPORTS) CONFORMANCE_VERSION=$(VERSION) \
+		go test -tags conformance -count=1 -timeout 40m -v ./test/conformance/
+
 .PHONY: bench
 bench: test-deps ## Run the benchmarks (convergence vs a floor, API requests, CPU, RSS, heap); writes $(BENCH_OUT)/performance.{json,svg}.
 	BENCH_N=$(BENCH_N) BENCH_OUT=$(BENCH_OUT) NGINX_OPERATOR_REQUIRE_TOOLS=1 \

@@ -124,6 +124,12 @@ type Options struct {
 	// GoImages are images the node builds when it starts, each holding one
 	// static binary (see image.BuildGo), and imports like Images.
 	GoImages []GoImage
+	// CoreDNSImage, when set, names an image the node imports holding the
+	// CoreDNS binary it runs itself (a static build), as /coredns, its
+	// entrypoint, run as root: for manifests that run CoreDNS in a pod,
+	// such as Gateway API's conformance suite's
+	// (registry.k8s.io/coredns/coredns:v1.12.2), which the node cannot pull.
+	CoreDNSImage string
 }
 
 // GoImage is an image of one Go program: Package is a main package of
@@ -615,12 +621,31 @@ func (n *Node) importImages(ctx context.Context) error {
 			archives = append(archives, archive)
 		}
 	}
+	if n.opts.CoreDNSImage != "" {
+		archive, err := n.coreDNSImage()
+		if err != nil {
+			return fmt.Errorf("image %s: %w", n.opts.CoreDNSImage, err)
+		}
+		archives = append(archives, archive)
+	}
 	for _, a := range archives {
 		if err := n.ctr(ctx, "images", "import", "--platform", "linux/"+runtime.GOARCH, a); err != nil {
 			return fmt.Errorf("importing %s: %w", a, err)
 		}
 	}
 	return nil
+}
+
+// coreDNSImage writes the archive of Options.CoreDNSImage, the node's own
+// CoreDNS binary as /coredns, into the node's directory.
+func (n *Node) coreDNSImage() (string, error) {
+	data, err := os.ReadFile(n.bins.coredns)
+	if err != nil {
+		return "", err
+	}
+	archive := filepath.Join(n.dir, "coredns-image.tar")
+	files := []image.File{{Path: "coredns", Mode: 0o755, Data: data}}
+	return archive, image.WriteArchive(archive, n.opts.CoreDNSImage, files, image.Config{Entrypoint: []string{"/coredns"}})
 }
 
 // waitReady waits until the Node is Ready with no taint but its own.

@@ -172,6 +172,9 @@ type Options struct {
 	// such as the node's test server:
 	// {Package: "./test/framework/node/internal/testserver", Name: "nginx-operator.local/testserver:1"}.
 	GoImages []node.GoImage
+	// CoreDNSImage names an image of the node's CoreDNS binary the node
+	// imports (see node.Options).
+	CoreDNSImage string
 	// Framework are the cluster's options; RealNode is set by
 	// FrameworkOptions.
 	Framework framework.Options
@@ -224,6 +227,7 @@ func (r *RealNode) Prepare(ctx context.Context, dir string) (string, error) {
 		SandboxImage:     imgs.Archive(Pause),
 		SandboxImageName: imgs.Ref(Pause),
 		GoImages:         r.opts.GoImages,
+		CoreDNSImage:     r.opts.CoreDNSImage,
 	})
 	return r.node.Prepare(ctx, dir)
 }
