@@ -64,7 +64,7 @@ func attachOne(r route, ref gatewayv1.ParentReference, gw *gatewayv1.Gateway, ls
 		if ref.SectionName != nil && *ref.SectionName != l.Name || ref.Port != nil && *ref.Port != l.Port {
 			continue
 		}
-		if !l.serves() || !kindAllowed(l, r.kind) || !namespaceAllowed(l, gw.Namespace, r.meta.Namespace, namespaceLabels) {
+		if !l.attachable() || !kindAllowed(l, r.kind) || !namespaceAllowed(l, gw.Namespace, r.meta.Namespace, namespaceLabels) {
 			if a.refused == gatewayv1.RouteReasonNoMatchingParent {
 				a.refused, a.message = gatewayv1.RouteReasonNotAllowedByListeners, "the matching listeners do not allow this route (kind, namespace) or are not valid"
 			}

@@ -33,9 +33,15 @@ type listener struct {
 	attached int32
 }
 
+// attachable reports a listener routes attach to and are counted on: one
+// of a supported protocol. A route attached to a listener whose
+// certificate or port is in dispute still counts in attachedRoutes, as
+// Gateway API asks, though nginx does not serve the listener.
+func (l *listener) attachable() bool { return l.unsupported == "" }
+
 // serves reports a listener that takes routes and traffic.
 func (l *listener) serves() bool {
-	return l.unsupported == "" && l.conflict == "" && l.refFault == ""
+	return l.attachable() && l.conflict == "" && l.refFault == ""
 }
 
 // routeKinds are the kinds of route a listener of each protocol can serve.

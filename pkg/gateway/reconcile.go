@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"slices"
@@ -93,7 +94,7 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 		in.Grants[g.Namespace] = append(in.Grants[g.Namespace], g)
 	}
 	for _, key := range secretsOf(gw) {
-		ok, err := r.exists(ctx, "Secret", key)
+		ok, err := r.servable(ctx, key)
 		if err != nil {
 			return in, err
 		}
@@ -120,6 +121,25 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 		}
 	}
 	return in, nil
+}
+
+// servable reports whether the Secret exists and holds a certificate and
+// key nginx can serve: a kubernetes.io/tls Secret whose tls.crt and tls.key
+// make a key pair. The references cache has its metadata; the data is read
+// from the API for the Secrets a Gateway names, and only those.
+func (r *gatewayReconciler) servable(ctx context.Context, key types.NamespacedName) (bool, error) {
+	if ok, err := r.exists(ctx, "Secret", key); !ok || err != nil {
+		return false, err
+	}
+	var secret corev1.Secret
+	if err := r.APIReader.Get(ctx, key, &secret); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if secret.Type != corev1.SecretTypeTLS {
+		return false, nil
+	}
+	_, err := tls.X509KeyPair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey])
+	return err == nil, nil
 }
 
 // exists reports whether the references cache holds the object.
@@ -152,17 +172,20 @@ func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gat
 	return &live, nil
 }
 
-// programmed reports whether nginx serves the instance's current
-// configuration: its status describes its spec, and a pod has loaded it
-// (or, where the operator does not read the pods, is ready).
+// programmed reports whether nginx serves the Gateway's listeners: the
+// instance's status describes its spec, a pod of its current template (the
+// listeners are its ports) is ready, and nginx has not refused the
+// configuration. A route change needs no new pod: it reaches the running
+// ones in a reload, which the instance's status.loadedReplicas follows;
+// the Gateway stays Programmed meanwhile, as its listeners stay served.
 func programmed(instance *v1beta1.NginxOperator) bool {
-	if instance == nil || instance.Status.ObservedGeneration != instance.Generation || instance.Status.ConfigHash == "" {
+	if instance == nil || instance.Status.ObservedGeneration != instance.Generation {
 		return false
 	}
-	if instance.Status.LoadedReplicas != nil {
-		return *instance.Status.LoadedReplicas > 0
+	if meta.IsStatusConditionTrue(instance.Status.Conditions, v1beta1.ConditionDegraded) {
+		return false
 	}
-	return instance.Status.ReadyReplicas > 0
+	return instance.Status.ReadyReplicas > 0 && instance.Status.UpdatedReplicas > 0
 }
 
 // setStatus sets gw's conditions, listeners and addresses.
@@ -180,11 +203,17 @@ func (r *gatewayReconciler) setStatus(ctx context.Context, gw *gatewayv1.Gateway
 		s.Conditions = keepTransitions(was, s.Conditions)
 		gw.Status.Listeners = append(gw.Status.Listeners, s)
 	}
-	meta.SetStatusCondition(&gw.Status.Conditions, metav1.Condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: metav1.ConditionTrue,
-		Reason: string(gatewayv1.GatewayReasonAccepted), Message: "NginxOperator " + InstanceName(gw.Name) + " serves this Gateway", ObservedGeneration: gen})
+	accepted := metav1.Condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: metav1.ConditionTrue,
+		Reason: string(gatewayv1.GatewayReasonAccepted), Message: "NginxOperator " + InstanceName(gw.Name) + " serves this Gateway", ObservedGeneration: gen}
+	if !tr.Accepted() {
+		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonListenersNotValid), "no listener has a protocol this implementation serves (HTTP, HTTPS)"
+	}
+	meta.SetStatusCondition(&gw.Status.Conditions, accepted)
 	prog := metav1.Condition{Type: string(gatewayv1.GatewayConditionProgrammed), Status: metav1.ConditionTrue,
-		Reason: string(gatewayv1.GatewayReasonProgrammed), Message: "nginx serves the configuration", ObservedGeneration: gen}
+		Reason: string(gatewayv1.GatewayReasonProgrammed), Message: "a ready nginx pod serves the listeners", ObservedGeneration: gen}
 	switch {
+	case !tr.Accepted():
+		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalid), "the Gateway is not accepted"
 	case applyErr != nil:
 		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalid), fmt.Sprintf("applying NginxOperator %s: %v", InstanceName(gw.Name), applyErr)
 	case !ok:

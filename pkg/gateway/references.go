@@ -15,7 +15,7 @@ type references struct {
 	// grants are the ReferenceGrants by their namespace.
 	grants map[string][]gatewayv1.ReferenceGrant
 	// secrets are the TLS Secrets that exist and hold a certificate and
-	// key.
+	// key that make a pair.
 	secrets map[types.NamespacedName]bool
 	// services are the Services that exist, with their ports.
 	services map[types.NamespacedName]*corev1.Service
@@ -62,8 +62,12 @@ func (r references) certificate(gw *gatewayv1.Gateway, tls *gatewayv1.ListenerTL
 	if key.Namespace != gw.Namespace && !r.granted("Gateway", gw.Namespace, "", "Secret", key) {
 		return key, gatewayv1.ListenerReasonRefNotPermitted, fmt.Sprintf("no ReferenceGrant in namespace %s lets Gateways of %s use Secret %s", key.Namespace, gw.Namespace, key.Name)
 	}
+	if key.Namespace != gw.Namespace {
+		// The instance mounts Secrets of its own namespace only.
+		return key, gatewayv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("Secret %s is in another namespace than the Gateway's, which this implementation cannot serve yet", key)
+	}
 	if !r.secrets[key] {
-		return key, gatewayv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("Secret %s is missing or holds no tls.crt and tls.key", key)
+		return key, gatewayv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("Secret %s is missing, not of type kubernetes.io/tls, or its tls.crt and tls.key are not a key pair", key)
 	}
 	return key, "", ""
 }

@@ -73,6 +73,9 @@ func Translate(in Inputs) Translation {
 			}
 			for i, l := range a.listeners {
 				l.attached++
+				if !l.serves() {
+					continue
+				}
 				for _, host := range a.hostnames[i] {
 					for _, o := range outcomes {
 						b.add(l, host, o.locations)
@@ -86,6 +89,12 @@ func Translate(in Inputs) Translation {
 		})
 	}
 	return Translation{Spec: b.spec(), listeners: ls, Routes: routes}
+}
+
+// Accepted reports whether the Gateway has a listener of a supported
+// protocol; Gateway API does not accept one without.
+func (t Translation) Accepted() bool {
+	return slices.ContainsFunc(t.listeners, (*listener).attachable)
 }
 
 // sortedRoutes orders routes as Gateway API breaks ties between them: the
