@@ -36,10 +36,18 @@ type gatewayReconciler struct {
 const LabelGatewayName = "gateway.networking.k8s.io/gateway-name"
 
 // InstanceName is the name of the NginxOperator of Gateway gateway, in the
-// Gateway's namespace.
+// Gateway's namespace: <gateway>-gateway within the 47 characters and the
+// leading letter the CRD asks of an instance's name (a longer one is cut
+// and given a hash).
 func InstanceName(gateway string) string {
-	return k8sutil.NameWithLimit(k8sutil.MaxNameLength, gateway, "gateway")
+	if gateway != "" && gateway[0] >= 'a' && gateway[0] <= 'z' {
+		return k8sutil.NameWithLimit(maxInstanceName, gateway, "gateway")
+	}
+	return k8sutil.NameWithLimit(maxInstanceName, "gateway", gateway)
 }
+
+// maxInstanceName is the CRD's limit on an NginxOperator's name.
+const maxInstanceName = 47
 
 func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var gw gatewayv1.Gateway
@@ -205,8 +213,11 @@ func (r *gatewayReconciler) setStatus(ctx context.Context, gw *gatewayv1.Gateway
 	}
 	accepted := metav1.Condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: metav1.ConditionTrue,
 		Reason: string(gatewayv1.GatewayReasonAccepted), Message: "NginxOperator " + InstanceName(gw.Name) + " serves this Gateway", ObservedGeneration: gen}
-	if !tr.Accepted() {
+	switch {
+	case !tr.Accepted():
 		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonListenersNotValid), "no listener has a protocol this implementation serves (HTTP, HTTPS)"
+	case !tr.AllListenersAccepted():
+		accepted.Reason, accepted.Message = string(gatewayv1.GatewayReasonListenersNotValid), "some listeners have a protocol this implementation does not serve: see their conditions"
 	}
 	meta.SetStatusCondition(&gw.Status.Conditions, accepted)
 	prog := metav1.Condition{Type: string(gatewayv1.GatewayConditionProgrammed), Status: metav1.ConditionTrue,

@@ -97,6 +97,12 @@ func (t Translation) Accepted() bool {
 	return slices.ContainsFunc(t.listeners, (*listener).attachable)
 }
 
+// AllListenersAccepted reports whether every listener has a supported
+// protocol.
+func (t Translation) AllListenersAccepted() bool {
+	return !slices.ContainsFunc(t.listeners, func(l *listener) bool { return !l.attachable() })
+}
+
 // sortedRoutes orders routes as Gateway API breaks ties between them: the
 // oldest first, then by namespace and name.
 func sortedRoutes(routes []*gatewayv1.HTTPRoute) []*gatewayv1.HTTPRoute {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -206,5 +207,17 @@ func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("listener conditions (-want +got):\n%s", diff)
+	}
+}
+
+func TestInstanceNamesAreOnesTheCRDAdmits(t *testing.T) {
+	for _, gw := range []string{"web", "gateway-supported-and-unsupported-protocols", "1st", strings.Repeat("a", 253)} {
+		name := InstanceName(gw)
+		if len(name) > 47 || name[0] < 'a' || name[0] > 'z' || strings.HasSuffix(name, "-pods") {
+			t.Errorf("Gateway %s: instance %q, want at most 47 characters starting with a letter", gw, name)
+		}
+	}
+	if InstanceName("web") != "web-gateway" {
+		t.Errorf("InstanceName(web) = %q, want web-gateway", InstanceName("web"))
 	}
 }

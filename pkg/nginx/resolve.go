@@ -38,6 +38,9 @@ type resolved struct {
 	ports serviceport.Ports
 	// ipv6: nginx listens on IPv6 too (servesIPv6).
 	ipv6 bool
+	// servicePorts are the Service ports that differ from their
+	// containerPorts (serviceport.Ports.Moved).
+	servicePorts map[int32]int32
 }
 
 // referenceReasons are the reasons of a missing reference, by kind.
@@ -87,13 +90,15 @@ func (r *Reconciler) resolve(ctx context.Context, nginx *v1beta1.NginxOperator) 
 		return nil, err
 	}
 	out.ports = serviceport.Resolve(&nginx.Spec, serviceport.RuleOf(live))
+	out.servicePorts = out.ports.Moved(&nginx.Spec)
 	out.ipv6 = servesIPv6(nginx, live)
 	return out, nil
 }
 
 // renderOptions are the renderer's inputs besides the spec.
 func (m *resolved) renderOptions() render.Options {
-	return render.Options{Paths: render.PodPaths(), Namespace: m.namespace, Services: m.services, IPv6: m.ipv6, HTTPSPort: m.ports.HTTPSRedirect}
+	return render.Options{Paths: render.PodPaths(), Namespace: m.namespace, Services: m.services, IPv6: m.ipv6, HTTPSPort: m.ports.HTTPSRedirect,
+		ServicePorts: m.servicePorts}
 }
 
 // upstreamStatus says, for each port of a proxied Service, where nginx

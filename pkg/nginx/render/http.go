@@ -45,7 +45,7 @@ func (r *renderer) http(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		out = append(out, tlsPolicy(cfg.TLS)...)
 	}
 	out = append(out, realIP(cfg)...)
-	out = append(out, requestVariables(cfg)...)
+	out = append(out, requestVariables(cfg, r.opts.ServicePorts)...)
 	out = append(out, r.healthServer())
 	if spec.Metrics.Enabled {
 		out = append(out, r.stubStatusServer())

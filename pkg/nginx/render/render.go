@@ -82,6 +82,10 @@ type Options struct {
 	// the controller decides it (serviceport.Resolve). 0 is 443, which the
 	// URL leaves out.
 	HTTPSPort int32
+	// ServicePorts are the Service port of each container port where the
+	// two differ: the port a client of the Service used, which redirects
+	// and X-Forwarded-Port name rather than the one nginx listens on.
+	ServicePorts map[int32]int32
 }
 
 // ServiceDNSName is a Service's name in the cluster DNS: where nginx

@@ -232,8 +232,9 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 // renderOptions render spec as the controller does in a cluster: each
 // proxied Service resolved to two ready pods (clusterEndpoints).
 func renderOptions(spec *v1beta1.NginxOperatorSpec, paths Paths) Options {
+	ports := serviceport.Resolve(spec, serviceport.Standard)
 	return Options{Paths: paths, Namespace: "team-a", IPv6: slices.Contains(spec.Service.IPFamilies, corev1.IPv6Protocol),
-		HTTPSPort: serviceport.Resolve(spec, serviceport.Standard).HTTPSRedirect, Services: clusterEndpoints(spec)}
+		HTTPSPort: ports.HTTPSRedirect, ServicePorts: ports.Moved(spec), Services: clusterEndpoints(spec)}
 }
 
 // clusterEndpoints resolve spec's proxied Services as a cluster would: the

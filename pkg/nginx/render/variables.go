@@ -1,6 +1,9 @@
 package render
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
@@ -38,7 +41,7 @@ const (
 // ($realip_remote_addr keeps it when realIP replaces $remote_addr with a
 // header's address), or, behind the PROXY protocol, the address the load
 // balancer reports, since a load balancer that speaks it adds no headers.
-func requestVariables(cfg v1beta1.NginxConfig) []conf.Directive {
+func requestVariables(cfg v1beta1.NginxConfig, servicePorts map[int32]int32) []conf.Directive {
 	hop := "$realip_remote_addr"
 	if cfg.RealIP != nil && cfg.RealIP.ProxyProtocol {
 		hop = "$remote_addr"
@@ -47,10 +50,14 @@ func requestVariables(cfg v1beta1.NginxConfig) []conf.Directive {
 	for _, cidr := range cfg.TrustedProxies {
 		geo = append(geo, conf.D(cidr, "1"))
 	}
+	clientPort := "$server_port"
+	if len(servicePorts) > 0 {
+		clientPort = varServicePort
+	}
 	mapBlock := func(source, variable string, entries ...conf.Directive) conf.Directive {
 		return conf.B("map", []string{source, variable}, entries...)
 	}
-	return []conf.Directive{
+	out := []conf.Directive{
 		conf.B("geo", []string{hop, varTrustedHop}, geo...),
 		mapBlock("$http_upgrade", varConnectionUpgrade,
 			conf.D("default", "upgrade"),
@@ -80,7 +87,7 @@ func requestVariables(cfg v1beta1.NginxConfig) []conf.Directive {
 		),
 		// A trusted hop that names a scheme but no port used the scheme's.
 		mapBlock(varTrustedHop+":$http_x_forwarded_port:$http_x_forwarded_proto", varForwardedPort,
-			conf.D("default", "$server_port"),
+			conf.D("default", clientPort),
 			conf.D("~^1:([0-9]{1,5}):", "$1"),
 			conf.D("1::https", "443"),
 			conf.D("1::http", "80"),
@@ -91,4 +98,22 @@ func requestVariables(cfg v1beta1.NginxConfig) []conf.Directive {
 			conf.D("https:443", ""),
 		),
 	}
+	return append(out, servicePortMap(servicePorts)...)
+}
+
+// varServicePort is the Service port of the port a request came in on.
+const varServicePort = "$service_port"
+
+// servicePortMap defines varServicePort where a Service port differs from
+// the container port nginx listens on; without one the client's port is
+// $server_port.
+func servicePortMap(ports map[int32]int32) []conf.Directive {
+	if len(ports) == 0 {
+		return nil
+	}
+	entries := []conf.Directive{conf.D("default", "$server_port")}
+	for _, container := range slices.Sorted(maps.Keys(ports)) {
+		entries = append(entries, conf.D(itoa(container), itoa(ports[container])))
+	}
+	return []conf.Directive{conf.B("map", []string{"$server_port", varServicePort}, entries...)}
 }

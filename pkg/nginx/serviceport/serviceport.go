@@ -155,3 +155,15 @@ func Resolve(spec *v1beta1.NginxOperatorSpec, rule Rule) Ports {
 	}
 	return out
 }
+
+// Moved maps the containerPort of each of spec.ports whose Service port
+// differs to that Service port: what a client of the Service used.
+func (p Ports) Moved(spec *v1beta1.NginxOperatorSpec) map[int32]int32 {
+	out := map[int32]int32{}
+	for i, port := range spec.Ports {
+		if i < len(p.Service) && p.Service[i] != port.ContainerPort {
+			out[port.ContainerPort] = p.Service[i]
+		}
+	}
+	return out
+}
