@@ -33,7 +33,7 @@ const (
 
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;referencegrants,verbs=list;watch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status,verbs=patch
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=get;create;patch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=create;patch
 
 // Setup is what the Gateway controllers need besides the manager.
 type Setup struct {

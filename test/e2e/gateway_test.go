@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,8 @@ import (
 // its controllerName, makes a Gateway one NginxOperator (whose children the
 // cluster's controllers and kwok run), tells the Gateway and its route
 // where they stand, and a deleted Gateway takes its instance along and
-// nothing else.
+// nothing else; a Gateway whose instance name a user's NginxOperator has
+// leaves it alone and says so.
 func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T) {
 	ctx, ns, _ := withOperator(t)
 	c := inprocess.Client(t, cluster.Config)
@@ -44,8 +46,27 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 		Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
 			BackendObjectReference: gatewayv1.BackendObjectReference{Name: "api", Port: ptr.To(gatewayv1.PortNumber(8080))}}}}}},
 	}}
-	for _, o := range []client.Object{class, keep, api, gw, rt} {
+	// A Gateway whose instance name a user's NginxOperator already has.
+	clash := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "clash", Namespace: ns}, Spec: gw.Spec}
+	taken := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: gateway.InstanceName("clash"), Namespace: ns}, Spec: keep.Spec}
+	for _, o := range []client.Object{class, keep, taken, api, gw, clash, rt} {
 		tools.Must(t, c.Create(ctx, o))
+	}
+	tools.Eventually(t, 2*time.Minute, "the clashing Gateway not programmed, naming the taken instance", func() error {
+		var g gatewayv1.Gateway
+		if err := c.Get(ctx, client.ObjectKeyFromObject(clash), &g); err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(g.Status.Conditions, "Programmed")
+		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != "Invalid" || !strings.Contains(cond.Message, taken.Name) {
+			return fmt.Errorf("gateway status %+v", g.Status.Conditions)
+		}
+		return nil
+	})
+	var user v1beta1.NginxOperator
+	tools.Must(t, c.Get(ctx, client.ObjectKeyFromObject(taken), &user))
+	if len(user.OwnerReferences) != 0 || len(user.Spec.Config.Servers) != 0 {
+		t.Errorf("the user's NginxOperator %s was taken over: owners %v, servers %v", taken.Name, user.OwnerReferences, user.Spec.Config.Servers)
 	}
 	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("edge")}
 	tools.Eventually(t, 2*time.Minute, "the Gateway accepted with an address, its route accepted, its instance's pod ready", func() error {
