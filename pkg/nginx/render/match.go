@@ -101,11 +101,26 @@ func matchBlocks(locations []v1beta1.Location) []matchBlock {
 			add(rt.index, rt.path)
 		}
 	}
+	if !slices.ContainsFunc(routes, pathRoute.conditional) {
+		// Nothing to test: each block's most specific own location
+		// answers, and no other can (the common case, kept cheap).
+		for i := range blocks {
+			first := slices.MinFunc(blocks[i].candidates, func(a, b candidate) int { return precedence(routes[a.route], routes[b.route]) })
+			blocks[i].candidates = []candidate{first}
+		}
+		return blocks
+	}
 	p := newPrefixIndex(routes)
 	for i := range blocks {
 		blocks[i].candidates = p.candidatesOf(blocks, i)
 	}
 	return blocks
+}
+
+// conditional reports a location whose match or regular expression asks
+// something of a request beyond the block nginx picks for it.
+func (rt pathRoute) conditional() bool {
+	return rt.match != nil || rt.kind == v1beta1.PathRegularExpression
 }
 
 // prefixIndex finds the locations that may answer a block's requests.
