@@ -165,7 +165,7 @@ func resolveBackends(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, refs []gate
 			fail(gatewayv1.RouteReasonInvalidKind, "backendRef %s is not a Service", ref.Name)
 		case key.Namespace != rt.Namespace && !known.granted(KindHTTPRoute, rt.Namespace, "", "Service", key):
 			fail(gatewayv1.RouteReasonRefNotPermitted, "no ReferenceGrant in namespace %s lets HTTPRoutes of %s refer to Service %s", key.Namespace, rt.Namespace, key.Name)
-		case known.services[key] == nil:
+		case !known.services[key]:
 			fail(gatewayv1.RouteReasonBackendNotFound, "Service %s not found", key)
 		case key.Namespace != gw.Namespace:
 			fail(gatewayv1.RouteReasonRefNotPermitted, "Service %s is in another namespace than the Gateway's, which this implementation cannot serve yet", key)

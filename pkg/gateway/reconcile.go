@@ -89,7 +89,7 @@ func (r *gatewayReconciler) ours(ctx context.Context, gw *gatewayv1.Gateway) (bo
 // inputs reads what the translation of gw needs from the caches.
 func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (Inputs, error) {
 	in := Inputs{Gateway: gw, Grants: map[string][]gatewayv1.ReferenceGrant{}, Secrets: map[types.NamespacedName]bool{},
-		Services: map[types.NamespacedName]*corev1.Service{}, NamespaceLabels: map[string]map[string]string{}}
+		Services: map[types.NamespacedName]bool{}, NamespaceLabels: map[string]map[string]string{}}
 	var routes gatewayv1.HTTPRouteList
 	if err := r.Client.List(ctx, &routes, client.MatchingFields{routeParentIndex: client.ObjectKeyFromObject(gw).String()}); err != nil {
 		return in, err
@@ -116,9 +116,7 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 			if err != nil {
 				return in, err
 			}
-			if ok {
-				in.Services[key] = &corev1.Service{}
-			}
+			in.Services[key] = ok
 		}
 		if _, done := in.NamespaceLabels[rt.Namespace]; !done {
 			ns := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}

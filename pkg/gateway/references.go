@@ -3,7 +3,6 @@ package gateway
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -17,8 +16,8 @@ type references struct {
 	// secrets are the TLS Secrets that exist and hold a certificate and
 	// key that make a pair.
 	secrets map[types.NamespacedName]bool
-	// services are the Services that exist, with their ports.
-	services map[types.NamespacedName]*corev1.Service
+	// services are the Services that exist.
+	services map[types.NamespacedName]bool
 }
 
 // granted reports whether a ReferenceGrant in to's namespace lets objects

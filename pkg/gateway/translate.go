@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -29,7 +28,7 @@ type Inputs struct {
 	// Secrets are the TLS Secrets that exist with a certificate and key.
 	Secrets map[types.NamespacedName]bool
 	// Services are the Services the routes refer to that exist.
-	Services map[types.NamespacedName]*corev1.Service
+	Services map[types.NamespacedName]bool
 	// NamespaceLabels are the labels of the routes' namespaces.
 	NamespaceLabels map[string]map[string]string
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -55,10 +54,10 @@ func prefix(path string) []gatewayv1.HTTPRouteMatch {
 	return []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To(path)}}}
 }
 
-func services(names ...string) map[types.NamespacedName]*corev1.Service {
-	out := map[types.NamespacedName]*corev1.Service{}
+func services(names ...string) map[types.NamespacedName]bool {
+	out := map[types.NamespacedName]bool{}
 	for _, n := range names {
-		out[types.NamespacedName{Namespace: ns, Name: n}] = &corev1.Service{}
+		out[types.NamespacedName{Namespace: ns, Name: n}] = true
 	}
 	return out
 }

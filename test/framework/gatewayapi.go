@@ -52,13 +52,5 @@ func InstallGatewayAPICRDs(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	objs, err := ApplyFiles(ctx, cfg, "", files...)
-	if err != nil {
-		return err
-	}
-	names := make([]string, len(objs))
-	for i, o := range objs {
-		names[i] = o.GetName()
-	}
-	return WaitEstablished(ctx, cfg, names...)
+	return installCRDFiles(ctx, cfg, files)
 }

@@ -102,6 +102,12 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	return installCRDFiles(ctx, cfg, files)
+}
+
+// installCRDFiles applies the CRDs in files and waits until they are
+// established.
+func installCRDFiles(ctx context.Context, cfg *rest.Config, files []string) error {
 	objs, err := ApplyFiles(ctx, cfg, "", files...)
 	if err != nil {
 		return err
