@@ -373,7 +373,13 @@ func ScrapeConfigSecret(mon *v1beta1.NginxMonitor, data []byte) *corev1.Secret {
 // the field deletes the ServiceMonitor the operator made.
 func (r *Reconciler) serviceMonitor(ctx context.Context, mon *v1beta1.NginxMonitor, before *v1beta1.NginxMonitorStatus, selection Selection) (serviceMonitorState, error) {
 	if !mon.Spec.ServiceMonitor.Enabled {
-		if k8sutil.HadReason(before.Conditions, ConditionServiceMonitor, ReasonServiceMonitorApplied) {
+		// The status says whether a ServiceMonitor was applied, but the
+		// cache may not have that status yet when the switch flips right
+		// after the apply (the status patch and the spec update race):
+		// the ServiceMonitor stayed. A status that does not describe the
+		// current spec is no proof, so then look.
+		applied := k8sutil.HadReason(before.Conditions, ConditionServiceMonitor, ReasonServiceMonitorApplied)
+		if applied || before.ObservedGeneration != mon.Generation {
 			if err := r.deleteServiceMonitor(ctx, mon); err != nil {
 				return serviceMonitorUnknown, err
 			}
