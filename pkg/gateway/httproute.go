@@ -167,8 +167,6 @@ func resolveBackends(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, refs []gate
 			fail(gatewayv1.RouteReasonRefNotPermitted, "no ReferenceGrant in namespace %s lets HTTPRoutes of %s refer to Service %s", key.Namespace, rt.Namespace, key.Name)
 		case !known.services[key]:
 			fail(gatewayv1.RouteReasonBackendNotFound, "Service %s not found", key)
-		case key.Namespace != gw.Namespace:
-			fail(gatewayv1.RouteReasonRefNotPermitted, "Service %s is in another namespace than the Gateway's, which this implementation cannot serve yet", key)
 		case ref.Port == nil:
 			fail(gatewayv1.RouteReasonUnsupportedValue, "backendRef %s has no port", key)
 		default:
@@ -176,7 +174,13 @@ func resolveBackends(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, refs []gate
 			if ref.Weight != nil {
 				weight = *ref.Weight
 			}
-			out = append(out, v1beta1.Backend{Service: key.Name, Port: int32(*ref.Port), Weight: ptr.To(weight)})
+			b := v1beta1.Backend{Service: key.Name, Port: int32(*ref.Port), Weight: ptr.To(weight)}
+			if key.Namespace != gw.Namespace {
+				// The instance may send there: ServiceGrants checks this
+				// route's permission again.
+				b.Namespace = key.Namespace
+			}
+			out = append(out, b)
 		}
 	}
 	return out, fault, message

@@ -24,21 +24,7 @@ type references struct {
 // of fromKind in fromNamespace refer to to, an object of toGroup and
 // toKind.
 func (r references) granted(fromKind gatewayv1.Kind, fromNamespace string, toGroup gatewayv1.Group, toKind gatewayv1.Kind, to types.NamespacedName) bool {
-	for _, g := range r.grants[to.Namespace] {
-		from := false
-		for _, f := range g.Spec.From {
-			from = from || f.Group == Group && f.Kind == fromKind && string(f.Namespace) == fromNamespace
-		}
-		if !from {
-			continue
-		}
-		for _, t := range g.Spec.To {
-			if t.Group == toGroup && t.Kind == toKind && (t.Name == nil || string(*t.Name) == to.Name) {
-				return true
-			}
-		}
-	}
-	return false
+	return grantedBy(r.grants[to.Namespace], Group, fromKind, fromNamespace, toGroup, toKind, to.Name)
 }
 
 // certificate is the Secret an HTTPS listener serves, or why it cannot: a

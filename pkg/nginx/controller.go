@@ -79,6 +79,8 @@ type Reconciler struct {
 	Endpoints client.Reader
 	// endpointsPacer paces the reconciles of endpoint changes.
 	endpointsPacer *endpointsPacer
+	// Grants decide on backends in other namespaces; nil refuses them.
+	Grants ServiceGrants
 }
 
 // Images are the images the operator deploys: nginx for instances that do not
@@ -105,12 +107,14 @@ type Setup struct {
 	References cache.Cache
 	// Operator are the pods a NetworkPolicy admits to the reloaders.
 	Operator OperatorPods
+	// Grants decide on backends in other namespaces; nil refuses them.
+	Grants ServiceGrants
 }
 
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
 func SetupWithManager(mgr ctrl.Manager, s Setup) error {
-	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: s.Images, Operator: s.Operator}
+	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: s.Images, Operator: s.Operator, Grants: s.Grants}
 	registerMetrics()
 	b, err := r.watchReferences(mgr, s.References, ctrl.NewControllerManagedBy(mgr))
 	if err != nil {
@@ -122,6 +126,9 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 			return err
 		}
 		b = b.WatchesRawSource(source.Channel(r.Prober.Events(), &handler.EnqueueRequestForObject{}))
+	}
+	if s.Grants != nil {
+		b = b.Watches(s.Grants.Watched(), handler.EnqueueRequestsFromMapFunc(r.instancesSendingInto))
 	}
 	return b.
 		Named(ControllerName).

@@ -415,7 +415,7 @@ func TestReferencedObjectsReachTheInstanceByTheirWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The Service's own address backs the pods up (render's clusterBackups).
-	backup := " server " + created.Spec.ClusterIP + ":80 backup;"
+	backup := " server " + created.Spec.ClusterIP + ":80 backup max_fails=0;"
 	// The test cluster runs no EndpointSlice controller: the slice is the
 	// test's, as a Service without a selector has.
 	slice := &discoveryv1.EndpointSlice{

@@ -37,12 +37,15 @@ func referenceKinds() []*metav1.PartialObjectMetadata {
 	return out
 }
 
-// referenceKey is how referenceIndex names an object of the instance's
-// namespace.
-func referenceKey(kind, name string) string { return kind + "/" + name }
+// referenceKey is how referenceIndex names an object of kind in namespace.
+func referenceKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
+
+// namespaceKey is how referenceIndex names another namespace an instance
+// sends into (Backend.Namespace): a ReferenceGrant there concerns it.
+func namespaceKey(namespace string) string { return referenceKey("Namespace", "", namespace) }
 
 // referenceKeys are the index values of an instance: each object its spec
-// names, once.
+// names, once, and each other namespace it names objects in.
 func referenceKeys(obj client.Object) []string {
 	nginx, ok := obj.(*v1beta1.NginxOperator)
 	if !ok {
@@ -50,7 +53,12 @@ func referenceKeys(obj client.Object) []string {
 	}
 	var keys []string
 	for _, ref := range render.ReferencesOf(&nginx.Spec) {
-		keys = append(keys, referenceKey(ref.Kind, ref.Name))
+		namespace := nginx.Namespace
+		if ref.Namespace != "" && ref.Namespace != nginx.Namespace {
+			namespace = ref.Namespace
+			keys = append(keys, namespaceKey(namespace))
+		}
+		keys = append(keys, referenceKey(ref.Kind, namespace, ref.Name))
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
@@ -90,15 +98,27 @@ func (r *Reconciler) instancesNaming(kind string) handler.TypedMapFunc[*metav1.P
 	}
 }
 
-// instancesNamingObject are the instances in namespace whose spec names the
-// object of kind called name.
+// instancesNamingObject are the instances whose spec names the object of
+// kind called name in namespace (from any namespace: a backend may be in
+// another, Backend.Namespace).
 func (r *Reconciler) instancesNamingObject(ctx context.Context, kind, namespace, name string) []reconcile.Request {
+	return r.instancesIndexed(ctx, referenceKey(kind, namespace, name))
+}
+
+// instancesSendingInto are the instances that send to Services of obj's
+// namespace from another: a ReferenceGrant there may have granted or
+// revoked their backends.
+func (r *Reconciler) instancesSendingInto(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.instancesIndexed(ctx, namespaceKey(obj.GetNamespace()))
+}
+
+// instancesIndexed are the instances with key under referenceIndex.
+func (r *Reconciler) instancesIndexed(ctx context.Context, key string) []reconcile.Request {
 	var list v1beta1.NginxOperatorList
-	if err := r.Client.List(ctx, &list, client.InNamespace(namespace),
-		client.MatchingFields{referenceIndex: referenceKey(kind, name)}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Client.List(ctx, &list, client.MatchingFields{referenceIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
 		// The cache is the manager's own and indexed at setup: a failure
 		// here is a programming error, not the user's.
-		log.FromContext(ctx).Error(err, "listing the instances that name an object", "kind", kind, "namespace", namespace, "name", name)
+		log.FromContext(ctx).Error(err, "listing the instances that name an object", "key", key)
 		return nil
 	}
 	requests := make([]reconcile.Request, 0, len(list.Items))

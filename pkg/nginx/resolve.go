@@ -57,10 +57,17 @@ func (r *Reconciler) resolve(ctx context.Context, nginx *v1beta1.NginxOperator) 
 	out := &resolved{namespace: nginx.Namespace, refs: render.ReferencesOf(&nginx.Spec), services: map[string]render.Service{}}
 	var tls []map[string][]byte
 	for _, ref := range out.refs {
+		key := types.NamespacedName{Namespace: nginx.Namespace, Name: ref.Name}
+		if ref.Namespace != "" && ref.Namespace != nginx.Namespace {
+			key.Namespace = ref.Namespace
+			if err := r.permitted(ctx, nginx, key); err != nil {
+				return nil, err
+			}
+		}
 		obj := referenceObject(ref.Kind)
-		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: ref.Name}, obj); err != nil {
+		if err := r.APIReader.Get(ctx, key, obj); err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil, k8sutil.MissingWatchedReference(referenceReasons[ref.Kind], "%s %s %q not found in namespace %s", ref.Use, ref.Kind, ref.Name, nginx.Namespace)
+				return nil, k8sutil.MissingWatchedReference(referenceReasons[ref.Kind], "%s %s %q not found in namespace %s", ref.Use, ref.Kind, ref.Name, key.Namespace)
 			}
 			return nil, err
 		}
@@ -79,7 +86,7 @@ func (r *Reconciler) resolve(ctx context.Context, nginx *v1beta1.NginxOperator) 
 			if err != nil {
 				return nil, err
 			}
-			out.services[o.Name] = svc
+			out.services[render.ServiceKey(ref.Namespace, ref.Name)] = svc
 		}
 	}
 	if len(tls) > 0 {
@@ -106,9 +113,13 @@ func (m *resolved) renderOptions() render.Options {
 func (m *resolved) upstreamStatus() []v1beta1.UpstreamStatus {
 	var out []v1beta1.UpstreamStatus
 	for _, ref := range m.refs.Of(render.UseProxy) {
-		svc := m.services[ref.Name]
+		svc := m.services[render.ServiceKey(ref.Namespace, ref.Name)]
+		namespace := ref.Namespace
+		if namespace == m.namespace {
+			namespace = ""
+		}
 		for _, port := range ref.Ports {
-			u := v1beta1.UpstreamStatus{Service: ref.Name, Port: port}
+			u := v1beta1.UpstreamStatus{Service: ref.Name, Namespace: namespace, Port: port}
 			addrs, atEndpoints := svc.Upstream(port, false)
 			if atEndpoints {
 				u.Endpoints = int32(len(addrs))
@@ -160,6 +171,39 @@ func serviceAddress(svc *corev1.Service) string {
 		return "[" + svc.Spec.ClusterIP + "]"
 	}
 	return svc.Spec.ClusterIP
+}
+
+// ReasonReferenceNotPermitted: a backend names a Service of another
+// namespace that has not consented (ServiceGrants).
+const ReasonReferenceNotPermitted = "ReferenceNotPermitted"
+
+// ServiceGrants decide whether an instance may send to a Service of
+// another namespace (Backend.Namespace): Gateway API's ReferenceGrants,
+// which the controller has only where their CRD is served.
+type ServiceGrants interface {
+	// PermitsService reports whether nginx may send to svc.
+	PermitsService(ctx context.Context, nginx *v1beta1.NginxOperator, svc types.NamespacedName) (bool, error)
+	// Watched is the kind of object whose changes can grant or revoke
+	// (an empty ReferenceGrant); the instances that send into its
+	// namespace are reconciled when one changes.
+	Watched() client.Object
+}
+
+// permitted is nil when nginx may send to svc, a Service of another
+// namespace, and otherwise the reference error that says why not. It
+// comes before the Service is read, so a namespace that did not consent
+// learns nothing of its Services' existence.
+func (r *Reconciler) permitted(ctx context.Context, nginx *v1beta1.NginxOperator, svc types.NamespacedName) error {
+	if r.Grants == nil {
+		return k8sutil.MissingReference(ReasonReferenceNotPermitted,
+			"Service %s: a backend in another namespace needs a ReferenceGrant there, and Gateway API's ReferenceGrant CRD is not served (or the operator may not watch it)", svc)
+	}
+	ok, err := r.Grants.PermitsService(ctx, nginx, svc)
+	if err != nil || ok {
+		return err
+	}
+	return k8sutil.MissingWatchedReference(ReasonReferenceNotPermitted,
+		"Service %s: no ReferenceGrant in namespace %s lets NginxOperators of namespace %s refer to it", svc, svc.Namespace, nginx.Namespace)
 }
 
 // referenceObject is an empty object of a reference's kind.

@@ -169,15 +169,21 @@ func addControllers(cfg *rest.Config, mgr manager.Manager, opts Options) error {
 	if err := mgr.Add(cacheRunnable{references}); err != nil {
 		return err
 	}
+	gatewayServed, why := gateway.CanRun(context.Background(), mgr)
+	var grants nginx.ServiceGrants
+	if gatewayServed {
+		grants = gateway.ServiceGrants{Client: mgr.GetClient()}
+	}
 	if err := nginx.SetupWithManager(mgr, nginx.Setup{
 		Images:     nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter, Agent: opts.Images.Agent, Reloader: opts.Images.Reloader},
 		PodConfig:  podConfig,
 		References: references,
 		Operator:   nginx.OperatorPods{Namespace: opts.Namespace, Labels: PodLabels()},
+		Grants:     grants,
 	}); err != nil {
 		return fmt.Errorf("setting up the NginxOperator controller: %w", err)
 	}
-	if ok, why := gateway.CanRun(context.Background(), mgr); ok {
+	if gatewayServed {
 		if err := gateway.SetupWithManager(mgr, gateway.Setup{References: references}); err != nil {
 			return fmt.Errorf("setting up the Gateway controllers: %w", err)
 		}

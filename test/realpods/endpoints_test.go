@@ -225,7 +225,7 @@ func startLoadOf(ctx context.Context, dial dialer, method, url string, clients i
 				l.result.total++
 				l.result.slowest = max(l.result.slowest, now.Sub(began))
 				if err != nil {
-					l.result.failures = append(l.result.failures, err)
+					l.result.failures = append(l.result.failures, fmt.Errorf("%s..%s: %w", began.Format("15:04:05.000"), now.Format("15:04:05.000"), err))
 				} else if _, ok := l.result.first[pod]; !ok {
 					l.result.first[pod] = now
 				}
@@ -391,6 +391,13 @@ func TestProxyLosesNoRequestWhileTheBackendRolls(t *testing.T) {
 			got.slowest.Round(time.Millisecond), posted.total, len(posted.failures))
 		if len(got.failures) > 0 {
 			t.Errorf("%s: %d of %d GETs failed, first: %v", tc.name, len(got.failures), got.total, got.failures[0])
+			// When and why: nginx logs each upstream it gave up on.
+			for _, err := range got.failures[:min(10, len(got.failures))] {
+				t.Logf("%s: a failed GET: %v", tc.name, err)
+			}
+			for name, logs := range containerLogs(ctx, t, cs, ns, "app.kubernetes.io/instance="+gw) {
+				t.Logf("logs of %s:\n%s", name, logs)
+			}
 		}
 		// A request sent to pods that vanished (the sandbox gone, so
 		// nothing refuses) waits the connect timeout for each before it

@@ -59,6 +59,13 @@ func testPaths(t *testing.T, dir string, spec *v1beta1.NginxOperatorSpec) Paths 
 // root and calling prepare, when set, with its paths.
 func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpec, healthPort int32, content map[string]string, prepare func(Paths)) *tools.Process {
 	t.Helper()
+	return startRenderedWith(t, nginxBin, spec, healthPort, content, prepare, localEndpoints(spec))
+}
+
+// startRenderedWith is startRendered with the proxied Services resolved as
+// services.
+func startRenderedWith(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpec, healthPort int32, content map[string]string, prepare func(Paths), services map[string]Service) *tools.Process {
+	t.Helper()
 	dir := t.TempDir()
 	// Worker processes of an nginx started as root run as "nobody", which
 	// must be able to read the test's files.
@@ -73,7 +80,7 @@ func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpe
 		prepare(paths)
 	}
 	opts := renderOptions(spec, paths)
-	opts.HealthPort, opts.Services = int(healthPort), localEndpoints(spec)
+	opts.HealthPort, opts.Services = int(healthPort), services
 	cfg, err := Config(spec, opts)
 	tools.Must(t, err)
 	file := filepath.Join(dir, "nginx.conf")

@@ -43,6 +43,9 @@ type Reference struct {
 	// Kind is Secret, ConfigMap or Service.
 	Kind string
 	Name string
+	// Namespace is a proxied Service's namespace when the spec names one
+	// (Backend.Namespace), "" for the instance's own.
+	Namespace string
 	// Keys are the keys of the object nginx reads (the htpasswd files of
 	// basic auth, the certificates of a CA), in order of first use.
 	Keys []string
@@ -92,7 +95,7 @@ func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 		for _, l := range s.Locations {
 			if l.Proxy != nil {
 				for _, b := range backendsOf(l.Proxy) {
-					ref := w.add(UseProxy, "Service", b.service, "")
+					ref := w.addIn(UseProxy, "Service", b.namespace, b.service, "")
 					if !slices.Contains(ref.Ports, b.port) {
 						ref.Ports = append(ref.Ports, b.port)
 					}
@@ -134,18 +137,23 @@ type referenceWalk struct {
 	refs References
 }
 
-// add records use of kind/name, and that nginx reads its key (unless ""),
-// and returns the reference.
+// add records use of kind/name in the instance's namespace, and that nginx
+// reads its key (unless ""), and returns the reference.
 func (w *referenceWalk) add(use Use, kind, name, key string) *Reference {
+	return w.addIn(use, kind, "", name, key)
+}
+
+// addIn is add for an object of namespace ("" for the instance's).
+func (w *referenceWalk) addIn(use Use, kind, namespace, name, key string) *Reference {
 	i := -1
 	for j, ref := range w.refs {
-		if ref.Use == use && ref.Kind == kind && ref.Name == name {
+		if ref.Use == use && ref.Kind == kind && ref.Namespace == namespace && ref.Name == name {
 			i = j
 			break
 		}
 	}
 	if i < 0 {
-		w.refs = append(w.refs, Reference{Use: use, Kind: kind, Name: name})
+		w.refs = append(w.refs, Reference{Use: use, Kind: kind, Namespace: namespace, Name: name})
 		i = len(w.refs) - 1
 	}
 	if key != "" && !slices.Contains(w.refs[i].Keys, key) {
@@ -156,8 +164,9 @@ func (w *referenceWalk) add(use Use, kind, name, key string) *Reference {
 
 // backend is a Service nginx sends a proxy location's requests to.
 type backend struct {
-	service string
-	port    int32
+	// namespace is the Service's when the spec names one, else "".
+	namespace, service string
+	port               int32
 	// weight is its share, 0 when the location has its one Service.
 	weight int32
 	// clusterIP sends to the Service's own address (useClusterIP), not
@@ -177,10 +186,22 @@ func backendsOf(p *v1beta1.ProxyLocation) []backend {
 	var out []backend
 	for _, b := range p.Backends {
 		if weight := ptr.Deref(b.Weight, 0); weight > 0 {
-			out = append(out, backend{service: b.Service, port: b.Port, weight: weight, clusterIP: b.UseClusterIP})
+			out = append(out, backend{namespace: b.Namespace, service: b.Service, port: b.Port, weight: weight, clusterIP: b.UseClusterIP})
 		}
 	}
 	return out
+}
+
+// key is how Options.Services names the Service b sends to.
+func (b backend) key() string { return ServiceKey(b.namespace, b.service) }
+
+// ServiceKey is how Options.Services names a proxied Service: by its name
+// when the spec names no namespace, else as namespace/name.
+func ServiceKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
 }
 
 // Dir is where ref's files are under p, "" for what is not mounted on its

@@ -64,7 +64,7 @@ type Options struct {
 	Paths Paths
 	// Namespace of the instance: proxied Services are resolved in it.
 	Namespace string
-	// Services are the proxied Services by name, as resolved from the
+	// Services are the proxied Services by ServiceKey, as resolved from the
 	// cluster.
 	Services map[string]Service
 	// FallbackHost is the address of a proxied Service not in Services;

@@ -249,7 +249,7 @@ func clusterEndpoints(spec *v1beta1.NginxOperatorSpec) map[string]Service {
 		for _, port := range ref.Ports {
 			s.Endpoints[port] = []string{fmt.Sprintf("10.244.%d.1:8080", i), fmt.Sprintf("10.244.%d.2:8080", i)}
 		}
-		out[ref.Name] = s
+		out[ServiceKey(ref.Namespace, ref.Name)] = s
 	}
 	return out
 }
@@ -265,7 +265,7 @@ func localEndpoints(spec *v1beta1.NginxOperatorSpec) map[string]Service {
 		for _, port := range ref.Ports {
 			s.Endpoints[port] = []string{"127.0.0.1:" + strconv.Itoa(int(port))}
 		}
-		out[ref.Name] = s
+		out[ServiceKey(ref.Namespace, ref.Name)] = s
 	}
 	return out
 }

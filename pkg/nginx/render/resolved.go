@@ -30,15 +30,19 @@ func (s Service) Upstream(port int32, clusterIP bool) (addrs []string, atEndpoin
 	return []string{s.Address + ":" + itoa(port)}, false
 }
 
-// service is the proxied Service name as resolved, or, where the caller
+// service is the Service b sends to as resolved, or, where the caller
 // resolved none (tests, tools that render without a cluster), one reached
 // at FallbackHost or at its cluster DNS name.
-func (o Options) service(name string) Service {
-	if s, ok := o.Services[name]; ok {
+func (o Options) service(b backend) Service {
+	if s, ok := o.Services[b.key()]; ok {
 		return s
 	}
 	if o.FallbackHost != "" {
 		return Service{Address: o.FallbackHost}
 	}
-	return Service{Address: ServiceDNSName(name, o.Namespace)}
+	namespace := o.Namespace
+	if b.namespace != "" {
+		namespace = b.namespace
+	}
+	return Service{Address: ServiceDNSName(b.service, namespace)}
 }

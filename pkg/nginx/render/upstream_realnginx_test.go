@@ -328,6 +328,68 @@ func TestRealNginxSendsRequestsWithoutTheHashKeyToOneEndpoint(t *testing.T) {
 	}
 }
 
+// TestRealNginxKeepsTryingTheServiceAddressAfterOneFailure: when every
+// listed pod is gone, nginx tries the Service's own address, the backup;
+// kube-proxy there picks a pod per connection, so one connection that
+// fails says nothing of the next. A backup nginx marks failed after one
+// failure (its default max_fails=1) turned every request of the next 10 s
+// into a 502.
+func TestRealNginxKeepsTryingTheServiceAddressAfterOneFailure(t *testing.T) {
+	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	// The Service's address: 127.0.0.2 at the Service port, where the
+	// first connection is dropped (a pod kube-proxy still lists, gone) and
+	// the next are answered.
+	vip, err := net.Listen("tcp", "127.0.0.2:0")
+	tools.Must(t, err)
+	vipServer := &http.Server{Handler: echo.Handler("vip"), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = vipServer.Serve(&dropFirst{Listener: vip}) }()
+	t.Cleanup(func() { _ = vipServer.Close() })
+	servicePort := int32(vip.Addr().(*net.TCPAddr).Port)
+
+	port := int32(tools.Port(t))
+	spec := validationtest.Spec(t, v1beta1.NginxOperatorSpec{
+		Ports:     []v1beta1.Port{{Name: "http", ContainerPort: port}},
+		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{
+			{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: servicePort}}}}}},
+	})
+	// The one pod nginx knows of is gone: its connections are refused.
+	services := map[string]Service{"api": {Address: "127.0.0.2", AtEndpoints: true,
+		Endpoints: map[int32][]string{servicePort: {fmt.Sprintf("127.0.0.1:%d", closedPort(t))}}}}
+	proc := startRenderedWith(t, nginxBin, spec, int32(tools.Port(t)), nil, nil, services)
+	c := &balancingClient{t: t, proc: proc, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
+
+	if status, _, _ := c.do(http.MethodGet, "/", ""); status != http.StatusBadGateway {
+		t.Fatalf("the pod gone and the Service's address dropping the connection: %d, want 502", status)
+	}
+	for i := range 3 {
+		if status, server, _ := c.do(http.MethodGet, "/", ""); status != http.StatusOK || server != "vip" {
+			t.Errorf("request %d after the Service's address failed once: %d from %q, want it answered there", i+1, status, server)
+		}
+	}
+}
+
+// dropFirst is a listener that closes the first connection it accepts.
+type dropFirst struct {
+	net.Listener
+	once sync.Once
+}
+
+func (l *dropFirst) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	dropped := false
+	l.once.Do(func() {
+		if err == nil {
+			_ = conn.Close()
+			dropped = true
+		}
+	})
+	if dropped {
+		return l.Listener.Accept()
+	}
+	return conn, err
+}
+
 // closedPort is a loopback port nothing listens on: a connection to it is
 // refused at once.
 func closedPort(t *testing.T) int32 { return int32(tools.Port(t)) }

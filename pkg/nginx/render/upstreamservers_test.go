@@ -25,6 +25,9 @@ func TestUpstreamServersAreTheEndpoints(t *testing.T) {
 		"v1":    pods("v1", "10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080"),
 		"v2":    pods("v2", "10.0.1.1:8080"),
 		"empty": pods("empty"),
+		// A Service of another namespace (Backend.Namespace) is resolved
+		// under its ServiceKey; "v2" there is not team-a's.
+		"team-b/v2": {Address: "v2.team-b.svc", AtEndpoints: true, Endpoints: map[int32][]string{80: {"10.0.2.1:8080"}}},
 	}}
 	split := func(backends ...v1beta1.Backend) *v1beta1.ProxyLocation {
 		return &v1beta1.ProxyLocation{Backends: backends}
@@ -40,19 +43,24 @@ func TestUpstreamServersAreTheEndpoints(t *testing.T) {
 	}{
 		{"one Service", &v1beta1.ProxyLocation{Service: "v1", Port: 80},
 			[]conf.Directive{server("10.0.0.1:8080", "max_fails=0"), server("10.0.0.2:8080", "max_fails=0"), server("10.0.0.3:8080", "max_fails=0"),
-				server("v1.team-a.svc:80", "backup")}},
+				server("v1.team-a.svc:80", "backup", "max_fails=0")}},
 		{"90/10 over 3 and 1 endpoints", split(backend("v1", 90), backend("v2", 10)),
 			[]conf.Directive{server("10.0.0.1:8080", "max_fails=0", "weight=90"), server("10.0.0.2:8080", "max_fails=0", "weight=90"), server("10.0.0.3:8080", "max_fails=0", "weight=90"),
-				server("10.0.1.1:8080", "max_fails=0", "weight=30"), server("v1.team-a.svc:80", "backup"), server("v2.team-a.svc:80", "backup")}},
+				server("10.0.1.1:8080", "max_fails=0", "weight=30"), server("v1.team-a.svc:80", "backup", "max_fails=0"), server("v2.team-a.svc:80", "backup", "max_fails=0")}},
 		{"a backend without endpoints", split(backend("empty", 50), backend("v2", 50)),
-			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=50"), server("v2.team-a.svc:80", "backup")}},
+			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=50"), server("v2.team-a.svc:80", "backup", "max_fails=0")}},
 		{"an ExternalName or unresolved Service", split(backend("external", 1), backend("v2", 1)),
-			[]conf.Directive{server("external.team-a.svc:80", "weight=1"), server("10.0.1.1:8080", "max_fails=0", "weight=1"), server("v2.team-a.svc:80", "backup")}},
+			[]conf.Directive{server("external.team-a.svc:80", "weight=1"), server("10.0.1.1:8080", "max_fails=0", "weight=1"), server("v2.team-a.svc:80", "backup", "max_fails=0")}},
 		{"no endpoints at all", &v1beta1.ProxyLocation{Service: "empty", Port: 80}, nil},
 		{"useClusterIP", &v1beta1.ProxyLocation{Service: "v1", Port: 80, UseClusterIP: true},
 			[]conf.Directive{server("v1.team-a.svc:80")}},
 		{"useClusterIP on one backend", split(backend("v2", 1), v1beta1.Backend{Service: "v1", Port: 80, Weight: ptr.To[int32](1), UseClusterIP: true}),
-			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=1"), server("v1.team-a.svc:80", "weight=1"), server("v2.team-a.svc:80", "backup")}},
+			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=1"), server("v1.team-a.svc:80", "weight=1"), server("v2.team-a.svc:80", "backup", "max_fails=0")}},
+		{"a Service of another namespace", split(backend("v2", 1), v1beta1.Backend{Service: "v2", Namespace: "team-b", Port: 80, Weight: ptr.To[int32](1)}),
+			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0", "weight=1"), server("10.0.2.1:8080", "max_fails=0", "weight=1"),
+				server("v2.team-a.svc:80", "backup", "max_fails=0"), server("v2.team-b.svc:80", "backup", "max_fails=0")}},
+		{"an unresolved Service of another namespace", &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{{Service: "api", Namespace: "team-c", Port: 80, Weight: ptr.To[int32](1)}}},
+			[]conf.Directive{server("api.team-c.svc:80", "weight=1")}},
 		{"no backup beside a hash", &v1beta1.ProxyLocation{Service: "v2", Port: 80, LoadBalancingMethod: "ip_hash"},
 			[]conf.Directive{server("10.0.1.1:8080", "max_fails=0")}},
 	} {

@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+// ServiceGrants decide whether an NginxOperator may send to a Service of
+// another namespace (nginx.ServiceGrants), from the cache of the Gateway
+// controllers: the namespace consents through a ReferenceGrant that names
+// NginxOperators, or, for the instance of a Gateway, through the
+// HTTPRoutes attached to that Gateway that may refer to the Service.
+//
+// The second rule is why a Gateway's instance needs no grant of its own,
+// and why it cannot be abused: an instance that claims to be a Gateway's
+// (its controller owner reference and name) still sends only where some
+// route naming that Gateway as a parent was allowed to send, which is
+// where the Gateway sends anyway.
+type ServiceGrants struct {
+	// Client reads ReferenceGrants and HTTPRoutes, the latter indexed by
+	// the Services they name (routeBackendIndex, see SetupWithManager).
+	Client client.Reader
+}
+
+// PermitsService implements nginx.ServiceGrants.
+func (g ServiceGrants) PermitsService(ctx context.Context, nginx *v1beta1.NginxOperator, svc types.NamespacedName) (bool, error) {
+	var grants gatewayv1.ReferenceGrantList
+	if err := g.Client.List(ctx, &grants, client.InNamespace(svc.Namespace)); err != nil {
+		return false, err
+	}
+	if grantedBy(grants.Items, gatewayv1.Group(v1beta1.GroupVersion.Group), "NginxOperator", nginx.Namespace, "", "Service", svc.Name) {
+		return true, nil
+	}
+	gw, ok := owningGateway(nginx)
+	if !ok {
+		return false, nil
+	}
+	var routes gatewayv1.HTTPRouteList
+	if err := g.Client.List(ctx, &routes, client.MatchingFields{routeBackendIndex: svc.String()}); err != nil {
+		return false, err
+	}
+	for i := range routes.Items {
+		rt := &routes.Items[i]
+		if !namesParent(rt, gw) {
+			continue
+		}
+		if rt.Namespace == svc.Namespace || grantedBy(grants.Items, Group, KindHTTPRoute, rt.Namespace, "", "Service", svc.Name) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Watched implements nginx.ServiceGrants.
+func (ServiceGrants) Watched() client.Object { return &gatewayv1.ReferenceGrant{} }
+
+// owningGateway is the Gateway whose instance nginx is: the Gateway its
+// controller owner reference names, when nginx bears that Gateway's
+// instance name.
+func owningGateway(nginx *v1beta1.NginxOperator) (types.NamespacedName, bool) {
+	owner := metav1.GetControllerOf(nginx)
+	if owner == nil || owner.Kind != "Gateway" || owner.APIVersion != gatewayv1.GroupVersion.String() || InstanceName(owner.Name) != nginx.Name {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: nginx.Namespace, Name: owner.Name}, true
+}
+
+// namesParent reports whether rt's spec names gw as a parent.
+func namesParent(rt *gatewayv1.HTTPRoute, gw types.NamespacedName) bool {
+	for _, ref := range rt.Spec.ParentRefs {
+		if (ref.Group == nil || *ref.Group == Group) && (ref.Kind == nil || *ref.Kind == "Gateway") &&
+			string(ref.Name) == gw.Name && string(ptr.Deref(ref.Namespace, gatewayv1.Namespace(rt.Namespace))) == gw.Namespace {
+			return true
+		}
+	}
+	return false
+}
+
+// grantedBy reports whether one of grants (of the target's namespace) lets
+// objects of fromGroup and fromKind in fromNamespace refer to the object
+// of toGroup and toKind called name.
+func grantedBy(grants []gatewayv1.ReferenceGrant, fromGroup gatewayv1.Group, fromKind gatewayv1.Kind, fromNamespace string, toGroup gatewayv1.Group, toKind gatewayv1.Kind, name string) bool {
+	for _, g := range grants {
+		from := false
+		for _, f := range g.Spec.From {
+			from = from || f.Group == fromGroup && f.Kind == fromKind && string(f.Namespace) == fromNamespace
+		}
+		if !from {
+			continue
+		}
+		for _, t := range g.Spec.To {
+			if t.Group == toGroup && t.Kind == toKind && (t.Name == nil || string(*t.Name) == name) {
+				return true
+			}
+		}
+	}
+	return false
+}
