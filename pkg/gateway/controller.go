@@ -86,6 +86,8 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		Named(GatewayControllerName).
 		For(&gatewayv1.Gateway{}).
 		Owns(&v1beta1.NginxOperator{}).
+		// Copies of certificates of other namespaces (certcopy.go).
+		Owns(&corev1.Secret{}).
 		// The instance's Service holds the Gateway's addresses.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gatewayOfService)).
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfClass)).

@@ -6,11 +6,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,13 +40,33 @@ var (
 // operator starts (it looks for them at start).
 func setup(t *testing.T) (context.Context, string, client.Client) {
 	t.Helper()
+	installGatewayCRDs(t)
+	ctx, ns, _, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
+	return ctx, ns, c
+}
+
+func installGatewayCRDs(t *testing.T) {
+	t.Helper()
 	cfg := env.Cluster(t).Config
 	gatewayCRDs.Do(func() { gatewayCRDsErr = framework.InstallGatewayAPICRDs(context.Background(), cfg) })
 	if gatewayCRDsErr != nil {
 		t.Fatal(gatewayCRDsErr)
 	}
-	ctx, ns, _, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
-	return ctx, ns, c
+}
+
+// setupNamespaces is setup with n namespaces, all of which the operator
+// watches; counter, when not nil, sees the operator's requests.
+func setupNamespaces(t *testing.T, n int, counter *inprocess.RequestCounter) (context.Context, []string, client.Client) {
+	t.Helper()
+	installGatewayCRDs(t)
+	cfg := env.Cluster(t).Config
+	inprocess.InstallCRDs(t, cfg)
+	namespaces := make([]string, n)
+	for i := range namespaces {
+		namespaces[i], _ = env.Namespace(t)
+	}
+	inprocess.Start(t, cfg, inprocess.Options(namespaces...), counter)
+	return context.Background(), namespaces, inprocess.Client(t, cfg)
 }
 
 func create(t *testing.T, c client.Client, objs ...client.Object) {
@@ -191,6 +213,136 @@ func TestAGatewayBecomesOneNginxOperatorAndItsRoutesAreToldWhereTheyStand(t *tes
 					return fmt.Errorf("location /good left")
 				}
 			}
+		}
+		return nil
+	})
+}
+
+func TestACertificateOfAnotherNamespaceIsServedFromACopyThatFollowsItWhileAGrantPermitsIt(t *testing.T) {
+	counter := &inprocess.RequestCounter{}
+	ctx, namespaces, c := setupNamespaces(t, 2, counter)
+	ns, certs := namespaces[0], namespaces[1]
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
+	_, certPEM, keyPEM := framework.ServingCert(t, "web.example.com")
+	source := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-tls", Namespace: certs}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM, "ca.crt": []byte("not copied")}}
+	grant := &gatewayv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "gateways-of-" + ns, Namespace: certs}, Spec: gatewayv1.ReferenceGrantSpec{
+		From: []gatewayv1.ReferenceGrantFrom{{Group: gateway.Group, Kind: "Gateway", Namespace: gatewayv1.Namespace(ns)}},
+		To:   []gatewayv1.ReferenceGrantTo{{Group: "", Kind: "Secret", Name: ptr.To(gatewayv1.ObjectName("web-tls"))}},
+	}}
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(class.Name),
+		Listeners: []gatewayv1.Listener{{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, TLS: &gatewayv1.ListenerTLSConfig{
+			CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "web-tls", Namespace: ptr.To(gatewayv1.Namespace(certs))}}}}},
+	}}
+	create(t, c, class, source, grant, gw)
+	tools.Must(t, c.Get(ctx, client.ObjectKeyFromObject(gw), gw))
+
+	copyKey := types.NamespacedName{Namespace: ns, Name: gateway.CertificateCopyName("web", client.ObjectKeyFromObject(source))}
+	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("web")}
+	// copied reports whether the copy holds cert and key, and only them.
+	copied := func(cert, key []byte) error {
+		var cp corev1.Secret
+		if err := c.Get(ctx, copyKey, &cp); err != nil {
+			return err
+		}
+		if cp.Type != corev1.SecretTypeTLS || len(cp.Data) != 2 ||
+			string(cp.Data[corev1.TLSCertKey]) != string(cert) || string(cp.Data[corev1.TLSPrivateKeyKey]) != string(key) {
+			return fmt.Errorf("copy %s: type %s, keys %d, not the source's certificate and key", copyKey, cp.Type, len(cp.Data))
+		}
+		if cp.Labels["app.kubernetes.io/managed-by"] != "nginx-operator" || cp.Labels[gateway.LabelGatewayName] != "web" {
+			return fmt.Errorf("copy %s: labels %v", copyKey, cp.Labels)
+		}
+		if owner := metav1.GetControllerOf(&cp); owner == nil || owner.Kind != "Gateway" || owner.UID != gw.UID {
+			return fmt.Errorf("copy %s: controller %+v, want Gateway web (%s)", copyKey, owner, gw.UID)
+		}
+		return nil
+	}
+	// listener is the https listener's ResolvedRefs and Programmed.
+	listener := func() (string, string, error) {
+		var got gatewayv1.Gateway
+		if err := c.Get(ctx, client.ObjectKeyFromObject(gw), &got); err != nil {
+			return "", "", err
+		}
+		if len(got.Status.Listeners) != 1 {
+			return "", "", fmt.Errorf("listeners %+v", got.Status.Listeners)
+		}
+		conds := got.Status.Listeners[0].Conditions
+		return condition(conds, "ResolvedRefs"), condition(conds, "Programmed"), nil
+	}
+	// servedFrom is the tls.secretName of the instance's servers.
+	servedFrom := func() (map[string]bool, error) {
+		var nginx v1beta1.NginxOperator
+		if err := c.Get(ctx, instance, &nginx); err != nil {
+			return nil, err
+		}
+		out := map[string]bool{}
+		for _, s := range nginx.Spec.Config.Servers {
+			if s.TLS != nil {
+				out[s.TLS.SecretName] = true
+			}
+		}
+		return out, nil
+	}
+
+	tools.Eventually(t, time.Minute, "the copy made and served, the listener resolved", func() error {
+		if err := copied(certPEM, keyPEM); err != nil {
+			return err
+		}
+		if from, err := servedFrom(); err != nil || len(from) != 1 || !from[copyKey.Name] {
+			return fmt.Errorf("instance's servers take their certificate from %v (%v), want %s only", from, err, copyKey.Name)
+		}
+		// No kubelet here: nginx never serves, so Programmed stays Pending.
+		if resolved, prog, err := listener(); err != nil || resolved != "True/ResolvedRefs" || prog != "False/Pending" {
+			return fmt.Errorf("listener ResolvedRefs %s, Programmed %s (%v)", resolved, prog, err)
+		}
+		return nil
+	})
+
+	// Reconciling the Gateway again writes no copy: nothing changed.
+	counter.WaitWritesSettled(t, 2*time.Second, time.Minute)
+	before, reconciles := len(counter.Writes()), inprocess.Reconciles(t, gateway.GatewayControllerName)
+	framework.Update(ctx, t, c, gw, func(g *gatewayv1.Gateway) { g.Annotations = map[string]string{"touched": "yes"} })
+	tools.Eventually(t, time.Minute, "the Gateway reconciled again", func() error {
+		if inprocess.Reconciles(t, gateway.GatewayControllerName) == reconciles {
+			return fmt.Errorf("no reconcile since the Gateway changed")
+		}
+		return nil
+	})
+	counter.WaitWritesSettled(t, 2*time.Second, time.Minute)
+	for _, w := range counter.Writes()[before:] {
+		if strings.Contains(w, "/secrets/") {
+			t.Errorf("a reconcile with nothing changed wrote %s", w)
+		}
+	}
+
+	// The source rotates: the copy follows.
+	_, certPEM2, keyPEM2 := framework.ServingCert(t, "web.example.com")
+	framework.Update(ctx, t, c, source, func(s *corev1.Secret) {
+		s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey] = certPEM2, keyPEM2
+	})
+	tools.Eventually(t, time.Minute, "the copy holding the rotated certificate", func() error { return copied(certPEM2, keyPEM2) })
+
+	// A copy edited by hand is corrected.
+	framework.Update(ctx, t, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: copyKey.Namespace, Name: copyKey.Name}}, func(s *corev1.Secret) {
+		s.Data[corev1.TLSCertKey] = certPEM
+	})
+	tools.Eventually(t, time.Minute, "the edited copy corrected", func() error { return copied(certPEM2, keyPEM2) })
+
+	// The grant goes: so do the copy and the server, and the listener says why.
+	tools.Must(t, c.Delete(ctx, grant))
+	tools.Eventually(t, time.Minute, "the copy deleted, the listener RefNotPermitted", func() error {
+		var cp corev1.Secret
+		if err := c.Get(ctx, copyKey, &cp); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("copy %s: %v, want it deleted", copyKey, err)
+		}
+		if from, err := servedFrom(); err != nil || len(from) != 0 {
+			return fmt.Errorf("instance's servers take their certificate from %v (%v), want none", from, err)
+		}
+		if resolved, prog, err := listener(); err != nil || resolved != "False/RefNotPermitted" || prog != "False/Invalid" {
+			return fmt.Errorf("listener ResolvedRefs %s, Programmed %s (%v)", resolved, prog, err)
 		}
 		return nil
 	})

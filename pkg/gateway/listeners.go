@@ -29,6 +29,10 @@ type listener struct {
 	certificate types.NamespacedName
 	refFault    gatewayv1.ListenerConditionReason
 	refMessage  string
+	// secretName is the Secret of the Gateway's namespace the instance's
+	// server takes the certificate from: the certificate itself, or the
+	// copy of one from another namespace.
+	secretName string
 	// attached counts the routes attached to it.
 	attached int32
 }
@@ -69,6 +73,10 @@ func readListeners(gw *gatewayv1.Gateway, refs references) []*listener {
 		l.kinds, l.invalidKinds = allowedKinds(spec.AllowedRoutes, supported)
 		if spec.Protocol == gatewayv1.HTTPSProtocolType {
 			l.certificate, l.refFault, l.refMessage = refs.certificate(gw, spec.TLS)
+			l.secretName = l.certificate.Name
+			if l.refFault == "" && l.certificate.Namespace != gw.Namespace {
+				l.secretName = CertificateCopyName(gw.Name, l.certificate)
+			}
 		}
 		out[i] = l
 	}

@@ -63,18 +63,29 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 	if err != nil || !ours || !gw.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, err
 	}
-	in, err := r.inputs(ctx, &gw)
+	in, sources, err := r.inputs(ctx, &gw)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	tr := Translate(in)
-	instance, applyErr := r.applyInstance(ctx, &gw, tr.Spec)
+	// The copies of certificates of other namespaces exist before the
+	// instance names them. An instance whose copies could not be written
+	// is left as it is: it would name a Secret that is missing or, were
+	// its name taken, not the copy. A copy no served listener needs goes
+	// in any case, also when the instance could not be changed: a revoked
+	// grant revokes the copy.
+	var instance *v1beta1.NginxOperator
+	applyErr := r.applyCertificateCopies(ctx, &gw, tr.CertificateCopies, sources)
+	if applyErr == nil {
+		instance, applyErr = r.applyInstance(ctx, &gw, tr.Spec)
+	}
+	staleErr := r.deleteStaleCertificateCopies(ctx, &gw, tr.CertificateCopies)
 	original := gw.DeepCopy()
 	r.setStatus(ctx, &gw, tr, instance, applyErr)
 	if err := r.patchGatewayStatus(ctx, &gw, original); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, errors.Join(applyErr, r.writeRoutes(ctx, req.NamespacedName, tr.Routes))
+	return reconcile.Result{}, errors.Join(applyErr, staleErr, r.writeRoutes(ctx, req.NamespacedName, tr.Routes))
 }
 
 // ours reports whether gw's class names this controller.
@@ -86,27 +97,33 @@ func (r *gatewayReconciler) ours(ctx context.Context, gw *gatewayv1.Gateway) (bo
 	return gc.Spec.ControllerName == ControllerName, nil
 }
 
-// inputs reads what the translation of gw needs from the caches.
-func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (Inputs, error) {
+// inputs reads what the translation of gw needs from the caches, and the
+// servable Secrets of other namespaces than gw's that its listeners name
+// (what copies of them are made of: see applyCertificateCopies).
+func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (Inputs, map[types.NamespacedName]*corev1.Secret, error) {
 	in := Inputs{Gateway: gw, Grants: map[string][]gatewayv1.ReferenceGrant{}, Secrets: map[types.NamespacedName]bool{},
 		Services: map[types.NamespacedName]bool{}, NamespaceLabels: map[string]map[string]string{}}
+	sources := map[types.NamespacedName]*corev1.Secret{}
 	var routes gatewayv1.HTTPRouteList
 	if err := r.Client.List(ctx, &routes, client.MatchingFields{routeParentIndex: client.ObjectKeyFromObject(gw).String()}); err != nil {
-		return in, err
+		return in, nil, err
 	}
 	var grants gatewayv1.ReferenceGrantList
 	if err := r.Client.List(ctx, &grants); err != nil {
-		return in, err
+		return in, nil, err
 	}
 	for _, g := range grants.Items {
 		in.Grants[g.Namespace] = append(in.Grants[g.Namespace], g)
 	}
 	for _, key := range secretsOf(gw) {
-		ok, err := r.servable(ctx, key)
+		secret, err := r.servable(ctx, key)
 		if err != nil {
-			return in, err
+			return in, nil, err
 		}
-		in.Secrets[key] = ok
+		in.Secrets[key] = secret != nil
+		if secret != nil && key.Namespace != gw.Namespace {
+			sources[key] = secret
+		}
 	}
 	for i := range routes.Items {
 		rt := &routes.Items[i]
@@ -114,38 +131,41 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 		for _, key := range backendsOf(rt) {
 			ok, err := r.exists(ctx, "Service", key)
 			if err != nil {
-				return in, err
+				return in, nil, err
 			}
 			in.Services[key] = ok
 		}
 		if _, done := in.NamespaceLabels[rt.Namespace]; !done {
 			ns := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
 			if err := r.Client.Get(ctx, types.NamespacedName{Name: rt.Namespace}, ns); client.IgnoreNotFound(err) != nil {
-				return in, err
+				return in, nil, err
 			}
 			in.NamespaceLabels[rt.Namespace] = ns.Labels
 		}
 	}
-	return in, nil
+	return in, sources, nil
 }
 
-// servable reports whether the Secret exists and holds a certificate and
+// servable returns the Secret when it exists and holds a certificate and
 // key nginx can serve: a kubernetes.io/tls Secret whose tls.crt and tls.key
-// make a key pair. The references cache has its metadata; the data is read
-// from the API for the Secrets a Gateway names, and only those.
-func (r *gatewayReconciler) servable(ctx context.Context, key types.NamespacedName) (bool, error) {
+// make a key pair; nil otherwise. The references cache has its metadata;
+// the data is read from the API for the Secrets a Gateway names, and only
+// those.
+func (r *gatewayReconciler) servable(ctx context.Context, key types.NamespacedName) (*corev1.Secret, error) {
 	if ok, err := r.exists(ctx, "Secret", key); !ok || err != nil {
-		return false, err
+		return nil, err
 	}
 	var secret corev1.Secret
 	if err := r.APIReader.Get(ctx, key, &secret); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
 	if secret.Type != corev1.SecretTypeTLS {
-		return false, nil
+		return nil, nil
 	}
-	_, err := tls.X509KeyPair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey])
-	return err == nil, nil
+	if _, err := tls.X509KeyPair(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey]); err != nil {
+		return nil, nil
+	}
+	return &secret, nil
 }
 
 // exists reports whether the references cache holds the object.
@@ -224,7 +244,7 @@ func (r *gatewayReconciler) setStatus(ctx context.Context, gw *gatewayv1.Gateway
 	case !tr.Accepted():
 		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalid), "the Gateway is not accepted"
 	case applyErr != nil:
-		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalid), fmt.Sprintf("applying NginxOperator %s: %v", InstanceName(gw.Name), applyErr)
+		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalid), fmt.Sprintf("applying NginxOperator %s or its certificate copies: %v", InstanceName(gw.Name), applyErr)
 	case !ok:
 		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonPending), "waiting for nginx to serve the configuration of NginxOperator "+InstanceName(gw.Name)
 	}

@@ -28,7 +28,9 @@ func (r references) granted(fromKind gatewayv1.Kind, fromNamespace string, toGro
 }
 
 // certificate is the Secret an HTTPS listener serves, or why it cannot: a
-// ResolvedRefs reason and a message.
+// ResolvedRefs reason and a message. A Secret of another namespace than
+// the Gateway's, which a ReferenceGrant there lets it use, is served from a
+// copy in the Gateway's namespace (see CertificateCopyName).
 func (r references) certificate(gw *gatewayv1.Gateway, tls *gatewayv1.ListenerTLSConfig) (types.NamespacedName, gatewayv1.ListenerConditionReason, string) {
 	if tls == nil || len(tls.CertificateRefs) == 0 {
 		return types.NamespacedName{}, gatewayv1.ListenerReasonInvalidCertificateRef, "an HTTPS listener needs tls.certificateRefs"
@@ -46,10 +48,6 @@ func (r references) certificate(gw *gatewayv1.Gateway, tls *gatewayv1.ListenerTL
 	}
 	if key.Namespace != gw.Namespace && !r.granted("Gateway", gw.Namespace, "", "Secret", key) {
 		return key, gatewayv1.ListenerReasonRefNotPermitted, fmt.Sprintf("no ReferenceGrant in namespace %s lets Gateways of %s use Secret %s", key.Namespace, gw.Namespace, key.Name)
-	}
-	if key.Namespace != gw.Namespace {
-		// The instance mounts Secrets of its own namespace only.
-		return key, gatewayv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("Secret %s is in another namespace than the Gateway's, which this implementation cannot serve yet", key)
 	}
 	if !r.secrets[key] {
 		return key, gatewayv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("Secret %s is missing, not of type kubernetes.io/tls, or its tls.crt and tls.key are not a key pair", key)

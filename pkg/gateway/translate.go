@@ -40,6 +40,11 @@ type Translation struct {
 	listeners []*listener
 	// Routes are the status entries this Gateway owes each route.
 	Routes []RouteParents
+	// CertificateCopies are the Secrets the instance's servers take from
+	// other namespaces than the Gateway's, which the controller copies into
+	// it: the copy's name (see CertificateCopyName) -> the Secret copied.
+	// Only listeners that are served have one.
+	CertificateCopies map[string]types.NamespacedName
 }
 
 // RouteParents are the parent statuses of one route for the parentRefs
@@ -87,7 +92,23 @@ func Translate(in Inputs) Translation {
 			Parents: parentStatuses(rt.Generation, attachments, outcomes, unsupported),
 		})
 	}
-	return Translation{Spec: b.spec(), listeners: ls, Routes: routes}
+	return Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls)}
+}
+
+// certificateCopies are the copies the served listeners of gw need, by
+// name; nil for none.
+func certificateCopies(gw *gatewayv1.Gateway, ls []*listener) map[string]types.NamespacedName {
+	var out map[string]types.NamespacedName
+	for _, l := range ls {
+		if !l.serves() || l.Protocol != gatewayv1.HTTPSProtocolType || l.certificate.Namespace == gw.Namespace {
+			continue
+		}
+		if out == nil {
+			out = map[string]types.NamespacedName{}
+		}
+		out[l.secretName] = l.certificate
+	}
+	return out
 }
 
 // Accepted reports whether the Gateway has a listener of a supported
@@ -212,7 +233,7 @@ func (b *serverBuilder) server(l *listener, host string) int {
 		s.ServerNames = []string{host}
 	}
 	if l.Protocol == gatewayv1.HTTPSProtocolType {
-		s.TLS = &v1beta1.TLS{SecretName: l.certificate.Name}
+		s.TLS = &v1beta1.TLS{SecretName: l.secretName}
 	}
 	b.index[key] = len(b.servers)
 	b.servers = append(b.servers, s)

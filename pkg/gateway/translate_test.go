@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +220,180 @@ func TestInstanceNamesAreOnesTheCRDAdmits(t *testing.T) {
 	}
 	if InstanceName("web") != "web-gateway" {
 		t.Errorf("InstanceName(web) = %q, want web-gateway", InstanceName("web"))
+	}
+}
+
+func httpsListener(name string, port int, host string, cert gatewayv1.SecretObjectReference) gatewayv1.Listener {
+	l := httpListener(name, port, host)
+	l.Protocol = gatewayv1.HTTPSProtocolType
+	l.TLS = &gatewayv1.ListenerTLSConfig{CertificateRefs: []gatewayv1.SecretObjectReference{cert}}
+	return l
+}
+
+// certRef names Secret name in namespace namespace ("" for the Gateway's).
+func certRef(namespace, name string) gatewayv1.SecretObjectReference {
+	ref := gatewayv1.SecretObjectReference{Name: gatewayv1.ObjectName(name)}
+	if namespace != "" {
+		ref.Namespace = ptr.To(gatewayv1.Namespace(namespace))
+	}
+	return ref
+}
+
+// secretGrant is a ReferenceGrant in namespace letting Gateways of from use
+// the Secret name (every Secret of namespace when name is "").
+func secretGrant(namespace, from, name string) gatewayv1.ReferenceGrant {
+	to := gatewayv1.ReferenceGrantTo{Group: "", Kind: "Secret"}
+	if name != "" {
+		to.Name = ptr.To(gatewayv1.ObjectName(name))
+	}
+	return gatewayv1.ReferenceGrant{
+		ObjectMeta: metav1.ObjectMeta{Name: "grant", Namespace: namespace},
+		Spec: gatewayv1.ReferenceGrantSpec{
+			From: []gatewayv1.ReferenceGrantFrom{{Group: Group, Kind: "Gateway", Namespace: gatewayv1.Namespace(from)}},
+			To:   []gatewayv1.ReferenceGrantTo{to},
+		},
+	}
+}
+
+func TestTranslateServesACertificateOfAnotherNamespaceFromACopyWhereAGrantPermitsIt(t *testing.T) {
+	const other = "certs"
+	source := types.NamespacedName{Namespace: other, Name: "web-tls"}
+	copyName := CertificateCopyName("gw", source)
+	servable := map[types.NamespacedName]bool{source: true, {Namespace: ns, Name: "local-tls"}: true}
+	grants := func(gs ...gatewayv1.ReferenceGrant) map[string][]gatewayv1.ReferenceGrant {
+		out := map[string][]gatewayv1.ReferenceGrant{}
+		for _, g := range gs {
+			out[g.Namespace] = append(out[g.Namespace], g)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		listeners []gatewayv1.Listener
+		grants    map[string][]gatewayv1.ReferenceGrant
+		secrets   map[types.NamespacedName]bool
+		// wantTLS are the servers' tls.secretName, wantCopies the copies
+		// asked for, wantResolved the listener https's ResolvedRefs.
+		wantTLS      []string
+		wantCopies   map[string]types.NamespacedName
+		wantResolved string
+	}{{
+		name:         "a grant naming the Secret: the server takes the copy, which is asked for",
+		listeners:    []gatewayv1.Listener{httpsListener("https", 443, "", certRef(other, "web-tls"))},
+		grants:       grants(secretGrant(other, ns, "web-tls")),
+		secrets:      servable,
+		wantTLS:      []string{copyName},
+		wantCopies:   map[string]types.NamespacedName{copyName: source},
+		wantResolved: "True/ResolvedRefs",
+	}, {
+		name: "a grant of every Secret of the namespace; two listeners of the Secret share one copy",
+		listeners: []gatewayv1.Listener{httpsListener("https", 443, "", certRef(other, "web-tls")),
+			httpsListener("alt", 8443, "", certRef(other, "web-tls"))},
+		grants:       grants(secretGrant(other, ns, "")),
+		secrets:      servable,
+		wantTLS:      []string{copyName, copyName},
+		wantCopies:   map[string]types.NamespacedName{copyName: source},
+		wantResolved: "True/ResolvedRefs",
+	}, {
+		name:         "no grant: RefNotPermitted, nothing served or copied",
+		listeners:    []gatewayv1.Listener{httpsListener("https", 443, "", certRef(other, "web-tls"))},
+		secrets:      servable,
+		wantResolved: "False/RefNotPermitted",
+	}, {
+		name:         "a grant of another Secret: RefNotPermitted",
+		listeners:    []gatewayv1.Listener{httpsListener("https", 443, "", certRef(other, "web-tls"))},
+		grants:       grants(secretGrant(other, ns, "other-tls")),
+		secrets:      servable,
+		wantResolved: "False/RefNotPermitted",
+	}, {
+		name:         "a grant to Gateways of another namespace: RefNotPermitted",
+		listeners:    []gatewayv1.Listener{httpsListener("https", 443, "", certRef(other, "web-tls"))},
+		grants:       grants(secretGrant(other, "elsewhere", "web-tls")),
+		secrets:      servable,
+		wantResolved: "False/RefNotPermitted",
+	}, {
+		name:         "a granted Secret without a key pair: InvalidCertificateRef, no copy",
+		listeners:    []gatewayv1.Listener{httpsListener("https", 443, "", certRef(other, "web-tls"))},
+		grants:       grants(secretGrant(other, ns, "web-tls")),
+		wantResolved: "False/InvalidCertificateRef",
+	}, {
+		name: "a granted Secret on a conflicted listener: not served, no copy",
+		listeners: []gatewayv1.Listener{httpsListener("https", 443, "a.test", certRef(other, "web-tls")),
+			httpsListener("twin", 443, "a.test", certRef(ns, "local-tls"))},
+		grants:       grants(secretGrant(other, ns, "web-tls")),
+		secrets:      servable,
+		wantResolved: "True/ResolvedRefs",
+	}, {
+		name:         "a Secret of the Gateway's namespace is served as it is",
+		listeners:    []gatewayv1.Listener{httpsListener("https", 443, "", certRef("", "local-tls"))},
+		secrets:      servable,
+		wantTLS:      []string{"local-tls"},
+		wantResolved: "True/ResolvedRefs",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := Translate(Inputs{Gateway: gateway(tc.listeners...), Grants: tc.grants, Secrets: tc.secrets})
+			var gotTLS []string
+			for _, s := range tr.Spec.Config.Servers {
+				if s.TLS != nil {
+					gotTLS = append(gotTLS, s.TLS.SecretName)
+				}
+			}
+			if diff := cmp.Diff(tc.wantTLS, gotTLS); diff != "" {
+				t.Errorf("servers' tls.secretName (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantCopies, tr.CertificateCopies); diff != "" {
+				t.Errorf("certificate copies (-want +got):\n%s", diff)
+			}
+			for _, l := range tr.listeners {
+				if l.Name != "https" {
+					continue
+				}
+				if got := conditions(l.status(3, true).Conditions)["ResolvedRefs"]; got != tc.wantResolved {
+					t.Errorf("listener https ResolvedRefs %s, want %s (%s)", got, tc.wantResolved, l.refMessage)
+				}
+			}
+			validationtest.Spec(t, withReplicas(tr.Spec))
+		})
+	}
+}
+
+func TestCertificateCopyNamesAreDNSLabelsDistinctPerGatewayAndSecret(t *testing.T) {
+	dnsLabel := regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	long := strings.Repeat("g", 253)
+	for _, tc := range []struct {
+		gateway string
+		source  types.NamespacedName
+		prefix  string
+	}{
+		{"web", types.NamespacedName{Namespace: "certs", Name: "web-tls"}, "web-gateway-cert-"},
+		{"web", types.NamespacedName{Namespace: "certs", Name: "other-tls"}, "web-gateway-cert-"},
+		{"web", types.NamespacedName{Namespace: "other", Name: "web-tls"}, "web-gateway-cert-"},
+		{"api", types.NamespacedName{Namespace: "certs", Name: "web-tls"}, "api-gateway-cert-"},
+		{"1st", types.NamespacedName{Namespace: "certs", Name: "web-tls"}, "gateway-1st-cert-"},
+		{long, types.NamespacedName{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("s", 253)}, InstanceName(long) + "-cert-"},
+		{long + "x", types.NamespacedName{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("s", 253)}, InstanceName(long+"x") + "-cert-"},
+	} {
+		name := CertificateCopyName(tc.gateway, tc.source)
+		if !dnsLabel.MatchString(name) || len(name) > 63 || !strings.HasPrefix(name, tc.prefix) {
+			t.Errorf("CertificateCopyName(%.20s…, %.40s…) = %q: want a DNS label of at most 63 characters starting %q", tc.gateway, tc.source, name, tc.prefix)
+		}
+		if again := CertificateCopyName(tc.gateway, tc.source); again != name {
+			t.Errorf("CertificateCopyName(%.20s…, %.40s…) is %q, then %q", tc.gateway, tc.source, name, again)
+		}
+		// The CRD's pattern for tls.secretName.
+		validationtest.Spec(t, v1beta1.NginxOperatorSpec{Replicas: ptr.To[int32](1),
+			Ports:  []v1beta1.Port{{Name: "https", ContainerPort: 8443}},
+			Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "https", TLS: &v1beta1.TLS{SecretName: name}}}}})
+	}
+	seen := map[string]string{}
+	for _, gw := range []string{"web", "api", long, long + "x"} {
+		for _, src := range []types.NamespacedName{{Namespace: "a", Name: "b-c"}, {Namespace: "a-b", Name: "c"}, {Namespace: "a", Name: "b"}, {Namespace: "b", Name: "a"}} {
+			name := CertificateCopyName(gw, src)
+			what := fmt.Sprintf("Gateway %.10s… Secret %s", gw, src)
+			if was, taken := seen[name]; taken {
+				t.Errorf("%s and %s have the same copy %s", was, what, name)
+			}
+			seen[name] = what
+		}
 	}
 }

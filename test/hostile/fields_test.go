@@ -342,6 +342,7 @@ func corpusFields() []corpusField {
 			setAt(loc(1, "proxy", "urlRewrite", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
 		}, str(slashed...)},
 		{"config.servers[].locations[].proxy.backends[].service", setAt(loc(3, "proxy", "backends", 0, "service")...), str("next-canary", "API", "api.other-ns")},
+		{"config.servers[].locations[].proxy.backends[].namespace", setAt(loc(3, "proxy", "backends", 0, "namespace")...), str("other-ns", "kube-system", "Other", "a.b", "../x", "a;b", "-x", strings.Repeat("n", 64))},
 		{"config.servers[].locations[].proxy.backends[].weight", setAt(loc(3, "proxy", "backends", 0, "weight")...), nums(1000, 1001)},
 		{"config.servers[].locations[].requestHeaders.set[].name", setAt(loc(1, "requestHeaders", "set", 0, "name")...), str("Host", "x-via", "Connection", "X-A B", strings.Repeat("X", 129))},
 		{"config.servers[].locations[].requestHeaders.set[].value", setAt(loc(1, "requestHeaders", "set", 0, "value")...), str("a$b", "v\r\nX-Injected: 1", strings.Repeat("v", 1025))},
