@@ -1,7 +1,8 @@
 // Package conformance runs Gateway API's conformance suite
 // (sigs.k8s.io/gateway-api/conformance, the version go.mod requires, used
 // as a module: its tests, manifests and report as they are) against the
-// operator, for the profiles GATEWAY-HTTP and GATEWAY-GRPC, on a local
+// operator, for the profiles in Profiles (GATEWAY-HTTP; GATEWAY-GRPC once
+// GRPCRoute is implemented), on a local
 // cluster whose node runs pods for real (test/framework/realcluster):
 //
 //  1. the node imports the operator's images and the suite's backends:
@@ -28,14 +29,15 @@
 // of a feature the class claims, does not pass, naming them and what the
 // cluster shows of the GatewayClass, the Gateways and their NginxOperators.
 //
-// The end-to-end test carries the build tag conformance, so that `make
-// test` (go test ./...) leaves it out; `make conformance` runs it and
-// rewrites the report in conformance/reports/<Gateway API version>/nginx-operator:
+// `make test` runs it with the other end-to-end packages (about six
+// minutes), so a change that breaks a core test fails the build. `make
+// conformance` runs it alone and rewrites the report in
+// conformance/reports/<Gateway API version>/nginx-operator:
 //
 //	make conformance
 //	# which is:
 //	CONFORMANCE_REPORT_DIR=conformance/reports/v1.6.3/nginx-operator \
-//		go test -tags conformance -count=1 -timeout 40m -v ./test/conformance/
+//		go test -count=1 -timeout 40m -v ./test/conformance/
 //
 // Without CONFORMANCE_REPORT_DIR the report is only logged. The report's
 // implementation version is CONFORMANCE_VERSION, or else what `git describe

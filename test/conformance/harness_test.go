@@ -267,25 +267,25 @@ func TestExpectedTestsAreTheProfilesCoreTestsAndTheClaimedFeaturesExtendedOnes(t
 }
 
 func TestCheckNamesCoreAndClaimedExtendedTestsThatDidNotPass(t *testing.T) {
-	claimed := CoreFeatures().Insert(features.SupportHTTPRouteQueryParamMatching)
+	claimed := CoreFeatures().Insert(features.SupportHTTPRouteQueryParamMatching, features.SupportGRPCRoute)
 	outcomes := map[string]Outcome{}
-	for _, p := range Profiles {
+	for _, p := range httpAndGRPC {
 		core, extended := Expected(p, tests.ConformanceTests, claimed)
 		for _, tc := range append(core, extended...) {
 			outcomes[tc.ShortName] = Passed
 		}
 	}
 	success := &confv1.ConformanceReport{}
-	for _, p := range Profiles {
+	for _, p := range httpAndGRPC {
 		success.ProfileReports = append(success.ProfileReports, confv1.ProfileReport{Name: string(p.Name), Core: confv1.Status{Result: confv1.Success}})
 	}
-	if problems := Check(Profiles, tests.ConformanceTests, claimed, outcomes, success, nil); len(problems) != 0 {
+	if problems := Check(httpAndGRPC, tests.ConformanceTests, claimed, outcomes, success, nil); len(problems) != 0 {
 		t.Fatalf("all passed: %v", problems)
 	}
 	outcomes["HTTPRouteSimpleSameNamespace"] = Failed
 	outcomes["HTTPRouteQueryParamMatching"] = Skipped
 	delete(outcomes, "GRPCRouteWeight")
-	problems := strings.Join(Check(Profiles, tests.ConformanceTests, claimed, outcomes, success, nil), "\n")
+	problems := strings.Join(Check(httpAndGRPC, tests.ConformanceTests, claimed, outcomes, success, nil), "\n")
 	for _, want := range []string{
 		"GATEWAY-HTTP core tests not passed: 1 failed: HTTPRouteSimpleSameNamespace",
 		"GATEWAY-HTTP extended tests of claimed features not passed: 1 skipped: HTTPRouteQueryParamMatching (HTTPRouteQueryParamMatching)",
@@ -297,11 +297,11 @@ func TestCheckNamesCoreAndClaimedExtendedTestsThatDidNotPass(t *testing.T) {
 	}
 	// The report's own verdict counts too.
 	success.ProfileReports[0].Core.Result = confv1.Failure
-	if problems := Check(Profiles, tests.ConformanceTests, claimed, map[string]Outcome{}, success, func(string) bool { return false }); len(problems) != 0 {
+	if problems := Check(httpAndGRPC, tests.ConformanceTests, claimed, map[string]Outcome{}, success, func(string) bool { return false }); len(problems) != 0 {
 		t.Errorf("nothing selected, yet %v", problems)
 	}
 	delete(outcomes, "GRPCRouteWeight")
-	if problems := strings.Join(Check(Profiles, tests.ConformanceTests, claimed, outcomes, success, nil), "\n"); !strings.Contains(problems, `the report's GATEWAY-HTTP core result is "failure"`) {
+	if problems := strings.Join(Check(httpAndGRPC, tests.ConformanceTests, claimed, outcomes, success, nil), "\n"); !strings.Contains(problems, `the report's GATEWAY-HTTP core result is "failure"`) {
 		t.Errorf("problems lack the report's failure:\n%s", problems)
 	}
 }
@@ -380,3 +380,7 @@ func TestTheNodeGetsEveryImageOfTheSuitesGatewayManifests(t *testing.T) {
 		t.Errorf("an image twice: %v", got)
 	}
 }
+
+// httpAndGRPC are the profiles Check is tested with, whichever Profiles
+// the run has.
+var httpAndGRPC = []suite.ConformanceProfile{suite.GatewayHTTPConformanceProfile, suite.GatewayGRPCConformanceProfile}

@@ -94,7 +94,7 @@ func WriteReadme(dir string) error {
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].File < rows[j].File })
 	var b bytes.Buffer
-	if err := readme.Execute(&b, map[string]any{"Rows": rows, "GatewayAPI": gatewayAPI, "Implementation": Implementation}); err != nil {
+	if err := readme.Execute(&b, map[string]any{"Rows": rows, "GatewayAPI": gatewayAPI, "Implementation": Implementation, "Profiles": profileList()}); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "README.md"), b.Bytes(), 0o644)
@@ -131,7 +131,7 @@ Gateway's listeners and the routes attached to them.
 
 The reports here are the conformance suite's
 (` + "`sigs.k8s.io/gateway-api/conformance`" + ` {{.GatewayAPI}}) as it wrote them,
-for the profiles GATEWAY-HTTP and GATEWAY-GRPC, with the extended features
+for the profiles {{.Profiles}}, with the extended features
 the GatewayClass claims in its ` + "`status.supportedFeatures`" + `. The folder keeps
 the latest run's report for each channel and mode.
 
@@ -157,7 +157,7 @@ make conformance
 
 ` + "`make conformance`" + ` builds what the run needs once (` + "`make test-deps`" + `:
 etcd, the Kubernetes components, containerd, CoreDNS), then runs
-` + "`go test -tags conformance ./test/conformance`" + `, which:
+` + "`go test ./test/conformance`" + `, which:
 
 1. starts a local cluster (etcd, kube-apiserver, kube-controller-manager,
    kube-scheduler) with one real node;
@@ -173,3 +173,15 @@ etcd, the Kubernetes components, containerd, CoreDNS), then runs
    the version ` + "`git describe --tags --always --dirty`" + ` gives (the
    version stamped into the operator's image).
 `))
+
+// profileList names Profiles for a sentence: "A", "A and B", "A, B and C".
+func profileList() string {
+	var names []string
+	for _, p := range Profiles {
+		names = append(names, string(p.Name))
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}

@@ -39,6 +39,7 @@ package realpods
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,8 +63,24 @@ func TestMain(m *testing.M) {
 	os.Exit(env.Main(m))
 }
 
-// setup is realcluster.Setup for a test of at most 3 minutes.
+// setup is realcluster.Setup for a test of at most 3 minutes, on a
+// cluster that serves Gateway API: its CRDs go in before the operator
+// starts, which looks for them at start.
 func setup(t *testing.T) (context.Context, *framework.Cluster, string, kubernetes.Interface, client.Client) {
 	t.Helper()
+	realcluster.Require(t)
+	gatewayAPIOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		gatewayAPIErr = framework.InstallGatewayAPICRDs(ctx, env.Cluster(t).Config)
+	})
+	if gatewayAPIErr != nil {
+		t.Fatalf("installing Gateway API's CRDs: %v", gatewayAPIErr)
+	}
 	return realcluster.Setup(t, env, 3*time.Minute)
 }
+
+var (
+	gatewayAPIOnce sync.Once
+	gatewayAPIErr  error
+)

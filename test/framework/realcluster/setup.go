@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1alpha1"
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -40,7 +41,7 @@ func Setup(t testing.TB, env *framework.Env, timeout time.Duration) (ctx context
 }
 
 // Clients are an admin clientset and controller-runtime client (the
-// operator's kinds and CRDs) of c.
+// operator's kinds, CRDs and Gateway API's kinds) of c.
 func Clients(t testing.TB, c *framework.Cluster) (kubernetes.Interface, client.Client) {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(c.Config)
@@ -50,7 +51,7 @@ func Clients(t testing.TB, c *framework.Cluster) (kubernetes.Interface, client.C
 	// The operator's scheme, built here: importing pkg/operator would link
 	// the whole operator into every package that uses this one.
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme, v1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta1.AddToScheme, v1alpha1.AddToScheme, apiextensionsv1.AddToScheme, gatewayv1.Install} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}

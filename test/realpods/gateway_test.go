@@ -1,0 +1,158 @@
+package realpods
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
+	"github.com/nginx-operator/nginx-operator/test/tools"
+)
+
+// httpRoute is a route of the Gateway "web" sending path (a PathPrefix,
+// or a RegularExpression when regex) to port 80 of service.
+func httpRoute(ns, name, path, service string, regex bool) *gatewayv1.HTTPRoute {
+	pathType := gatewayv1.PathMatchPathPrefix
+	if regex {
+		pathType = gatewayv1.PathMatchRegularExpression
+	}
+	return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: gatewayv1.HTTPRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "web"}}},
+		Rules: []gatewayv1.HTTPRouteRule{{
+			Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: &pathType, Value: ptr.To(path)}}},
+			BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+				Name: gatewayv1.ObjectName(service), Port: ptr.To(gatewayv1.PortNumber(80))}}}},
+		}},
+	}}
+}
+
+// routeCondition is the route's condition typ for its one parent, as
+// status/reason.
+func routeCondition(ctx context.Context, cl client.Client, rt *gatewayv1.HTTPRoute, typ string) string {
+	var got gatewayv1.HTTPRoute
+	if cl.Get(ctx, client.ObjectKeyFromObject(rt), &got) != nil || len(got.Status.Parents) != 1 {
+		return ""
+	}
+	if c := meta.FindStatusCondition(got.Status.Parents[0].Conditions, typ); c != nil {
+		return string(c.Status) + "/" + c.Reason
+	}
+	return ""
+}
+
+// A Gateway as its clients see it, through its instance's Service: routes
+// added, changed and broken under load while every request of the routes
+// that stay good is answered, each by the backend its route names at the
+// time.
+func TestAGatewayChangesRoutesUnderLoadWithoutLosingARequest(t *testing.T) {
+	ctx, c, ns, cs, cl := setup(t)
+	dial := realcluster.NodeOf(c).DialContext
+	runTestServers(ctx, t, cs, ns, "v1", 2)
+	runTestServers(ctx, t, cs, ns, "v2", 2)
+
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	tools.Must(t, cl.Create(ctx, class))
+	t.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(class.Name),
+		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
+	}}
+	a := httpRoute(ns, "a", "/a", "v1", false)
+	tools.Must(t, cl.Create(ctx, gw))
+	tools.Must(t, cl.Create(ctx, a))
+
+	tools.Eventually(t, 2*time.Minute, "the Gateway Programmed", func() error {
+		var got gatewayv1.Gateway
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(gw), &got); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed)); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("conditions %+v", got.Status.Conditions)
+		}
+		return nil
+	})
+	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, gateway.InstanceName("web")))
+	servedBy := func(what, path, backend string) {
+		t.Helper()
+		if !framework.WaitFor(ctx, time.Minute, func(ctx context.Context) bool {
+			pod, err := answeringPod(ctx, keepAliveClient(dial), base+path)
+			return err == nil && strings.HasPrefix(pod, backend+"-")
+		}) {
+			pod, err := answeringPod(ctx, keepAliveClient(dial), base+path)
+			t.Fatalf("%s: %s answered by %q (%v), want a pod of %s", what, path, pod, err, backend)
+		}
+	}
+	servedBy("the first route", "/a", "v1")
+
+	load := startLoad(ctx, dial, base+"/a", 4)
+	began := time.Now()
+	b := httpRoute(ns, "b", "/b", "v2", false)
+	tools.Must(t, cl.Create(ctx, b))
+	servedBy("a route added", "/b", "v2")
+	added := time.Since(began)
+
+	began = time.Now()
+	var live gatewayv1.HTTPRoute
+	tools.Must(t, cl.Get(ctx, client.ObjectKeyFromObject(a), &live))
+	live.Spec.Rules[0].BackendRefs[0].Name = "v2"
+	tools.Must(t, cl.Update(ctx, &live))
+	servedBy("a route changed to another backend", "/a", "v2")
+	changed := time.Since(began)
+
+	// Two broken routes: one whose backend does not exist (its rule answers
+	// 500) and one whose regular expression RE2 refuses (not accepted).
+	missing := httpRoute(ns, "missing", "/missing", "nowhere", false)
+	badRegex := httpRoute(ns, "bad-regex", "/x(", "v1", true)
+	tools.Must(t, cl.Create(ctx, missing))
+	tools.Must(t, cl.Create(ctx, badRegex))
+	tools.Eventually(t, time.Minute, "the broken routes told why", func() error {
+		if got := routeCondition(ctx, cl, missing, "ResolvedRefs"); got != "False/BackendNotFound" {
+			return fmt.Errorf("route missing: ResolvedRefs %q", got)
+		}
+		if got := routeCondition(ctx, cl, badRegex, "Accepted"); got != "False/UnsupportedValue" {
+			return fmt.Errorf("route bad-regex: Accepted %q", got)
+		}
+		return nil
+	})
+	tools.Eventually(t, time.Minute, "the missing backend's rule answering 500", func() error {
+		resp, err := keepAliveClient(dial).Get(base + "/missing")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusInternalServerError {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	})
+	servedBy("the good routes beside broken ones", "/b", "v2")
+	servedBy("the good routes beside broken ones", "/a", "v2")
+
+	got := load.stop()
+	t.Logf("route added served in %s, route changed served in %s; %d GETs of /a meanwhile, %d failed, slowest %s",
+		added.Round(time.Millisecond), changed.Round(time.Millisecond), got.total, len(got.failures), got.slowest.Round(time.Millisecond))
+	if got.total == 0 {
+		t.Fatal("no request was sent")
+	}
+	for _, err := range got.failures[:min(5, len(got.failures))] {
+		t.Errorf("a GET of /a failed while routes changed: %v", err)
+	}
+	// The load itself went from v1's pods to v2's.
+	seen := map[string]bool{}
+	for pod := range got.first {
+		seen[strings.SplitN(pod, "-", 2)[0]] = true
+	}
+	if !seen["v1"] || !seen["v2"] {
+		t.Errorf("the load of /a was answered by %v, want pods of v1 and then of v2", got.first)
+	}
+}
