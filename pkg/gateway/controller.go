@@ -31,8 +31,8 @@ const (
 	GatewayClassControllerName = "gatewayclass"
 )
 
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;referencegrants,verbs=list;watch
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status,verbs=patch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;grpcroutes;referencegrants,verbs=list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status;grpcroutes/status,verbs=patch
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=create;patch
 
 // Setup is what the Gateway controllers need besides the manager.
@@ -48,8 +48,10 @@ type Setup struct {
 // and the operator must be allowed to watch GatewayClasses, which are
 // cluster-scoped (an install limited to some namespaces has Roles only).
 func CanRun(ctx context.Context, mgr ctrl.Manager) (bool, string) {
-	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: "Gateway"}, "v1"); err != nil {
-		return false, "Gateway API is not served (its CRDs are not installed)"
+	for _, kind := range []string{"Gateway", "HTTPRoute", "GRPCRoute"} {
+		if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: kind}, "v1"); err != nil {
+			return false, "Gateway API is not served: no " + kind + " v1 (install the standard channel's CRDs, v1.1 or later)"
+		}
 	}
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Group: gatewayv1.GroupName, Resource: "gatewayclasses", Verb: "watch"}}}
@@ -92,6 +94,7 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gatewayOfService)).
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfClass)).
 		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute)).
+		Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute)).
 		Watches(&gatewayv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{}))
@@ -119,15 +122,13 @@ const (
 func indexRoutes(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &gatewayv1.HTTPRoute{}, routeParentIndex, func(o client.Object) []string {
-		return keys(parentsOf(o.(*gatewayv1.HTTPRoute)))
-	}); err != nil {
-		return err
-	}
-	if err := idx.IndexField(ctx, &gatewayv1.HTTPRoute{}, routeBackendIndex, func(o client.Object) []string {
-		return keys(backendsOf(o.(*gatewayv1.HTTPRoute)))
-	}); err != nil {
-		return err
+	for _, obj := range []client.Object{&gatewayv1.HTTPRoute{}, &gatewayv1.GRPCRoute{}} {
+		if err := idx.IndexField(ctx, obj, routeParentIndex, func(o client.Object) []string { return keys(parentsOf(o)) }); err != nil {
+			return err
+		}
+		if err := idx.IndexField(ctx, obj, routeBackendIndex, func(o client.Object) []string { return keys(backendsOf(o)) }); err != nil {
+			return err
+		}
 	}
 	return idx.IndexField(ctx, &gatewayv1.Gateway{}, gatewaySecretIndex, func(o client.Object) []string {
 		return keys(secretsOf(o.(*gatewayv1.Gateway)))
@@ -142,20 +143,21 @@ func keys(names []types.NamespacedName) []string {
 	return out
 }
 
-// parentsOf are the Gateways rt names in its spec, and those this
-// controller wrote a status entry for (so that an entry left behind when a
-// parentRef goes is found and removed).
-func parentsOf(rt *gatewayv1.HTTPRoute) []types.NamespacedName {
+// parentsOf are the Gateways route rt (an HTTPRoute or a GRPCRoute) names
+// in its spec, and those this controller wrote a status entry for (so
+// that an entry left behind when a parentRef goes is found and removed).
+func parentsOf(rt client.Object) []types.NamespacedName {
+	spec, status := routeParentRefs(rt)
 	var out []types.NamespacedName
 	add := func(ref gatewayv1.ParentReference) {
 		if (ref.Group == nil || *ref.Group == Group) && (ref.Kind == nil || *ref.Kind == "Gateway") {
-			out = append(out, types.NamespacedName{Namespace: string(ptr.Deref(ref.Namespace, gatewayv1.Namespace(rt.Namespace))), Name: string(ref.Name)})
+			out = append(out, types.NamespacedName{Namespace: string(ptr.Deref(ref.Namespace, gatewayv1.Namespace(rt.GetNamespace()))), Name: string(ref.Name)})
 		}
 	}
-	for _, ref := range rt.Spec.ParentRefs {
+	for _, ref := range spec {
 		add(ref)
 	}
-	for _, p := range rt.Status.Parents {
+	for _, p := range status {
 		if p.ControllerName == ControllerName {
 			add(p.ParentRef)
 		}
@@ -163,12 +165,37 @@ func parentsOf(rt *gatewayv1.HTTPRoute) []types.NamespacedName {
 	return out
 }
 
-func backendsOf(rt *gatewayv1.HTTPRoute) []types.NamespacedName {
-	var out []types.NamespacedName
-	for _, rule := range rt.Spec.Rules {
-		for _, b := range rule.BackendRefs {
-			out = append(out, types.NamespacedName{Namespace: string(ptr.Deref(b.Namespace, gatewayv1.Namespace(rt.Namespace))), Name: string(b.Name)})
+// routeParentRefs are the parentRefs of rt's spec and its status entries.
+func routeParentRefs(rt client.Object) ([]gatewayv1.ParentReference, []gatewayv1.RouteParentStatus) {
+	switch rt := rt.(type) {
+	case *gatewayv1.HTTPRoute:
+		return rt.Spec.ParentRefs, rt.Status.Parents
+	case *gatewayv1.GRPCRoute:
+		return rt.Spec.ParentRefs, rt.Status.Parents
+	}
+	return nil, nil
+}
+
+// backendsOf are the Services route rt names.
+func backendsOf(rt client.Object) []types.NamespacedName {
+	var refs []gatewayv1.BackendRef
+	switch rt := rt.(type) {
+	case *gatewayv1.HTTPRoute:
+		for _, rule := range rt.Spec.Rules {
+			for _, b := range rule.BackendRefs {
+				refs = append(refs, b.BackendRef)
+			}
 		}
+	case *gatewayv1.GRPCRoute:
+		for _, rule := range rt.Spec.Rules {
+			for _, b := range rule.BackendRefs {
+				refs = append(refs, b.BackendRef)
+			}
+		}
+	}
+	out := make([]types.NamespacedName, 0, len(refs))
+	for _, b := range refs {
+		out = append(out, types.NamespacedName{Namespace: string(ptr.Deref(b.Namespace, gatewayv1.Namespace(rt.GetNamespace()))), Name: string(b.Name)})
 	}
 	return out
 }
@@ -198,11 +225,7 @@ func requestsFor(names []types.NamespacedName) []reconcile.Request {
 // controller-runtime maps the old object too, so a Gateway the route left
 // is reconciled as well).
 func gatewaysOfRoute(_ context.Context, obj client.Object) []reconcile.Request {
-	rt, ok := obj.(*gatewayv1.HTTPRoute)
-	if !ok {
-		return nil
-	}
-	return requestsFor(parentsOf(rt))
+	return requestsFor(parentsOf(obj))
 }
 
 func (r *gatewayReconciler) gatewaysOfClass(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -252,14 +275,14 @@ func (r *gatewayReconciler) gatewaysReferring(kind string) func(context.Context,
 			}
 			return out
 		}
-		var routes gatewayv1.HTTPRouteList
-		if err := r.Client.List(ctx, &routes, client.MatchingFields{routeBackendIndex: key}); err != nil {
-			log.FromContext(ctx).Error(err, "listing HTTPRoutes by Service")
+		routes, err := listRoutes(ctx, r.Client, client.MatchingFields{routeBackendIndex: key})
+		if err != nil {
+			log.FromContext(ctx).Error(err, "listing routes by Service")
 			return nil
 		}
 		var out []reconcile.Request
-		for i := range routes.Items {
-			out = append(out, requestsFor(parentsOf(&routes.Items[i]))...)
+		for _, rt := range routes {
+			out = append(out, requestsFor(parentsOf(rt))...)
 		}
 		return out
 	}
@@ -281,4 +304,24 @@ func (r *gatewayReconciler) gatewayOfService(ctx context.Context, obj client.Obj
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: gw.Name}}}
+}
+
+// listRoutes are the HTTPRoutes and GRPCRoutes that opts select.
+func listRoutes(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]client.Object, error) {
+	var httpRoutes gatewayv1.HTTPRouteList
+	if err := c.List(ctx, &httpRoutes, opts...); err != nil {
+		return nil, err
+	}
+	var grpcRoutes gatewayv1.GRPCRouteList
+	if err := c.List(ctx, &grpcRoutes, opts...); err != nil {
+		return nil, err
+	}
+	out := make([]client.Object, 0, len(httpRoutes.Items)+len(grpcRoutes.Items))
+	for i := range httpRoutes.Items {
+		out = append(out, &httpRoutes.Items[i])
+	}
+	for i := range grpcRoutes.Items {
+		out = append(out, &grpcRoutes.Items[i])
+	}
+	return out, nil
 }

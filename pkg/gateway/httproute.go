@@ -37,7 +37,11 @@ func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTT
 	}
 	if handler.Redirect == nil {
 		var backends []v1beta1.Backend
-		backends, out.refFault, out.refMessage = resolveBackends(gw, rt, rule.BackendRefs, refs)
+		var refsOfRule []gatewayv1.BackendRef
+		for _, b := range rule.BackendRefs {
+			refsOfRule = append(refsOfRule, b.BackendRef)
+		}
+		backends, out.refFault, out.refMessage = resolveBackends(gw, KindHTTPRoute, rt.Namespace, refsOfRule, refs)
 		if len(backends) == 0 {
 			// No backend to send to: Gateway API's answer is 500.
 			handler = v1beta1.Location{Respond: &v1beta1.RespondLocation{Status: 500}}
@@ -146,7 +150,7 @@ func pathModifier(m *gatewayv1.HTTPPathModifier) *v1beta1.PathModifier {
 // resolveBackends are the backends of a rule that resolve: Services that
 // exist, in a namespace the route may refer to. The reason and message
 // name the first that does not.
-func resolveBackends(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, refs []gatewayv1.HTTPBackendRef, known references) ([]v1beta1.Backend, gatewayv1.RouteConditionReason, string) {
+func resolveBackends(gw *gatewayv1.Gateway, kind gatewayv1.Kind, routeNamespace string, refs []gatewayv1.BackendRef, known references) ([]v1beta1.Backend, gatewayv1.RouteConditionReason, string) {
 	var out []v1beta1.Backend
 	var fault gatewayv1.RouteConditionReason
 	var message string
@@ -156,15 +160,15 @@ func resolveBackends(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, refs []gate
 		}
 	}
 	for _, ref := range refs {
-		key := types.NamespacedName{Namespace: rt.Namespace, Name: string(ref.Name)}
+		key := types.NamespacedName{Namespace: routeNamespace, Name: string(ref.Name)}
 		if ref.Namespace != nil {
 			key.Namespace = string(*ref.Namespace)
 		}
 		switch {
 		case ref.Group != nil && *ref.Group != "" || ref.Kind != nil && *ref.Kind != "Service":
 			fail(gatewayv1.RouteReasonInvalidKind, "backendRef %s is not a Service", ref.Name)
-		case key.Namespace != rt.Namespace && !known.granted(KindHTTPRoute, rt.Namespace, "", "Service", key):
-			fail(gatewayv1.RouteReasonRefNotPermitted, "no ReferenceGrant in namespace %s lets HTTPRoutes of %s refer to Service %s", key.Namespace, rt.Namespace, key.Name)
+		case key.Namespace != routeNamespace && !known.granted(kind, routeNamespace, "", "Service", key):
+			fail(gatewayv1.RouteReasonRefNotPermitted, "no ReferenceGrant in namespace %s lets %ss of %s refer to Service %s", key.Namespace, kind, routeNamespace, key.Name)
 		case !known.services[key]:
 			fail(gatewayv1.RouteReasonBackendNotFound, "Service %s not found", key)
 		case ref.Port == nil:

@@ -50,8 +50,8 @@ func (l *listener) serves() bool {
 
 // routeKinds are the kinds of route a listener of each protocol can serve.
 var routeKinds = map[gatewayv1.ProtocolType][]gatewayv1.Kind{
-	gatewayv1.HTTPProtocolType:  {KindHTTPRoute},
-	gatewayv1.HTTPSProtocolType: {KindHTTPRoute},
+	gatewayv1.HTTPProtocolType:  {KindHTTPRoute, KindGRPCRoute},
+	gatewayv1.HTTPSProtocolType: {KindHTTPRoute, KindGRPCRoute},
 }
 
 // Route kinds, and the API group of Gateway API's kinds.

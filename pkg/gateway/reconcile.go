@@ -104,8 +104,8 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 	in := Inputs{Gateway: gw, Grants: map[string][]gatewayv1.ReferenceGrant{}, Secrets: map[types.NamespacedName]bool{},
 		Services: map[types.NamespacedName]bool{}, NamespaceLabels: map[string]map[string]string{}}
 	sources := map[types.NamespacedName]*corev1.Secret{}
-	var routes gatewayv1.HTTPRouteList
-	if err := r.Client.List(ctx, &routes, client.MatchingFields{routeParentIndex: client.ObjectKeyFromObject(gw).String()}); err != nil {
+	routes, err := listRoutes(ctx, r.Client, client.MatchingFields{routeParentIndex: client.ObjectKeyFromObject(gw).String()})
+	if err != nil {
 		return in, nil, err
 	}
 	var grants gatewayv1.ReferenceGrantList
@@ -125,9 +125,13 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 			sources[key] = secret
 		}
 	}
-	for i := range routes.Items {
-		rt := &routes.Items[i]
-		in.HTTPRoutes = append(in.HTTPRoutes, rt)
+	for _, rt := range routes {
+		switch rt := rt.(type) {
+		case *gatewayv1.HTTPRoute:
+			in.HTTPRoutes = append(in.HTTPRoutes, rt)
+		case *gatewayv1.GRPCRoute:
+			in.GRPCRoutes = append(in.GRPCRoutes, rt)
+		}
 		for _, key := range backendsOf(rt) {
 			ok, err := r.exists(ctx, "Service", key)
 			if err != nil {
@@ -135,12 +139,12 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 			}
 			in.Services[key] = ok
 		}
-		if _, done := in.NamespaceLabels[rt.Namespace]; !done {
+		if _, done := in.NamespaceLabels[rt.GetNamespace()]; !done {
 			ns := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
-			if err := r.Client.Get(ctx, types.NamespacedName{Name: rt.Namespace}, ns); client.IgnoreNotFound(err) != nil {
+			if err := r.Client.Get(ctx, types.NamespacedName{Name: rt.GetNamespace()}, ns); client.IgnoreNotFound(err) != nil {
 				return in, nil, err
 			}
-			in.NamespaceLabels[rt.Namespace] = ns.Labels
+			in.NamespaceLabels[rt.GetNamespace()] = ns.Labels
 		}
 	}
 	return in, sources, nil
@@ -279,38 +283,51 @@ func (r *gatewayReconciler) patchGatewayStatus(ctx context.Context, gw, original
 // parents says, and removes this controller's entries for gw from the
 // routes not in parents.
 func (r *gatewayReconciler) writeRoutes(ctx context.Context, gw types.NamespacedName, parents []RouteParents) error {
-	var routes gatewayv1.HTTPRouteList
-	if err := r.Client.List(ctx, &routes, client.MatchingFields{routeParentIndex: gw.String()}); err != nil {
+	routes, err := listRoutes(ctx, r.Client, client.MatchingFields{routeParentIndex: gw.String()})
+	if err != nil {
 		return err
 	}
-	want := map[types.NamespacedName][]gatewayv1.RouteParentStatus{}
+	want := map[string][]gatewayv1.RouteParentStatus{}
 	for _, p := range parents {
-		want[p.Key] = p.Parents
+		want[string(p.Kind)+" "+p.Key.String()] = p.Parents
 	}
+	gateway := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: gw.Name}}
 	var errs []error
-	for i := range routes.Items {
-		rt := &routes.Items[i]
-		original := rt.DeepCopy()
-		entries := slices.DeleteFunc(slices.Clone(rt.Status.Parents), func(p gatewayv1.RouteParentStatus) bool {
-			return p.ControllerName == ControllerName && refersTo(p.ParentRef, rt.Namespace, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: gw.Name}})
+	for _, rt := range routes {
+		status, kind := routeStatus(rt)
+		original := status.DeepCopy()
+		entries := slices.DeleteFunc(slices.Clone(status.Parents), func(p gatewayv1.RouteParentStatus) bool {
+			return p.ControllerName == ControllerName && refersTo(p.ParentRef, rt.GetNamespace(), gateway)
 		})
-		for _, p := range want[client.ObjectKeyFromObject(rt)] {
+		for _, p := range want[string(kind)+" "+client.ObjectKeyFromObject(rt).String()] {
 			var was []metav1.Condition
-			if old := findParent(original.Status.Parents, p.ParentRef); old != nil {
+			if old := findParent(original.Parents, p.ParentRef); old != nil {
 				was = old.Conditions
 			}
 			p.Conditions = keepTransitions(was, p.Conditions)
 			entries = append(entries, p)
 		}
-		rt.Status.Parents = entries
-		if equality.Semantic.DeepEqual(rt.Status, original.Status) {
+		if equality.Semantic.DeepEqual(entries, original.Parents) {
 			continue
 		}
-		if err := r.Client.Status().Patch(ctx, rt, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
+		before := rt.DeepCopyObject().(client.Object)
+		status.Parents = entries
+		if err := r.Client.Status().Patch(ctx, rt, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// routeStatus is the status of route rt, to change in place, and its kind.
+func routeStatus(rt client.Object) (*gatewayv1.RouteStatus, gatewayv1.Kind) {
+	switch rt := rt.(type) {
+	case *gatewayv1.HTTPRoute:
+		return &rt.Status.RouteStatus, KindHTTPRoute
+	case *gatewayv1.GRPCRoute:
+		return &rt.Status.RouteStatus, KindGRPCRoute
+	}
+	return &gatewayv1.RouteStatus{}, ""
 }
 
 func findParent(parents []gatewayv1.RouteParentStatus, ref gatewayv1.ParentReference) *gatewayv1.RouteParentStatus {

@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -42,16 +41,16 @@ func (g ServiceGrants) PermitsService(ctx context.Context, nginx *v1beta1.NginxO
 	if !ok {
 		return false, nil
 	}
-	var routes gatewayv1.HTTPRouteList
-	if err := g.Client.List(ctx, &routes, client.MatchingFields{routeBackendIndex: svc.String()}); err != nil {
+	routes, err := listRoutes(ctx, g.Client, client.MatchingFields{routeBackendIndex: svc.String()})
+	if err != nil {
 		return false, err
 	}
-	for i := range routes.Items {
-		rt := &routes.Items[i]
+	for _, rt := range routes {
 		if !namesParent(rt, gw) {
 			continue
 		}
-		if rt.Namespace == svc.Namespace || grantedBy(grants.Items, Group, KindHTTPRoute, rt.Namespace, "", "Service", svc.Name) {
+		_, kind := routeStatus(rt)
+		if rt.GetNamespace() == svc.Namespace || grantedBy(grants.Items, Group, kind, rt.GetNamespace(), "", "Service", svc.Name) {
 			return true, nil
 		}
 	}
@@ -72,11 +71,11 @@ func owningGateway(nginx *v1beta1.NginxOperator) (types.NamespacedName, bool) {
 	return types.NamespacedName{Namespace: nginx.Namespace, Name: owner.Name}, true
 }
 
-// namesParent reports whether rt's spec names gw as a parent.
-func namesParent(rt *gatewayv1.HTTPRoute, gw types.NamespacedName) bool {
-	for _, ref := range rt.Spec.ParentRefs {
-		if (ref.Group == nil || *ref.Group == Group) && (ref.Kind == nil || *ref.Kind == "Gateway") &&
-			string(ref.Name) == gw.Name && string(ptr.Deref(ref.Namespace, gatewayv1.Namespace(rt.Namespace))) == gw.Namespace {
+// namesParent reports whether route rt's spec names gw as a parent.
+func namesParent(rt client.Object, gw types.NamespacedName) bool {
+	spec, _ := routeParentRefs(rt)
+	for _, ref := range spec {
+		if refersTo(ref, rt.GetNamespace(), &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: gw.Name}}) {
 			return true
 		}
 	}

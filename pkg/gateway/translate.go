@@ -20,8 +20,10 @@ const ControllerName = gatewayv1.GatewayController("nginx.operator.dev/gateway-c
 // Inputs are what the translation of one Gateway reads.
 type Inputs struct {
 	Gateway *gatewayv1.Gateway
-	// HTTPRoutes are the HTTPRoutes with a parentRef naming the Gateway.
+	// HTTPRoutes and GRPCRoutes are the routes with a parentRef naming the
+	// Gateway.
 	HTTPRoutes []*gatewayv1.HTTPRoute
+	GRPCRoutes []*gatewayv1.GRPCRoute
 	// Grants are the ReferenceGrants of the namespaces the Gateway and its
 	// routes refer to, by namespace.
 	Grants map[string][]gatewayv1.ReferenceGrant
@@ -63,36 +65,52 @@ func Translate(in Inputs) Translation {
 	ls := readListeners(gw, refs)
 	b := newServerBuilder(ls)
 	var routes []RouteParents
+	// HTTPRoutes first: of an HTTPRoute and a GRPCRoute with the same
+	// path and match on one host (which Gateway API leaves to the
+	// implementation), the HTTPRoute's serves.
 	for _, rt := range sortedRoutes(in.HTTPRoutes) {
-		r := route{kind: KindHTTPRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
-		attachments := attach(r, gw, ls, in.NamespaceLabels[rt.Namespace])
 		outcomes := make([]ruleOutcome, len(rt.Spec.Rules))
 		for i, rule := range rt.Spec.Rules {
 			outcomes[i] = httpRule(gw, rt, rule, refs)
 		}
-		unsupported := firstUnsupported(outcomes)
-		for _, a := range attachments {
-			if a.refused != "" || unsupported != "" {
+		r := route{kind: KindHTTPRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
+		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
+	}
+	for _, rt := range sortedRoutes(in.GRPCRoutes) {
+		outcomes := make([]ruleOutcome, len(rt.Spec.Rules))
+		for i, rule := range rt.Spec.Rules {
+			outcomes[i] = grpcRule(gw, rt, rule, refs)
+		}
+		r := route{kind: KindGRPCRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
+		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
+	}
+	return Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls)}
+}
+
+// place attaches route r, whose rules became outcomes, to the listeners
+// of gw it may attach to, adds its locations to their servers (unless the
+// route is not accepted), and returns the route's status entries.
+func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string, outcomes []ruleOutcome) RouteParents {
+	attachments := attach(r, gw, ls, namespaceLabels)
+	unsupported := firstUnsupported(outcomes)
+	for _, a := range attachments {
+		if a.refused != "" || unsupported != "" {
+			continue
+		}
+		for i, l := range a.listeners {
+			l.attached++
+			if !l.serves() {
 				continue
 			}
-			for i, l := range a.listeners {
-				l.attached++
-				if !l.serves() {
-					continue
-				}
-				for _, host := range a.hostnames[i] {
-					for _, o := range outcomes {
-						b.add(l, host, o.locations)
-					}
+			for _, host := range a.hostnames[i] {
+				for _, o := range outcomes {
+					b.add(l, host, o.locations)
 				}
 			}
 		}
-		routes = append(routes, RouteParents{
-			Kind: KindHTTPRoute, Key: types.NamespacedName{Namespace: rt.Namespace, Name: rt.Name},
-			Parents: parentStatuses(rt.Generation, attachments, outcomes, unsupported),
-		})
 	}
-	return Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls)}
+	return RouteParents{Kind: r.kind, Key: types.NamespacedName{Namespace: r.meta.Namespace, Name: r.meta.Name},
+		Parents: parentStatuses(r.meta.Generation, attachments, outcomes, unsupported)}
 }
 
 // certificateCopies are the copies the served listeners of gw need, by
@@ -125,13 +143,13 @@ func (t Translation) AllListenersAccepted() bool {
 
 // sortedRoutes orders routes as Gateway API breaks ties between them: the
 // oldest first, then by namespace and name.
-func sortedRoutes(routes []*gatewayv1.HTTPRoute) []*gatewayv1.HTTPRoute {
+func sortedRoutes[T metav1.Object](routes []T) []T {
 	out := slices.Clone(routes)
-	slices.SortStableFunc(out, func(a, b *gatewayv1.HTTPRoute) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+	slices.SortStableFunc(out, func(a, b T) int {
+		if c := a.GetCreationTimestamp().Compare(b.GetCreationTimestamp().Time); c != 0 {
 			return c
 		}
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
 	})
 	return out
 }
@@ -277,5 +295,26 @@ func (b *serverBuilder) spec() v1beta1.NginxOperatorSpec {
 			servers[i].Locations = append(servers[i].Locations, notFound)
 		}
 	}
-	return v1beta1.NginxOperatorSpec{Ports: b.ports, Config: v1beta1.NginxConfig{Servers: servers}}
+	ports := slices.Clone(b.ports)
+	for i := range ports {
+		ports[i].H2C = servesGRPCInPlainText(servers, ports[i].Name)
+	}
+	return v1beta1.NginxOperatorSpec{Ports: ports, Config: v1beta1.NginxConfig{Servers: servers}}
+}
+
+// servesGRPCInPlainText reports whether a plain-text server of port sends
+// gRPC: its clients then speak HTTP/2 without TLS (h2c), which the port
+// must accept (nginx 1.25.1 and later keep HTTP/1.1 on it too).
+func servesGRPCInPlainText(servers []v1beta1.Server, port string) bool {
+	for _, s := range servers {
+		if s.Port != port || s.TLS != nil {
+			continue
+		}
+		for _, l := range s.Locations {
+			if l.Proxy != nil && l.Proxy.BackendProtocol == "GRPC" {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -52,6 +52,25 @@ func toService(name string) []gatewayv1.HTTPBackendRef {
 		Name: gatewayv1.ObjectName(name), Port: ptr.To(gatewayv1.PortNumber(8080))}}}}
 }
 
+// grpcRoute is a GRPCRoute in ns, created at minute age, to the Gateway gw.
+func grpcRoute(name string, age int, rules ...gatewayv1.GRPCRouteRule) *gatewayv1.GRPCRoute {
+	return &gatewayv1.GRPCRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Generation: 1,
+			CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, age, 0, 0, time.UTC))},
+		Spec: gatewayv1.GRPCRouteSpec{CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "gw"}}}, Rules: rules},
+	}
+}
+
+func toGRPCService(name string) []gatewayv1.GRPCBackendRef {
+	return []gatewayv1.GRPCBackendRef{{BackendRef: toService(name)[0].BackendRef}}
+}
+
+// grpcTo is l sending to service with gRPC.
+func grpcTo(l v1beta1.Location, service string) v1beta1.Location {
+	l.Proxy = &v1beta1.ProxyLocation{BackendProtocol: "GRPC", Backends: []v1beta1.Backend{{Service: service, Port: 8080, Weight: ptr.To[int32](1)}}}
+	return l
+}
+
 func prefix(path string) []gatewayv1.HTTPRouteMatch {
 	return []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To(path)}}}
 }
@@ -153,6 +172,39 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 				Locations: []v1beta1.Location{proxy("/", "a")}}}},
 		},
 		wantRoutes: map[string]map[string]string{"r": {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"}},
+	}, {
+		name: "a GRPCRoute's method matches become paths of /service/method, sent with gRPC; its plain-text port speaks h2c",
+		in: Inputs{
+			Gateway: gateway(httpListener("http", 80, "")),
+			HTTPRoutes: []*gatewayv1.HTTPRoute{
+				httpRoute("web", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/"), BackendRefs: toService("web")}),
+			},
+			GRPCRoutes: []*gatewayv1.GRPCRoute{grpcRoute("echo", 1,
+				gatewayv1.GRPCRouteRule{Matches: []gatewayv1.GRPCRouteMatch{
+					{Method: &gatewayv1.GRPCMethodMatch{Service: ptr.To("echo.Echo"), Method: ptr.To("Say")}},
+					{Method: &gatewayv1.GRPCMethodMatch{Service: ptr.To("echo.Admin")},
+						Headers: []gatewayv1.GRPCHeaderMatch{{Name: "x-team", Value: "ops"}}},
+					{Method: &gatewayv1.GRPCMethodMatch{Method: ptr.To("Health.Check")}},
+					{Method: &gatewayv1.GRPCMethodMatch{Type: ptr.To(gatewayv1.GRPCMethodMatchRegularExpression), Service: ptr.To("a|b")}},
+				}, BackendRefs: toGRPCService("echo")},
+			)},
+			Services: services("web", "echo"),
+		},
+		want: v1beta1.NginxOperatorSpec{
+			Ports: []v1beta1.Port{{Name: "p80", ContainerPort: 8080, ServicePort: 80, H2C: true}},
+			Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "p80", DefaultServer: true, Locations: []v1beta1.Location{
+				proxy("/", "web"),
+				grpcTo(v1beta1.Location{Path: "/echo.Echo/Say", PathType: v1beta1.PathExact}, "echo"),
+				grpcTo(v1beta1.Location{Path: "/echo.Admin", PathType: v1beta1.PathPrefixElements,
+					Match: &v1beta1.RequestMatch{Headers: []v1beta1.HeaderMatch{{Name: "x-team", Value: "ops"}}}}, "echo"),
+				grpcTo(v1beta1.Location{Path: `/[^/]+/Health\.Check`, PathType: v1beta1.PathRegularExpression}, "echo"),
+				grpcTo(v1beta1.Location{Path: "/(?:a|b)/(?:[^/]+)", PathType: v1beta1.PathRegularExpression}, "echo"),
+			}}}},
+		},
+		wantRoutes: map[string]map[string]string{
+			"web":  {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"},
+			"echo": {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"},
+		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Translate(tc.in)

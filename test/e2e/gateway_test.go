@@ -46,10 +46,15 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 		Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
 			BackendObjectReference: gatewayv1.BackendObjectReference{Name: "api", Port: ptr.To(gatewayv1.PortNumber(8080))}}}}}},
 	}}
+	grpc := &gatewayv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Name: "api-grpc", Namespace: ns}, Spec: gatewayv1.GRPCRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "edge"}}},
+		Rules: []gatewayv1.GRPCRouteRule{{BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: gatewayv1.BackendRef{
+			BackendObjectReference: gatewayv1.BackendObjectReference{Name: "api", Port: ptr.To(gatewayv1.PortNumber(8080))}}}}}},
+	}}
 	// A Gateway whose instance name a user's NginxOperator already has.
 	clash := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "clash", Namespace: ns}, Spec: gw.Spec}
 	taken := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: gateway.InstanceName("clash"), Namespace: ns}, Spec: keep.Spec}
-	for _, o := range []client.Object{class, keep, taken, api, gw, clash, rt} {
+	for _, o := range []client.Object{class, keep, taken, api, gw, clash, rt, grpc} {
 		tools.Must(t, c.Create(ctx, o))
 	}
 	tools.Eventually(t, 2*time.Minute, "the clashing Gateway not programmed, naming the taken instance", func() error {
@@ -84,6 +89,13 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 		if len(r.Status.Parents) != 1 || !meta.IsStatusConditionTrue(r.Status.Parents[0].Conditions, "Accepted") {
 			return fmt.Errorf("route status %+v", r.Status)
 		}
+		var gr gatewayv1.GRPCRoute
+		if err := c.Get(ctx, client.ObjectKeyFromObject(grpc), &gr); err != nil {
+			return err
+		}
+		if len(gr.Status.Parents) != 1 || !meta.IsStatusConditionTrue(gr.Status.Parents[0].Conditions, "Accepted") {
+			return fmt.Errorf("GRPCRoute status %+v", gr.Status)
+		}
 		var n v1beta1.NginxOperator
 		if err := c.Get(ctx, instance, &n); err != nil {
 			return err
@@ -102,7 +114,7 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 		}
 		return nil
 	})
-	for _, o := range []client.Object{keep, api, rt} {
+	for _, o := range []client.Object{keep, api, rt, grpc} {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
 			t.Errorf("%T %s went with the Gateway: %v", o, o.GetName(), err)
 		}
