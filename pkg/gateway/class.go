@@ -18,10 +18,23 @@ import (
 // the real node (test/conformance), and only those.
 var SupportedFeatures = []features.FeatureName{
 	features.SupportGateway,
+	features.SupportGatewayPort8080,
 	features.SupportHTTPRoute,
+	features.SupportHTTPRoute303RedirectStatusCode,
+	features.SupportHTTPRoute307RedirectStatusCode,
+	features.SupportHTTPRoute308RedirectStatusCode,
+	features.SupportHTTPRouteBackendProtocolWebSocket,
+	features.SupportHTTPRouteDestinationPortMatching,
+	features.SupportHTTPRouteHostRewrite,
 	features.SupportHTTPRouteMethodMatching,
+	features.SupportHTTPRouteNamedRouteRule,
+	features.SupportHTTPRouteParentRefPort,
+	features.SupportHTTPRoutePathRedirect,
+	features.SupportHTTPRoutePathRewrite,
+	features.SupportHTTPRoutePortRedirect,
 	features.SupportHTTPRouteQueryParamMatching,
 	features.SupportHTTPRouteResponseHeaderModification,
+	features.SupportHTTPRouteSchemeRedirect,
 	features.SupportReferenceGrant,
 }
 

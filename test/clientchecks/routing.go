@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +43,21 @@ func redirectReplacesPrefix(t *testing.T, tg *Target) {
 		resp, _ := get(t, c, tg.url("http", AppHost, path), "Host", AppHost)
 		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != want {
 			t.Errorf("%s: %s Location %q, want 301 %s", path, resp.Status, resp.Header.Get("Location"), want)
+		}
+	}
+	// A redirect that changes nothing: a 303 sends a POST's client to GET
+	// the same URL (Gateway API's RequestRedirect with a statusCode only).
+	req, err := http.NewRequest(http.MethodPost, tg.url("http", AppHost, "/see-other?n=1"), strings.NewReader("x=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = AppHost
+	if resp, err := c.Do(req); err != nil {
+		t.Errorf("POST /see-other: %v", err)
+	} else {
+		resp.Body.Close()
+		if want := fmt.Sprintf("http://%s:%d/see-other?n=1", AppHost, tg.HTTPPort); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+			t.Errorf("POST /see-other: %s Location %q, want 303 %s", resp.Status, resp.Header.Get("Location"), want)
 		}
 	}
 	// The query is kept as sent: an encoded CR LF stays encoded.

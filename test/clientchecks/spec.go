@@ -11,6 +11,7 @@
 package clientchecks
 
 import (
+	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -149,6 +150,7 @@ func locations(o Options) []v1beta1.Location {
 		static("/files/"), internal, private, limited, cached, quiet,
 		{Path: "/old/", Redirect: &v1beta1.RedirectLocation{Hostname: NewHost, Path: prefix("/new/"), Code: 301}},
 		{Path: "/secure-me/", Redirect: &v1beta1.RedirectLocation{Scheme: "https"}},
+		{Path: "/see-other", PathType: v1beta1.PathExact, Redirect: &v1beta1.RedirectLocation{Code: http.StatusSeeOther}},
 	}, append(proxyLocations(o), matchLocations(o)...)...)
 }
 

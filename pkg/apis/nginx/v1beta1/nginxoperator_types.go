@@ -1313,8 +1313,11 @@ type PathModifier struct {
 
 // RedirectLocation answers with an HTTP redirect: to a fixed url, or, like
 // Gateway API's RequestRedirect, to the request's own URL with some parts
-// replaced (scheme, hostname, port, path); the query is always kept.
-// +kubebuilder:validation:XValidation:rule="has(self.url) != (has(self.scheme) || has(self.hostname) || has(self.port) || has(self.path))",message="set url for a fixed target, or one or more of scheme, hostname, port and path to keep the rest of the request's URL: not both"
+// replaced (scheme, hostname, port, path); the query is always kept. With
+// none of them the target is the request's own URL: a 303 after a POST
+// sends the client to GET it; with another code a client that follows
+// redirects loops.
+// +kubebuilder:validation:XValidation:rule="!has(self.url) || !(has(self.scheme) || has(self.hostname) || has(self.port) || has(self.path))",message="set url for a fixed target, or scheme, hostname, port and path to keep the rest of the request's URL: not both"
 type RedirectLocation struct {
 	// URL to redirect to, absolute (http or https), used as it is.
 	// +optional
