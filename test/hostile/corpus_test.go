@@ -61,6 +61,7 @@ func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVer
 	}
 	// Not env: that is the control plane (main_test.go).
 	ngx := newNginxEnv(t, e.Namespace)
+	nginxBin = ngx.nginxFor(nginxBin)
 
 	// 1. Admission, read-back, dry-run re-check and rendering.
 	var sends []*send
