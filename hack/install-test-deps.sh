@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Installs the system packages the tests run for real: nginx (configs are checked
-# with `nginx -t` and served), Prometheus and promtool, the nginx exporter, and
-# what the images of hack/images copy from the machine.
+# Installs the system packages the tests run for real: promtool, the nginx
+# exporter, and what the images of hack/images copy from the machine. nginx is
+# not among them: hack/install-nginx.sh builds the one the tests and the nginx
+# test image run (Debian bookworm's is 1.22, older than what the tests need).
 # Idempotent: installs only what is missing, with apt-get when run as root.
 set -euo pipefail
 
 declare -A packages=(
-  [nginx]=nginx
   [promtool]=prometheus
   [prometheus-nginx-exporter]=prometheus-nginx-exporter
 )

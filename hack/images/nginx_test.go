@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/tools"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -18,7 +19,7 @@ import (
 
 func nginxImageForTest(t *testing.T) v1.Image {
 	t.Helper()
-	requireHostFiles(t, map[string]string{nginxBinary: "nginx", nginxMime: "nginx"})
+	tools.Nginx(t)
 	spec, err := nginxSpec()
 	if err != nil {
 		t.Fatal(err)
@@ -26,14 +27,14 @@ func nginxImageForTest(t *testing.T) v1.Image {
 	return mustAssemble(t, spec)
 }
 
-// TestNginxImageHoldsEveryLibrary: every file ldd lists for Debian's nginx is
-// in the image, and the ELF headers of the image's nginx and libraries find
-// all they need inside the image.
+// TestNginxImageHoldsEveryLibrary: every file ldd lists for the nginx
+// hack/install-nginx.sh built is in the image, and the ELF headers of the
+// image's nginx and libraries find all they need inside the image.
 func TestNginxImageHoldsEveryLibrary(t *testing.T) {
 	img := nginxImageForTest(t)
 	root := t.TempDir()
 	extract(t, img, root)
-	checkLddDependencies(t, root, nginxBinary)
+	checkLddDependencies(t, root, tools.Nginx(t))
 	if diff := cmp.Diff([]string(nil), missingLibraries(t, root, nginxBinary)); diff != "" {
 		t.Errorf("libraries missing from the image (-want +got):\n%s", diff)
 	}
@@ -168,6 +169,24 @@ func TestNginxImageConfig(t *testing.T) {
 		if n := tree[link]; n.Target != target {
 			t.Errorf("%s -> %q, want %q", link, n.Target, target)
 		}
+	}
+	// The binary and mime.types are hack/install-nginx.sh's, and the label
+	// says which nginx that is.
+	build, err := findNginxBuild()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for image, host := range map[string]string{nginxBinary: build.binary, nginxMime: build.mimeTypes} {
+		want, err := os.ReadFile(host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(tree[image].Data) != string(want) {
+			t.Errorf("%s differs from %s", image, host)
+		}
+	}
+	if version, err := nginxVersion(build.binary); err != nil || cfg.Labels["org.opencontainers.image.version"] != version {
+		t.Errorf("label org.opencontainers.image.version %q; want %q (%v)", cfg.Labels["org.opencontainers.image.version"], version, err)
 	}
 	for p := range tree {
 		if strings.HasPrefix(p, "/usr/lib/nginx/modules") || strings.HasPrefix(p, "/etc/nginx/modules-enabled") {

@@ -35,7 +35,7 @@ import (
 // job, and in the reloader's job a successful last reload and the hash of
 // the configuration nginx runs, with those labels.
 func TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig(t *testing.T) {
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	exporterBin := tools.Require(t, "prometheus-nginx-exporter", "apt-get install -y prometheus-nginx-exporter")
 	prometheusBin := tools.Require(t, "prometheus", "apt-get install -y prometheus")
 

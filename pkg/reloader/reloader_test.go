@@ -69,7 +69,7 @@ http {
 // nginx's message while the old one keeps serving; stopping quits nginx
 // gracefully.
 func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	dir := t.TempDir()
 	tools.Must(t, os.Chmod(dir, 0o755))
 	tools.Must(t, os.Chmod(filepath.Dir(dir), 0o755))

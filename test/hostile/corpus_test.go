@@ -44,7 +44,7 @@ const (
 // v1beta1 (a server-side dry-run create of the stored spec): otherwise the
 // v1alpha1 endpoint bypassed the v1beta1 schema and CEL rules.
 func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVersions(t *testing.T) {
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	cfg := env.Cluster(t).Config
 	inprocess.InstallCRDs(t, cfg)
 	ns, _ := env.Namespace(t)
@@ -61,6 +61,7 @@ func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVer
 	}
 	// Not env: that is the control plane (main_test.go).
 	ngx := newNginxEnv(t, e.Namespace)
+	nginxBin = ngx.nginxFor(nginxBin)
 
 	// 1. Admission, read-back, dry-run re-check and rendering.
 	var sends []*send

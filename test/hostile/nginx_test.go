@@ -213,9 +213,31 @@ func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v
 	s.meaning = treeMeaning(got)
 }
 
+// nginxFor is the nginx binary bin as nginxTest runs it. As root, nginxTest
+// runs nginx as nobody, who may not reach bin: the tests' nginx is built
+// into the user's cache (hack/install-nginx.sh), and root's home is 0700. A
+// copy in the environment's directory, which nobody can enter, runs
+// instead; a binary nobody reaches (or any user but root) runs as it is.
+func (h *nginxEnv) nginxFor(bin string) string {
+	h.t.Helper()
+	if os.Geteuid() != 0 {
+		return bin
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	copied := filepath.Join(h.dir, "nginx")
+	if err := os.WriteFile(copied, data, 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	return copied
+}
+
 // nginxTest runs the real `nginx -t` on config and returns what nginx said
 // when it refused the file ("" when it accepted it). As root it runs as
 // nobody, as in the pod: an unprivileged user cannot bind ports below 1024.
+// bin is what nginxFor returned.
 func (h *nginxEnv) nginxTest(bin string, config []byte) string {
 	sum := sha256.Sum256(config)
 	file := filepath.Join(h.dir, "conf", hex.EncodeToString(sum[:8])+".conf")

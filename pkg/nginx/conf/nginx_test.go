@@ -19,7 +19,7 @@ import (
 // `nginx -t`, and the running server must hand the strings back byte for byte
 // in a header and a body.
 func TestRealNginxServesHostileStrings(t *testing.T) {
-	nginx := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginx := tools.Nginx(t)
 	prefix := t.TempDir()
 	path := func(name string) string { return filepath.Join(prefix, name) }
 	addr := "127.0.0.1:" + strconv.Itoa(tools.Port(t))
@@ -42,7 +42,7 @@ func TestRealNginxServesHostileStrings(t *testing.T) {
 		B("events", nil),
 		B("http", nil,
 			D("access_log", path("access.log")),
-			// The compiled-in temp paths (/var/lib/nginx/...) need root.
+			// The compiled-in temp paths (/var/cache/nginx/...) need root.
 			D("client_body_temp_path", path("client_body")),
 			D("proxy_temp_path", path("proxy")),
 			D("fastcgi_temp_path", path("fastcgi")),

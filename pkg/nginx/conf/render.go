@@ -10,8 +10,9 @@ import (
 // maxToken is the longest token, as written in the file, that Quote emits.
 // nginx reads the configuration through a 4096-byte buffer (NGX_CONF_BUFFER)
 // that must hold a token and the byte after it, counted from the byte after an
-// opening quote: nginx 1.22 accepts at most 4095 bytes bare and 4094 between
-// quotes (4096 with them). 4094 for the whole token leaves a byte to spare.
+// opening quote: nginx (1.22 and 1.26 alike) accepts at most 4095 bytes bare
+// and 4094 between quotes (4096 with them). 4094 for the whole token leaves a
+// byte to spare.
 const maxToken = 4094
 
 // Errors Render and Quote wrap, so callers and tests can tell why an argument

@@ -39,7 +39,7 @@ var loopbackAddress = map[clientchecks.Source]string{clientchecks.Trusted: "127.
 // deny, basic auth, rate limits, the access log, workers). test/realpods runs
 // the same checks through a pod and its Service.
 func TestRealNginxRoutesSpeaksAndGuardsTheDoorAsClientsExpect(t *testing.T) {
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	api := httptest.NewServer(echo.Handler(clientchecks.API))
 	defer api.Close()
 	canary := httptest.NewServer(echo.Handler(clientchecks.Canary))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func startGRPCBackend(t *testing.T, creds credentials.TransportCredentials) int3
 // through, a backend's own error status reaches the client, and a backend
 // that is down gives the client nginx's gRPC status, not an HTML page.
 func TestRealNginxProxiesGRPCInPlainTextAndTLSWithStatuses(t *testing.T) {
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	ca, err := tools.NewCA("gRPC backend CA", time.Hour)
 	tools.Must(t, err)
 	certPEM, keyPEM, err := ca.Issue(tools.Server("example.com"), time.Hour)
@@ -149,5 +150,45 @@ func checkUnaryAndStreaming(t *testing.T, c healthpb.HealthClient) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(grpcecho.WatchStatuses) {
 		t.Errorf("server-streaming call received %v, want %v", got, grpcecho.WatchStatuses)
+	}
+}
+
+// TestRealNginxServesHTTP1AndH2COnOnePort: a port with h2c serves HTTP/1.1
+// clients and HTTP/2 clients with prior knowledge side by side, as Gateway
+// API's conformance suite expects of a listener that has both HTTPRoutes and
+// GRPCRoutes. nginx does so from 1.25.1 on (and so does the nginx:1.27 the
+// operator deploys); 1.22 answers an HTTP/1.1 client there in HTTP/2 (a
+// SETTINGS frame, then GOAWAY), which is why the tests build nginx 1.26
+// (hack/install-nginx.sh) instead of running Debian bookworm's.
+func TestRealNginxServesHTTP1AndH2COnOnePort(t *testing.T) {
+	nginxBin := tools.Nginx(t)
+	port := int32(tools.Port(t))
+	spec := v1beta1.NginxOperatorSpec{
+		Ports: []v1beta1.Port{{Name: "web", ContainerPort: port, H2C: true}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{
+			{Port: "web", Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}},
+		}},
+	}
+	proc := startRendered(t, nginxBin, validationtest.Spec(t, spec), int32(tools.Port(t)), map[string]string{"index.html": "both\n"}, nil)
+
+	h2c := &http.Protocols{}
+	h2c.SetUnencryptedHTTP2(true)
+	for name, tc := range map[string]struct {
+		protocols *http.Protocols
+		want      string
+	}{
+		"HTTP/1.1":                    {nil, "HTTP/1.1"},
+		"HTTP/2 with prior knowledge": {h2c, "HTTP/2.0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Protocols: tc.protocols}}
+			defer client.CloseIdleConnections()
+			req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", port), nil)
+			tools.Must(t, err)
+			resp, body := fetch(t, proc, client, req)
+			if resp.StatusCode != http.StatusOK || body != "both\n" || resp.Proto != tc.want {
+				t.Errorf("%s %d %q; want %s 200 %q", resp.Proto, resp.StatusCode, body, tc.want, "both\n")
+			}
+		})
 	}
 }

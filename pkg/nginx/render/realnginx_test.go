@@ -116,7 +116,7 @@ func fetch(t *testing.T, proc *tools.Process, client *http.Client, req *http.Req
 // rendered configuration and checks what it serves: a static file, a
 // redirect, a proxied request to a local upstream, TLS, and the health port.
 func TestRealNginxServesRenderedConfig(t *testing.T) {
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "upstream saw %s host=%s", r.URL.Path, r.Host)
 	}))

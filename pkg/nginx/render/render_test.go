@@ -299,7 +299,7 @@ func TestRenderMatchesGoldenFiles(t *testing.T) {
 // a temporary directory (nginx -t opens the certificates and mime.types) and
 // checks it with the real nginx.
 func TestGoldenConfigsPassNginxT(t *testing.T) {
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	for name, spec := range specs {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()

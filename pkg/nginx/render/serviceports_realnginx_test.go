@@ -15,7 +15,7 @@ import (
 // URL has no port (Gateway API's RequestRedirect: the listener's port,
 // left out when it is the scheme's), with servicePort 8000 it has :8000.
 func TestRealNginxRedirectsNameTheServicePortTheClientUsed(t *testing.T) {
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	for servicePort, want := range map[int32]string{80: "http://example.org/x?y=1", 8000: "http://example.org:8000/x?y=1"} {
 		t.Run(fmt.Sprint(servicePort), func(t *testing.T) {
 			port := int32(tools.Port(t))

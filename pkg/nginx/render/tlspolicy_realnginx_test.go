@@ -18,7 +18,7 @@ import (
 // comes from spec.config.tls: with TLSv1.3 alone, a TLS 1.2 client is
 // refused (TLS 1.1 is refused whatever the spec, by the CRD's enum).
 func TestRealNginxOffersOnlyTheConfiguredTLSProtocols(t *testing.T) {
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	httpsPort, healthPort := int32(tools.Port(t)), int32(tools.Port(t))
 	spec := v1beta1.NginxOperatorSpec{
 		Ports: []v1beta1.Port{{Name: "https", ContainerPort: httpsPort}},

@@ -115,7 +115,7 @@ func (c *balancingClient) count(n int, send func(i int) (int, string, string)) m
 // sees the requests of its own worker) and locations, on one port.
 func startBalancing(t *testing.T, locations ...v1beta1.Location) *balancingClient {
 	t.Helper()
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	port := int32(tools.Port(t))
 	spec := v1beta1.NginxOperatorSpec{
 		Ports:     []v1beta1.Port{{Name: "http", ContainerPort: port}},
@@ -335,7 +335,7 @@ func TestRealNginxSendsRequestsWithoutTheHashKeyToOneEndpoint(t *testing.T) {
 // failure (its default max_fails=1) turned every request of the next 10 s
 // into a 502.
 func TestRealNginxKeepsTryingTheServiceAddressAfterOneFailure(t *testing.T) {
-	nginxBin := tools.Require(t, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(t)
 	// The Service's address: 127.0.0.2 at the Service port, where the
 	// first connection is dropped (a pod kube-proxy still lists, gone) and
 	// the next are answered.

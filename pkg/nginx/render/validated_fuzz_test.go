@@ -45,7 +45,7 @@ import (
 // Run it with -run '^$': the package's TestMain would otherwise start a
 // cluster (it does not when fuzzing).
 func FuzzValidatedSpecRendersAConfigNginxAccepts(f *testing.F) {
-	nginxBin := tools.Require(f, "nginx", "apt-get install -y nginx")
+	nginxBin := tools.Nginx(f)
 	dir := f.TempDir()
 	check := &nginxChecker{bin: nginxBin, dir: dir, results: map[[sha256.Size]byte]string{}}
 
