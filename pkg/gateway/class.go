@@ -19,6 +19,8 @@ import (
 var SupportedFeatures = []features.FeatureName{
 	features.SupportGateway,
 	features.SupportGatewayPort8080,
+	features.SupportGRPCRoute,
+	features.SupportGRPCRouteNamedRouteRule,
 	features.SupportHTTPRoute,
 	features.SupportHTTPRoute303RedirectStatusCode,
 	features.SupportHTTPRoute307RedirectStatusCode,

@@ -35,11 +35,10 @@ const (
 	ControllerName = "nginx.operator.dev/gateway-controller"
 )
 
-// Profiles are the conformance profiles run. GATEWAY-GRPC joins once
-// GRPCRoute is implemented: the suite sends gRPC in cleartext to the same
-// listener port as HTTP/1.1, which nginx serves from one port only from
-// 1.25.1 (the node's Debian nginx is 1.22).
-var Profiles = []suite.ConformanceProfile{suite.GatewayHTTPConformanceProfile}
+// Profiles are the conformance profiles run. GATEWAY-GRPC sends gRPC in
+// cleartext to the same listener port as HTTP/1.1, which nginx serves on
+// one port from 1.25.1 on (the node's nginx is hack/install-nginx.sh's).
+var Profiles = []suite.ConformanceProfile{suite.GatewayHTTPConformanceProfile, suite.GatewayGRPCConformanceProfile}
 
 // ProfileNames are Profiles' names.
 func ProfileNames() []suite.ConformanceProfileName {

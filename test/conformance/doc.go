@@ -1,9 +1,9 @@
 // Package conformance runs Gateway API's conformance suite
 // (sigs.k8s.io/gateway-api/conformance, the version go.mod requires, used
 // as a module: its tests, manifests and report as they are) against the
-// operator, for the profiles in Profiles (GATEWAY-HTTP; GATEWAY-GRPC once
-// GRPCRoute is implemented), on a local
-// cluster whose node runs pods for real (test/framework/realcluster):
+// operator, for the profiles in Profiles (GATEWAY-HTTP and GATEWAY-GRPC),
+// on a local cluster whose node runs pods for real
+// (test/framework/realcluster):
 //
 //  1. the node imports the operator's images and the suite's backends:
 //     echo-basic, built from the suite's module (EchoBasicPackage) under
