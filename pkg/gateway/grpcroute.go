@@ -28,6 +28,9 @@ func grpcRule(gw *gatewayv1.Gateway, rt *gatewayv1.GRPCRoute, rule gatewayv1.GRP
 	var backendRefs []gatewayv1.BackendRef
 	for _, b := range rule.BackendRefs {
 		backendRefs = append(backendRefs, b.BackendRef)
+		if len(b.Filters) > 0 && out.unsupported == "" {
+			out.unsupported = backendFiltersUnsupported(b.Name)
+		}
 	}
 	backends, fault, message := resolveBackends(gw, KindGRPCRoute, rt.Namespace, backendRefs, refs)
 	out.refFault, out.refMessage = fault, message

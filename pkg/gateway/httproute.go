@@ -40,6 +40,9 @@ func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTT
 		var refsOfRule []gatewayv1.BackendRef
 		for _, b := range rule.BackendRefs {
 			refsOfRule = append(refsOfRule, b.BackendRef)
+			if len(b.Filters) > 0 && out.unsupported == "" {
+				out.unsupported = backendFiltersUnsupported(b.Name)
+			}
 		}
 		backends, out.refFault, out.refMessage = resolveBackends(gw, KindHTTPRoute, rt.Namespace, refsOfRule, refs)
 		if len(backends) == 0 {
@@ -64,6 +67,13 @@ func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTT
 		out.locations = append(out.locations, l)
 	}
 	return out
+}
+
+// backendFiltersUnsupported says that the filters of a backendRef, which
+// apply to its share of the requests only, are not served: ignoring them
+// would send requests without the headers or rewrites the route asks for.
+func backendFiltersUnsupported(name gatewayv1.ObjectName) string {
+	return fmt.Sprintf("backendRef %s has filters of its own, which this implementation does not serve", name)
 }
 
 // proxyTo is p (which a URLRewrite may have begun) sending to backends.

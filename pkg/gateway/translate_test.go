@@ -173,6 +173,29 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		},
 		wantRoutes: map[string]map[string]string{"r": {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"}},
 	}, {
+		name: "filters of a backendRef, not served, make the route not accepted; the other route serves",
+		in: Inputs{
+			Gateway: gateway(httpListener("http", 80, "")),
+			HTTPRoutes: []*gatewayv1.HTTPRoute{
+				httpRoute("good", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/good"), BackendRefs: toService("a")}),
+				httpRoute("filtered", 2, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/filtered"), BackendRefs: []gatewayv1.HTTPBackendRef{{
+					BackendRef: toService("a")[0].BackendRef,
+					Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier,
+						RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-Canary", Value: "1"}}}}},
+				}}}),
+			},
+			Services: services("a"),
+		},
+		want: v1beta1.NginxOperatorSpec{
+			Ports: []v1beta1.Port{{Name: "p80", ContainerPort: 8080, ServicePort: 80}},
+			Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "p80", DefaultServer: true,
+				Locations: []v1beta1.Location{proxy("/good", "a"), notFound}}}},
+		},
+		wantRoutes: map[string]map[string]string{
+			"good":     {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"},
+			"filtered": {"Accepted": "False/UnsupportedValue", "ResolvedRefs": "True/ResolvedRefs"},
+		},
+	}, {
 		name: "a GRPCRoute's method matches become paths of /service/method, sent with gRPC; its plain-text port speaks h2c",
 		in: Inputs{
 			Gateway: gateway(httpListener("http", 80, "")),
