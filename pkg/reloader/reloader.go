@@ -110,6 +110,10 @@ func (r *Reloader) Run(ctx context.Context) error {
 
 	tick := time.NewTicker(r.opts.Interval)
 	defer tick.Stop()
+	// The watch ends with Run, also when nginx exits.
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	changed := changes(watchCtx, r.opts.Watch, r.opts.Logf)
 	for {
 		select {
 		case err := <-exited:
@@ -119,20 +123,31 @@ func (r *Reloader) Run(ctx context.Context) error {
 			// finish the requests in flight (SIGTERM would cut them).
 			_ = cmd.Process.Signal(syscall.SIGQUIT)
 			return quitError(<-exited)
+		case <-changed:
+			// A writer's burst of changes (the kubelet's rename, then a
+			// new key's link) is read as one.
+			time.Sleep(changeSettle)
+			select {
+			case <-changed:
+			default:
+			}
 		case <-tick.C:
-			now, err := r.digest()
-			if err != nil {
-				r.opts.Logf("reading the configuration: %v", err)
-				continue
-			}
-			if now == digest {
-				continue
-			}
-			digest = now
-			r.reload(cmd.Process)
 		}
+		now, err := r.digest()
+		if err != nil {
+			r.opts.Logf("reading the configuration: %v", err)
+			continue
+		}
+		if now == digest {
+			continue
+		}
+		digest = now
+		r.reload(cmd.Process)
 	}
 }
+
+// changeSettle is how long a change waits for the rest of its burst.
+const changeSettle = 20 * time.Millisecond
 
 func errOrExit(err error) error {
 	if err == nil {

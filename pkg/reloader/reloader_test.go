@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -215,4 +216,64 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 	if _, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p), time.Second); err == nil {
 		t.Error("nginx still listens after the reloader stopped")
 	}
+}
+
+// A configuration the kubelet swaps in (its rename of ..data) is loaded on
+// inotify's word, not at the next poll: with an hour between polls, the
+// new one is served at once, and so is one under a subdirectory of a
+// watched one (a TLS Secret's own mount under the TLS directory).
+func TestLoadsAChangedConfigurationWithoutWaitingForThePoll(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		tools.Missing(t, "inotify (Linux)")
+	}
+	nginxBin := tools.Nginx(t)
+	dir := t.TempDir()
+	tools.Must(t, os.Chmod(dir, 0o755))
+	tools.Must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	p, err := tools.FreePort()
+	tools.Must(t, err)
+	confDir, tlsDir := filepath.Join(dir, "config"), filepath.Join(dir, "tls")
+	tools.Must(t, os.Mkdir(confDir, 0o755))
+	tools.Must(t, os.MkdirAll(filepath.Join(tlsDir, "site"), 0o755))
+	conf := &volume{t: t, dir: confDir}
+	conf.write(map[string]string{"nginx.conf": config(dir, p, "one", "http://127.0.0.1:9")})
+	site := &volume{t: t, dir: filepath.Join(tlsDir, "site")}
+	site.write(map[string]string{"tls.crt": "first"})
+	file := filepath.Join(confDir, "nginx.conf")
+
+	r := New(Options{Nginx: nginxBin, Args: []string{"-p", dir, "-c", file, "-g", "daemon off;"}, Config: file,
+		Watch: []string{confDir, tlsDir}, Interval: time.Hour, Logf: t.Logf})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	serves := func(want string) {
+		t.Helper()
+		tools.Eventually(t, 10*time.Second, "nginx answering "+want, func() error {
+			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", p))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err != nil || string(b) != want {
+				return fmt.Errorf("got %q, %v", b, err)
+			}
+			return nil
+		})
+	}
+	serves("one")
+	conf.write(map[string]string{"nginx.conf": config(dir, p, "two", "http://127.0.0.1:9")})
+	serves("two")
+	reloads := r.Status().Reloads
+	site.write(map[string]string{"tls.crt": "second"})
+	tools.Eventually(t, 10*time.Second, "a reload for the changed certificate", func() error {
+		if got := r.Status().Reloads; got != reloads+1 {
+			return fmt.Errorf("%d reloads, want %d", got, reloads+1)
+		}
+		return nil
+	})
 }
