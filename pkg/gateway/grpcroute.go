@@ -21,39 +21,20 @@ func grpcRule(gw *gatewayv1.Gateway, rt *gatewayv1.GRPCRoute, rule gatewayv1.GRP
 	var out ruleOutcome
 	handler := v1beta1.Location{}
 	for _, f := range rule.Filters {
-		if msg := applyFilter(&handler, httpFilterOf(f)); msg != "" && out.unsupported == "" {
-			out.unsupported = msg
-		}
+		out.refuse(applyFilter(&handler, httpFilterOf(f)))
 	}
 	var backendRefs []gatewayv1.BackendRef
 	for _, b := range rule.BackendRefs {
-		backendRefs = append(backendRefs, b.BackendRef)
-		if len(b.Filters) > 0 && out.unsupported == "" {
-			out.unsupported = backendFiltersUnsupported(b.Name)
-		}
+		backendRefs = append(backendRefs, out.backendRef(b.BackendRef, len(b.Filters)))
 	}
-	backends, fault, message := resolveBackends(gw, KindGRPCRoute, rt.Namespace, backendRefs, refs)
-	out.refFault, out.refMessage = fault, message
-	if len(backends) == 0 {
-		handler = v1beta1.Location{Respond: &v1beta1.RespondLocation{Status: 500}}
-	} else {
-		handler.Proxy = proxyTo(handler.Proxy, backends)
-		handler.Proxy.BackendProtocol = "GRPC"
+	var backends []v1beta1.Backend
+	backends, out.refFault, out.refMessage = resolveBackends(gw, KindGRPCRoute, rt.Namespace, backendRefs, refs)
+	handler = sendTo(handler, backends, "GRPC")
+	var matches []gatewayv1.HTTPRouteMatch
+	for _, m := range rule.Matches {
+		matches = append(matches, httpMatchOf(m))
 	}
-	matches := rule.Matches
-	if len(matches) == 0 {
-		matches = []gatewayv1.GRPCRouteMatch{{}}
-	}
-	for _, m := range matches {
-		l, msg := matchLocation(httpMatchOf(m), handler)
-		if msg != "" {
-			if out.unsupported == "" {
-				out.unsupported = msg
-			}
-			continue
-		}
-		out.locations = append(out.locations, l)
-	}
+	out.addLocations(matches, handler)
 	return out
 }
 

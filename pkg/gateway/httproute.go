@@ -31,42 +31,65 @@ func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTT
 	var out ruleOutcome
 	handler := v1beta1.Location{}
 	for _, f := range rule.Filters {
-		if msg := applyFilter(&handler, f); msg != "" && out.unsupported == "" {
-			out.unsupported = msg
-		}
+		out.refuse(applyFilter(&handler, f))
 	}
 	if handler.Redirect == nil {
-		var backends []v1beta1.Backend
-		var refsOfRule []gatewayv1.BackendRef
+		var backendRefs []gatewayv1.BackendRef
 		for _, b := range rule.BackendRefs {
-			refsOfRule = append(refsOfRule, b.BackendRef)
-			if len(b.Filters) > 0 && out.unsupported == "" {
-				out.unsupported = backendFiltersUnsupported(b.Name)
-			}
+			backendRefs = append(backendRefs, out.backendRef(b.BackendRef, len(b.Filters)))
 		}
-		backends, out.refFault, out.refMessage = resolveBackends(gw, KindHTTPRoute, rt.Namespace, refsOfRule, refs)
-		if len(backends) == 0 {
-			// No backend to send to: Gateway API's answer is 500.
-			handler = v1beta1.Location{Respond: &v1beta1.RespondLocation{Status: 500}}
-		} else {
-			handler.Proxy = proxyTo(handler.Proxy, backends)
-		}
+		var backends []v1beta1.Backend
+		backends, out.refFault, out.refMessage = resolveBackends(gw, KindHTTPRoute, rt.Namespace, backendRefs, refs)
+		handler = sendTo(handler, backends, "")
 	}
-	matches := rule.Matches
+	out.addLocations(rule.Matches, handler)
+	return out
+}
+
+// refuse records msg, unless empty, as what of the rule cannot be served;
+// the first one counts.
+func (o *ruleOutcome) refuse(msg string) {
+	if o.unsupported == "" {
+		o.unsupported = msg
+	}
+}
+
+// backendRef is ref, whose own filters (n of them) are refused.
+func (o *ruleOutcome) backendRef(ref gatewayv1.BackendRef, filters int) gatewayv1.BackendRef {
+	if filters > 0 {
+		o.refuse(backendFiltersUnsupported(ref.Name))
+	}
+	return ref
+}
+
+// addLocations adds a location of handler for each of matches (one
+// matching every request when there are none).
+func (o *ruleOutcome) addLocations(matches []gatewayv1.HTTPRouteMatch, handler v1beta1.Location) {
 	if len(matches) == 0 {
 		matches = []gatewayv1.HTTPRouteMatch{{}}
 	}
 	for _, m := range matches {
 		l, msg := matchLocation(m, handler)
 		if msg != "" {
-			if out.unsupported == "" {
-				out.unsupported = msg
-			}
+			o.refuse(msg)
 			continue
 		}
-		out.locations = append(out.locations, l)
+		o.locations = append(o.locations, l)
 	}
-	return out
+}
+
+// sendTo is handler (which a URLRewrite may have begun) sending to
+// backends with protocol ("" for HTTP), or, with none to send to, what
+// Gateway API asks then: 500.
+func sendTo(handler v1beta1.Location, backends []v1beta1.Backend, protocol string) v1beta1.Location {
+	if len(backends) == 0 {
+		return v1beta1.Location{Respond: &v1beta1.RespondLocation{Status: 500}}
+	}
+	if handler.Proxy == nil {
+		handler.Proxy = &v1beta1.ProxyLocation{}
+	}
+	handler.Proxy.Backends, handler.Proxy.BackendProtocol = backends, protocol
+	return handler
 }
 
 // backendFiltersUnsupported says that the filters of a backendRef, which
@@ -74,15 +97,6 @@ func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTT
 // would send requests without the headers or rewrites the route asks for.
 func backendFiltersUnsupported(name gatewayv1.ObjectName) string {
 	return fmt.Sprintf("backendRef %s has filters of its own, which this implementation does not serve", name)
-}
-
-// proxyTo is p (which a URLRewrite may have begun) sending to backends.
-func proxyTo(p *v1beta1.ProxyLocation, backends []v1beta1.Backend) *v1beta1.ProxyLocation {
-	if p == nil {
-		p = &v1beta1.ProxyLocation{}
-	}
-	p.Backends = backends
-	return p
 }
 
 // applyFilter adds filter f to the handler, or says why it cannot.

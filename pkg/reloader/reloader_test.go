@@ -105,24 +105,8 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 	}()
 
 	url := fmt.Sprintf("http://127.0.0.1:%d", p)
-	body := func(path string) (string, error) {
-		resp, err := http.Get(url + path)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return string(b), err
-	}
-	serves := func(want string) {
-		t.Helper()
-		tools.Eventually(t, 10*time.Second, "nginx answering "+want, func() error {
-			if got, err := body("/"); err != nil || got != want {
-				return fmt.Errorf("got %q, %v", got, err)
-			}
-			return nil
-		})
-	}
+	body := func(path string) (string, error) { return answer(p, path) }
+	serves := func(want string) { t.Helper(); servesOn(t, p, want) }
 	serves("one")
 	master, err := os.ReadFile(filepath.Join(dir, "nginx.pid"))
 	tools.Must(t, err)
@@ -243,36 +227,48 @@ func TestLoadsAChangedConfigurationWithoutWaitingForThePoll(t *testing.T) {
 
 	r := New(Options{Nginx: nginxBin, Args: []string{"-p", dir, "-c", file, "-g", "daemon off;"}, Config: file,
 		Watch: []string{confDir, tlsDir}, Interval: time.Hour, Logf: t.Logf})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	serves := func(want string) {
-		t.Helper()
-		tools.Eventually(t, 10*time.Second, "nginx answering "+want, func() error {
-			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", p))
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			b, err := io.ReadAll(resp.Body)
-			if err != nil || string(b) != want {
-				return fmt.Errorf("got %q, %v", b, err)
-			}
-			return nil
-		})
-	}
-	serves("one")
+	runUntilCleanup(t, r)
+	servesOn(t, p, "one")
 	conf.write(map[string]string{"nginx.conf": config(dir, p, "two", "http://127.0.0.1:9")})
-	serves("two")
+	servesOn(t, p, "two")
 	reloads := r.Status().Reloads
 	site.write(map[string]string{"tls.crt": "second"})
 	tools.Eventually(t, 10*time.Second, "a reload for the changed certificate", func() error {
 		if got := r.Status().Reloads; got != reloads+1 {
 			return fmt.Errorf("%d reloads, want %d", got, reloads+1)
+		}
+		return nil
+	})
+}
+
+// runUntilCleanup runs r until the test ends, then stops it and waits.
+func runUntilCleanup(t *testing.T, r *Reloader) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// answer is the body nginx on the loopback port answers path with.
+func answer(port int, path string) (string, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+// servesOn waits until nginx on the loopback port answers / with want.
+func servesOn(t *testing.T, port int, want string) {
+	t.Helper()
+	tools.Eventually(t, 10*time.Second, "nginx answering "+want, func() error {
+		if got, err := answer(port, "/"); err != nil || got != want {
+			return fmt.Errorf("got %q, %v", got, err)
 		}
 		return nil
 	})
