@@ -53,9 +53,8 @@ func referenceKeys(obj client.Object) []string {
 	}
 	var keys []string
 	for _, ref := range render.ReferencesOf(&nginx.Spec) {
-		namespace := nginx.Namespace
-		if ref.Namespace != "" && ref.Namespace != nginx.Namespace {
-			namespace = ref.Namespace
+		namespace := ref.In(nginx.Namespace)
+		if namespace != nginx.Namespace {
 			keys = append(keys, namespaceKey(namespace))
 		}
 		keys = append(keys, referenceKey(ref.Kind, namespace, ref.Name))

@@ -57,9 +57,8 @@ func (r *Reconciler) resolve(ctx context.Context, nginx *v1beta1.NginxOperator) 
 	out := &resolved{namespace: nginx.Namespace, refs: render.ReferencesOf(&nginx.Spec), services: map[string]render.Service{}}
 	var tls []map[string][]byte
 	for _, ref := range out.refs {
-		key := types.NamespacedName{Namespace: nginx.Namespace, Name: ref.Name}
-		if ref.Namespace != "" && ref.Namespace != nginx.Namespace {
-			key.Namespace = ref.Namespace
+		key := types.NamespacedName{Namespace: ref.In(nginx.Namespace), Name: ref.Name}
+		if key.Namespace != nginx.Namespace {
 			if err := r.permitted(ctx, nginx, key); err != nil {
 				return nil, err
 			}
@@ -114,7 +113,7 @@ func (m *resolved) upstreamStatus() []v1beta1.UpstreamStatus {
 	var out []v1beta1.UpstreamStatus
 	for _, ref := range m.refs.Of(render.UseProxy) {
 		svc := m.services[render.ServiceKey(ref.Namespace, ref.Name)]
-		namespace := ref.Namespace
+		namespace := ref.In(m.namespace)
 		if namespace == m.namespace {
 			namespace = ""
 		}

@@ -56,6 +56,15 @@ type Reference struct {
 	ClusterIP bool
 }
 
+// In is the namespace of the object ref names, for an instance of
+// namespace instance.
+func (ref Reference) In(instance string) string {
+	if ref.Namespace != "" {
+		return ref.Namespace
+	}
+	return instance
+}
+
 // References are the distinct objects a spec names, by use in the order
 // of the Use constants, and within a use in order of first appearance.
 type References []Reference
