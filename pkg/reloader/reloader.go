@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,6 +68,8 @@ type Reloader struct {
 	lastError   string
 	// rejectedHash is the configuration nginx last refused, until one loads.
 	rejectedHash string
+	// durations counts the successful reloads by how long they took.
+	durations histogram
 }
 
 // New returns a Reloader for opts.
@@ -177,6 +180,7 @@ func (r *Reloader) reload(nginx *os.Process) {
 	// status names the older configuration until the next reload loads the
 	// newer one, never one nginx has not loaded.
 	hash := r.diskHash()
+	began := time.Now()
 	out, err := exec.Command(r.opts.Nginx, append(append([]string{}, r.opts.Args...), "-t")...).CombinedOutput()
 	if err != nil {
 		msg := testError(out, err)
@@ -205,11 +209,13 @@ func (r *Reloader) reload(nginx *os.Process) {
 	// table, read every 10 ms); give the memory back rather than keep the
 	// heap at its peak between reloads, as the reloader runs in every pod.
 	debug.FreeOSMemory()
+	took := time.Since(began)
 	r.loaded(hash)
 	r.mu.Lock()
 	r.reloads++
+	r.durations.observe(took.Seconds())
 	r.mu.Unlock()
-	r.opts.Logf("reloaded nginx with configuration %s", r.Status().Hash)
+	r.opts.Logf("reloaded nginx with configuration %s in %s", r.Status().Hash, took.Round(time.Millisecond))
 }
 
 // loaded records a successful load of the configuration hash ("" when it
@@ -358,7 +364,45 @@ func (r *Reloader) Metrics() []byte {
 	metric("reloader_last_reload_successful", "1 if nginx runs the configuration on disk, 0 if it refused it.", "gauge", ok, "")
 	metric("reloader_last_reload_success_timestamp_seconds", "When nginx last loaded a configuration.", "gauge", r.lastSuccess.Unix(), "")
 	metric("reloader_config_info", "The configuration nginx runs, by the hash the operator reports.", "gauge", 1, fmt.Sprintf("{hash=%q}", r.loadedHash))
+	r.durations.write(&b, "reloader_reload_duration_seconds",
+		"How long a reload took, from nginx -t until the new workers take every new connection.")
 	return b.Bytes()
+}
+
+// reloadBuckets are the upper bounds of reloader_reload_duration_seconds:
+// a small configuration reloads in tens of milliseconds, one with
+// thousands of locations in seconds.
+var reloadBuckets = []float64{0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// histogram is a Prometheus histogram of reloadBuckets (the reloader
+// depends on the standard library only).
+type histogram struct {
+	counts []uint64 // per bucket, not cumulative
+	sum    float64
+	count  uint64
+}
+
+func (h *histogram) observe(v float64) {
+	if h.counts == nil {
+		h.counts = make([]uint64, len(reloadBuckets))
+	}
+	if i := sort.SearchFloat64s(reloadBuckets, v); i < len(reloadBuckets) {
+		h.counts[i]++
+	}
+	h.sum += v
+	h.count++
+}
+
+func (h *histogram) write(b *bytes.Buffer, name, help string) {
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	var cumulative uint64
+	for i, le := range reloadBuckets {
+		if h.counts != nil {
+			cumulative += h.counts[i]
+		}
+		fmt.Fprintf(b, "%s_bucket{le=\"%s\"} %d\n", name, strconv.FormatFloat(le, 'g', -1, 64), cumulative)
+	}
+	fmt.Fprintf(b, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %s\n%s_count %d\n", name, h.count, name, strconv.FormatFloat(h.sum, 'g', -1, 64), name, h.count)
 }
 
 // Install copies the running executable to dst, executable by all, for an

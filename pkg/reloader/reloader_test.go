@@ -1,6 +1,7 @@
 package reloader
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -175,7 +178,8 @@ func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
 		t.Errorf("after a refused configuration nginx answers %q (%v), want the previous configuration's two", got, err)
 	}
 	metrics := string(r.Metrics())
-	for _, want := range []string{"reloader_reloads_total 1\n", "reloader_reloads_failed_total 1\n", "reloader_last_reload_successful 0\n", `reloader_config_info{hash="` + ConfigHash(two) + `"} 1`} {
+	for _, want := range []string{"reloader_reloads_total 1\n", "reloader_reloads_failed_total 1\n", "reloader_last_reload_successful 0\n", `reloader_config_info{hash="` + ConfigHash(two) + `"} 1`,
+		"reloader_reload_duration_seconds_count 1\n", `reloader_reload_duration_seconds_bucket{le="+Inf"} 1`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %q:\n%s", want, metrics)
 		}
@@ -272,4 +276,34 @@ func servesOn(t *testing.T, port int, want string) {
 		}
 		return nil
 	})
+}
+
+// The reload histogram counts each duration in the first bucket whose bound
+// it does not exceed (Prometheus's "le"), cumulatively, and one above the
+// last bound in +Inf only.
+func TestTheReloadHistogramCountsEachReloadInItsBucket(t *testing.T) {
+	var h histogram
+	for _, v := range []float64{0.01, 0.025, 0.3, 11} {
+		h.observe(v)
+	}
+	var b bytes.Buffer
+	h.write(&b, "d", "help")
+	want := `# HELP d help
+# TYPE d histogram
+d_bucket{le="0.025"} 2
+d_bucket{le="0.05"} 2
+d_bucket{le="0.1"} 2
+d_bucket{le="0.25"} 2
+d_bucket{le="0.5"} 3
+d_bucket{le="1"} 3
+d_bucket{le="2.5"} 3
+d_bucket{le="5"} 3
+d_bucket{le="10"} 3
+d_bucket{le="+Inf"} 4
+d_sum 11.335
+d_count 4
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("histogram (-want +got):\n%s", diff)
+	}
 }

@@ -10,6 +10,10 @@
 //	                         client) as it arrives; echo WebSocket messages
 //	                         on /ws; serve HTTPS with CERT
 //	                         and KEY when given
+//	testserver serve-ports FIRST LAST
+//	                         answer as serve does, without logging, on
+//	                         every port from FIRST to LAST: one pod is
+//	                         many endpoints of a Service
 //	testserver grpc ADDR     serve test/grpcecho's gRPC health service,
 //	                         named after the host, in plain text
 //	testserver probe URL...  print the apiserver's version, read through the
@@ -29,6 +33,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -55,6 +60,10 @@ func main() {
 			cert, key = os.Args[3], os.Args[4]
 		}
 		serve(addr, cert, key)
+	case "serve-ports":
+		if len(os.Args) != 4 || !servePorts(os.Args[2], os.Args[3]) {
+			os.Exit(1)
+		}
 	case "grpc":
 		addr := ":9090"
 		if len(os.Args) > 2 {
@@ -97,6 +106,31 @@ func serve(addr, cert, key string) {
 	}
 	fmt.Fprintln(os.Stderr, err)
 	os.Exit(1)
+}
+
+// servePorts answers as echo.Handler on every port from first to last; it
+// returns false when it cannot listen on one.
+func servePorts(first, last string) bool {
+	from, err1 := strconv.Atoi(first)
+	to, err2 := strconv.Atoi(last)
+	if err1 != nil || err2 != nil || from < 1 || to > 65535 || from > to {
+		fmt.Fprintf(os.Stderr, "serve-ports: want two ports, the first not above the last: %q %q\n", first, last)
+		return false
+	}
+	host, _ := os.Hostname()
+	handler := echo.Handler(host)
+	failed := make(chan error, 1)
+	for port := from; port <= to; port++ {
+		l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return false
+		}
+		go func() { failed <- http.Serve(l, handler) }()
+	}
+	fmt.Printf("serving on ports %d to %d\n", from, to)
+	fmt.Fprintln(os.Stderr, <-failed)
+	return false
 }
 
 // serveGRPC answers gRPC health calls as grpcecho named after the host.
