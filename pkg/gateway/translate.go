@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -93,21 +94,43 @@ func Translate(in Inputs) Translation {
 func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string, outcomes []ruleOutcome) RouteParents {
 	attachments := attach(r, gw, ls, namespaceLabels)
 	unsupported := firstUnsupported(outcomes)
+	var adds []addition
 	for _, a := range attachments {
 		if a.refused != "" || unsupported != "" {
 			continue
 		}
 		for i, l := range a.listeners {
-			l.attached++
 			if !l.serves() {
 				continue
 			}
 			for _, host := range a.hostnames[i] {
 				for _, o := range outcomes {
-					b.add(l, host, o.locations)
+					adds = append(adds, addition{l, host, o.locations})
 				}
 			}
 		}
+	}
+	// A route the instance has no room for is refused as a whole, so
+	// that the routes placed before it (older ones: see sortedRoutes)
+	// keep serving and later changes to them still apply.
+	if !b.fits(adds) {
+		for i := range attachments {
+			if attachments[i].refused == "" {
+				attachments[i].refused, attachments[i].message = RouteReasonNoRoom, noRoomMessage
+			}
+		}
+		adds = nil
+	}
+	for _, a := range attachments {
+		if a.refused != "" || unsupported != "" {
+			continue
+		}
+		for _, l := range a.listeners {
+			l.attached++
+		}
+	}
+	for _, add := range adds {
+		b.add(add.listener, add.host, add.locations)
 	}
 	return RouteParents{Kind: r.kind, Key: types.NamespacedName{Namespace: r.meta.Namespace, Name: r.meta.Name},
 		Parents: parentStatuses(r.meta.Generation, attachments, outcomes, unsupported)}
@@ -242,7 +265,7 @@ func containerPort(port gatewayv1.PortNumber, taken map[int32]bool) int32 {
 // server is the index of the server of listener l for host ("" for any
 // host), made on first use.
 func (b *serverBuilder) server(l *listener, host string) int {
-	key := portName(l.Port) + " " + host
+	key := serverKey(l, host)
 	if i, ok := b.index[key]; ok {
 		return i
 	}
@@ -258,6 +281,9 @@ func (b *serverBuilder) server(l *listener, host string) int {
 	return b.index[key]
 }
 
+// serverKey identifies the server of listener l for host in index.
+func serverKey(l *listener, host string) string { return portName(l.Port) + " " + host }
+
 // add appends locations to the server of l for host, but for one whose
 // path, type and match an older route's location already has there.
 func (b *serverBuilder) add(l *listener, host string, locations []v1beta1.Location) {
@@ -272,6 +298,75 @@ func (b *serverBuilder) add(l *listener, host string, locations []v1beta1.Locati
 	}
 }
 
+// RouteReasonNoRoom is the reason a route is not accepted when its
+// Gateway's instance cannot hold its locations (see serverBuilder.fits).
+const RouteReasonNoRoom gatewayv1.RouteConditionReason = "NoRoom"
+
+var noRoomMessage = fmt.Sprintf("the Gateway's nginx instance has no room for this route: it holds at most %d servers "+
+	"(one per listener port and hostname, and a default one per port) and %d locations per server (one per match of a rule), "+
+	"404 included; older routes keep theirs", v1beta1.MaxServers, v1beta1.MaxLocations)
+
+// addition is locations a route adds to the server of a listener and host.
+type addition struct {
+	listener  *listener
+	host      string
+	locations []v1beta1.Location
+}
+
+// fits reports whether the instance's spec holds what adds would make of
+// it: at most v1beta1.MaxServers servers, counting the default server spec
+// adds to each port that has none, and at most v1beta1.MaxLocations
+// locations in each, counting the 404 location spec adds to a server
+// without one for /.
+func (b *serverBuilder) fits(adds []addition) bool {
+	servers := len(b.servers)
+	for _, p := range b.ports {
+		if !slices.ContainsFunc(b.servers, func(s v1beta1.Server) bool { return s.Port == p.Name && s.DefaultServer }) {
+			servers++
+		}
+	}
+	added := map[string]map[string]bool{} // server key -> match keys of its new locations
+	for _, a := range adds {
+		key := serverKey(a.listener, a.host)
+		i, exists := b.index[key]
+		if added[key] == nil {
+			added[key] = map[string]bool{}
+			if !exists {
+				servers++
+			}
+		}
+		for _, loc := range a.locations {
+			match := v1beta1.LocationMatchKey(loc)
+			if !exists || !b.seen[strconv.Itoa(i)+" "+match] {
+				added[key][match] = true
+			}
+		}
+	}
+	if servers > v1beta1.MaxServers {
+		return false
+	}
+	notFoundKey := v1beta1.LocationMatchKey(notFoundLocation)
+	for key, matches := range added {
+		n, hasNotFound := len(matches), matches[notFoundKey]
+		if i, ok := b.index[key]; ok {
+			n += len(b.servers[i].Locations)
+			hasNotFound = hasNotFound || b.seen[strconv.Itoa(i)+" "+notFoundKey]
+		}
+		if !hasNotFound {
+			n++
+		}
+		if n > v1beta1.MaxLocations {
+			return false
+		}
+	}
+	return true
+}
+
+// notFoundLocation answers 404 to a request no route matches, rather than
+// a file of nginx's root: the last location of every server, tied with a
+// route's / and after it in the list.
+var notFoundLocation = v1beta1.Location{Path: "/", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 404}}
+
 // spec is the instance's spec: its ports, its servers, and on each port
 // a default server answering 404 where no listener takes any host.
 func (b *serverBuilder) spec() v1beta1.NginxOperatorSpec {
@@ -285,14 +380,11 @@ func (b *serverBuilder) spec() v1beta1.NginxOperatorSpec {
 			servers = append(servers, v1beta1.Server{Port: p.Name, DefaultServer: true, TLS: tls})
 		}
 	}
-	// A request no route matches gets 404, not a file of nginx's root: the
-	// last location, tied with a route's / and after it in the list.
-	notFound := v1beta1.Location{Path: "/", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 404}}
 	for i := range servers {
 		if !slices.ContainsFunc(servers[i].Locations, func(l v1beta1.Location) bool {
-			return v1beta1.LocationMatchKey(l) == v1beta1.LocationMatchKey(notFound)
+			return v1beta1.LocationMatchKey(l) == v1beta1.LocationMatchKey(notFoundLocation)
 		}) {
-			servers[i].Locations = append(servers[i].Locations, notFound)
+			servers[i].Locations = append(servers[i].Locations, notFoundLocation)
 		}
 	}
 	ports := slices.Clone(b.ports)

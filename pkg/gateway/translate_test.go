@@ -3,15 +3,20 @@ package gateway
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	crds "github.com/nginx-operator/nginx-operator/config/crd"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
@@ -471,4 +476,94 @@ func TestCertificateCopyNamesAreDNSLabelsDistinctPerGatewayAndSecret(t *testing.
 			seen[name] = what
 		}
 	}
+}
+
+// The instance's spec holds v1beta1.MaxServers servers of
+// v1beta1.MaxLocations locations. A route past that is refused with
+// NoRoom, as a whole, and the older routes keep their place: the spec the
+// rest makes is one the CRD admits, so changes to them still apply.
+func TestARouteTheInstanceHasNoRoomForIsRefusedAndTheOlderOnesServe(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		listener gatewayv1.Listener
+		route    func(i int) *gatewayv1.HTTPRoute
+		// fit is how many of the routes, oldest first, have room.
+		fit int
+	}{{
+		name:     "a path each on one server: 63 routes and the 404",
+		listener: httpListener("http", 80, ""),
+		route: func(i int) *gatewayv1.HTTPRoute {
+			return httpRoute(fmt.Sprintf("r%03d", i), i, nil, gatewayv1.HTTPRouteRule{Matches: prefix(fmt.Sprintf("/r%03d", i)), BackendRefs: toService("web")})
+		},
+		fit: v1beta1.MaxLocations - 1,
+	}, {
+		name:     "a hostname each: a server each beside the listener's and the port's default",
+		listener: httpListener("http", 80, "*.example.com"),
+		route: func(i int) *gatewayv1.HTTPRoute {
+			return httpRoute(fmt.Sprintf("r%03d", i), i, []string{fmt.Sprintf("%d.example.com", i)}, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")})
+		},
+		fit: v1beta1.MaxServers - 2,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Inputs{Gateway: gateway(tc.listener), Services: services("web")}
+			for i := range tc.fit + 5 {
+				in.HTTPRoutes = append(in.HTTPRoutes, tc.route(i))
+			}
+			tr := Translate(in)
+			validationtest.Spec(t, withReplicas(tr.Spec))
+			for i, rt := range tr.Routes {
+				want := "True/Accepted"
+				if i >= tc.fit {
+					want = "False/" + string(RouteReasonNoRoom)
+				}
+				if got := conditions(rt.Parents[0].Conditions)["Accepted"]; got != want {
+					t.Errorf("route %s (%d of %d that fit): Accepted %s, want %s", rt.Key.Name, i+1, tc.fit, got, want)
+				}
+			}
+			if got := tr.listeners[0].attached; got != int32(tc.fit) {
+				t.Errorf("the listener's attachedRoutes = %d, want the %d routes that fit", got, tc.fit)
+			}
+			// The room an older route holds is its own: the newest
+			// route that fits still serves after the refused ones.
+			last := fmt.Sprintf("r%03d", tc.fit-1)
+			served := false
+			for _, s := range tr.Spec.Config.Servers {
+				for _, l := range s.Locations {
+					served = served || l.Proxy != nil && (l.Path == "/"+last || slices.Contains(s.ServerNames, fmt.Sprintf("%d.example.com", tc.fit-1)))
+				}
+			}
+			if !served {
+				t.Errorf("route %s, the last that fits, is not in the spec", last)
+			}
+		})
+	}
+}
+
+// The capacity the translator keeps to is the CRD's.
+func TestTheInstanceCapacityIsTheCRDs(t *testing.T) {
+	files, err := crds.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		if err := yaml.Unmarshal(f, &crd); err != nil {
+			t.Fatal(err)
+		}
+		if crd.Spec.Names.Kind == "NginxOperator" {
+			break
+		}
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Name != v1beta1.GroupVersion.Version {
+			continue
+		}
+		servers := v.Schema.OpenAPIV3Schema.Properties["spec"].Properties["config"].Properties["servers"]
+		locations := servers.Items.Schema.Properties["locations"]
+		if servers.MaxItems == nil || *servers.MaxItems != v1beta1.MaxServers || locations.MaxItems == nil || *locations.MaxItems != v1beta1.MaxLocations {
+			t.Errorf("the CRD's maxItems: servers %v, locations %v; v1beta1.MaxServers %d, MaxLocations %d", servers.MaxItems, locations.MaxItems, v1beta1.MaxServers, v1beta1.MaxLocations)
+		}
+		return
+	}
+	t.Fatal("no v1beta1 NginxOperator in the CRDs")
 }

@@ -290,6 +290,15 @@ type NginxConfig struct {
 	Servers []Server `json:"servers,omitempty"`
 }
 
+// MaxServers and MaxLocations are the most servers an instance has and the
+// most locations a server has: the maxItems of NginxConfig.Servers and
+// Server.Locations (the markers above them say the same; a test holds the
+// CRD to these). The Gateway translator keeps an instance within them.
+const (
+	MaxServers   = 32
+	MaxLocations = 64
+)
+
 // Server is one nginx virtual server. Two locations with the same path are
 // reported by the controller (condition Degraded, reason InvalidConfig): a
 // schema rule comparing every pair would exceed the apiserver's CEL budget.
