@@ -129,6 +129,10 @@ bench: test-deps ## Run the benchmarks (convergence vs a floor, API requests, CP
 	BENCH_N=$(BENCH_N) BENCH_OUT=$(BENCH_OUT) NGINX_OPERATOR_REQUIRE_TOOLS=1 \
 		go test -p 1 -timeout 4h -run '^$$' -bench . -benchtime 1x ./...
 
+.PHONY: bench-gateway
+bench-gateway: test-deps ## Only the Gateway scale benchmark on the real node (routes attached one at a time, 64 HTTPS listeners, 1,000 endpoints; BENCH_ROUTES, BENCH_LISTENERS, BENCH_ENDPOINTS).
+	NGINX_OPERATOR_REQUIRE_TOOLS=1 go test -timeout 3h -run '^$$' -bench BenchmarkGatewayScale -benchtime 1x -v ./test/realpods
+
 # Images built with Go alone (hack/images, Documentation/images.md): one
 # docker-archive per image in $(OUT); PUSH=1 also pushes them to $(REGISTRY)
 # (default: bundle.yaml's registry) with $(TAG) (default: bundle.yaml's tag).

@@ -99,7 +99,7 @@ func TestProxySpreadsRequestsOverTheServicesPods(t *testing.T) {
 // runTestServers runs replicas of the node's test server as the Deployment
 // name, behind a Service name of port 80; with lifecycle, its containers
 // have that (a preStop pause).
-func runTestServers(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, replicas int32, lifecycle ...*corev1.Lifecycle) {
+func runTestServers(ctx context.Context, t testing.TB, cs kubernetes.Interface, ns, name string, replicas int32, lifecycle ...*corev1.Lifecycle) {
 	t.Helper()
 	labels := map[string]string{"app": name}
 	deployment := testServerDeployment(name, replicas, labels, corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false), Containers: []corev1.Container{{

@@ -62,7 +62,7 @@ func nginxOperator(t *testing.T, name string, spec v1beta1.NginxOperatorSpec) *u
 }
 
 // clusterIP is the ClusterIP of a Service.
-func clusterIP(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string) string {
+func clusterIP(ctx context.Context, t testing.TB, cs kubernetes.Interface, ns, name string) string {
 	t.Helper()
 	svc, err := cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -145,7 +145,7 @@ func containerLogs(ctx context.Context, t *testing.T, cs kubernetes.Interface, n
 }
 
 // tlsSecret creates the kubernetes.io/tls Secret name.
-func tlsSecret(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, name string, certPEM, keyPEM []byte) {
+func tlsSecret(ctx context.Context, t testing.TB, cs kubernetes.Interface, ns, name string, certPEM, keyPEM []byte) {
 	t.Helper()
 	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name},

@@ -66,7 +66,13 @@ func TestMain(m *testing.M) {
 // setup is realcluster.Setup for a test of at most 3 minutes, on a
 // cluster that serves Gateway API: its CRDs go in before the operator
 // starts, which looks for them at start.
-func setup(t *testing.T) (context.Context, *framework.Cluster, string, kubernetes.Interface, client.Client) {
+func setup(t testing.TB) (context.Context, *framework.Cluster, string, kubernetes.Interface, client.Client) {
+	t.Helper()
+	return setupFor(t, 3*time.Minute)
+}
+
+// setupFor is setup for a test of at most timeout.
+func setupFor(t testing.TB, timeout time.Duration) (context.Context, *framework.Cluster, string, kubernetes.Interface, client.Client) {
 	t.Helper()
 	realcluster.Require(t)
 	gatewayAPIOnce.Do(func() {
@@ -77,7 +83,7 @@ func setup(t *testing.T) (context.Context, *framework.Cluster, string, kubernete
 	if gatewayAPIErr != nil {
 		t.Fatalf("installing Gateway API's CRDs: %v", gatewayAPIErr)
 	}
-	return realcluster.Setup(t, env, 3*time.Minute)
+	return realcluster.Setup(t, env, timeout)
 }
 
 var (
