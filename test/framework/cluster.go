@@ -119,6 +119,13 @@ type Cluster struct {
 // KubeconfigFile is the name of the admin kubeconfig inside Options.Dir.
 const KubeconfigFile = "kubeconfig"
 
+// ServiceCIDR and ServiceCIDR6 are the ranges of the clusters' Service
+// addresses (the apiserver's --service-cluster-ip-range).
+const (
+	ServiceCIDR  = "10.96.0.0/16"
+	ServiceCIDR6 = "fd00:10:96::/112"
+)
+
 // pidsFile lists the pids of a detached cluster's processes, one per line.
 const pidsFile = "pids"
 
@@ -340,7 +347,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, pki *pki, etcdURL string) 
 		// Dual-stack: a Service that asks for IPv6 gets an IPv6 address (the
 		// real node's pods have one where the machine has IPv6); the
 		// others stay IPv4, the first family.
-		"--service-cluster-ip-range=10.96.0.0/16,fd00:10:96::/112",
+		"--service-cluster-ip-range="+ServiceCIDR+","+ServiceCIDR6,
 		"--allow-privileged=true",
 		// Priority and fairness costs CPU and adds nothing on a one-user test cluster.
 		"--enable-priority-and-fairness=false",

@@ -12,9 +12,12 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nginx-operator/nginx-operator/test/framework"
 )
 
 // Each node gets a /24 of subnetBase, free on the machine and leased for its
@@ -275,4 +278,39 @@ func (n *Node) HTTPClient() *http.Client {
 		Timeout:   15 * time.Second,
 		Transport: &http.Transport{DialContext: n.DialContext, DisableKeepAlives: true},
 	}
+}
+
+// rejectUntranslatedServiceAddresses refuses a connection to a Service
+// address that kube-proxy did not translate to an endpoint: one to a
+// Service that kube-proxy has yet to program. Without it the first packet
+// would leave the node as it is, and conntrack would keep the connection,
+// untranslated, for two minutes (nf_conntrack_tcp_timeout_syn_sent): a
+// later connection from the same source port to the same Service address
+// (ports come round within seconds under a test's load) would match it,
+// go out untranslated as well and time out, although kube-proxy had
+// programmed the Service long before (kubernetes/kubernetes#48719). A
+// refused packet leaves no conntrack entry, and the client learns at once.
+// kube-proxy's nftables mode rejects such packets itself; its iptables
+// mode, which the node runs, does not. The rules are in the filter table,
+// which sees a packet after kube-proxy's translation (nat OUTPUT and
+// PREROUTING): only an untranslated one still has a Service address.
+func (n *Node) rejectUntranslatedServiceAddresses() error {
+	type family struct{ cmd, cidr string }
+	families := []family{{"iptables", framework.ServiceCIDR}}
+	if n.net.podCIDR6 != "" {
+		families = append(families, family{"ip6tables", framework.ServiceCIDR6})
+	}
+	const comment = "a Service address kube-proxy has not programmed"
+	for _, f := range families {
+		for _, chain := range []string{"OUTPUT", "FORWARD"} {
+			match := []string{f.cmd, "-w", "-t", "filter", "-A", chain, "-d", f.cidr, "-m", "comment", "--comment", comment}
+			// A TCP client gets a reset, others an ICMP port unreachable.
+			for _, reject := range [][]string{{"-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"}, {"-j", "REJECT"}} {
+				if err := n.inNode(append(slices.Clone(match), reject...)...); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }

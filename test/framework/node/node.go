@@ -444,6 +444,9 @@ func (n *Node) Start(ctx context.Context, c *framework.Cluster) error {
 	if err := n.run("kube-proxy", n.bins.kubeProxy, "--config="+filepath.Join(n.dir, "kube-proxy.yaml"), "--v=1"); err != nil {
 		return err
 	}
+	if err := n.rejectUntranslatedServiceAddresses(); err != nil {
+		return err
+	}
 	// Before the Node is Ready, so that no pod runs unprotected.
 	if err := n.startNetworkPolicies(ctx); err != nil {
 		return err

@@ -2,13 +2,16 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -165,6 +168,23 @@ func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
 	want := "hello from server"
 	// From the node, through kube-proxy's rules for the ClusterIP.
 	expectBody(ctx, t, rn.HTTPClient(), "http://"+svc.Spec.ClusterIP+":80/", want)
+	// A Service address kube-proxy has not programmed (no Service has it)
+	// is refused at once rather than left to time out: see
+	// rejectUntranslatedServiceAddresses.
+	unprogrammed := "10.96.255.254"
+	if svc.Spec.ClusterIP == unprogrammed {
+		t.Fatalf("the Service took %s, the address this test expects no Service to have", unprogrammed)
+	}
+	dialCtx, cancelDial := context.WithTimeout(ctx, 5*time.Second)
+	dialed := time.Now()
+	conn, err := rn.DialContext(dialCtx, "tcp", net.JoinHostPort(unprogrammed, "80"))
+	cancelDial()
+	if err == nil {
+		conn.Close()
+		t.Errorf("a connection to %s, which no Service has, was accepted", unprogrammed)
+	} else if !errors.Is(err, syscall.ECONNREFUSED) || time.Since(dialed) > 2*time.Second {
+		t.Errorf("dialing %s, which no Service has, from the node: %v after %s, want connection refused at once", unprogrammed, err, time.Since(dialed).Round(time.Millisecond))
+	}
 	// From the host, straight to the pod (as the apiserver reaches webhooks).
 	expectBody(ctx, t, http.DefaultClient, "http://"+pod.Status.PodIP+":8080/", want)
 	// Through the apiserver's proxy to the pod (apiserver -> pod network).
