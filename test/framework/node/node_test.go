@@ -168,22 +168,28 @@ func TestRealNodeRunsPodsAndServicesThenLeavesTheHostAsItWas(t *testing.T) {
 	want := "hello from server"
 	// From the node, through kube-proxy's rules for the ClusterIP.
 	expectBody(ctx, t, rn.HTTPClient(), "http://"+svc.Spec.ClusterIP+":80/", want)
-	// A Service address kube-proxy has not programmed (no Service has it)
-	// is refused at once rather than left to time out: see
-	// rejectUntranslatedServiceAddresses.
-	unprogrammed := "10.96.255.254"
-	if svc.Spec.ClusterIP == unprogrammed {
-		t.Fatalf("the Service took %s, the address this test expects no Service to have", unprogrammed)
+	// A connection to a Service address kube-proxy has not programmed (no
+	// Service has it yet) is refused at once, and leaves nothing behind: a
+	// Service given that address later serves a connection from the same
+	// source port. Sent out untranslated, the first would have timed out
+	// and, kept by conntrack, made the second time out too (see
+	// rejectUntranslatedServiceAddresses).
+	const unprogrammed, clientPort = "10.96.255.254", 61234 // the port is outside the node's ephemeral range
+	took, err := dialFrom(rn, clientPort, net.JoinHostPort(unprogrammed, "80"))
+	if !errors.Is(err, syscall.ECONNREFUSED) || took > 2*time.Second {
+		t.Errorf("dialing %s, which no Service has, from the node: %v after %s, want connection refused at once", unprogrammed, err, took.Round(time.Millisecond))
 	}
-	dialCtx, cancelDial := context.WithTimeout(ctx, 5*time.Second)
-	dialed := time.Now()
-	conn, err := rn.DialContext(dialCtx, "tcp", net.JoinHostPort(unprogrammed, "80"))
-	cancelDial()
-	if err == nil {
-		conn.Close()
-		t.Errorf("a connection to %s, which no Service has, was accepted", unprogrammed)
-	} else if !errors.Is(err, syscall.ECONNREFUSED) || time.Since(dialed) > 2*time.Second {
-		t.Errorf("dialing %s, which no Service has, from the node: %v after %s, want connection refused at once", unprogrammed, err, time.Since(dialed).Round(time.Millisecond))
+	late, err := cs.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "late"},
+		Spec: corev1.ServiceSpec{ClusterIP: unprogrammed, Selector: map[string]string{"app": "server"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectBody(ctx, t, rn.HTTPClient(), "http://"+late.Spec.ClusterIP+":80/", "hello from server")
+	if took, err := dialFrom(rn, clientPort, net.JoinHostPort(unprogrammed, "80")); err != nil {
+		t.Errorf("dialing Service late at %s from the port of the refused connection: %v after %s", unprogrammed, err, took.Round(time.Millisecond))
 	}
 	// From the host, straight to the pod (as the apiserver reaches webhooks).
 	expectBody(ctx, t, http.DefaultClient, "http://"+pod.Status.PodIP+":8080/", want)
@@ -283,4 +289,23 @@ func expectBody(ctx context.Context, t *testing.T, client *http.Client, url, wan
 	if err != nil {
 		t.Errorf("GET %s: want %q, last got %s", url, want, last)
 	}
+}
+
+// dialFrom connects from port of the node to addr, waits at most 5 s, and
+// closes the connection; it returns how long the dial took.
+func dialFrom(rn *Node, port int, addr string) (time.Duration, error) {
+	began := time.Now()
+	var dialErr error
+	err := inNetns(rn.netns, func() {
+		d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{Port: port}}
+		conn, err := d.Dial("tcp", addr)
+		if err == nil {
+			conn.Close()
+		}
+		dialErr = err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return time.Since(began), dialErr
 }

@@ -41,9 +41,9 @@ func StartLoad(ctx context.Context, t *testing.T, n *node.Node, addr string, wor
 	client.Timeout = 30 * time.Second
 	// A new Service answers once kube-proxy has programmed it, which the
 	// instance's status cannot tell: the load starts from a Service that
-	// answered 20 times in a row. Each try is a new connection of at most
-	// 3 s: one that started before the rules existed stays blackholed
-	// (kubernetes/kubernetes#48719), and only a new one is translated.
+	// answered 20 times in a row. Before that the node refuses a
+	// connection at once (see node.rejectUntranslatedServiceAddresses);
+	// each try is a new connection of at most 3 s.
 	probe := n.HTTPClient()
 	probe.Timeout = 3 * time.Second
 	inARow := 0

@@ -547,11 +547,8 @@ func echo(t *testing.T, ws *websocket.Conn, msg string) {
 // this test apart; "" when the handshake fails.
 //
 // Each call is one connection of at most 3 s, so that a caller's retry opens
-// a new one: a SYN sent before kube-proxy programmed a new Service leaves a
-// connection-tracking entry without the Service's translation, which the
-// same connection's resent SYNs keep hitting until the kernel gives up
-// (about 2 minutes); only a new connection is translated
-// (kubernetes/kubernetes#48719).
+// a new one (the node refuses one to a Service kube-proxy has yet to
+// program: see node.rejectUntranslatedServiceAddresses).
 func certificateUnit(ctx context.Context, n *node.Node, addr string, roots *x509.CertPool, name string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
