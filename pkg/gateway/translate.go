@@ -64,6 +64,7 @@ func Translate(in Inputs) Translation {
 	gw := in.Gateway
 	refs := references{grants: in.Grants, secrets: in.Secrets, services: in.Services}
 	ls := readListeners(gw, refs)
+	roomForListeners(ls)
 	b := newServerBuilder(ls)
 	var routes []RouteParents
 	// HTTPRoutes first: of an HTTPRoute and a GRPCRoute with the same

@@ -567,3 +567,34 @@ func TestTheInstanceCapacityIsTheCRDs(t *testing.T) {
 	}
 	t.Fatal("no v1beta1 NginxOperator in the CRDs")
 }
+
+// Listeners take the instance's servers in the Gateway's order; one past
+// the room is valid but not programmed (NoRoom), and the spec the others
+// make is one the CRD admits.
+func TestAListenerTheInstanceHasNoRoomForIsNotProgrammed(t *testing.T) {
+	in := Inputs{Secrets: map[types.NamespacedName]bool{}}
+	var listeners []gatewayv1.Listener
+	for i := range v1beta1.MaxServers + 8 {
+		name := fmt.Sprintf("cert-%d", i)
+		in.Secrets[types.NamespacedName{Namespace: ns, Name: name}] = true
+		listeners = append(listeners, httpsListener(fmt.Sprintf("l%d", i), 443, fmt.Sprintf("h%d.example.com", i), certRef("", name)))
+	}
+	in.Gateway = gateway(listeners...)
+	tr := Translate(in)
+	validationtest.Spec(t, withReplicas(tr.Spec))
+	// Each hostname takes a server, and port 443 its default one.
+	fit := v1beta1.MaxServers - 1
+	for i, l := range tr.listeners {
+		got := conditions(l.status(3, true).Conditions)
+		want := map[string]string{"Accepted": "True/Accepted", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "True/Programmed"}
+		if i >= fit {
+			want["Programmed"] = "False/" + string(ListenerReasonNoRoom)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("listener %s (%d of %d that fit) (-want +got):\n%s", l.Name, i+1, fit, diff)
+		}
+	}
+	if got := len(tr.Spec.Config.Servers); got != v1beta1.MaxServers {
+		t.Errorf("%d servers, want the instance's %d", got, v1beta1.MaxServers)
+	}
+}

@@ -20,6 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -273,7 +274,7 @@ func benchListeners(b *testing.B) {
 	var served []time.Duration
 	for i := range n {
 		host := fmt.Sprintf("h%d.example.com", i)
-		took, err := e.servedOverTLS(ca.Pool(), host, applied, "v1-")
+		took, err := e.servedOverTLS(ca.Pool(), fmt.Sprintf("l%d", i), host, applied, "v1-")
 		if err != nil {
 			stopped = fmt.Sprintf("listener %d of %d (%s): %v", i+1, n, host, err)
 			break
@@ -282,14 +283,15 @@ func benchListeners(b *testing.B) {
 	}
 	all := time.Since(applied)
 	var changed []time.Duration
-	if stopped == "" {
+	if len(served) > 0 {
 		for j := range benchCount(b, "BENCH_CHANGES", 20) {
 			backend := []string{"v2", "v1"}[j%2]
 			tools.Must(b, e.cl.Get(e.ctx, client.ObjectKeyFromObject(rt), rt))
 			rt.Spec.Rules[0].BackendRefs[0].Name = gatewayv1.ObjectName(backend)
 			began := time.Now()
 			tools.Must(b, e.cl.Update(e.ctx, rt))
-			took, err := e.servedOverTLS(ca.Pool(), fmt.Sprintf("h%d.example.com", j%n), began, backend+"-")
+			l := j % len(served)
+			took, err := e.servedOverTLS(ca.Pool(), fmt.Sprintf("l%d", l), fmt.Sprintf("h%d.example.com", l), began, backend+"-")
 			if err != nil {
 				b.Fatalf("change %d: %v", j+1, err)
 			}
@@ -301,15 +303,22 @@ func benchListeners(b *testing.B) {
 }
 
 // servedOverTLS polls https://<the Service>:443/ with SNI and Host host
-// until a pod whose name starts with pod answers, and returns the time
-// since applied.
-func (e *benchEnv) servedOverTLS(pool *x509.CertPool, host string, applied time.Time, pod string) (time.Duration, error) {
+// until a pod whose name starts with pod answers servedInARow times in a
+// row, and returns the time from applied to the first of those. It gives
+// up after 3 minutes, or at once when the Gateway says the listener is not
+// programmed for want of room.
+func (e *benchEnv) servedOverTLS(pool *x509.CertPool, listener, host string, applied time.Time, pod string) (time.Duration, error) {
 	tr := &http.Transport{DialContext: e.dial, DisableKeepAlives: true, TLSClientConfig: &tls.Config{ServerName: host, RootCAs: pool}}
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: tr}
 	var addr string
 	var lastErr error
 	var streak servedStreak
-	for time.Since(applied) < 3*time.Minute {
+	for tries := 0; time.Since(applied) < 3*time.Minute; tries++ {
+		if tries%50 == 49 {
+			if why := e.listenerNoRoom(listener); why != "" {
+				return 0, fmt.Errorf("not programmed: %s", why)
+			}
+		}
 		if addr == "" {
 			if svc, err := e.cs.CoreV1().Services(e.ns).Get(e.ctx, layout.NamesFor(e.instance()).Service, metav1.GetOptions{}); err == nil {
 				addr = net.JoinHostPort(svc.Spec.ClusterIP, "443")
@@ -329,6 +338,22 @@ func (e *benchEnv) servedOverTLS(pool *x509.CertPool, host string, applied time.
 	var gw gatewayv1.Gateway
 	_ = e.cl.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, &gw)
 	return 0, fmt.Errorf("not served within 3 minutes (last: %v); the Gateway's conditions: %+v", lastErr, gw.Status.Conditions)
+}
+
+// listenerNoRoom is the message of the listener's Programmed condition
+// when its reason is NoRoom, "" otherwise.
+func (e *benchEnv) listenerNoRoom(name string) string {
+	var gw gatewayv1.Gateway
+	if e.cl.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, &gw) != nil {
+		return ""
+	}
+	for _, l := range gw.Status.Listeners {
+		if c := meta.FindStatusCondition(l.Conditions, string(gatewayv1.ListenerConditionProgrammed)); string(l.Name) == name && c != nil &&
+			c.Reason == string(gateway.ListenerReasonNoRoom) {
+			return "False/NoRoom: " + c.Message
+		}
+	}
+	return ""
 }
 
 // benchEndpoints sends one route to a Service of BENCH_ENDPOINTS
@@ -511,9 +536,13 @@ func (e *benchEnv) instancePods(b *testing.B) []corev1.Pod {
 	return out
 }
 
-// config is the instance's nginx.conf and its hash.
+// config is the instance's nginx.conf and its hash ("" before the
+// instance has one).
 func (e *benchEnv) config(b *testing.B) (string, string) {
 	s, err := e.cs.CoreV1().Secrets(e.ns).Get(e.ctx, layout.NamesFor(e.instance()).ConfigSecret, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", ""
+	}
 	tools.Must(b, err)
 	return string(s.Data[layout.ConfigFile]), s.Annotations[layout.ConfigHashAnnotation]
 }
