@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
@@ -29,13 +30,17 @@ func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
 			},
 		},
 		Spec: appsv1.StatefulSetSpec{
-			Replicas: new(int32),
+			Replicas:             new(int32),
+			Selector:             &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			ServiceName:          "web",
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "content"}}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"hash": "1"}},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"hash": "1"}},
 				Spec: corev1.PodSpec{
-					InitContainers: []corev1.Container{{Name: "restore"}},
-					Containers:     []corev1.Container{{Name: "nginx", Image: "nginx"}},
-					Volumes:        []corev1.Volume{{Name: "config"}},
+					InitContainers: []corev1.Container{{Name: "restore", Image: "agent", Args: []string{"restore", "--id=1"},
+						Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}}},
+					Containers: []corev1.Container{{Name: "nginx", Image: "nginx"}},
+					Volumes:    []corev1.Volume{{Name: "config"}},
 				},
 			},
 		},
@@ -62,9 +67,19 @@ func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"keep": "me"}, trimmed.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
-	spec := trimmed.Spec.Template.Spec
-	if spec.Containers != nil || spec.Volumes != nil || len(spec.InitContainers) != 1 || trimmed.Spec.Template.Annotations["hash"] != "1" || trimmed.Spec.Replicas == nil {
-		t.Errorf("StatefulSet spec: containers and volumes should go, the rest stay: %+v", trimmed.Spec)
+	// What the controller reads stays: the replicas, the claim templates,
+	// the template's annotations and the init containers' names and
+	// arguments; the rest goes.
+	want := appsv1.StatefulSetSpec{
+		Replicas:             new(int32),
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "content"}}},
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"hash": "1"}},
+			Spec:       corev1.PodSpec{InitContainers: []corev1.Container{{Name: "restore", Args: []string{"restore", "--id=1"}}}},
+		},
+	}
+	if diff := cmp.Diff(want, trimmed.Spec); diff != "" {
+		t.Errorf("StatefulSet spec (-want +got):\n%s", diff)
 	}
 
 	secret := &corev1.Secret{Data: map[string][]byte{"nginx.conf": []byte("events {}")}}
