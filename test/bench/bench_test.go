@@ -565,6 +565,7 @@ func runOperator(b testing.TB, n int, r *Result) {
 		return err
 	})
 	settle(b, op)
+	profileHeap(b, fmt.Sprintf("unrelated-%d", n), op) // what the unrelated objects added, against converge-N's
 	unrelated := afterGC(b, op)
 	r.RSSAnonUnrelatedMiB = procStatus(op.cmd.Process.Pid)["RssAnon"] / (1 << 20)
 	r.HeapLiveUnrelatedMiB = unrelated.heapLive / (1 << 20)
