@@ -11,13 +11,11 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -37,10 +35,11 @@ const (
 
 // Setup is what the Gateway controllers need besides the manager.
 type Setup struct {
-	// References is the cache of Services' and Secrets' metadata in the
-	// watched namespaces (the NginxOperator controller's): a backend or a
-	// certificate appearing or going reaches the Gateways that name it.
-	References cache.Cache
+	// References is the cache of Services' and Secrets' metadata (the
+	// NginxOperator controller's), which watches a namespace once a
+	// Gateway's reconcile reads a reference there (exists): a backend or
+	// a certificate appearing or going reaches the Gateways that name it.
+	References *k8sutil.NamespaceCaches
 }
 
 // CanRun reports whether the Gateway controllers can run, and if not why:
@@ -100,7 +99,7 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{}))
 	for _, kind := range []string{"Service", "Secret"} {
 		obj := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}}
-		b = b.WatchesRawSource(source.Kind(s.References, obj,
+		b = b.WatchesRawSource(k8sutil.NamespacedKind(s.References, obj,
 			handler.TypedEnqueueRequestsFromMapFunc(r.gatewaysReferring(kind)),
 			predicate.TypedResourceVersionChangedPredicate[*metav1.PartialObjectMetadata]{}))
 	}

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -28,7 +27,9 @@ import (
 // NginxOperator, and reports back on the Gateway and its routes.
 type gatewayReconciler struct {
 	k8sutil.Deps
-	references cache.Cache
+	// references reads the metadata of the Services and Secrets Gateways
+	// and routes name; a read watches the namespace read from then on.
+	references client.Reader
 }
 
 // LabelGatewayName names, on an instance, the Gateway it serves (Gateway

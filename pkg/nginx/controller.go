@@ -32,7 +32,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -79,6 +78,9 @@ type Reconciler struct {
 	Endpoints client.Reader
 	// endpointsPacer paces the reconciles of endpoint changes.
 	endpointsPacer *endpointsPacer
+	// references watches the namespaces of what instances name (see
+	// watchNamed); nil watches none.
+	references *k8sutil.NamespaceCaches
 	// Grants decide on backends in other namespaces; nil refuses them.
 	Grants ServiceGrants
 }
@@ -99,12 +101,13 @@ type Setup struct {
 	// the background, and an instance whose pods answer something new is
 	// reconciled again; nil reads none (--read-pod-status=false).
 	PodConfig prober.PodConfigReader
-	// References is a cache of the Secrets', ConfigMaps' and Services'
-	// metadata (see TrimReference) and of EndpointSlices (see
-	// TrimEndpointSlice), scoped to the watched namespaces and added to
-	// the manager by the caller: the objects instances name, and the
-	// endpoints of the Services they proxy to, are watched there.
-	References cache.Cache
+	// References caches the Secrets', ConfigMaps' and Services' metadata
+	// (see TrimReference) and the EndpointSlices (see TrimEndpointSlice)
+	// of the namespaces instances name objects in, one namespace at a
+	// time, and is added to the manager by the caller: the objects
+	// instances name, and the endpoints of the Services they proxy to,
+	// are watched there.
+	References *k8sutil.NamespaceCaches
 	// Operator are the pods a NetworkPolicy admits to the reloaders.
 	Operator OperatorPods
 	// Grants decide on backends in other namespaces; nil refuses them.

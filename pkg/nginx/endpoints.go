@@ -14,13 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 )
 
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list;watch
@@ -101,7 +102,7 @@ func TrimEndpointSlice(obj any) (any, error) {
 // watchEndpoints indexes the EndpointSlices of references by Service and
 // reconciles the instances that proxy to a Service when its endpoints
 // change, paced by EndpointsBatch.
-func (r *Reconciler) watchEndpoints(ctx context.Context, references cache.Cache) (source.Source, error) {
+func (r *Reconciler) watchEndpoints(ctx context.Context, references *k8sutil.NamespaceCaches) (source.Source, error) {
 	if err := references.IndexField(ctx, &discoveryv1.EndpointSlice{}, endpointServiceIndex, func(obj client.Object) []string {
 		if name := obj.GetLabels()[discoveryv1.LabelServiceName]; name != "" {
 			return []string{name}
@@ -116,7 +117,7 @@ func (r *Reconciler) watchEndpoints(ctx context.Context, references cache.Cache)
 			q.AddAfter(req, r.endpointsPacer.delay(req.NamespacedName))
 		}
 	}
-	return source.Kind(references, &discoveryv1.EndpointSlice{}, handler.TypedFuncs[*discoveryv1.EndpointSlice, reconcile.Request]{
+	return k8sutil.NamespacedKind(references, &discoveryv1.EndpointSlice{}, handler.TypedFuncs[*discoveryv1.EndpointSlice, reconcile.Request]{
 		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[*discoveryv1.EndpointSlice], q queue) {
 			later(ctx, e.Object, q)
 		},

@@ -8,15 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 )
 
@@ -65,16 +64,16 @@ func referenceKeys(obj client.Object) []string {
 
 // watchReferences indexes the instances by what they name and reconciles
 // the instances that name an object of references (a cache of Secrets,
-// ConfigMaps and Services' metadata in the watched namespaces) when it is
-// created, changed or deleted: a rotated certificate, a re-created Service
-// or a deleted ConfigMap reaches the instances at once, and nothing is
-// polled.
-func (r *Reconciler) watchReferences(mgr ctrl.Manager, references cache.Cache, b *ctrl.Builder) (*ctrl.Builder, error) {
+// ConfigMaps and Services' metadata in the namespaces instances name
+// objects in, see namespacesNamed) when it is created, changed or deleted:
+// a rotated certificate, a re-created Service or a deleted ConfigMap
+// reaches the instances at once, and nothing is polled.
+func (r *Reconciler) watchReferences(mgr ctrl.Manager, references *k8sutil.NamespaceCaches, b *ctrl.Builder) (*ctrl.Builder, error) {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1beta1.NginxOperator{}, referenceIndex, referenceKeys); err != nil {
 		return nil, err
 	}
 	for _, obj := range referenceKinds() {
-		b = b.WatchesRawSource(source.Kind(references, obj,
+		b = b.WatchesRawSource(k8sutil.NamespacedKind(references, obj,
 			handler.TypedEnqueueRequestsFromMapFunc(r.instancesNaming(obj.Kind)),
 			// Every write of an object changes its resourceVersion; a
 			// resync does not.
@@ -85,8 +84,24 @@ func (r *Reconciler) watchReferences(mgr ctrl.Manager, references cache.Cache, b
 	if err != nil {
 		return nil, err
 	}
-	r.Endpoints = references
+	r.Endpoints, r.references = references, references
 	return b.WatchesRawSource(endpoints), nil
+}
+
+// watchNamed makes the references cache watch every namespace refs, the
+// objects nginx's spec names, are in, before resolve reads them: a change
+// made after that read reaches the instance. A namespace where no instance
+// names anything is not watched at all (k8sutil.NamespaceCaches).
+func (r *Reconciler) watchNamed(ctx context.Context, nginx *v1beta1.NginxOperator, refs render.References) error {
+	if r.references == nil || len(refs) == 0 {
+		return nil
+	}
+	var namespaces []string
+	for _, ref := range refs {
+		namespaces = append(namespaces, ref.In(nginx.Namespace))
+	}
+	slices.Sort(namespaces)
+	return r.references.Watch(ctx, slices.Compact(namespaces)...)
 }
 
 // instancesNaming maps an object of kind to the instances in its namespace

@@ -55,6 +55,9 @@ var referenceReasons = map[string]string{"Secret": ReasonSecretNotFound, "Config
 // metadata only); Services and EndpointSlices from the caches.
 func (r *Reconciler) resolve(ctx context.Context, nginx *v1beta1.NginxOperator) (*resolved, error) {
 	out := &resolved{namespace: nginx.Namespace, refs: render.ReferencesOf(&nginx.Spec), services: map[string]render.Service{}}
+	if err := r.watchNamed(ctx, nginx, out.refs); err != nil {
+		return nil, err
+	}
 	var tls []map[string][]byte
 	for _, ref := range out.refs {
 		key := types.NamespacedName{Namespace: ref.In(nginx.Namespace), Name: ref.Name}

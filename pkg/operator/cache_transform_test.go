@@ -2,12 +2,14 @@ package operator
 
 import (
 	"testing"
+	"unsafe"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
@@ -29,13 +31,17 @@ func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
 			},
 		},
 		Spec: appsv1.StatefulSetSpec{
-			Replicas: new(int32),
+			Replicas:             new(int32),
+			Selector:             &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			ServiceName:          "web",
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "content"}}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"hash": "1"}},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"hash": "1"}},
 				Spec: corev1.PodSpec{
-					InitContainers: []corev1.Container{{Name: "restore"}},
-					Containers:     []corev1.Container{{Name: "nginx", Image: "nginx"}},
-					Volumes:        []corev1.Volume{{Name: "config"}},
+					InitContainers: []corev1.Container{{Name: "restore", Image: "agent", Args: []string{"restore", "--id=1"},
+						Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}}}},
+					Containers: []corev1.Container{{Name: "nginx", Image: "nginx"}},
+					Volumes:    []corev1.Volume{{Name: "config"}},
 				},
 			},
 		},
@@ -62,9 +68,19 @@ func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"keep": "me"}, trimmed.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
-	spec := trimmed.Spec.Template.Spec
-	if spec.Containers != nil || spec.Volumes != nil || len(spec.InitContainers) != 1 || trimmed.Spec.Template.Annotations["hash"] != "1" || trimmed.Spec.Replicas == nil {
-		t.Errorf("StatefulSet spec: containers and volumes should go, the rest stay: %+v", trimmed.Spec)
+	// What the controller reads stays: the replicas, the claim templates,
+	// the template's annotations and the init containers' names and
+	// arguments; the rest goes.
+	want := appsv1.StatefulSetSpec{
+		Replicas:             new(int32),
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "content"}}},
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"hash": "1"}},
+			Spec:       corev1.PodSpec{InitContainers: []corev1.Container{{Name: "restore", Args: []string{"restore", "--id=1"}}}},
+		},
+	}
+	if diff := cmp.Diff(want, trimmed.Spec); diff != "" {
+		t.Errorf("StatefulSet spec (-want +got):\n%s", diff)
 	}
 
 	secret := &corev1.Secret{Data: map[string][]byte{"nginx.conf": []byte("events {}")}}
@@ -153,5 +169,51 @@ func TestTrimForCacheKeepsOnlyAServicesIPFamiliesAndAddresses(t *testing.T) {
 	}
 	if rule := serviceport.RuleOf(got.(*corev1.Service)); rule != serviceport.Container {
 		t.Errorf("the trimmed Service follows rule %q, want the %q it carries", rule, serviceport.Container)
+	}
+}
+
+// Two cached children of one instance keep one copy of the strings they
+// share: the namespace, the label keys and values, the annotation keys and
+// the owner's kind; values that differ stay as they are.
+func TestTrimForCacheSharesTheStringsObjectsHaveInCommon(t *testing.T) {
+	child := func(name, hash string) *corev1.Secret {
+		// Built from fresh bytes, as a decoder does.
+		fresh := func(s string) string { return string([]byte(s)) }
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: fresh("team-a"),
+			Labels:          map[string]string{fresh(k8sutil.LabelInstance): fresh("web"), fresh(k8sutil.LabelManagedBy): fresh(k8sutil.ManagedBy)},
+			Annotations:     map[string]string{fresh("nginx.operator.dev/applied-hash"): hash},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: fresh("nginx.operator.dev/v1beta1"), Kind: fresh("NginxOperator"), Name: "web"}},
+		}}
+	}
+	a, b := child("a", "1"), child("b", "2")
+	for _, obj := range []*corev1.Secret{a, b} {
+		if _, err := TrimForCache(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(what, x, y string) {
+		t.Helper()
+		if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s: %q and %q are two copies", what, x, y)
+		}
+	}
+	same("namespace", a.Namespace, b.Namespace)
+	same("owner kind", a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind)
+	same("owner version", a.OwnerReferences[0].APIVersion, b.OwnerReferences[0].APIVersion)
+	key := func(m map[string]string, k string) string {
+		for key := range m {
+			if key == k {
+				return key
+			}
+		}
+		t.Fatalf("no key %q in %v", k, m)
+		return ""
+	}
+	same("label key", key(a.Labels, k8sutil.LabelInstance), key(b.Labels, k8sutil.LabelInstance))
+	same("label value", a.Labels[k8sutil.LabelInstance], b.Labels[k8sutil.LabelInstance])
+	same("annotation key", key(a.Annotations, "nginx.operator.dev/applied-hash"), key(b.Annotations, "nginx.operator.dev/applied-hash"))
+	if a.Annotations["nginx.operator.dev/applied-hash"] != "1" || b.Annotations["nginx.operator.dev/applied-hash"] != "2" || a.Labels[k8sutil.LabelManagedBy] != k8sutil.ManagedBy {
+		t.Errorf("values changed: %v %v %v", a.Annotations, b.Annotations, a.Labels)
 	}
 }

@@ -162,11 +162,13 @@ func addControllers(cfg *rest.Config, mgr manager.Manager, opts Options) error {
 	if opts.ReadPodStatus {
 		podConfig = prober.NewHTTPReader(podStatusTimeout)
 	}
-	references, err := cache.New(cfg, ReferenceCacheOptions(opts, mgr))
-	if err != nil {
-		return err
-	}
-	if err := mgr.Add(cacheRunnable{references}); err != nil {
+	references := k8sutil.NewNamespaceCaches(func(namespace string) (cache.Cache, error) {
+		if !opts.Watches(namespace) {
+			return nil, fmt.Errorf("namespace %s: %w", namespace, k8sutil.ErrNamespaceNotWatched)
+		}
+		return cache.New(cfg, ReferenceCacheOptions(opts, mgr, namespace))
+	})
+	if err := mgr.Add(references); err != nil {
 		return err
 	}
 	gatewayServed, why := gateway.CanRun(context.Background(), mgr)
@@ -218,17 +220,19 @@ func CacheOptions(opts Options) cache.Options {
 	return c
 }
 
-// ReferenceCacheOptions scope the cache of the objects instances name:
-// every Secret, ConfigMap and Service of the watched namespaces, which
-// carry no label of the operator's, so it cannot share the managed cache
-// (one informer per kind there, restricted by label). It holds their
-// metadata only, trimmed to identity and version (nginx.TrimReference), and
-// the EndpointSlices of the same namespaces, trimmed to what an upstream
-// is made of (nginx.TrimEndpointSlice).
-func ReferenceCacheOptions(opts Options, mgr manager.Manager) cache.Options {
+// ReferenceCacheOptions scope the cache of the objects instances name in
+// namespace, one of the watched namespaces (see k8sutil.NamespaceCaches):
+// its Secrets, ConfigMaps and Services, which carry no label of the
+// operator's, so they cannot share the managed cache (one informer per
+// kind there, restricted by label). It holds their metadata only, trimmed
+// to identity and version (nginx.TrimReference), and the namespace's
+// EndpointSlices, trimmed to what an upstream is made of
+// (nginx.TrimEndpointSlice).
+func ReferenceCacheOptions(opts Options, mgr manager.Manager, namespace string) cache.Options {
 	c := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultTransform: nginx.TrimReference,
 		ByObject: map[client.Object]cache.ByObject{&discoveryv1.EndpointSlice{}: {Transform: nginx.TrimEndpointSlice}}}
 	scopeToNamespaces(&c, opts)
+	c.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	return c
 }
 
@@ -249,10 +253,3 @@ func scopeToNamespaces(c *cache.Options, opts Options) {
 		c.DefaultFieldSelector = fields.AndSelectors(denied...)
 	}
 }
-
-// cacheRunnable makes the manager run a cache of the operator's own among
-// its caches, which start before the controllers that watch them.
-type cacheRunnable struct{ cache.Cache }
-
-// GetCache tells the manager it is a cache.
-func (c cacheRunnable) GetCache() cache.Cache { return c.Cache }

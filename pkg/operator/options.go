@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -167,6 +168,13 @@ func (o *Options) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Watches tells whether the operator may watch namespace: any, unless
+// --namespaces names some. A namespace of --deny-namespaces is "watched"
+// through the caches' field selector, which shows nothing of it.
+func (o *Options) Watches(namespace string) bool {
+	return len(o.Namespaces) == 0 || slices.Contains(o.Namespaces, namespace)
 }
 
 // serviceAccountNamespaceFile is where a pod learns its namespace.

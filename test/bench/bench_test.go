@@ -555,9 +555,9 @@ func runOperator(b testing.TB, n int, r *Result) {
 		_, err := cs.AppsV1().StatefulSets("unrelated").Create(ctx, sts, metav1.CreateOptions{})
 		return err
 	})
-	// The operator watches the metadata of every Service, Secret and
-	// ConfigMap (what instances name may appear at any time): these cost
-	// it their trimmed metadata, and no reconcile.
+	// Services (with their EndpointSlices) in a namespace no instance
+	// names anything in: the operator must neither cache nor reconcile
+	// for them.
 	inParallel(b, unrelatedServices, func(i int) error {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%04d", i), Namespace: "unrelated"},
 			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "unrelated"}, Ports: []corev1.ServicePort{{Port: 80}}}}
@@ -565,6 +565,7 @@ func runOperator(b testing.TB, n int, r *Result) {
 		return err
 	})
 	settle(b, op)
+	profileHeap(b, fmt.Sprintf("unrelated-%d", n), op) // what the unrelated objects added, against converge-N's
 	unrelated := afterGC(b, op)
 	r.RSSAnonUnrelatedMiB = procStatus(op.cmd.Process.Pid)["RssAnon"] / (1 << 20)
 	r.HeapLiveUnrelatedMiB = unrelated.heapLive / (1 << 20)
