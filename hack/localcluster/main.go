@@ -4,9 +4,15 @@
 //
 //	go run ./hack/localcluster up   -dir .cache/cluster [-nodes 3]
 //	go run ./hack/localcluster down -dir .cache/cluster
+//	go run ./hack/localcluster node -dir .cache/node-cluster -listen 127.0.0.1:8880 \
+//	    -forward team-a/www:80,127.0.0.1:8881=team-a/web-gateway:80
+//	go run ./hack/localcluster gateway-crds
 //
 // `up` returns once the cluster serves and its nodes are Ready, leaving the
-// processes running; the admin kubeconfig is <dir>/kubeconfig.
+// processes running; the admin kubeconfig is <dir>/kubeconfig. `node` runs a
+// cluster with a real node in the foreground (see runNode). `gateway-crds`
+// installs Gateway API's CRDs into $KUBECONFIG's cluster unless it has some
+// already (see installGatewayCRDs).
 package main
 
 import (
@@ -23,14 +29,14 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: localcluster up|down -dir DIR [-nodes N] | node -dir DIR -listen ADDR -forward NS/SERVICE:PORT | node-check")
+		fmt.Fprintln(os.Stderr, "usage: localcluster up|down -dir DIR [-nodes N] | node -dir DIR -listen ADDR -forward [ADDR=]NS/SERVICE:PORT[,...] | node-check | gateway-crds")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	dir := fs.String("dir", ".cache/cluster", "directory for the cluster's state, logs and kubeconfig")
 	nodes := fs.Int("nodes", 3, "number of fake kwok nodes")
-	listen := fs.String("listen", "127.0.0.1:8880", "node: the host address that forwards to -forward")
-	forward := fs.String("forward", "team-a/www:80", "node: the Service port (namespace/name:port) -listen forwards to")
+	listen := fs.String("listen", "127.0.0.1:8880", "node: the host address of the -forward item without LISTEN=")
+	forward := fs.String("forward", "team-a/www:80", "node: comma-separated [LISTEN=]NAMESPACE/SERVICE:PORT: the host address LISTEN (-listen when left out) forwards to that Service port")
 	_ = fs.Parse(os.Args[2:])
 
 	var err error
@@ -47,8 +53,10 @@ func main() {
 			fmt.Println(err)
 			os.Exit(3)
 		}
+	case "gateway-crds":
+		err = installGatewayCRDs()
 	default:
-		err = fmt.Errorf("unknown command %q: use up or down", os.Args[1])
+		err = fmt.Errorf("unknown command %q: use up, down, node, node-check or gateway-crds", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "localcluster:", err)

@@ -44,15 +44,15 @@ func nodeMissing() error {
 }
 
 // runNode runs a control plane with one real node (no kwok nodes) in the
-// foreground, builds and imports the project's images, forwards listen to
-// the Service forward (namespace/name:port) through the node, and stops it
-// all on SIGINT or SIGTERM. A real node cannot outlive its process, so this
-// is not `up`: hack/run.sh keeps it running beside the operator.
-func runNode(dir, listen, forward string) error {
+// foreground, builds and imports the project's images, forwards host
+// addresses to Services through the node (forwards: see parseForwards), and
+// stops it all on SIGINT or SIGTERM. A real node cannot outlive its process,
+// so this is not `up`: hack/run.sh keeps it running beside the operator.
+func runNode(dir, listen, forwards string) error {
 	if err := nodeMissing(); err != nil {
 		return fmt.Errorf("no real node: %w", err)
 	}
-	target, err := parseForward(forward)
+	pairs, err := parseForwards(listen, forwards)
 	if err != nil {
 		return err
 	}
@@ -69,6 +69,22 @@ func runNode(dir, listen, forward string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Every address is taken before the minutes of building and starting,
+	// so a port in use fails the run at once rather than at the end.
+	listeners := make([]net.Listener, 0, len(pairs))
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for _, p := range pairs {
+		l, err := net.Listen("tcp", p.listen)
+		if err != nil {
+			return err
+		}
+		listeners = append(listeners, l)
+	}
+
 	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	imgs, err := realcluster.BuildImages(startCtx)
@@ -84,12 +100,9 @@ func runNode(dir, listen, forward string) error {
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", listen)
-	if err != nil {
-		return err
+	for i, p := range pairs {
+		go forwardConnections(ctx, listeners[i], cs, p.target, realcluster.NodeOf(c).DialContext)
 	}
-	defer l.Close()
-	go forwardConnections(ctx, l, cs, target, realcluster.NodeOf(c).DialContext)
 
 	if err := os.WriteFile(filepath.Join(abs, operatorArgsFile), []byte(strings.Join(realcluster.ImageArgs(imgs), "\n")+"\n"), 0o600); err != nil {
 		return err
@@ -97,8 +110,11 @@ func runNode(dir, listen, forward string) error {
 	if err := os.WriteFile(filepath.Join(abs, readyFile), nil, 0o600); err != nil {
 		return err
 	}
-	fmt.Printf("local cluster with a real node up: %s\n  export KUBECONFIG=%s\n  %s forwards to Service %s through the node\n  logs: %s/*.log\n",
-		c.Host, c.Kubeconfig, listen, forward, abs)
+	fmt.Printf("local cluster with a real node up: %s\n  export KUBECONFIG=%s\n", c.Host, c.Kubeconfig)
+	for _, p := range pairs {
+		fmt.Printf("  %s forwards to Service %s through the node\n", p.listen, p.target)
+	}
+	fmt.Printf("  logs: %s/*.log\n", abs)
 	<-ctx.Done()
 	fmt.Println("stopping the local cluster and its node")
 	return nil
@@ -108,6 +124,49 @@ func runNode(dir, listen, forward string) error {
 type serviceTarget struct {
 	namespace, name string
 	port            int32
+}
+
+func (t serviceTarget) String() string {
+	return fmt.Sprintf("%s/%s:%d", t.namespace, t.name, t.port)
+}
+
+// forwardPair is a host address and the Service port its connections go to.
+type forwardPair struct {
+	listen string
+	target serviceTarget
+}
+
+// parseForwards reads -forward: a comma-separated list of
+// [LISTEN=]NAMESPACE/SERVICE:PORT. An item without LISTEN listens on
+// defaultListen (-listen), which is what `-listen A -forward ns/svc:80`
+// meant before several pairs were possible; at most one item may do so.
+func parseForwards(defaultListen, s string) ([]forwardPair, error) {
+	var pairs []forwardPair
+	seen := map[string]bool{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		listen, target, ok := strings.Cut(item, "=")
+		if !ok {
+			listen, target = defaultListen, item
+		}
+		host, port, err := net.SplitHostPort(listen)
+		if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 1 || p > 65535 {
+			return nil, fmt.Errorf("-forward %q: listen address %q: want host:port", item, listen)
+		}
+		// One address cannot serve two Services; the same port on another
+		// host address can, so compare the whole address.
+		key := net.JoinHostPort(host, port)
+		if seen[key] {
+			return nil, fmt.Errorf("-forward %q: %s is already forwarded (an item without LISTEN= uses -listen)", item, key)
+		}
+		seen[key] = true
+		t, err := parseForward(target)
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, forwardPair{listen: listen, target: t})
+	}
+	return pairs, nil
 }
 
 func parseForward(s string) (serviceTarget, error) {

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -264,5 +266,224 @@ func TestLibraryImportsFromItsOwnDirectory(t *testing.T) {
 	}
 	if want := fmt.Sprintln(len(libDecodeYAML(t, raw))); out != want {
 		t.Errorf("objects = %q, want %q", out, want)
+	}
+}
+
+// libEval evaluates a snippet with the library on the path as users put it,
+// returning the objects of the list it yields, or jsonnet's error.
+func libEval(t *testing.T, snippet string) ([]map[string]any, error) {
+	t.Helper()
+	vm := jsonnet.MakeVM()
+	vm.Importer(&jsonnet.FileImporter{JPaths: []string{".."}})
+	out, err := vm.EvaluateAnonymousSnippet("library_test.jsonnet",
+		"local nginxOperator = import 'nginx-operator/main.libsonnet';\n"+snippet)
+	if err != nil {
+		return nil, err
+	}
+	var objs []map[string]any
+	if err := json.Unmarshal([]byte(out), &objs); err != nil {
+		t.Fatal(err)
+	}
+	return objs, nil
+}
+
+// libGateway renders nginxOperator.gateway(params).all.
+func libGateway(t *testing.T, params map[string]any) []map[string]any {
+	t.Helper()
+	p, err := json.Marshal(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := libEval(t, fmt.Sprintf("nginxOperator.gateway(%s).all", p))
+	if err != nil {
+		t.Fatalf("jsonnet: %v", err)
+	}
+	return objs
+}
+
+// The example make run applies is what the library composes from the same
+// few facts, so the example shows how the library's output looks.
+func TestLibraryGatewayRendersExampleWebGatewayObjectByObject(t *testing.T) {
+	raw, err := os.ReadFile("../../example/web-gateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := libEval(t, `[nginxOperator.gatewayClass()] + nginxOperator.gateway({
+  name: 'web',
+  namespace: 'team-a',
+  routes: {
+    www: { listener: 'http', hostnames: ['www.team-a.example'], rules: [{ path: '/', service: 'www', port: 80 }] },
+  },
+}).all`)
+	if err != nil {
+		t.Fatalf("jsonnet: %v", err)
+	}
+	libCompare(t, libDecodeYAML(t, raw), got)
+}
+
+func TestLibraryGatewayComposesListenersAndRoutes(t *testing.T) {
+	httpsListener := map[string]any{"name": "https", "port": 443, "protocol": "HTTPS", "hostname": "*.team-a.example",
+		"tls": map[string]any{"certificateRefs": []any{map[string]any{"name": "web-tls"}}}}
+	objs := libGateway(t, map[string]any{
+		"name":      "edge",
+		"namespace": "team-a",
+		"className": "shared",
+		"listeners": []any{map[string]any{"name": "http", "port": 80, "protocol": "HTTP"}, httpsListener},
+		"routes": map[string]any{
+			// Listed out of order: the result is ordered by name.
+			"shop": map[string]any{"listener": "https", "hostnames": []string{"shop.team-a.example"}, "rules": []any{
+				map[string]any{"paths": []string{"/api", "/v2"}, "service": "api", "port": 8080},
+				map[string]any{"path": "/", "pathType": "Exact", "service": "shop", "port": 80},
+			}},
+			"docs": map[string]any{"rules": []any{map[string]any{"path": "/docs", "service": "docs", "port": 80}}},
+		},
+	})
+	var ids []string
+	for _, o := range objs {
+		ids = append(ids, libID(o))
+	}
+	if diff := cmp.Diff([]string{"Gateway/team-a/edge", "HTTPRoute/team-a/docs", "HTTPRoute/team-a/shop"}, ids); diff != "" {
+		t.Fatalf("objects in order (-want +got):\n%s", diff)
+	}
+	// Through JSON, as jsonnet's output is read: numbers are float64.
+	norm := func(v any) any {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out any
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		what string
+		got  any
+		want any
+	}{
+		{"Gateway class", libField(objs[0], "spec", "gatewayClassName"), "shared"},
+		{"Gateway listeners, as given", libField(objs[0], "spec", "listeners"),
+			norm([]any{map[string]any{"name": "http", "port": 80, "protocol": "HTTP"}, httpsListener})},
+		{"docs: the Gateway as parent, every listener", libField(objs[1], "spec", "parentRefs"),
+			[]any{map[string]any{"name": "edge"}}},
+		{"docs: no hostnames, the listeners'", libField(objs[1], "spec", "hostnames"), nil},
+		{"docs: a prefix by default", libField(objs[1], "spec", "rules"), norm([]any{map[string]any{
+			"matches":     []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/docs"}}},
+			"backendRefs": []any{map[string]any{"name": "docs", "port": 80}},
+		}})},
+		{"shop: the https listener", libField(objs[2], "spec", "parentRefs"),
+			[]any{map[string]any{"name": "edge", "sectionName": "https"}}},
+		{"shop: hostnames", libField(objs[2], "spec", "hostnames"), []any{"shop.team-a.example"}},
+		{"shop: a match per path, rules in order", libField(objs[2], "spec", "rules"), norm([]any{
+			map[string]any{
+				"matches": []any{
+					map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/api"}},
+					map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/v2"}},
+				},
+				"backendRefs": []any{map[string]any{"name": "api", "port": 8080}},
+			},
+			map[string]any{
+				"matches":     []any{map[string]any{"path": map[string]any{"type": "Exact", "value": "/"}}},
+				"backendRefs": []any{map[string]any{"name": "shop", "port": 80}},
+			},
+		})},
+	} {
+		if diff := cmp.Diff(c.want, c.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.what, diff)
+		}
+	}
+}
+
+func TestLibraryGatewayDefaultsToOneHTTPListenerOfTheLibrarysClass(t *testing.T) {
+	objs := libGateway(t, map[string]any{"name": "web", "namespace": "team-a"})
+	if len(objs) != 1 {
+		t.Fatalf("objects = %d, want the Gateway alone", len(objs))
+	}
+	want := map[string]any{"gatewayClassName": "nginx-operator",
+		"listeners": []any{map[string]any{"name": "http", "port": float64(80), "protocol": "HTTP"}}}
+	if diff := cmp.Diff(want, objs[0]["spec"]); diff != "" {
+		t.Errorf("Gateway spec (-want +got):\n%s", diff)
+	}
+}
+
+// Incomplete parameters fail the evaluation naming what is missing and
+// where, rather than producing objects the apiserver refuses later.
+func TestLibraryGatewayRefusesIncompleteParameters(t *testing.T) {
+	rule := map[string]any{"path": "/", "service": "www", "port": 80}
+	without := func(field string) map[string]any {
+		r := map[string]any{}
+		for k, v := range rule {
+			if k != field {
+				r[k] = v
+			}
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		params map[string]any
+		want   string
+	}{
+		{"no name", map[string]any{"namespace": "team-a"}, "gateway: name is required"},
+		{"no namespace", map[string]any{"name": "web"}, "gateway web: namespace is required"},
+		{"a route without rules", map[string]any{"name": "web", "namespace": "a", "routes": map[string]any{"www": map[string]any{}}},
+			"gateway web, route www: rules is required"},
+		{"a rule without a path", map[string]any{"name": "web", "namespace": "a", "routes": map[string]any{"www": map[string]any{"rules": []any{without("path")}}}},
+			"gateway web, route www, rule 0: path or paths is required"},
+		{"a rule without a Service", map[string]any{"name": "web", "namespace": "a", "routes": map[string]any{"www": map[string]any{"rules": []any{rule, without("service")}}}},
+			"gateway web, route www, rule 1: service is required"},
+		{"a rule without a port", map[string]any{"name": "web", "namespace": "a", "routes": map[string]any{"www": map[string]any{"rules": []any{without("port")}}}},
+			"gateway web, route www, rule 0: port is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := json.Marshal(tc.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = libEval(t, fmt.Sprintf("nginxOperator.gateway(%s).all", p))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// libExample renders a file of jsonnet/examples/ that yields a v1 List.
+func libExample(t *testing.T, name string) []map[string]any {
+	t.Helper()
+	vm := jsonnet.MakeVM()
+	vm.Importer(&jsonnet.FileImporter{JPaths: []string{".."}})
+	out, err := vm.EvaluateFile(filepath.Join("..", "examples", name))
+	if err != nil {
+		t.Fatalf("rendering %s: %v", name, err)
+	}
+	var list struct {
+		APIVersion string           `json:"apiVersion"`
+		Kind       string           `json:"kind"`
+		Items      []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	if list.APIVersion != "v1" || list.Kind != "List" {
+		t.Fatalf("%s renders %s %s, want a v1 List", name, list.APIVersion, list.Kind)
+	}
+	return list.Items
+}
+
+func TestLibraryTeamGatewayExampleComposesClassGatewayAndRoutes(t *testing.T) {
+	objs := libExample(t, "team-gateway.jsonnet")
+	var ids []string
+	for _, o := range objs {
+		ids = append(ids, libID(o))
+	}
+	want := []string{"GatewayClass/<nil>/nginx-operator", "Gateway/team-a/edge", "HTTPRoute/team-a/api", "HTTPRoute/team-a/www"}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Fatalf("objects (-want +got):\n%s", diff)
+	}
+	// The extension the example shows reached the route.
+	if got := libField(objs[2], "spec", "rules", 0, "filters", 0, "type"); got != "RequestHeaderModifier" {
+		t.Errorf("api route's filter = %v, want the RequestHeaderModifier the example adds", got)
 	}
 }

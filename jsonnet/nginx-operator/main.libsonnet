@@ -15,6 +15,9 @@
 local crdList = import 'crds.json';
 local rbac = import 'rbac.json';
 
+// The GatewayClass controllerName the operator serves (pkg/gateway).
+local gatewayController = 'nginx.operator.dev/gateway-controller';
+
 local defaults = {
   // Namespace the operator runs in; created by the library.
   namespace: 'nginx-operator',
@@ -223,5 +226,95 @@ local defaults = {
          [self.clusterRole, self.metricsReaderClusterRole] +
          [self.roleBindings[ns] for ns in std.objectFields(self.roleBindings)] +
          [self.clusterRoleBinding, self.metricsService, self.webhookService, self.deployment, self.podDisruptionBudget],
+  },
+
+  // A GatewayClass whose Gateways the operator serves. Cluster-scoped, one
+  // per cluster: gateway() below uses its default name. Not "nginx", which
+  // other implementations' installs take, and controllerName cannot change.
+  gatewayClass(name='nginx-operator'):: {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name: name },
+    spec: {
+      controllerName: gatewayController,
+      description: 'Gateways served by nginx-operator, one NginxOperator each',
+    },
+  },
+
+  // A Gateway and the HTTPRoutes attached to it, in one namespace. The
+  // operator makes the Gateway the NginxOperator <name>-gateway, whose
+  // Service <name>-gateway serves the listeners (Documentation/gateway-api.md).
+  //
+  //   local web = (import 'nginx-operator/main.libsonnet').gateway({
+  //     name: 'web',
+  //     namespace: 'team-a',
+  //     routes: {
+  //       www: { hostnames: ['www.team-a.example'], rules: [{ path: '/', service: 'www', port: 80 }] },
+  //     },
+  //   });
+  //   web.all   // the Gateway, then the routes by name
+  //
+  // Listeners are Gateway API's own (name, port, protocol, hostname, tls,
+  // allowedRoutes), written as its documentation shows them. A route rule
+  // is shorter than Gateway API's: the paths it matches and one backend
+  // Service; anything else (filters, header matches, weighted backends) is
+  // added by extending httpRoutes.<name>.
+  gateway(params):: {
+    local p = {
+      className: 'nginx-operator',
+      listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }],
+      routes: {},
+    } + params,
+    // Said here, by name, rather than by the apiserver about an object
+    // with an empty field.
+    local required(obj, field, what) =
+      if std.objectHas(obj, field) then obj[field] else error what + ': ' + field + ' is required',
+    local name = required(p, 'name', 'gateway'),
+    local namespace = required(p, 'namespace', 'gateway ' + name),
+
+    gateway: {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: name, namespace: namespace },
+      spec: { gatewayClassName: p.className, listeners: p.listeners },
+    },
+
+    // Keyed by route name. A route's fields:
+    //   hostnames  the hosts it serves (default: every host its listeners take)
+    //   listener   the listener (sectionName) it attaches to (default: all)
+    //   rules      [{path or paths, pathType (default PathPrefix), service, port}]
+    httpRoutes: {
+      [routeName]: {
+        local r = p.routes[routeName],
+        local what = 'gateway ' + name + ', route ' + routeName,
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: routeName, namespace: namespace },
+        spec: {
+          parentRefs: [{ name: name } + (if std.objectHas(r, 'listener') then { sectionName: r.listener } else {})],
+          [if std.objectHas(r, 'hostnames') then 'hostnames']: r.hostnames,
+          rules: [
+            local rule = r.rules[i];
+            local ruleWhat = what + ', rule ' + i;
+            local paths =
+              if std.objectHas(rule, 'paths') then rule.paths
+              else if std.objectHas(rule, 'path') then [rule.path]
+              else error ruleWhat + ': path or paths is required';
+            {
+              matches: [
+                { path: { type: std.get(rule, 'pathType', 'PathPrefix'), value: path } }
+                for path in paths
+              ],
+              backendRefs: [{ name: required(rule, 'service', ruleWhat), port: required(rule, 'port', ruleWhat) }],
+            }
+            for i in std.range(0, std.length(required(r, 'rules', what)) - 1)
+          ],
+        },
+      }
+      for routeName in std.objectFields(p.routes)
+    },
+
+    // The Gateway first: a route names it as its parent.
+    all: [self.gateway] + [self.httpRoutes[n] for n in std.objectFields(self.httpRoutes)],
   },
 }
