@@ -71,18 +71,14 @@ func runNode(dir, listen, forwards string) error {
 
 	// Every address is taken before the minutes of building and starting,
 	// so a port in use fails the run at once rather than at the end.
-	listeners := make([]net.Listener, 0, len(pairs))
+	listeners, err := listenAll(pairs)
 	defer func() {
 		for _, l := range listeners {
 			l.Close()
 		}
 	}()
-	for _, p := range pairs {
-		l, err := net.Listen("tcp", p.listen)
-		if err != nil {
-			return err
-		}
-		listeners = append(listeners, l)
+	if err != nil {
+		return err
 	}
 
 	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
@@ -118,6 +114,20 @@ func runNode(dir, listen, forwards string) error {
 	<-ctx.Done()
 	fmt.Println("stopping the local cluster and its node")
 	return nil
+}
+
+// listenAll listens on the address of each of pairs; on an error it
+// returns the listeners it opened, for the caller to close.
+func listenAll(pairs []forwardPair) ([]net.Listener, error) {
+	listeners := make([]net.Listener, 0, len(pairs))
+	for _, p := range pairs {
+		l, err := net.Listen("tcp", p.listen)
+		if err != nil {
+			return listeners, err
+		}
+		listeners = append(listeners, l)
+	}
+	return listeners, nil
 }
 
 // serviceTarget is a Service port to forward to.

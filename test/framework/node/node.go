@@ -434,17 +434,7 @@ func (n *Node) Start(ctx context.Context, c *framework.Cluster) error {
 	); err != nil {
 		return err
 	}
-	pcfg, err := n.kubeProxyConfig(proxyKubeconfig)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(n.dir, "kube-proxy.yaml"), pcfg, 0o644); err != nil {
-		return err
-	}
-	if err := n.run("kube-proxy", n.bins.kubeProxy, "--config="+filepath.Join(n.dir, "kube-proxy.yaml"), "--v=1"); err != nil {
-		return err
-	}
-	if err := n.rejectUntranslatedServiceAddresses(); err != nil {
+	if err := n.startKubeProxy(proxyKubeconfig); err != nil {
 		return err
 	}
 	// Before the Node is Ready, so that no pod runs unprotected.
@@ -486,6 +476,23 @@ const dnsUser = "real-node:coredns"
 // startDNS runs CoreDNS on the node, as a process of the node (a pod on the
 // host network would do the same, with an image to build), and waits until
 // it has read the Services.
+// startKubeProxy runs kube-proxy with the client identity in kubeconfig,
+// and rejects what it has yet to translate (see
+// rejectUntranslatedServiceAddresses).
+func (n *Node) startKubeProxy(kubeconfig string) error {
+	cfg, err := n.kubeProxyConfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(n.dir, "kube-proxy.yaml"), cfg, 0o644); err != nil {
+		return err
+	}
+	if err := n.run("kube-proxy", n.bins.kubeProxy, "--config="+filepath.Join(n.dir, "kube-proxy.yaml"), "--v=1"); err != nil {
+		return err
+	}
+	return n.rejectUntranslatedServiceAddresses()
+}
+
 func (n *Node) startDNS(ctx context.Context) error {
 	cs, err := kubernetes.NewForConfig(n.cluster.Config)
 	if err != nil {
