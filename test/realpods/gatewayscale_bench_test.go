@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -57,7 +58,9 @@ import (
 //
 //	go test ./test/realpods -run '^$' -bench BenchmarkGatewayScale -benchtime 1x -timeout 3h
 //
-// (BENCH_ROUTES, default 1,000, is how many routes each series tries).
+// (BENCH_ROUTES, default 1,000, is how many routes each series tries;
+// BENCH_CHAIN_TRACE=1 prints the times of each route's way to nginx, whose
+// stages the routes series report).
 func BenchmarkGatewayScale(b *testing.B) {
 	b.Run("routes/hostnames", func(b *testing.B) {
 		benchRoutes(b, "*.example.com", func(i int) (host, path string) { return fmt.Sprintf("%d.example.com", i), "/" })
@@ -72,6 +75,7 @@ func BenchmarkGatewayScale(b *testing.B) {
 // benchEnv is one series' namespace, clients and Gateway class.
 type benchEnv struct {
 	ctx  context.Context
+	cfg  *rest.Config
 	ns   string
 	cs   kubernetes.Interface
 	cl   client.Client
@@ -87,7 +91,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	b.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
 	runTestServers(ctx, b, cs, ns, "v1", 1)
 	runTestServers(ctx, b, cs, ns, "v2", 1)
-	e := &benchEnv{ctx: ctx, ns: ns, cs: cs, cl: cl, dial: realcluster.NodeOf(c).DialContext}
+	e := &benchEnv{ctx: ctx, cfg: c.Config, ns: ns, cs: cs, cl: cl, dial: realcluster.NodeOf(c).DialContext}
 	e.operator = operatorUse(ctx, b, cs)
 	return e
 }
@@ -131,8 +135,10 @@ func benchRoutes(b *testing.B, listenerHost string, hostAndPath func(i int) (hos
 	base := e.gateway(b, 80, l)
 	n := benchCount(b, "BENCH_ROUTES", 1000)
 	reloadsBefore := e.reloads(b)
+	clock := e.startChainClock(b)
 	began := time.Now()
 	var served []time.Duration
+	var changes []change
 	var stopped string
 	for i := range n {
 		host, path := hostAndPath(i)
@@ -145,6 +151,7 @@ func benchRoutes(b *testing.B, listenerHost string, hostAndPath func(i int) (hos
 			break
 		}
 		served = append(served, took)
+		changes = append(changes, change{applied: applied, served: applied.Add(took)})
 		if (i+1)%100 == 0 {
 			b.Logf("%d routes: the last 100 served in p50 %s, p95 %s", i+1, percentile(served[i-99:], 50), percentile(served[i-99:], 95))
 		}
@@ -171,6 +178,7 @@ func benchRoutes(b *testing.B, listenerHost string, hostAndPath func(i int) (hos
 	}
 	e.report(b, benchReport{routes: len(served), served: served, changed: changed, stopped: stopped,
 		reloads: e.reloads(b) - reloadsBefore, changes: len(served) + len(changed), elapsed: attach})
+	b.Logf("where the time of a route added goes:\n%s", clock.stages(changes, e.reloadSpans(b)))
 }
 
 // benchRoute is an HTTPRoute of the Gateway web sending host and path
