@@ -143,3 +143,30 @@ func covers(wildcard, host string) bool {
 	suffix, ok := strings.CutPrefix(wildcard, "*")
 	return ok && strings.HasSuffix(host, suffix) && len(host) > len(suffix)
 }
+
+// takenByAMoreSpecificListener reports whether every request for host, a
+// hostname a route serves on listener l, belongs to another listener of
+// l's port whose hostname is more specific than l's: Gateway API's
+// listener isolation gives such a request to that listener's routes only.
+// (Where host is wider than that listener's hostname, nginx's choice of
+// the most specific server_name already sends the listener's requests to
+// its own server.)
+func takenByAMoreSpecificListener(l *listener, host string, ls []*listener) bool {
+	own := hostnameOf(l.Hostname)
+	for _, other := range ls {
+		theirs := hostnameOf(other.Hostname)
+		if other == l || other.Port != l.Port || !other.serves() || theirs == own {
+			continue
+		}
+		if within(theirs, own) && within(host, theirs) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether every name host matches, a hostname or a
+// wildcard, is one that pattern matches ("" matches any).
+func within(host, pattern string) bool {
+	return pattern == "" || host == pattern || host != "" && covers(pattern, host)
+}

@@ -18,6 +18,7 @@ import (
 // the real node (test/conformance), and only those.
 var SupportedFeatures = []features.FeatureName{
 	features.SupportGateway,
+	features.SupportGatewayHTTPListenerIsolation,
 	features.SupportGatewayPort8080,
 	features.SupportGRPCRoute,
 	features.SupportGRPCRouteNamedRouteRule,

@@ -105,6 +105,9 @@ func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, na
 				continue
 			}
 			for _, host := range a.hostnames[i] {
+				if takenByAMoreSpecificListener(l, host, ls) {
+					continue
+				}
 				for _, o := range outcomes {
 					adds = append(adds, addition{l, host, o.locations})
 				}

@@ -598,3 +598,38 @@ func TestAListenerTheInstanceHasNoRoomForIsNotProgrammed(t *testing.T) {
 		t.Errorf("%d servers, want the instance's %d", got, v1beta1.MaxServers)
 	}
 }
+
+// Listener isolation (Gateway API's GatewayHTTPListenerIsolation): a
+// request belongs to the most specific listener of its port that matches
+// its host, so a route of a less specific listener is not served for the
+// hostnames a more specific one takes, even where the route names them.
+func TestARouteIsNotServedForHostnamesAMoreSpecificListenerTakes(t *testing.T) {
+	in := Inputs{Gateway: gateway(httpListener("any", 80, ""), httpListener("wild", 80, "*.example.com"),
+		httpListener("wild-foo", 80, "*.foo.example.com"), httpListener("abc-foo", 80, "abc.foo.example.com")),
+		Services: services("web")}
+	hosts := []string{"bar.com", "*.example.com", "*.foo.example.com", "abc.foo.example.com"}
+	for i, l := range []string{"any", "wild", "wild-foo", "abc-foo"} {
+		rt := httpRoute("to-"+l, i, hosts, gatewayv1.HTTPRouteRule{Matches: prefix("/" + l), BackendRefs: toService("web")})
+		rt.Spec.ParentRefs[0].SectionName = ptr.To(gatewayv1.SectionName(l))
+		in.HTTPRoutes = append(in.HTTPRoutes, rt)
+	}
+	tr := Translate(in)
+	got := map[string][]string{} // server name -> its routes' paths
+	for _, s := range tr.Spec.Config.Servers {
+		name := strings.Join(s.ServerNames, ",")
+		for _, loc := range s.Locations {
+			if loc.Proxy != nil {
+				got[name] = append(got[name], loc.Path)
+			}
+		}
+	}
+	want := map[string][]string{
+		"bar.com":             {"/any"},
+		"*.example.com":       {"/wild"},
+		"*.foo.example.com":   {"/wild-foo"},
+		"abc.foo.example.com": {"/abc-foo"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("routes by server (-want +got):\n%s", diff)
+	}
+}
