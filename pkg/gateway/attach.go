@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -14,6 +15,13 @@ type route struct {
 	meta      metav1.ObjectMeta
 	parents   []gatewayv1.ParentReference
 	hostnames []gatewayv1.Hostname
+	// refused is why the apiserver refused what the route made (see
+	// Inputs.Refused); "" when it did not.
+	refused string
+}
+
+func (r route) ref() RouteRef {
+	return RouteRef{Kind: r.kind, Key: types.NamespacedName{Namespace: r.meta.Namespace, Name: r.meta.Name}}
 }
 
 // attachment is where one parentRef of a route attaches to the Gateway:

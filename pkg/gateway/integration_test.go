@@ -347,3 +347,81 @@ func TestACertificateOfAnotherNamespaceIsServedFromACopyThatFollowsItWhileAGrant
 		return nil
 	})
 }
+
+// A route whose translation the apiserver refuses in the instance (a
+// request header nginx manages itself, which Gateway API lets a filter
+// set) is left out and told why, with the apiserver's reason; the
+// Gateway's other routes are served and a change to them still applies.
+func TestARouteTheInstanceCannotHoldLeavesTheGatewaysOtherRoutesChanging(t *testing.T) {
+	ctx, ns, c := setup(t)
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
+	api := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}, Selector: map[string]string{"app": "api"}}}
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(class.Name),
+		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
+	}}
+	route := func(name string, filters ...gatewayv1.HTTPRouteFilter) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "web"}}},
+			Rules: []gatewayv1.HTTPRouteRule{{
+				Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/" + name)}}},
+				Filters: filters,
+				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+					Name: "api", Port: ptr.To(gatewayv1.PortNumber(8080))}}}},
+			}},
+		}}
+	}
+	setsConnection := gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier,
+		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "Connection", Value: "close"}}}}
+	create(t, c, class, api, gw, route("good"), route("bad", setsConnection))
+
+	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("web")}
+	paths := func() (map[string]bool, error) {
+		var nginx v1beta1.NginxOperator
+		if err := c.Get(ctx, instance, &nginx); err != nil {
+			return nil, err
+		}
+		out := map[string]bool{}
+		for _, s := range nginx.Spec.Config.Servers {
+			for _, l := range s.Locations {
+				if l.Proxy != nil {
+					out[l.Path] = true
+				}
+			}
+		}
+		return out, nil
+	}
+	tools.Eventually(t, time.Minute, "/good served, the bad route told why", func() error {
+		got, err := paths()
+		if err != nil {
+			return err
+		}
+		var bad gatewayv1.HTTPRoute
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "bad"}, &bad); err != nil {
+			return err
+		}
+		if !got["/good"] || got["/bad"] || len(bad.Status.Parents) != 1 {
+			return fmt.Errorf("locations %v; route bad %+v", got, bad.Status.Parents)
+		}
+		c := meta.FindStatusCondition(bad.Status.Parents[0].Conditions, "Accepted")
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(gatewayv1.RouteReasonUnsupportedValue) || !strings.Contains(c.Message, "nginx's to manage") {
+			return fmt.Errorf("route bad: Accepted %+v", c)
+		}
+		return nil
+	})
+	// Later changes to the Gateway's routes apply.
+	create(t, c, route("later"))
+	tools.Eventually(t, time.Minute, "a route added later served", func() error {
+		got, err := paths()
+		if err != nil {
+			return err
+		}
+		if !got["/later"] || !got["/good"] || got["/bad"] {
+			return fmt.Errorf("locations %v", got)
+		}
+		return nil
+	})
+}

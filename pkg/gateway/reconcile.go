@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,7 +79,7 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 	var instance *v1beta1.NginxOperator
 	applyErr := r.applyCertificateCopies(ctx, &gw, tr.CertificateCopies, sources)
 	if applyErr == nil {
-		instance, applyErr = r.applyInstance(ctx, &gw, tr.Spec)
+		instance, tr, applyErr = r.applyInstanceWithoutRefusedRoutes(ctx, &gw, in, tr)
 	}
 	staleErr := r.deleteStaleCertificateCopies(ctx, &gw, tr.CertificateCopies)
 	original := gw.DeepCopy()
@@ -201,6 +202,30 @@ func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gat
 		return nil, client.IgnoreNotFound(err)
 	}
 	return &live, nil
+}
+
+// applyInstanceWithoutRefusedRoutes applies the instance of tr, the
+// translation of in; when the apiserver refuses locations of some routes,
+// it translates again without them (they are told why: see
+// Translation.RoutesRefusedBy) and applies that. It returns the
+// translation applied.
+func (r *gatewayReconciler) applyInstanceWithoutRefusedRoutes(ctx context.Context, gw *gatewayv1.Gateway, in Inputs, tr Translation) (*v1beta1.NginxOperator, Translation, error) {
+	for round := 0; ; round++ {
+		instance, err := r.applyInstance(ctx, gw, tr.Spec)
+		if err == nil || !apierrors.IsInvalid(err) || round == maxIsolations {
+			return instance, tr, err
+		}
+		refused := tr.RoutesRefusedBy(err)
+		if len(refused) == 0 {
+			return instance, tr, err
+		}
+		in.Refused = maps.Clone(in.Refused)
+		if in.Refused == nil {
+			in.Refused = map[RouteRef]string{}
+		}
+		maps.Copy(in.Refused, refused)
+		tr = Translate(in)
+	}
 }
 
 // programmed reports whether nginx serves the Gateway's listeners: the

@@ -34,6 +34,16 @@ type Inputs struct {
 	Services map[types.NamespacedName]bool
 	// NamespaceLabels are the labels of the routes' namespaces.
 	NamespaceLabels map[string]map[string]string
+	// Refused are routes whose locations the apiserver refused in the
+	// instance (see Translation.RoutesRefusedBy), with its reasons: they
+	// are left out and told why.
+	Refused map[RouteRef]string
+}
+
+// RouteRef names a route of a kind.
+type RouteRef struct {
+	Kind gatewayv1.Kind
+	Key  types.NamespacedName
 }
 
 // Translation is the NginxOperator spec a Gateway becomes, and what it and
@@ -48,6 +58,9 @@ type Translation struct {
 	// it: the copy's name (see CertificateCopyName) -> the Secret copied.
 	// Only listeners that are served have one.
 	CertificateCopies map[string]types.NamespacedName
+	// origins are the route each location of Spec's servers comes from,
+	// by server and location (the 404s, last, have none).
+	origins [][]RouteRef
 }
 
 // RouteParents are the parent statuses of one route for the parentRefs
@@ -76,6 +89,7 @@ func Translate(in Inputs) Translation {
 			outcomes[i] = httpRule(gw, rt, rule, refs)
 		}
 		r := route{kind: KindHTTPRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
+		r.refused = in.Refused[r.ref()]
 		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
 	}
 	for _, rt := range sortedRoutes(in.GRPCRoutes) {
@@ -84,9 +98,10 @@ func Translate(in Inputs) Translation {
 			outcomes[i] = grpcRule(gw, rt, rule, refs)
 		}
 		r := route{kind: KindGRPCRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
+		r.refused = in.Refused[r.ref()]
 		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
 	}
-	return Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls)}
+	return Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls), origins: b.origins}
 }
 
 // place attaches route r, whose rules became outcomes, to the listeners
@@ -95,6 +110,9 @@ func Translate(in Inputs) Translation {
 func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string, outcomes []ruleOutcome) RouteParents {
 	attachments := attach(r, gw, ls, namespaceLabels)
 	unsupported := firstUnsupported(outcomes)
+	if unsupported == "" && r.refused != "" {
+		unsupported = "the NginxOperator this Gateway becomes cannot hold what this route makes: " + r.refused
+	}
 	var adds []addition
 	for _, a := range attachments {
 		if a.refused != "" || unsupported != "" {
@@ -109,7 +127,7 @@ func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, na
 					continue
 				}
 				for _, o := range outcomes {
-					adds = append(adds, addition{l, host, o.locations})
+					adds = append(adds, addition{l, host, o.locations, r.ref()})
 				}
 			}
 		}
@@ -134,7 +152,7 @@ func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, na
 		}
 	}
 	for _, add := range adds {
-		b.add(add.listener, add.host, add.locations)
+		b.add(add)
 	}
 	return RouteParents{Kind: r.kind, Key: types.NamespacedName{Namespace: r.meta.Namespace, Name: r.meta.Name},
 		Parents: parentStatuses(r.meta.Generation, attachments, outcomes, unsupported)}
@@ -224,6 +242,7 @@ func parentStatuses(gen int64, attachments []attachment, outcomes []ruleOutcome,
 type serverBuilder struct {
 	ports   []v1beta1.Port
 	servers []v1beta1.Server
+	origins [][]RouteRef   // by server and location: the route it comes from
 	index   map[string]int // port name + " " + hostname -> server
 	seen    map[string]bool
 }
@@ -282,23 +301,26 @@ func (b *serverBuilder) server(l *listener, host string) int {
 	}
 	b.index[key] = len(b.servers)
 	b.servers = append(b.servers, s)
+	b.origins = append(b.origins, nil)
 	return b.index[key]
 }
 
 // serverKey identifies the server of listener l for host in index.
 func serverKey(l *listener, host string) string { return portName(l.Port) + " " + host }
 
-// add appends locations to the server of l for host, but for one whose
-// path, type and match an older route's location already has there.
-func (b *serverBuilder) add(l *listener, host string, locations []v1beta1.Location) {
-	i := b.server(l, host)
-	for _, loc := range locations {
+// add appends a's locations to the server of its listener and host, but
+// for one whose path, type and match an older route's location already
+// has there.
+func (b *serverBuilder) add(a addition) {
+	i := b.server(a.listener, a.host)
+	for _, loc := range a.locations {
 		key := strconv.Itoa(i) + " " + v1beta1.LocationMatchKey(loc)
 		if b.seen[key] {
 			continue
 		}
 		b.seen[key] = true
 		b.servers[i].Locations = append(b.servers[i].Locations, loc)
+		b.origins[i] = append(b.origins[i], a.route)
 	}
 }
 
@@ -315,6 +337,7 @@ type addition struct {
 	listener  *listener
 	host      string
 	locations []v1beta1.Location
+	route     RouteRef
 }
 
 // fits reports whether the instance's spec holds what adds would make of

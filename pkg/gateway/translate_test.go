@@ -10,8 +10,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
@@ -631,5 +633,49 @@ func TestARouteIsNotServedForHostnamesAMoreSpecificListenerTakes(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("routes by server (-want +got):\n%s", diff)
+	}
+}
+
+// A route whose locations the NginxOperator's schema refuses (a header
+// nginx manages itself, which Gateway API lets a filter set) is found from
+// the apiserver's refusal, left out and told why; the spec without it is
+// one the CRD admits.
+func TestARouteTheAPIServerRefusesIsLeftOutAndToldWhy(t *testing.T) {
+	bad := gatewayv1.HTTPRouteRule{Matches: prefix("/bad"), BackendRefs: toService("web"), Filters: []gatewayv1.HTTPRouteFilter{{
+		Type:                  gatewayv1.HTTPRouteFilterRequestHeaderModifier,
+		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "Connection", Value: "close"}}},
+	}}}
+	in := Inputs{Gateway: gateway(httpListener("http", 80, "")), Services: services("web"), HTTPRoutes: []*gatewayv1.HTTPRoute{
+		httpRoute("good", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/good"), BackendRefs: toService("web")}),
+		httpRoute("bad", 2, nil, bad),
+	}}
+	tr := Translate(in)
+	at := slices.IndexFunc(tr.Spec.Config.Servers[0].Locations, func(l v1beta1.Location) bool { return l.Path == "/bad" })
+	if at < 0 {
+		t.Fatalf("no /bad location to refuse in %+v", tr.Spec.Config.Servers[0].Locations)
+	}
+	path := field.NewPath("spec", "config", "servers").Index(0).Child("locations").Index(at).Child("requestHeaders")
+	refusal := apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("NginxOperator").GroupKind(), "gw-gateway",
+		field.ErrorList{field.Invalid(path, "Connection", "nginx manages it")})
+	refused := tr.RoutesRefusedBy(fmt.Errorf("apply: %w", refusal))
+	badRef := RouteRef{Kind: KindHTTPRoute, Key: types.NamespacedName{Namespace: ns, Name: "bad"}}
+	if len(refused) != 1 || !strings.Contains(refused[badRef], "requestHeaders: Invalid value") {
+		t.Fatalf("RoutesRefusedBy = %v, want route bad with the refusal's message", refused)
+	}
+
+	in.Refused = refused
+	tr = Translate(in)
+	validationtest.Spec(t, withReplicas(tr.Spec))
+	for _, rt := range tr.Routes {
+		want := "True/Accepted"
+		if rt.Key.Name == "bad" {
+			want = "False/UnsupportedValue"
+		}
+		if got := conditions(rt.Parents[0].Conditions)["Accepted"]; got != want {
+			t.Errorf("route %s: Accepted %s, want %s", rt.Key.Name, got, want)
+		}
+	}
+	if slices.ContainsFunc(tr.Spec.Config.Servers[0].Locations, func(l v1beta1.Location) bool { return l.Path == "/bad" }) {
+		t.Error("the refused route's location is still in the spec")
 	}
 }
