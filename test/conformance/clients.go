@@ -249,10 +249,15 @@ func (rl *relay) close() {
 
 // GRPCClient sends the suite's RPCs to the echo server's GrpcEcho service
 // over connections a DialFunc opens (the suite's own client dials with
-// gRPC's default dialer only). It keeps a connection per address and
-// :authority until Close (the harness closes them after each test, as the
-// suite's own client lives for one test's requests), and dials one anew
-// after an RPC failed with Internal or Unavailable. Like the suite's client, it reports a failed RPC by the
+// gRPC's default dialer only). It keeps a connection per test case,
+// address and :authority until Close (the harness closes them after each
+// test), as the suite's own client keeps one for a case's tries, and dials
+// one anew after an RPC failed with Internal or Unavailable. One
+// connection for all of a test's cases would not be the suite's: after a
+// reload nginx's old workers keep serving the HTTP/2 connections they have
+// (for up to worker_shutdown_timeout) with the old configuration, so a
+// connection a test's first case opened before its route loaded would
+// answer every later case from the configuration before it. Like the suite's client, it reports a failed RPC by the
 // response's Code, not as an error. Safe for concurrent use.
 type GRPCClient struct {
 	dial DialFunc
@@ -261,7 +266,7 @@ type GRPCClient struct {
 	conns map[grpcTarget]*grpc.ClientConn
 }
 
-type grpcTarget struct{ address, authority string }
+type grpcTarget struct{ test, address, authority string }
 
 var _ confgrpc.Client = (*GRPCClient)(nil)
 
@@ -275,7 +280,7 @@ func NewGRPCClient(dial DialFunc) *GRPCClient {
 // headers and trailers and the status code.
 func (c *GRPCClient) SendRPC(t *testing.T, address string, expected confgrpc.ExpectedResponse, timeout time.Duration) (*confgrpc.Response, error) {
 	t.Helper()
-	target := grpcTarget{address: address}
+	target := grpcTarget{test: t.Name(), address: address}
 	if md := expected.RequestMetadata; md != nil {
 		target.authority = md.Authority
 	}
