@@ -570,6 +570,9 @@ func (e *benchEnv) getJSON(url string, v any) error {
 	return json.Unmarshal(body, v)
 }
 
+// reloadsTotal is the reloader's counter of reloads in its metrics.
+var reloadsTotal = regexp.MustCompile(`(?m)^reloader_reloads_total (\d+)$`)
+
 // reloads is the sum of reloader_reloads_total over the instance's pods.
 func (e *benchEnv) reloads(b *testing.B) int {
 	total := 0
@@ -581,7 +584,7 @@ func (e *benchEnv) reloads(b *testing.B) int {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		m := regexp.MustCompile(`(?m)^reloader_reloads_total (\d+)$`).FindSubmatch(body)
+		m := reloadsTotal.FindSubmatch(body)
 		if m == nil {
 			b.Fatalf("pod %s: no reloader_reloads_total in\n%s", pod.Name, body)
 		}
@@ -591,21 +594,12 @@ func (e *benchEnv) reloads(b *testing.B) int {
 	return total
 }
 
-// reloadLine is the reloader's log line of a reload.
-var reloadLine = regexp.MustCompile(`reloaded nginx with configuration \S+ in (\S+)`)
-
-// reloadTimes are the durations of every reload of the instance's pods,
-// from their nginx containers' logs.
+// reloadTimes are the durations of every reload of the instance's pods
+// (see reloadSpans).
 func (e *benchEnv) reloadTimes(b *testing.B) []time.Duration {
 	var out []time.Duration
-	for _, pod := range e.instancePods(b) {
-		raw, err := e.cs.CoreV1().Pods(e.ns).GetLogs(pod.Name, &corev1.PodLogOptions{Container: "nginx"}).DoRaw(e.ctx)
-		tools.Must(b, err)
-		for _, m := range reloadLine.FindAllSubmatch(raw, -1) {
-			if d, err := time.ParseDuration(string(m[1])); err == nil {
-				out = append(out, d)
-			}
-		}
+	for _, r := range e.reloadSpans(b) {
+		out = append(out, r.end.Sub(r.start))
 	}
 	return out
 }
