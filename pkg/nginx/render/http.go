@@ -88,7 +88,9 @@ func (r *renderer) locationBlocks(id string, l v1beta1.Location) []conf.Directiv
 				out = append(out, affinityKeyMap(id, a.Cookie))
 			}
 			out = append(out, hashKeyMap(id, p)...)
-			out = append(out, upstream(id, l, servers))
+			if block, fresh := r.sharedUpstream(id, l, servers); fresh {
+				out = append(out, block)
+			}
 			out = append(out, requestHeaderMaps(id, l)...)
 			if a != nil {
 				out = append(out, affinityCookieMap(id, cookiePath(l), a.Cookie))

@@ -60,7 +60,7 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 		}
 		return []conf.Directive{conf.D("return", "503")}
 	}
-	body := []conf.Directive{conf.D(b.module+"_pass", b.scheme+upstreamName(id))}
+	body := []conf.Directive{conf.D(b.module+"_pass", b.scheme+r.upstreamOf(id))}
 	if !b.grpc() {
 		body = append(body, conf.D("proxy_http_version", "1.1"))
 	}

@@ -122,7 +122,7 @@ func Config(spec *v1beta1.NginxOperatorSpec, opts Options) ([]byte, error) {
 // Directives is Config before text: the whole configuration as a tree.
 func Directives(spec *v1beta1.NginxOperatorSpec, opts Options) ([]conf.Directive, error) {
 	r := &renderer{opts: opts.withDefaults()}
-	tree := r.main(spec)
+	tree := inheritShared(r.main(spec))
 	return tree, errors.Join(r.invalid...)
 }
 
@@ -135,6 +135,9 @@ type renderer struct {
 	invalid []error
 	// matches are the servers' request matching, by server number.
 	matches map[int]*serverMatch
+	// upstreams name the upstream block of each proxy location by its id,
+	// and the blocks by what makes them the same (sharedUpstream).
+	upstreams, upstreamsByKey map[string]string
 }
 
 // refuse records a fault of the spec (see renderer.invalid).

@@ -112,6 +112,26 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 			},
 		},
 	},
+	// A Gateway's routes to the same Services: locations that would have
+	// the same upstream and speak to it alike share one block; the
+	// forwarding headers and timeouts most locations have are stated once
+	// in http (inherit.go), and a location that differs states its own.
+	"routes-to-shared-services": {
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{
+			Port: "http", DefaultServer: true,
+			Locations: []v1beta1.Location{
+				{Path: "/a", PathType: v1beta1.PathPrefixElements, Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{{Service: "echo", Port: 8080, Weight: ptr.To[int32](1)}}}},
+				{Path: "/b", PathType: v1beta1.PathPrefixElements, Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{{Service: "echo", Port: 8080, Weight: ptr.To[int32](1)}}}},
+				{Path: "/slow", PathType: v1beta1.PathPrefixElements, Proxy: &v1beta1.ProxyLocation{ReadTimeoutSeconds: 300, Backends: []v1beta1.Backend{{Service: "echo", Port: 8080, Weight: ptr.To[int32](1)}}}},
+				{Path: "/least", PathType: v1beta1.PathPrefixElements, Proxy: &v1beta1.ProxyLocation{LoadBalancingMethod: "least_conn", Backends: []v1beta1.Backend{{Service: "echo", Port: 8080, Weight: ptr.To[int32](1)}}}},
+				{Path: "/tls", PathType: v1beta1.PathPrefixElements, Proxy: &v1beta1.ProxyLocation{BackendProtocol: "HTTPS", Backends: []v1beta1.Backend{{Service: "echo", Port: 8080, Weight: ptr.To[int32](1)}}}},
+				{Path: "/echo.Echo/Say", PathType: v1beta1.PathExact, Proxy: &v1beta1.ProxyLocation{BackendProtocol: "GRPC", Backends: []v1beta1.Backend{{Service: "echo", Port: 9000, Weight: ptr.To[int32](1)}}}},
+				{Path: "/echo.Echo/Stream", PathType: v1beta1.PathExact, Proxy: &v1beta1.ProxyLocation{BackendProtocol: "GRPC", Backends: []v1beta1.Backend{{Service: "echo", Port: 9000, Weight: ptr.To[int32](1)}}}},
+				{Path: "/", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 404}},
+			},
+		}}},
+	},
 	// Request matching: locations of one path told apart by header, query
 	// and method, element-wise prefixes, an exact path, a regular
 	// expression, and a fallback to the shorter prefix when a match fails.

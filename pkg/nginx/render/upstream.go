@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -22,6 +23,66 @@ const upstreamKeepalive = "32"
 func upstream(id string, l v1beta1.Location, servers []conf.Directive) conf.Directive {
 	body := append(balancing(id, l), servers...)
 	return conf.B("upstream", []string{upstreamName(id)}, append(body, keepalive(l.Proxy.KeepAlive)...)...)
+}
+
+// sharedUpstream is location id's upstream block, and whether it is the
+// first of its kind: locations that would have the same upstream (the same
+// servers, balancing and keepalive) and speak to it alike (the same scheme
+// and backend TLS settings, since nginx reuses a kept-alive connection by
+// the peer's address alone) share the first one's block. A Gateway's
+// routes to one Service would otherwise each repeat its endpoints: with
+// 1,000 routes, the configuration's largest part. Balancing state and
+// idle connections are then the Service's, not each route's.
+func (r *renderer) sharedUpstream(id string, l v1beta1.Location, servers []conf.Directive) (conf.Directive, bool) {
+	block := upstream(id, l, servers)
+	p := protocolOf(l.Proxy)
+	speech := []conf.Directive{conf.D(p.module, p.scheme)}
+	if p.tls {
+		speech = append(speech, r.backendTLS(p.module, l.Proxy)...)
+	}
+	key := directivesKey(speech) + directivesKey(block.Block)
+	if r.upstreams == nil {
+		r.upstreams, r.upstreamsByKey = map[string]string{}, map[string]string{}
+	}
+	name, shared := r.upstreamsByKey[key]
+	if !shared {
+		name = block.Args[0]
+		r.upstreamsByKey[key] = name
+	}
+	r.upstreams[id] = name
+	return block, !shared
+}
+
+// upstreamOf is the name of location id's upstream block.
+func (r *renderer) upstreamOf(id string) string {
+	if name, ok := r.upstreams[id]; ok {
+		return name
+	}
+	return upstreamName(id)
+}
+
+// directivesKey is ds as one string that differs whenever the directives
+// differ: every name and argument is preceded by its length, and a block
+// by its number of directives.
+func directivesKey(ds []conf.Directive) string {
+	var b strings.Builder
+	var add func(ds []conf.Directive)
+	add = func(ds []conf.Directive) {
+		for _, d := range ds {
+			fmt.Fprintf(&b, "%d:%s%d;", len(d.Name), d.Name, len(d.Args))
+			for _, a := range d.Args {
+				fmt.Fprintf(&b, "%d:%s", len(a), a)
+			}
+			if d.Block == nil {
+				b.WriteString("-")
+				continue
+			}
+			fmt.Fprintf(&b, "{%d;", len(d.Block))
+			add(d.Block)
+		}
+	}
+	add(ds)
+	return b.String()
 }
 
 // balancingMethods are nginx's directive and arguments for each of NGINX
