@@ -25,7 +25,7 @@ var layers = map[string]int{
 	"pkg/apis/nginx/v1alpha1": 0, "pkg/apis/nginx/v1beta1": 0, "pkg/fsutil": 0, "pkg/k8sutil": 0,
 	"pkg/logging": 0, "pkg/version": 0, "pkg/storageversion": 0, "pkg/nginx/conf": 0,
 	// Facts and rules every controller shares.
-	"pkg/layout": 1, "pkg/metrics": 1, "pkg/validation": 1, "pkg/reloader": 1, "pkg/backup/storage": 1,
+	"pkg/layout": 1, "pkg/routetable": 1, "pkg/metrics": 1, "pkg/validation": 1, "pkg/reloader": 1, "pkg/backup/storage": 1,
 	// Pure builders.
 	"pkg/nginx/render": 2, "pkg/nginx/serviceport": 2, "pkg/nginx/prober": 2, "pkg/backup/jobs": 2, "pkg/backup/agent": 2, "pkg/validation/validationtest": 2,
 	// The controllers and the webhook: none imports another.

@@ -21,6 +21,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/routetable"
 )
 
 // Controller names, for metrics and logs.
@@ -40,6 +41,9 @@ type Setup struct {
 	// Gateway's reconcile reads a reference there (exists): a backend or
 	// a certificate appearing or going reaches the Gateways that name it.
 	References *k8sutil.NamespaceCaches
+	// Routes receive the servers of each Gateway's instance, which the
+	// NginxOperator controller renders it with.
+	Routes *routetable.Table
 }
 
 // CanRun reports whether the Gateway controllers can run, and if not why:
@@ -82,7 +86,7 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		})); err != nil {
 		return err
 	}
-	r := &gatewayReconciler{Deps: deps, references: s.References}
+	r := &gatewayReconciler{Deps: deps, references: s.References, routes: s.Routes}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(GatewayControllerName).
 		For(&gatewayv1.Gateway{}).

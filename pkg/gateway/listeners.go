@@ -9,7 +9,6 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 )
 
 // listener is one listener of a Gateway as the translation sees it: what
@@ -37,9 +36,6 @@ type listener struct {
 	secretName string
 	// attached counts the routes attached to it.
 	attached int32
-	// noRoom: the instance has no server left for it (see
-	// roomForListeners).
-	noRoom bool
 }
 
 // attachable reports a listener routes attach to and are counted on: one
@@ -50,44 +46,7 @@ func (l *listener) attachable() bool { return l.unsupported == "" }
 
 // serves reports a listener that takes routes and traffic.
 func (l *listener) serves() bool {
-	return l.attachable() && l.conflict == "" && l.refFault == "" && !l.noRoom
-}
-
-// ListenerReasonNoRoom is the reason a valid listener is not programmed
-// when the Gateway's instance has no server left for it.
-const ListenerReasonNoRoom gatewayv1.ListenerConditionReason = "NoRoom"
-
-// roomForListeners marks noRoom the listeners, in the Gateway's order, for
-// which the instance's spec has no server left: each listener port and
-// hostname takes one, and each port whose listeners all have a hostname
-// one more, its default server (see serverBuilder.spec). Routes narrowing
-// a listener to hostnames of their own take the rest (see
-// serverBuilder.fits).
-func roomForListeners(ls []*listener) {
-	var kept []*listener
-	for _, l := range ls {
-		if !l.serves() {
-			continue
-		}
-		if serversOf(append(kept, l)) > v1beta1.MaxServers {
-			l.noRoom = true
-			continue
-		}
-		kept = append(kept, l)
-	}
-}
-
-// serversOf counts the servers listeners ls take.
-func serversOf(ls []*listener) int {
-	keys, ports, hostless := map[string]bool{}, map[gatewayv1.PortNumber]bool{}, map[gatewayv1.PortNumber]bool{}
-	for _, l := range ls {
-		keys[serverKey(l, hostnameOf(l.Hostname))] = true
-		ports[l.Port] = true
-		if l.Hostname == nil {
-			hostless[l.Port] = true
-		}
-	}
-	return len(keys) + len(ports) - len(hostless)
+	return l.attachable() && l.conflict == "" && l.refFault == ""
 }
 
 // routeKinds are the kinds of route a listener of each protocol can serve.
@@ -204,10 +163,6 @@ func (l *listener) status(gen int64, programmed bool) gatewayv1.ListenerStatus {
 	}
 	prog := cond(gatewayv1.ListenerConditionProgrammed, programmed && l.serves(), gatewayv1.ListenerReasonProgrammed, "nginx serves the listener")
 	switch {
-	case l.noRoom:
-		prog = cond(gatewayv1.ListenerConditionProgrammed, false, ListenerReasonNoRoom, fmt.Sprintf(
-			"the Gateway's nginx instance has no room for this listener: it holds at most %d servers (one per listener port and hostname, "+
-				"and a default one per port whose listeners all have a hostname); the listeners before it in the Gateway keep theirs", v1beta1.MaxServers))
 	case !l.serves():
 		prog = cond(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonInvalid, "the listener is not valid: see its other conditions")
 	case !programmed:

@@ -22,6 +22,8 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/routetable"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
 // gatewayReconciler makes each Gateway of this controller's classes one
@@ -31,6 +33,8 @@ type gatewayReconciler struct {
 	// references reads the metadata of the Services and Secrets Gateways
 	// and routes name; a read watches the namespace read from then on.
 	references client.Reader
+	// routes receive the servers of each Gateway's instance.
+	routes *routetable.Table
 }
 
 // LabelGatewayName names, on an instance, the Gateway it serves (Gateway
@@ -57,11 +61,15 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 		if apierrors.IsNotFound(err) {
 			// Its instance goes with it (owner reference); its routes
 			// forget it.
+			r.routes.Forget(instanceKey(req.NamespacedName))
 			return reconcile.Result{}, r.writeRoutes(ctx, req.NamespacedName, nil)
 		}
 		return reconcile.Result{}, err
 	}
 	ours, err := r.ours(ctx, &gw)
+	if err == nil && !ours {
+		r.routes.Forget(instanceKey(req.NamespacedName))
+	}
 	if err != nil || !ours || !gw.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, err
 	}
@@ -79,7 +87,12 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 	var instance *v1beta1.NginxOperator
 	applyErr := r.applyCertificateCopies(ctx, &gw, tr.CertificateCopies, sources)
 	if applyErr == nil {
-		instance, tr, applyErr = r.applyInstanceWithoutRefusedRoutes(ctx, &gw, in, tr)
+		tr, applyErr = r.withoutRefusedRoutes(ctx, &gw, in, tr)
+	}
+	if applyErr == nil {
+		// The servers first: the instance renders as soon as both are there.
+		r.routes.Publish(ctx, instanceKey(req.NamespacedName), gw.UID, tr.Spec.Config.Servers)
+		instance, applyErr = r.applyInstance(ctx, &gw, tr.Spec)
 	}
 	staleErr := r.deleteStaleCertificateCopies(ctx, &gw, tr.CertificateCopies)
 	original := gw.DeepCopy()
@@ -184,10 +197,18 @@ func (r *gatewayReconciler) exists(ctx context.Context, kind string, key types.N
 	return err == nil, err
 }
 
-// applyInstance applies gw's NginxOperator and returns it as the cache
-// has it (nil before it exists there).
+// instanceKey names the instance of Gateway gw.
+func instanceKey(gw types.NamespacedName) types.NamespacedName {
+	return types.NamespacedName{Namespace: gw.Namespace, Name: InstanceName(gw.Name)}
+}
+
+// applyInstance applies gw's NginxOperator, made of spec but for its
+// servers, which the nginx controller takes from the route table
+// (pkg/routetable), and returns it as the cache has it (nil before it
+// exists there).
 func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gateway, spec v1beta1.NginxOperatorSpec) (*v1beta1.NginxOperator, error) {
 	spec.Replicas = ptr.To[int32](1)
+	spec.Config.Servers = nil
 	desired := &v1beta1.NginxOperator{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator"},
 		ObjectMeta: metav1.ObjectMeta{Name: InstanceName(gw.Name), Namespace: gw.Namespace,
@@ -204,20 +225,23 @@ func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gat
 	return &live, nil
 }
 
-// applyInstanceWithoutRefusedRoutes applies the instance of tr, the
-// translation of in; when the apiserver refuses locations of some routes,
-// it translates again without them (they are told why: see
-// Translation.RoutesRefusedBy) and applies that. It returns the
-// translation applied.
-func (r *gatewayReconciler) applyInstanceWithoutRefusedRoutes(ctx context.Context, gw *gatewayv1.Gateway, in Inputs, tr Translation) (*v1beta1.NginxOperator, Translation, error) {
+// withoutRefusedRoutes checks the instance tr, the translation of in,
+// makes against every rule of the NginxOperator CRD, with the room a
+// Gateway's routes need (validation.RoutedNginxOperator); when locations
+// of some routes break one, it translates again without them (they are
+// told why: see Translation.RoutesRefusedBy) and checks that. It returns
+// the translation kept, and the errors no route's leaving out cures (the
+// instance's own settings).
+func (r *gatewayReconciler) withoutRefusedRoutes(ctx context.Context, gw *gatewayv1.Gateway, in Inputs, tr Translation) (Translation, error) {
 	for round := 0; ; round++ {
-		instance, err := r.applyInstance(ctx, gw, tr.Spec)
-		if err == nil || !apierrors.IsInvalid(err) || round == maxIsolations {
-			return instance, tr, err
+		_, errs := validation.RoutedNginxOperator(ctx, &v1beta1.NginxOperator{
+			ObjectMeta: metav1.ObjectMeta{Name: InstanceName(gw.Name), Namespace: gw.Namespace}, Spec: tr.Spec})
+		if len(errs) == 0 {
+			return tr, nil
 		}
-		refused := tr.RoutesRefusedBy(err)
-		if len(refused) == 0 {
-			return instance, tr, err
+		refused := tr.RoutesRefusedBy(errs)
+		if len(refused) == 0 || round == maxIsolations {
+			return tr, fmt.Errorf("the instance breaks the NginxOperator's rules: %w", errs.ToAggregate())
 		}
 		in.Refused = maps.Clone(in.Refused)
 		if in.Refused == nil {

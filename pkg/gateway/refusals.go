@@ -1,32 +1,27 @@
 package gateway
 
 import (
-	"errors"
 	"regexp"
 	"strconv"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // locationField is the start of the field path of a location of the
-// instance's spec in the apiserver's refusal.
+// instance's spec in a validation error.
 var locationField = regexp.MustCompile(`^spec\.config\.servers\[(\d+)\]\.locations\[(\d+)\]`)
 
-// RoutesRefusedBy are the routes whose locations err, the apiserver's
-// refusal of the instance made of t, names (its causes' fields), with the
-// refusal's messages for each. A route can make what the translator takes
-// but the NginxOperator's schema does not (a header nginx manages itself,
-// say): leaving such routes out keeps the Gateway's other routes served
-// and changing. Empty when err names no route's location.
-func (t Translation) RoutesRefusedBy(err error) map[RouteRef]string {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) || status.Status().Details == nil {
-		return nil
-	}
+// RoutesRefusedBy are the routes whose locations errs, the CRD's rules'
+// verdict on the instance made of t (validation.RoutedNginxOperator),
+// names, with the errors' messages for each. A route can make what the
+// translator takes but the NginxOperator's rules do not (a header nginx
+// manages itself, say): leaving such routes out keeps the Gateway's other
+// routes served and changing. Empty when errs name no route's location.
+func (t Translation) RoutesRefusedBy(errs field.ErrorList) map[RouteRef]string {
 	messages := map[RouteRef][]string{}
-	for _, cause := range status.Status().Details.Causes {
-		m := locationField.FindStringSubmatch(cause.Field)
+	for _, e := range errs {
+		m := locationField.FindStringSubmatch(e.Field)
 		if m == nil {
 			continue
 		}
@@ -36,8 +31,8 @@ func (t Translation) RoutesRefusedBy(err error) map[RouteRef]string {
 			continue // a 404 location, or a server no route made
 		}
 		ref := t.origins[server][location]
-		msg := cause.Message
-		if field := strings.TrimPrefix(strings.TrimPrefix(cause.Field, m[0]), "."); field != "" {
+		msg := e.ErrorBody()
+		if field := strings.TrimPrefix(strings.TrimPrefix(e.Field, m[0]), "."); field != "" {
 			msg = field + ": " + msg
 		}
 		messages[ref] = append(messages[ref], msg)
@@ -50,6 +45,6 @@ func (t Translation) RoutesRefusedBy(err error) map[RouteRef]string {
 }
 
 // maxIsolations bounds how many times a reconcile leaves routes out and
-// applies again: each round leaves out every route the refusal names, so
-// more rounds mean the apiserver names new routes each time.
+// checks again: each round leaves out every route the errors name, so
+// more rounds mean the rules name new routes each time.
 const maxIsolations = 3

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -132,9 +135,11 @@ func TestAGatewaysInstanceSendsWhereItsRoutesMayAndNowhereElse(t *testing.T) {
 		return nil
 	})
 
-	// An NginxOperator that claims to be the Gateway's instance, by name
-	// and owner, in a namespace of its own, gets nothing the routes were
-	// not allowed; and a look-alike with another name gets nothing at all.
+	// An NginxOperator that claims to be a Gateway's instance by its
+	// owner but is not the one the Gateway controller made gets nothing:
+	// its servers would come from the Gateway's routes, which are handed
+	// to the Gateway's own instance only, and those in its spec are not
+	// read. It says so, and has no configuration.
 	var gwLive gatewayv1.Gateway
 	tools.Must(t, c.Get(ctx, client.ObjectKeyFromObject(gw), &gwLive))
 	lookAlike := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "impostor", Namespace: ns,
@@ -143,14 +148,19 @@ func TestAGatewaysInstanceSendsWhereItsRoutesMayAndNowhereElse(t *testing.T) {
 			Backends: []v1beta1.Backend{{Service: "shop", Namespace: apps, Port: 8080}}}}}}}},
 		}}
 	create(t, c, lookAlike)
-	tools.Eventually(t, time.Minute, "a look-alike refused", func() error {
-		degraded, _, err := upstreamOf(ctx, c, client.ObjectKeyFromObject(lookAlike))
-		if err != nil {
+	tools.Eventually(t, time.Minute, "a look-alike given nothing", func() error {
+		var got v1beta1.NginxOperator
+		if err := c.Get(ctx, client.ObjectKeyFromObject(lookAlike), &got); err != nil {
 			return err
 		}
-		if degraded != "True/ReferenceNotPermitted" {
-			return fmt.Errorf("Degraded %s", degraded)
+		if reconciled := condition(got.Status.Conditions, v1beta1.ConditionReconciled); reconciled != "False/"+nginx.ReasonAwaitingRoutes {
+			return fmt.Errorf("Reconciled %s", reconciled)
 		}
 		return nil
 	})
+	var config corev1.Secret
+	err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: layout.NamesFor(lookAlike.Name).ConfigSecret}, &config)
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the look-alike's configuration: %v, want none", err)
+	}
 }

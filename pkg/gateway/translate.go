@@ -77,7 +77,6 @@ func Translate(in Inputs) Translation {
 	gw := in.Gateway
 	refs := references{grants: in.Grants, secrets: in.Secrets, services: in.Services}
 	ls := readListeners(gw, refs)
-	roomForListeners(ls)
 	b := newServerBuilder(ls)
 	var routes []RouteParents
 	// HTTPRoutes first: of an HTTPRoute and a GRPCRoute with the same
@@ -330,7 +329,21 @@ const RouteReasonNoRoom gatewayv1.RouteConditionReason = "NoRoom"
 
 var noRoomMessage = fmt.Sprintf("the Gateway's nginx instance has no room for this route: it holds at most %d servers "+
 	"(one per listener port and hostname, and a default one per port) and %d locations per server (one per match of a rule), "+
-	"404 included; older routes keep theirs", v1beta1.MaxServers, v1beta1.MaxLocations)
+	"404 included; older routes keep theirs", MaxServers, MaxLocations)
+
+// MaxServers and MaxLocations are the room of a Gateway's instance: its
+// servers and the locations of each. Its servers are not in the
+// NginxOperator's spec, whose CRD holds v1beta1.MaxServers of
+// v1beta1.MaxLocations (pkg/routetable), so what bounds them is the
+// rendered nginx.conf, which a Secret of 1 MiB carries: a route to a
+// Service others use too takes about 220 bytes of it (Documentation/
+// performance.md), and 2,048 of them leave room for matches, filters and
+// upstreams of their own. A Gateway's 64 listeners (Gateway API's limit)
+// take at most 128 servers, so the room limits routes only.
+const (
+	MaxServers   = 2048
+	MaxLocations = 2048
+)
 
 // addition is locations a route adds to the server of a listener and host.
 type addition struct {
@@ -341,8 +354,8 @@ type addition struct {
 }
 
 // fits reports whether the instance's spec holds what adds would make of
-// it: at most v1beta1.MaxServers servers, counting the default server spec
-// adds to each port that has none, and at most v1beta1.MaxLocations
+// it: at most MaxServers servers, counting the default server spec
+// adds to each port that has none, and at most MaxLocations
 // locations in each, counting the 404 location spec adds to a server
 // without one for /.
 func (b *serverBuilder) fits(adds []addition) bool {
@@ -369,7 +382,7 @@ func (b *serverBuilder) fits(adds []addition) bool {
 			}
 		}
 	}
-	if servers > v1beta1.MaxServers {
+	if servers > MaxServers {
 		return false
 	}
 	notFoundKey := v1beta1.LocationMatchKey(notFoundLocation)
@@ -382,7 +395,7 @@ func (b *serverBuilder) fits(adds []addition) bool {
 		if !hasNotFound {
 			n++
 		}
-		if n > v1beta1.MaxLocations {
+		if n > MaxLocations {
 			return false
 		}
 	}

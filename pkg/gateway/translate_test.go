@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,18 +10,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-	"sigs.k8s.io/yaml"
-
-	crds "github.com/nginx-operator/nginx-operator/config/crd"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
 
@@ -480,10 +476,10 @@ func TestCertificateCopyNamesAreDNSLabelsDistinctPerGatewayAndSecret(t *testing.
 	}
 }
 
-// The instance's spec holds v1beta1.MaxServers servers of
-// v1beta1.MaxLocations locations. A route past that is refused with
-// NoRoom, as a whole, and the older routes keep their place: the spec the
-// rest makes is one the CRD admits, so changes to them still apply.
+// The instance holds MaxServers servers of MaxLocations locations. A
+// route past that is refused with NoRoom, as a whole, and the older routes
+// keep their place: the instance the rest makes passes every rule of the
+// CRD, so changes to them still apply.
 func TestARouteTheInstanceHasNoRoomForIsRefusedAndTheOlderOnesServe(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -497,14 +493,14 @@ func TestARouteTheInstanceHasNoRoomForIsRefusedAndTheOlderOnesServe(t *testing.T
 		route: func(i int) *gatewayv1.HTTPRoute {
 			return httpRoute(fmt.Sprintf("r%03d", i), i, nil, gatewayv1.HTTPRouteRule{Matches: prefix(fmt.Sprintf("/r%03d", i)), BackendRefs: toService("web")})
 		},
-		fit: v1beta1.MaxLocations - 1,
+		fit: MaxLocations - 1,
 	}, {
 		name:     "a hostname each: a server each beside the listener's and the port's default",
 		listener: httpListener("http", 80, "*.example.com"),
 		route: func(i int) *gatewayv1.HTTPRoute {
 			return httpRoute(fmt.Sprintf("r%03d", i), i, []string{fmt.Sprintf("%d.example.com", i)}, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")})
 		},
-		fit: v1beta1.MaxServers - 2,
+		fit: MaxServers - 2,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Inputs{Gateway: gateway(tc.listener), Services: services("web")}
@@ -512,7 +508,7 @@ func TestARouteTheInstanceHasNoRoomForIsRefusedAndTheOlderOnesServe(t *testing.T
 				in.HTTPRoutes = append(in.HTTPRoutes, tc.route(i))
 			}
 			tr := Translate(in)
-			validationtest.Spec(t, withReplicas(tr.Spec))
+			routedValid(t, tr.Spec)
 			for i, rt := range tr.Routes {
 				want := "True/Accepted"
 				if i >= tc.fit {
@@ -541,63 +537,40 @@ func TestARouteTheInstanceHasNoRoomForIsRefusedAndTheOlderOnesServe(t *testing.T
 	}
 }
 
-// The capacity the translator keeps to is the CRD's.
-func TestTheInstanceCapacityIsTheCRDs(t *testing.T) {
-	files, err := crds.Files()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	for _, f := range files {
-		if err := yaml.Unmarshal(f, &crd); err != nil {
-			t.Fatal(err)
-		}
-		if crd.Spec.Names.Kind == "NginxOperator" {
-			break
-		}
-	}
-	for _, v := range crd.Spec.Versions {
-		if v.Name != v1beta1.GroupVersion.Version {
-			continue
-		}
-		servers := v.Schema.OpenAPIV3Schema.Properties["spec"].Properties["config"].Properties["servers"]
-		locations := servers.Items.Schema.Properties["locations"]
-		if servers.MaxItems == nil || *servers.MaxItems != v1beta1.MaxServers || locations.MaxItems == nil || *locations.MaxItems != v1beta1.MaxLocations {
-			t.Errorf("the CRD's maxItems: servers %v, locations %v; v1beta1.MaxServers %d, MaxLocations %d", servers.MaxItems, locations.MaxItems, v1beta1.MaxServers, v1beta1.MaxLocations)
-		}
-		return
-	}
-	t.Fatal("no v1beta1 NginxOperator in the CRDs")
-}
-
-// Listeners take the instance's servers in the Gateway's order; one past
-// the room is valid but not programmed (NoRoom), and the spec the others
-// make is one the CRD admits.
-func TestAListenerTheInstanceHasNoRoomForIsNotProgrammed(t *testing.T) {
+// Gateway API allows a Gateway 64 listeners: with a hostname and a
+// certificate each, they all have a server of the instance and are
+// programmed, and the instance passes every rule of the CRD.
+func TestAGatewaysSixtyFourHTTPSListenersAreAllProgrammed(t *testing.T) {
 	in := Inputs{Secrets: map[types.NamespacedName]bool{}}
 	var listeners []gatewayv1.Listener
-	for i := range v1beta1.MaxServers + 8 {
+	for i := range 64 {
 		name := fmt.Sprintf("cert-%d", i)
 		in.Secrets[types.NamespacedName{Namespace: ns, Name: name}] = true
 		listeners = append(listeners, httpsListener(fmt.Sprintf("l%d", i), 443, fmt.Sprintf("h%d.example.com", i), certRef("", name)))
 	}
 	in.Gateway = gateway(listeners...)
 	tr := Translate(in)
-	validationtest.Spec(t, withReplicas(tr.Spec))
-	// Each hostname takes a server, and port 443 its default one.
-	fit := v1beta1.MaxServers - 1
-	for i, l := range tr.listeners {
+	routedValid(t, tr.Spec)
+	for _, l := range tr.listeners {
 		got := conditions(l.status(3, true).Conditions)
 		want := map[string]string{"Accepted": "True/Accepted", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "True/Programmed"}
-		if i >= fit {
-			want["Programmed"] = "False/" + string(ListenerReasonNoRoom)
-		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("listener %s (%d of %d that fit) (-want +got):\n%s", l.Name, i+1, fit, diff)
+			t.Errorf("listener %s (-want +got):\n%s", l.Name, diff)
 		}
 	}
-	if got := len(tr.Spec.Config.Servers); got != v1beta1.MaxServers {
-		t.Errorf("%d servers, want the instance's %d", got, v1beta1.MaxServers)
+	// Each hostname takes a server, and port 443 its default one.
+	if got := len(tr.Spec.Config.Servers); got != 65 {
+		t.Errorf("%d servers, want 65", got)
+	}
+}
+
+// routedValid fails t unless spec, as a Gateway's instance, passes every
+// rule of the NginxOperator CRD with a Gateway's room.
+func routedValid(t *testing.T, spec v1beta1.NginxOperatorSpec) {
+	t.Helper()
+	obj := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web-gateway", Namespace: ns}, Spec: withReplicas(spec)}
+	if _, errs := validation.RoutedNginxOperator(context.Background(), obj); len(errs) > 0 {
+		t.Fatalf("the instance breaks the CRD's rules: %v", errs.ToAggregate())
 	}
 }
 
@@ -636,11 +609,11 @@ func TestARouteIsNotServedForHostnamesAMoreSpecificListenerTakes(t *testing.T) {
 	}
 }
 
-// A route whose locations the NginxOperator's schema refuses (a header
+// A route whose locations the NginxOperator's rules refuse (a header
 // nginx manages itself, which Gateway API lets a filter set) is found from
-// the apiserver's refusal, left out and told why; the spec without it is
-// one the CRD admits.
-func TestARouteTheAPIServerRefusesIsLeftOutAndToldWhy(t *testing.T) {
+// the rules' verdict on the instance, left out and told why; the instance
+// without it passes them.
+func TestARouteTheRulesRefuseIsLeftOutAndToldWhy(t *testing.T) {
 	bad := gatewayv1.HTTPRouteRule{Matches: prefix("/bad"), BackendRefs: toService("web"), Filters: []gatewayv1.HTTPRouteFilter{{
 		Type:                  gatewayv1.HTTPRouteFilterRequestHeaderModifier,
 		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "Connection", Value: "close"}}},
@@ -650,22 +623,17 @@ func TestARouteTheAPIServerRefusesIsLeftOutAndToldWhy(t *testing.T) {
 		httpRoute("bad", 2, nil, bad),
 	}}
 	tr := Translate(in)
-	at := slices.IndexFunc(tr.Spec.Config.Servers[0].Locations, func(l v1beta1.Location) bool { return l.Path == "/bad" })
-	if at < 0 {
-		t.Fatalf("no /bad location to refuse in %+v", tr.Spec.Config.Servers[0].Locations)
-	}
-	path := field.NewPath("spec", "config", "servers").Index(0).Child("locations").Index(at).Child("requestHeaders")
-	refusal := apierrors.NewInvalid(v1beta1.GroupVersion.WithKind("NginxOperator").GroupKind(), "gw-gateway",
-		field.ErrorList{field.Invalid(path, "Connection", "nginx manages it")})
-	refused := tr.RoutesRefusedBy(fmt.Errorf("apply: %w", refusal))
+	_, errs := validation.RoutedNginxOperator(context.Background(), &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-gateway", Namespace: ns}, Spec: withReplicas(tr.Spec)})
+	refused := tr.RoutesRefusedBy(errs)
 	badRef := RouteRef{Kind: KindHTTPRoute, Key: types.NamespacedName{Namespace: ns, Name: "bad"}}
 	if len(refused) != 1 || !strings.Contains(refused[badRef], "requestHeaders: Invalid value") {
-		t.Fatalf("RoutesRefusedBy = %v, want route bad with the refusal's message", refused)
+		t.Fatalf("RoutesRefusedBy = %v, want route bad with the rules' message (errors: %v)", refused, errs)
 	}
 
 	in.Refused = refused
 	tr = Translate(in)
-	validationtest.Spec(t, withReplicas(tr.Spec))
+	routedValid(t, tr.Spec)
 	for _, rt := range tr.Routes {
 		want := "True/Accepted"
 		if rt.Key.Name == "bad" {

@@ -45,6 +45,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/prober"
+	"github.com/nginx-operator/nginx-operator/pkg/routetable"
 )
 
 // ControllerName labels the controller's metrics and logs.
@@ -83,6 +84,12 @@ type Reconciler struct {
 	references *k8sutil.NamespaceCaches
 	// Grants decide on backends in other namespaces; nil refuses them.
 	Grants ServiceGrants
+	// Routes are the servers of the instances Gateways control; nil
+	// serves every instance from its own spec.
+	Routes *routetable.Table
+	// routedReferences are what the servers of routed instances name,
+	// which the cache's reference index cannot see (see instancesIndexed).
+	routedReferences routedReferences
 }
 
 // Images are the images the operator deploys: nginx for instances that do not
@@ -112,12 +119,16 @@ type Setup struct {
 	Operator OperatorPods
 	// Grants decide on backends in other namespaces; nil refuses them.
 	Grants ServiceGrants
+	// Routes are the servers of the instances Gateways control
+	// (pkg/gateway publishes them); nil serves every instance from its
+	// own spec.
+	Routes *routetable.Table
 }
 
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
 func SetupWithManager(mgr ctrl.Manager, s Setup) error {
-	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: s.Images, Operator: s.Operator, Grants: s.Grants}
+	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: s.Images, Operator: s.Operator, Grants: s.Grants, Routes: s.Routes}
 	registerMetrics()
 	b, err := r.watchReferences(mgr, s.References, ctrl.NewControllerManagedBy(mgr))
 	if err != nil {
@@ -132,6 +143,9 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 	}
 	if s.Grants != nil {
 		b = b.Watches(s.Grants.Watched(), handler.EnqueueRequestsFromMapFunc(r.instancesSendingInto))
+	}
+	if s.Routes != nil {
+		b = b.WatchesRawSource(source.Channel(s.Routes.Events(), &handler.EnqueueRequestForObject{}))
 	}
 	return b.
 		Named(ControllerName).
@@ -170,6 +184,15 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 	defer updateMetrics(nginx)
 	if nginx.Spec.Paused {
 		setPaused(nginx)
+		return ctrl.Result{}, nil
+	}
+	if r.awaitingRoutes(nginx) {
+		// Its Gateway's servers come with the Gateway controller's next
+		// reconcile (routetable); until then it stays as it is, and one
+		// never rendered says why.
+		if nginx.Status.ConfigHash == "" {
+			setAwaitingRoutes(nginx)
+		}
 		return ctrl.Result{}, nil
 	}
 	p, sts, result, err := r.apply(ctx, nginx)
@@ -227,6 +250,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	if r.endpointsPacer != nil {
 		r.endpointsPacer.forget(key)
 	}
+	r.routedReferences.forget(key)
 }
 
 // sooner is the shorter of two requeue delays, 0 being none.

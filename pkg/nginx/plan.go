@@ -14,7 +14,6 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
-	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
 // plan is what should exist for one instance: its children, built from the
@@ -50,7 +49,7 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	// Everything below builds from the spec as admission defaults it (the
 	// CRD is the one source of defaults and value rules); the status is
 	// written to the object as read.
-	desired, errs := validation.NginxOperator(ctx, nginx)
+	desired, errs := r.validated(ctx, nginx)
 	if len(errs) > 0 {
 		err := configErrorf("%v", errs.ToAggregate())
 		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Validate", "%v", err)

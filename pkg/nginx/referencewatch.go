@@ -126,7 +126,8 @@ func (r *Reconciler) instancesSendingInto(ctx context.Context, obj client.Object
 	return r.instancesIndexed(ctx, namespaceKey(obj.GetNamespace()))
 }
 
-// instancesIndexed are the instances with key under referenceIndex.
+// instancesIndexed are the instances with key under referenceIndex, and
+// the routed ones whose servers name it (routedReferences).
 func (r *Reconciler) instancesIndexed(ctx context.Context, key string) []reconcile.Request {
 	var list v1beta1.NginxOperatorList
 	if err := r.Client.List(ctx, &list, client.MatchingFields{referenceIndex: key}, client.UnsafeDisableDeepCopy); err != nil {
@@ -138,6 +139,9 @@ func (r *Reconciler) instancesIndexed(ctx context.Context, key string) []reconci
 	requests := make([]reconcile.Request, 0, len(list.Items))
 	for _, nginx := range list.Items {
 		requests = append(requests, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}})
+	}
+	for _, instance := range r.routedReferences.naming(key) {
+		requests = append(requests, reconcile.Request{NamespacedName: instance})
 	}
 	return requests
 }

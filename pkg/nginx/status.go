@@ -22,6 +22,7 @@ import (
 const (
 	ReasonReconcileSucceeded = "ReconcileSucceeded"
 	ReasonPaused             = "Paused"
+	ReasonAwaitingRoutes     = "AwaitingRoutes"
 	ReasonAsExpected         = "AsExpected"
 	ReasonInvalidConfig      = "InvalidConfig"
 	ReasonSecretNotFound     = "SecretNotFound"
@@ -71,6 +72,14 @@ func setPaused(nginx *v1beta1.NginxOperator) {
 		"spec.paused is true: the operator leaves this instance's children as they are")
 	setCondition(nginx, v1beta1.ConditionProgressing, metav1.ConditionUnknown, ReasonPaused,
 		"spec.paused is true: changes to the spec are not applied, and the pods run what was applied before the pause")
+}
+
+// setAwaitingRoutes says why a routed instance (see awaitingRoutes) has
+// no children yet.
+func setAwaitingRoutes(nginx *v1beta1.NginxOperator) {
+	setCondition(nginx, v1beta1.ConditionReconciled, metav1.ConditionFalse, ReasonAwaitingRoutes,
+		"a Gateway controls this instance and its servers come from that Gateway's routes, which the Gateway controller has not handed over: "+
+			"the Gateway is not served by this operator, or this is not the instance the Gateway controller made for it (named <gateway>-gateway)")
 }
 
 // observed is what one reconcile saw of an instance: the plan (nil when

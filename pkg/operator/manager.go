@@ -32,6 +32,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/prober"
+	"github.com/nginx-operator/nginx-operator/pkg/routetable"
 )
 
 // Permissions of the manager itself; each controller declares its own.
@@ -173,8 +174,10 @@ func addControllers(cfg *rest.Config, mgr manager.Manager, opts Options) error {
 	}
 	gatewayServed, why := gateway.CanRun(context.Background(), mgr)
 	var grants nginx.ServiceGrants
+	var routes *routetable.Table
 	if gatewayServed {
 		grants = gateway.ServiceGrants{Client: mgr.GetClient()}
+		routes = routetable.New()
 	}
 	if err := nginx.SetupWithManager(mgr, nginx.Setup{
 		Images:     nginx.Images{Nginx: opts.Images.Nginx, Exporter: opts.Images.Exporter, Agent: opts.Images.Agent, Reloader: opts.Images.Reloader},
@@ -182,11 +185,12 @@ func addControllers(cfg *rest.Config, mgr manager.Manager, opts Options) error {
 		References: references,
 		Operator:   nginx.OperatorPods{Namespace: opts.Namespace, Labels: PodLabels()},
 		Grants:     grants,
+		Routes:     routes,
 	}); err != nil {
 		return fmt.Errorf("setting up the NginxOperator controller: %w", err)
 	}
 	if gatewayServed {
-		if err := gateway.SetupWithManager(mgr, gateway.Setup{References: references}); err != nil {
+		if err := gateway.SetupWithManager(mgr, gateway.Setup{References: references, Routes: routes}); err != nil {
 			return fmt.Errorf("setting up the Gateway controllers: %w", err)
 		}
 	} else {

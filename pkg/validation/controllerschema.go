@@ -1,7 +1,9 @@
 package validation
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -27,8 +29,39 @@ var nginxOperatorForController = lazyFrom(func() (*apiextensionsv1.JSONSchemaPro
 		return nil, err
 	}
 	withoutEmbeddedRules(reflect.TypeFor[v1beta1.NginxOperator](), props, false)
-	return props, nil
+	return props, withoutRoom(props)
 })
+
+// withoutRoom takes out of the NginxOperator schema props the bounds on
+// how many servers and locations an instance has (maxItems) and the rules
+// that compare every pair of servers: the servers a Gateway's routes make
+// (RoutedNginxOperator) never pass admission, whose cost budget is what
+// those bounds are for, and go far beyond them (a Gateway with 1,000
+// routes). Go checks the same in linear time (serverPairRules), and
+// NginxOperator holds every other instance to the CRD's bounds (room).
+func withoutRoom(props *apiextensionsv1.JSONSchemaProps) error {
+	spec := props.Properties["spec"]
+	config := spec.Properties["config"]
+	servers := config.Properties["servers"]
+	servers.MaxItems = nil
+	server := servers.Items.Schema
+	locations := server.Properties["locations"]
+	locations.MaxItems = nil
+	server.Properties["locations"] = locations
+	config.Properties["servers"] = servers
+	rules := len(config.XValidations)
+	config.XValidations = slices.DeleteFunc(config.XValidations, func(r apiextensionsv1.ValidationRule) bool {
+		return slices.Contains(serverPairMessages, r.Message)
+	})
+	if removed := rules - len(config.XValidations); removed != len(serverPairMessages) {
+		// serverPairRules restates rules the CRD no longer has, or misses
+		// one it has.
+		return fmt.Errorf("the NginxOperator CRD has %d of the %d rules on pairs of servers the controller checks in Go", removed, len(serverPairMessages))
+	}
+	spec.Properties["config"] = config
+	props.Properties["spec"] = spec
+	return nil
+}
 
 // withoutEmbeddedRules removes the CEL rules of s, the schema of Go type t,
 // at and below every Kubernetes API type (package k8s.io/api/...) it

@@ -104,3 +104,57 @@ func matchRules(l v1beta1.Location, at *field.Path) field.ErrorList {
 	}
 	return errs
 }
+
+// serverPairMessages are the messages of the CRD's rules that compare every
+// pair of servers (on NginxConfig), which serverPairRules checks instead
+// in the controller (see withoutRoom).
+var serverPairMessages = []string{tlsAcrossPortMessage, oneDefaultServerMessage}
+
+const (
+	tlsAcrossPortMessage    = "servers on one port must all use TLS or all not: nginx cannot serve both on one port"
+	oneDefaultServerMessage = "a port can have only one server with defaultServer: true"
+)
+
+// serverPairRules are the CRD's rules on pairs of servers, by port in one
+// pass: the servers of a port all use TLS or all not, and at most one is
+// its default server. The errors name spec.config, as the CRD's do.
+func serverPairRules(servers []v1beta1.Server, config *field.Path) field.ErrorList {
+	tls := map[string]bool{}
+	defaults := map[string]int{}
+	mixed, twice := false, false
+	for _, s := range servers {
+		if was, seen := tls[s.Port]; seen && was != (s.TLS != nil) {
+			mixed = true
+		}
+		tls[s.Port] = s.TLS != nil
+		if s.DefaultServer {
+			defaults[s.Port]++
+			twice = twice || defaults[s.Port] > 1
+		}
+	}
+	var errs field.ErrorList
+	if mixed {
+		errs = append(errs, field.Invalid(config, field.OmitValueType{}, tlsAcrossPortMessage))
+	}
+	if twice {
+		errs = append(errs, field.Invalid(config, field.OmitValueType{}, oneDefaultServerMessage))
+	}
+	return errs
+}
+
+// room holds an instance to the CRD's bounds on its servers and locations,
+// which the controller's schema leaves out (withoutRoom), with the
+// apiserver's words.
+func room(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	servers := path.Child("config", "servers")
+	if n := len(spec.Config.Servers); n > v1beta1.MaxServers {
+		errs = append(errs, field.TooMany(servers, n, v1beta1.MaxServers))
+	}
+	for i, s := range spec.Config.Servers {
+		if n := len(s.Locations); n > v1beta1.MaxLocations {
+			errs = append(errs, field.TooMany(servers.Index(i).Child("locations"), n, v1beta1.MaxLocations))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,60 @@
+package routetable
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+// The table hands each instance the servers its own Gateway published,
+// tells the nginx controller only of changes, and gives nothing to an
+// instance another Gateway, or no Gateway, controls.
+func TestTheTableHandsAnInstanceOnlyItsOwnGatewaysServers(t *testing.T) {
+	ctx := context.Background()
+	instance := types.NamespacedName{Namespace: "team-a", Name: "web-gateway"}
+	owned := func(apiVersion, kind string, uid types.UID) *v1beta1.NginxOperator {
+		n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Namespace: instance.Namespace, Name: instance.Name}}
+		if kind != "" {
+			n.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "web", UID: uid, Controller: ptr.To(true)}}
+		}
+		return n
+	}
+	servers := []v1beta1.Server{{Port: "p80", DefaultServer: true}}
+	table := New()
+	if _, routed, published := table.Servers(owned("gateway.networking.k8s.io/v1", "Gateway", "u1")); !routed || published {
+		t.Fatalf("before publishing: routed %v, published %v; want routed, not published", routed, published)
+	}
+	if !table.Publish(ctx, instance, "u1", servers) {
+		t.Fatal("the first publish is not a change")
+	}
+	if got := (<-table.Events()).Object.GetName(); got != instance.Name {
+		t.Fatalf("event for %s, want %s", got, instance.Name)
+	}
+	if table.Publish(ctx, instance, "u1", []v1beta1.Server{{Port: "p80", DefaultServer: true}}) {
+		t.Error("publishing the same servers again is a change")
+	}
+	for _, tc := range []struct {
+		name              string
+		nginx             *v1beta1.NginxOperator
+		routed, published bool
+	}{
+		{"its Gateway's", owned("gateway.networking.k8s.io/v1", "Gateway", "u1"), true, true},
+		{"a Gateway of the same name and another UID", owned("gateway.networking.k8s.io/v1", "Gateway", "u2"), true, false},
+		{"another group's Gateway", owned("example.com/v1", "Gateway", "u1"), false, false},
+		{"no owner", owned("", "", ""), false, false},
+	} {
+		got, routed, published := table.Servers(tc.nginx)
+		if routed != tc.routed || published != tc.published || (published && len(got) != 1) {
+			t.Errorf("%s: %d servers, routed %v, published %v; want routed %v, published %v", tc.name, len(got), routed, published, tc.routed, tc.published)
+		}
+	}
+	table.Forget(instance)
+	if _, _, published := table.Servers(owned("gateway.networking.k8s.io/v1", "Gateway", "u1")); published {
+		t.Error("forgotten servers are still handed out")
+	}
+}
