@@ -80,7 +80,11 @@ const (
 	ContentMountPath = "/usr/share/nginx/html"
 	ConfigMountPath  = "/etc/nginx/operator"
 	ConfigFile       = "nginx.conf"
-	TLSMountPath     = "/etc/nginx/tls"
+	// MaxConfigSize is the largest nginx.conf the config Secret carries:
+	// the apiserver refuses a Secret whose keys and values add up to more
+	// than 1 MiB.
+	MaxConfigSize = 1<<20 - len(ConfigFile)
+	TLSMountPath  = "/etc/nginx/tls"
 	// CAMountPath holds the CA certificates proxy locations verify their
 	// Services with and TLS servers verify clients with: one directory per
 	// ConfigMap or Secret, <kind in lower case>/<name>.

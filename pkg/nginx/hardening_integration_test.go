@@ -122,6 +122,20 @@ func TestInvalidSpecsAndTakenNamesStartNoPod(t *testing.T) {
 	badLabel := instance(ns, "badlabel")
 	badLabel.Spec.Pod.Labels = map[string]string{"team": "a b"}
 
+	// A spec within the CRD's bounds whose nginx.conf is larger than a
+	// Secret carries: 32 servers of 64 redirects, each a prefix of its
+	// own (two location blocks and a map), 1.6 MB.
+	huge := instance(ns, "huge")
+	huge.Spec.Config.Servers = nil
+	for i := range v1beta1.MaxServers {
+		var locations []v1beta1.Location
+		for j := range v1beta1.MaxLocations {
+			path := fmt.Sprintf("/%060d", j)
+			locations = append(locations, v1beta1.Location{Path: path, PathType: v1beta1.PathPrefixElements, Redirect: &v1beta1.RedirectLocation{
+				Hostname: "b.example.com", Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To(path)}}})
+		}
+		huge.Spec.Config.Servers = append(huge.Spec.Config.Servers, v1beta1.Server{Port: "http", ServerNames: []string{fmt.Sprintf("s%d.example.com", i)}, Locations: locations})
+	}
 	// The user's own Service already has the name the instance's client
 	// Service would get.
 	userSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: ns},
@@ -130,7 +144,7 @@ func TestInvalidSpecsAndTakenNamesStartNoPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	taken := instance(ns, "taken")
-	for _, n := range []*v1beta1.NginxOperator{dup, badLabel, taken} {
+	for _, n := range []*v1beta1.NginxOperator{dup, badLabel, huge, taken} {
 		if err := c.Create(ctx, n); err != nil {
 			t.Fatal(err)
 		}
@@ -141,6 +155,7 @@ func TestInvalidSpecsAndTakenNamesStartNoPod(t *testing.T) {
 	}{
 		{"dup", nginx.ReasonInvalidConfig, "appears twice", nil},
 		{"badlabel", nginx.ReasonInvalidConfig, "spec.pod.labels", nil},
+		{"huge", nginx.ReasonInvalidConfig, "more than the 1048566 a Secret carries", nil},
 		{"taken", nginx.ReasonNameConflict, `Service "taken" already exists and is not controlled by this NginxOperator`,
 			[]string{"Secret", "Service", "ServiceAccount"}},
 	} {
@@ -159,8 +174,8 @@ func TestInvalidSpecsAndTakenNamesStartNoPod(t *testing.T) {
 	if !framework.EventRecorded(ctx, cs, ns, "taken", corev1.EventTypeWarning, nginx.ReasonNameConflict, `Service "taken" already exists`, 30*time.Second) {
 		t.Errorf("no Warning Event %s on the instance whose Service name is taken", nginx.ReasonNameConflict)
 	}
-	if got := errorCount(t, nginx.ReasonInvalidConfig) - invalidBefore; got < 2 {
-		t.Errorf("reconcile_errors_total{reason=InvalidConfig} grew by %v, want at least 2", got)
+	if got := errorCount(t, nginx.ReasonInvalidConfig) - invalidBefore; got < 3 {
+		t.Errorf("reconcile_errors_total{reason=InvalidConfig} grew by %v, want at least 3", got)
 	}
 	mine, err := cs.CoreV1().Services(ns).Get(ctx, "taken", metav1.GetOptions{})
 	if err != nil {

@@ -67,6 +67,12 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Render", "%v", err)
 		return nil, err
 	}
+	if len(config) > layout.MaxConfigSize {
+		// The apiserver would refuse the Secret, and say less.
+		err = configErrorf("the rendered nginx.conf is %d bytes, more than the %d a Secret carries: split the servers across instances (a Gateway: its routes across Gateways)", len(config), layout.MaxConfigSize)
+		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Render", "%v", err)
+		return nil, err
+	}
 	image := desired.Spec.Image
 	if image == "" {
 		image = r.Images.Nginx
