@@ -42,22 +42,6 @@ func NginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.Ng
 	return out, append(errs, room(&out.Spec, field.NewPath("spec"))...)
 }
 
-// RoutedNginxOperator is NginxOperator for an instance whose servers a
-// Gateway's routes make (pkg/gateway): as many servers and locations as
-// the routes need, where the CRD's bounds (v1beta1.MaxServers and
-// MaxLocations) hold every other instance.
-func RoutedNginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
-	s, err := nginxOperatorForController()
-	if err != nil {
-		return nil, field.ErrorList{field.InternalError(nil, err)}
-	}
-	out, errs := NginxOperatorBy(ctx, s, obj)
-	if out == nil {
-		return nil, errs
-	}
-	return out, append(errs, serverPairRules(out.Spec.Config.Servers, field.NewPath("spec", "config"))...)
-}
-
 // NginxOperatorBy is NginxOperator against the schema s instead of the
 // shipped one.
 func NginxOperatorBy(ctx context.Context, s *Schema, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {

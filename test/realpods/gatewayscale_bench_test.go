@@ -314,7 +314,7 @@ func benchListeners(b *testing.B) {
 // until a pod whose name starts with pod answers servedInARow times in a
 // row, and returns the time from applied to the first of those. It gives
 // up after 3 minutes, or at once when the Gateway says the listener is not
-// programmed for want of room.
+// programmed for a reason waiting will not cure.
 func (e *benchEnv) servedOverTLS(pool *x509.CertPool, listener, host string, applied time.Time, pod string) (time.Duration, error) {
 	tr := &http.Transport{DialContext: e.dial, DisableKeepAlives: true, TLSClientConfig: &tls.Config{ServerName: host, RootCAs: pool}}
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: tr}
@@ -323,7 +323,7 @@ func (e *benchEnv) servedOverTLS(pool *x509.CertPool, listener, host string, app
 	var streak servedStreak
 	for tries := 0; time.Since(applied) < 3*time.Minute; tries++ {
 		if tries%50 == 49 {
-			if why := e.listenerNoRoom(listener); why != "" {
+			if why := e.listenerRefused(listener); why != "" {
 				return 0, fmt.Errorf("not programmed: %s", why)
 			}
 		}
@@ -348,17 +348,17 @@ func (e *benchEnv) servedOverTLS(pool *x509.CertPool, listener, host string, app
 	return 0, fmt.Errorf("not served within 3 minutes (last: %v); the Gateway's conditions: %+v", lastErr, gw.Status.Conditions)
 }
 
-// listenerNoRoom is the message of the listener's Programmed condition
-// when its reason is NoRoom, "" otherwise.
-func (e *benchEnv) listenerNoRoom(name string) string {
+// listenerRefused is the listener's Programmed condition when it is False
+// for another reason than Pending (nginx not serving it yet), "" otherwise.
+func (e *benchEnv) listenerRefused(name string) string {
 	var gw gatewayv1.Gateway
 	if e.cl.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "web"}, &gw) != nil {
 		return ""
 	}
 	for _, l := range gw.Status.Listeners {
 		if c := meta.FindStatusCondition(l.Conditions, string(gatewayv1.ListenerConditionProgrammed)); string(l.Name) == name && c != nil &&
-			c.Reason == string(gateway.ListenerReasonNoRoom) {
-			return "False/NoRoom: " + c.Message
+			c.Status == metav1.ConditionFalse && c.Reason != string(gatewayv1.ListenerReasonPending) {
+			return "False/" + c.Reason + ": " + c.Message
 		}
 	}
 	return ""

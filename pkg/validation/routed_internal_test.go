@@ -1,0 +1,123 @@
+package validation
+
+import (
+	"context"
+	"math/rand"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/randfill"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+// TestCheckingLocationsApartGivesTheWholeVerdict holds RoutedNginxOperator,
+// which checks each location apart and the rest with stand-ins, to the
+// verdict of checking the instance whole (the controller's schema, the Go
+// rules): the same errors at the same paths, and the same defaulted
+// instance, for instances whose servers and locations are filled at
+// random (most of them break some rule, at every level) and for the
+// valid one they start from. It runs each twice, the second time from the
+// kept verdicts.
+func TestCheckingLocationsApartGivesTheWholeVerdict(t *testing.T) {
+	ctx := context.Background()
+	whole := func(obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
+		s, err := nginxOperatorForController()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, errs := NginxOperatorBy(ctx, s, obj)
+		if out == nil {
+			return nil, errs
+		}
+		return out, append(errs, serverPairRules(out.Spec.Config.Servers, field.NewPath("spec", "config"))...)
+	}
+	messages := func(errs field.ErrorList) []string {
+		var out []string
+		for _, e := range errs {
+			out = append(out, e.Error())
+		}
+		slices.Sort(out)
+		return out
+	}
+	refused := 0
+	const instances = 300
+	for i := range instances {
+		obj := randomRouted(rand.New(rand.NewSource(int64(i))))
+		wantOut, wantErrs := whole(obj.DeepCopy())
+		for round := range 2 {
+			gotOut, gotErrs := RoutedNginxOperator(ctx, obj.DeepCopy())
+			if diff := cmp.Diff(messages(wantErrs), messages(gotErrs)); diff != "" {
+				t.Fatalf("instance %d, round %d: other errors than the whole check's (-whole +apart):\n%s", i, round, diff)
+			}
+			if diff := cmp.Diff(wantOut, gotOut); diff != "" {
+				t.Fatalf("instance %d, round %d: another defaulted instance than the whole check's (-whole +apart):\n%s", i, round, diff)
+			}
+		}
+		if len(wantErrs) > 0 {
+			refused++
+		}
+	}
+	if refused < instances/4 || refused > instances*9/10 {
+		t.Errorf("%d of %d random instances refused: the corpus should hold both kinds plenty", refused, instances)
+	}
+}
+
+// randomRouted is a valid instance of three servers with locations, with
+// a few of its servers' and locations' fields filled at random.
+func randomRouted(rng *rand.Rand) *v1beta1.NginxOperator {
+	fill := randfill.New().NilChance(0.5).NumElements(0, 2).RandSource(rng)
+	proxy := func(path string) v1beta1.Location {
+		return v1beta1.Location{Path: path, PathType: v1beta1.PathPrefixElements,
+			Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{{Service: "echo", Port: 8080, Weight: ptr.To[int32](1)}}}}
+	}
+	obj := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web-gateway", Namespace: "team-a"},
+		Spec: v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}}}}
+	for i := range 3 {
+		s := v1beta1.Server{Port: "http", ServerNames: []string{"s" + strconv.Itoa(i) + ".example.com"}}
+		for j := range 3 {
+			s.Locations = append(s.Locations, proxy("/r"+strconv.Itoa(j)))
+		}
+		obj.Spec.Config.Servers = append(obj.Spec.Config.Servers, s)
+	}
+	for range 1 + rng.Intn(3) {
+		s := &obj.Spec.Config.Servers[rng.Intn(3)]
+		switch rng.Intn(8) {
+		case 0:
+			fill.Fill(&s.TLS)
+		case 1:
+			fill.Fill(&s.RedirectToHTTPS)
+		case 2:
+			s.DefaultServer = true
+		case 3:
+			s.Port = []string{"https", "http", "none"}[rng.Intn(3)]
+		case 4:
+			s.Locations = nil
+		default:
+			if len(s.Locations) == 0 {
+				continue
+			}
+			l := &s.Locations[rng.Intn(len(s.Locations))]
+			switch rng.Intn(6) {
+			case 0:
+				fill.Fill(l)
+			case 1:
+				fill.Fill(&l.Proxy)
+			case 2:
+				fill.Fill(&l.Match)
+			case 3:
+				fill.Fill(&l.RequestHeaders)
+			case 4:
+				fill.Fill(&l.Redirect)
+			default:
+				l.Path = s.Locations[0].Path
+			}
+		}
+	}
+	return obj
+}
