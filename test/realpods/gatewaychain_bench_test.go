@@ -13,24 +13,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 
-	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// chainClock records when a route change reaches each object it goes
-// through on its way to nginx, as this process's watches see them: the
-// Gateway's NginxOperator (a new generation: the gateway controller's
-// write) and its config Secret (the nginx controller's). With the reloads'
-// spans from the reloader's log it splits the time from apply to served
-// into stages.
+// chainClock records when a route change reaches the config Secret of the
+// Gateway's instance on its way to nginx, as this process's watch sees it
+// (the operator's write: the Gateway controller's translation and the
+// nginx controller's rendering, which hand over in memory). With the
+// reloads' spans from the reloader's log it splits the time from apply to
+// served into stages.
 type chainClock struct {
 	mu sync.Mutex
-	// instance are the times of the NginxOperator's new generations;
-	// secret those of the config Secret's changes.
-	instance, secret []time.Time
+	// secret are the times of the config Secret's changes.
+	secret []time.Time
 }
 
 // change is one route change: when it was applied and first served.
@@ -41,29 +38,9 @@ type span struct{ start, end time.Time }
 
 func (e *benchEnv) startChainClock(b *testing.B) *chainClock {
 	c := &chainClock{}
-	dyn, err := dynamic.NewForConfig(e.cfg)
-	tools.Must(b, err)
-	iw, err := dyn.Resource(v1beta1.GroupVersion.WithResource("nginxoperators")).Namespace(e.ns).
-		Watch(e.ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + e.instance()})
-	tools.Must(b, err)
 	sw, err := e.cs.CoreV1().Secrets(e.ns).Watch(e.ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + layout.NamesFor(e.instance()).ConfigSecret})
 	tools.Must(b, err)
-	b.Cleanup(func() { iw.Stop(); sw.Stop() })
-	go func() {
-		var generation int64
-		for ev := range iw.ResultChan() {
-			m, ok := ev.Object.(metav1.Object)
-			if !ok || ev.Type != watch.Modified && ev.Type != watch.Added {
-				continue
-			}
-			if m.GetGeneration() > generation {
-				if generation > 0 {
-					c.record(&c.instance)
-				}
-				generation = m.GetGeneration()
-			}
-		}
-	}()
+	b.Cleanup(sw.Stop)
 	go func() {
 		for ev := range sw.ResultChan() {
 			if ev.Type == watch.Modified {
@@ -81,8 +58,8 @@ func (c *chainClock) record(into *[]time.Time) {
 }
 
 // stages are, for changes, the medians and 95th percentiles of each stage
-// of the way from apply to served: to the NginxOperator's new generation,
-// from there to the Secret's change, from there to the start of the next
+// of the way from apply to served: to the Secret's change (the operator's
+// whole part), from there to the start of the next
 // reload (the kubelet's refresh of the pod's volume and the reloader's
 // notice of it), the reload, and from its end to the first answer served.
 // A change whose chain cannot be followed (its stages were merged with
@@ -90,21 +67,20 @@ func (c *chainClock) record(into *[]time.Time) {
 func (c *chainClock) stages(changes []change, reloads []span) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	names := []string{"apply -> NginxOperator", "NginxOperator -> Secret", "Secret -> reload start", "reload", "reload end -> served"}
+	names := []string{"apply -> Secret", "Secret -> reload start", "reload", "reload end -> served"}
 	got := make([][]time.Duration, len(names))
 	for _, ch := range changes {
-		u, ok1 := firstAfter(c.instance, ch.applied)
-		w, ok2 := firstAfter(c.secret, u)
+		w, ok := firstAfter(c.secret, ch.applied)
 		i := slices.IndexFunc(reloads, func(r span) bool { return !r.start.Before(w) })
-		if !ok1 || !ok2 || i < 0 || reloads[i].start.After(ch.served) {
+		if !ok || i < 0 || reloads[i].start.After(ch.served) {
 			continue
 		}
 		r := reloads[i]
 		if os.Getenv("BENCH_CHAIN_TRACE") != "" {
-			fmt.Printf("chain: applied %s instance %s secret %s reload %s-%s served %s\n", ch.applied.Format("15:04:05.000"), u.Format("15:04:05.000"),
+			fmt.Printf("chain: applied %s secret %s reload %s-%s served %s\n", ch.applied.Format("15:04:05.000"),
 				w.Format("15:04:05.000"), r.start.Format("15:04:05.000"), r.end.Format("15:04:05.000"), ch.served.Format("15:04:05.000"))
 		}
-		for k, d := range []time.Duration{u.Sub(ch.applied), w.Sub(u), r.start.Sub(w), r.end.Sub(r.start), ch.served.Sub(r.end)} {
+		for k, d := range []time.Duration{w.Sub(ch.applied), r.start.Sub(w), r.end.Sub(r.start), ch.served.Sub(r.end)} {
 			got[k] = append(got[k], d)
 		}
 	}
