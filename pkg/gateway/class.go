@@ -19,6 +19,7 @@ import (
 var SupportedFeatures = []features.FeatureName{
 	features.SupportGateway,
 	features.SupportGatewayHTTPListenerIsolation,
+	features.SupportGatewayInfrastructure,
 	features.SupportGatewayPort8080,
 	features.SupportGRPCRoute,
 	features.SupportGRPCRouteNamedRouteRule,

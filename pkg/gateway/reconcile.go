@@ -86,13 +86,22 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 	// grant revokes the copy.
 	var instance *v1beta1.NginxOperator
 	applyErr := r.applyCertificateCopies(ctx, &gw, tr.CertificateCopies, sources)
-	if applyErr == nil {
-		tr, applyErr = r.withoutRefusedRoutes(ctx, &gw, in, tr)
-	}
-	if applyErr == nil {
-		// The servers first: the instance renders as soon as both are there.
-		r.routes.Publish(ctx, instanceKey(req.NamespacedName), gw.UID, tr.Spec.Config.Servers)
-		instance, applyErr = r.applyInstance(ctx, &gw, tr.Spec)
+	switch {
+	case applyErr != nil:
+	case tr.invalidParameters != "":
+		// Refused, not served with other settings than it asked for: its
+		// instance, if it has one, is left as it is.
+		var live v1beta1.NginxOperator
+		if err := r.Client.Get(ctx, instanceKey(req.NamespacedName), &live); err == nil {
+			instance = &live
+		}
+	default:
+		if tr, applyErr = r.withoutRefusedRoutes(ctx, &gw, in, tr); applyErr == nil {
+			// The servers first: the instance renders as soon as both are
+			// there.
+			r.routes.Publish(ctx, instanceKey(req.NamespacedName), gw.UID, tr.Spec.Config.Servers)
+			instance, applyErr = r.applyInstance(ctx, &gw, tr.Spec)
+		}
 	}
 	staleErr := r.deleteStaleCertificateCopies(ctx, &gw, tr.CertificateCopies)
 	original := gw.DeepCopy()
@@ -286,6 +295,8 @@ func (r *gatewayReconciler) setStatus(ctx context.Context, gw *gatewayv1.Gateway
 	accepted := metav1.Condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: metav1.ConditionTrue,
 		Reason: string(gatewayv1.GatewayReasonAccepted), Message: "NginxOperator " + InstanceName(gw.Name) + " serves this Gateway", ObservedGeneration: gen}
 	switch {
+	case tr.invalidParameters != "":
+		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalidParameters), tr.invalidParameters
 	case !tr.Accepted():
 		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonListenersNotValid), "no listener has a protocol this implementation serves (HTTP, HTTPS)"
 	case !tr.AllListenersAccepted():

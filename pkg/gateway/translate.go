@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -61,6 +62,9 @@ type Translation struct {
 	// origins are the route each location of Spec's servers comes from,
 	// by server and location (the 404s, last, have none).
 	origins [][]RouteRef
+	// invalidParameters says why the Gateway's infrastructure.parametersRef
+	// cannot be used; "" without one.
+	invalidParameters string
 }
 
 // RouteParents are the parent statuses of one route for the parentRefs
@@ -100,7 +104,70 @@ func Translate(in Inputs) Translation {
 		r.refused = in.Refused[r.ref()]
 		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
 	}
-	return Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls), origins: b.origins}
+	tr := Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls), origins: b.origins}
+	tr.Spec.ChildMetadata = childMetadata(gw)
+	if why := invalidParameters(gw); why != "" {
+		tr.invalidParameters = why
+		pendRoutes(tr.Routes, "the Gateway is not accepted: "+why)
+	}
+	return tr
+}
+
+// childMetadata are the labels and annotations of every object of gw's
+// instance: its spec.infrastructure's, and the gateway-name label, by which
+// Gateway API finds the objects a Gateway made.
+func childMetadata(gw *gatewayv1.Gateway) v1beta1.ChildMetadata {
+	out := v1beta1.ChildMetadata{Labels: map[string]string{LabelGatewayName: gw.Name}}
+	infra := gw.Spec.Infrastructure
+	if infra == nil {
+		return out
+	}
+	for k, v := range infra.Labels {
+		if k != LabelGatewayName {
+			out.Labels[string(k)] = string(v)
+		}
+	}
+	for k, v := range infra.Annotations {
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[string(k)] = string(v)
+	}
+	return out
+}
+
+// invalidParameters is why gw's infrastructure.parametersRef cannot be
+// used, "" when it names none: this implementation takes no parameters
+// object yet, and Gateway API asks that a Gateway naming one it cannot use
+// be refused rather than run with other settings than it asked for.
+func invalidParameters(gw *gatewayv1.Gateway) string {
+	if gw.Spec.Infrastructure == nil || gw.Spec.Infrastructure.ParametersRef == nil {
+		return ""
+	}
+	ref := gw.Spec.Infrastructure.ParametersRef
+	return fmt.Sprintf("infrastructure.parametersRef names %s %s (group %q): this implementation takes no parameters object; remove the reference",
+		ref.Kind, ref.Name, ref.Group)
+}
+
+// pendRoutes makes every route's entry for the Gateway not accepted,
+// reason Pending, with msg: the Gateway they attach to is not served.
+func pendRoutes(routes []RouteParents, msg string) {
+	for i := range routes {
+		for j := range routes[i].Parents {
+			p := &routes[i].Parents[j]
+			meta.SetStatusCondition(&p.Conditions, metav1.Condition{Type: string(gatewayv1.RouteConditionAccepted), Status: metav1.ConditionFalse,
+				Reason: string(gatewayv1.RouteReasonPending), Message: msg, ObservedGeneration: acceptedGeneration(p.Conditions)})
+		}
+	}
+}
+
+// acceptedGeneration is the observedGeneration of a route entry's Accepted
+// condition.
+func acceptedGeneration(conds []metav1.Condition) int64 {
+	if c := meta.FindStatusCondition(conds, string(gatewayv1.RouteConditionAccepted)); c != nil {
+		return c.ObservedGeneration
+	}
+	return 0
 }
 
 // place attaches route r, whose rules became outcomes, to the listeners
@@ -176,7 +243,7 @@ func certificateCopies(gw *gatewayv1.Gateway, ls []*listener) map[string]types.N
 // Accepted reports whether the Gateway has a listener of a supported
 // protocol; Gateway API does not accept one without.
 func (t Translation) Accepted() bool {
-	return slices.ContainsFunc(t.listeners, (*listener).attachable)
+	return t.invalidParameters == "" && slices.ContainsFunc(t.listeners, (*listener).attachable)
 }
 
 // AllListenersAccepted reports whether every listener has a supported

@@ -234,7 +234,9 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Translate(tc.in)
-			if diff := cmp.Diff(tc.want, got.Spec); diff != "" {
+			servers := got.Spec
+			servers.ChildMetadata = v1beta1.ChildMetadata{} // TestAGatewaysInfrastructureMetadataReachesEveryChild
+			if diff := cmp.Diff(tc.want, servers); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
 			gotRoutes := map[string]map[string]string{}
@@ -645,5 +647,43 @@ func TestARouteTheRulesRefuseIsLeftOutAndToldWhy(t *testing.T) {
 	}
 	if slices.ContainsFunc(tr.Spec.Config.Servers[0].Locations, func(l v1beta1.Location) bool { return l.Path == "/bad" }) {
 		t.Error("the refused route's location is still in the spec")
+	}
+}
+
+// A Gateway's spec.infrastructure labels and annotations, and the
+// gateway-name label Gateway API finds a Gateway's objects by, are the
+// instance's childMetadata: every child carries them.
+func TestAGatewaysInfrastructureMetadataReachesEveryChild(t *testing.T) {
+	gw := gateway(httpListener("http", 80, ""))
+	gw.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{
+		Labels:      map[gatewayv1.LabelKey]gatewayv1.LabelValue{"team": "a", LabelGatewayName: "impostor"},
+		Annotations: map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"example.com/owner": "team-a"},
+	}
+	tr := Translate(Inputs{Gateway: gw})
+	want := v1beta1.ChildMetadata{
+		Labels:      map[string]string{"team": "a", LabelGatewayName: gw.Name},
+		Annotations: map[string]string{"example.com/owner": "team-a"},
+	}
+	if diff := cmp.Diff(want, tr.Spec.ChildMetadata); diff != "" {
+		t.Errorf("childMetadata (-want +got):\n%s", diff)
+	}
+	routedValid(t, tr.Spec)
+}
+
+// A Gateway naming a parameters object is not accepted (InvalidParameters):
+// this implementation takes none, and Gateway API asks that such a Gateway
+// be refused rather than run with other settings than it asked for. Its
+// routes are told the Gateway is not served.
+func TestAGatewayWithParametersIsRefused(t *testing.T) {
+	gw := gateway(httpListener("http", 80, ""))
+	gw.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{ParametersRef: &gatewayv1.LocalParametersReference{Group: "invalid.io", Kind: "InvalidParameters", Name: "invalid"}}
+	tr := Translate(Inputs{Gateway: gw, Services: services("web"), HTTPRoutes: []*gatewayv1.HTTPRoute{
+		httpRoute("web", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")}),
+	}})
+	if tr.Accepted() || !strings.Contains(tr.invalidParameters, "InvalidParameters invalid") {
+		t.Errorf("accepted %v, invalidParameters %q", tr.Accepted(), tr.invalidParameters)
+	}
+	if got := conditions(tr.Routes[0].Parents[0].Conditions)["Accepted"]; got != "False/Pending" {
+		t.Errorf("the route: Accepted %s, want False/Pending", got)
 	}
 }

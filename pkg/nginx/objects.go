@@ -56,10 +56,24 @@ type RestoreInit struct {
 
 func objectMeta(nginx *v1beta1.NginxOperator, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
-		Name:      name,
-		Namespace: nginx.Namespace,
-		Labels:    layout.Labels(nginx.Name),
+		Name:        name,
+		Namespace:   nginx.Namespace,
+		Labels:      merged(nginx.Spec.ChildMetadata.Labels, layout.Labels(nginx.Name)),
+		Annotations: merged(nginx.Spec.ChildMetadata.Annotations),
 	}
+}
+
+// merged is the union of ms, a later map's value winning on a key they
+// share; nil when they are all empty.
+func merged(ms ...map[string]string) map[string]string {
+	var out map[string]string
+	for _, m := range ms {
+		if len(m) > 0 && out == nil {
+			out = map[string]string{}
+		}
+		maps.Copy(out, m)
+	}
+	return out
 }
 
 func selector(nginx *v1beta1.NginxOperator) map[string]string {
@@ -74,7 +88,7 @@ func selector(nginx *v1beta1.NginxOperator) map[string]string {
 // say what it was written for (see layout.ConfigHashAnnotation).
 func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
 	meta := objectMeta(nginx, layout.NamesFor(nginx.Name).ConfigSecret)
-	meta.Annotations = syncAnnotations(in)
+	meta.Annotations = merged(meta.Annotations, syncAnnotations(in))
 	return &corev1.Secret{
 		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
@@ -122,11 +136,8 @@ func servicePorts(nginx *v1beta1.NginxOperator, numbers []int32) []corev1.Servic
 // the pod network only, where the operator reads each pod's /status.
 func Service(nginx *v1beta1.NginxOperator, resolved serviceport.Ports) *corev1.Service {
 	meta := objectMeta(nginx, layout.NamesFor(nginx.Name).Service)
-	meta.Annotations = maps.Clone(nginx.Spec.Service.Annotations)
-	if meta.Annotations == nil {
-		meta.Annotations = map[string]string{}
-	}
-	meta.Annotations[layout.ServicePortsAnnotation] = string(resolved.Rule)
+	meta.Annotations = merged(meta.Annotations, nginx.Spec.Service.Annotations,
+		map[string]string{layout.ServicePortsAnnotation: string(resolved.Rule)})
 	svc := nginx.Spec.Service
 	ports := servicePorts(nginx, resolved.Service)
 	if svc.Type == corev1.ServiceTypeNodePort || svc.Type == corev1.ServiceTypeLoadBalancer {

@@ -240,3 +240,48 @@ func TestServiceListensOnTheResolvedPortsAndRecordsTheRule(t *testing.T) {
 		t.Errorf("the builder wrote into spec.service.annotations: %v", n.Spec.Service.Annotations)
 	}
 }
+
+// spec.childMetadata reaches every child the operator makes and the pods,
+// under the operator's own labels and annotations, and under the pods' and
+// the Service's own.
+func TestChildMetadataReachesEveryChildUnderTheOperatorsOwn(t *testing.T) {
+	n := testInstance("web")
+	n.Spec.ChildMetadata = v1beta1.ChildMetadata{
+		Labels:      map[string]string{"team": "a", "tier": "edge", "app.kubernetes.io/instance": "other"},
+		Annotations: map[string]string{"example.com/owner": "team-a", "example.com/lb": "child"},
+	}
+	n.Spec.Pod.Labels = map[string]string{"tier": "pod"}
+	n.Spec.Service.Annotations = map[string]string{"example.com/lb": "service"}
+	n.Spec.PodDisruptionBudget = &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	n.Spec.NetworkPolicy = &v1beta1.NetworkPolicySpec{}
+	in := Inputs{Config: []byte("events {}"), ConfigHash: "abc", Image: "nginx"}
+	sts := StatefulSet(n, in)
+	children := map[string]metav1.ObjectMeta{
+		"StatefulSet":         sts.ObjectMeta,
+		"pod":                 sts.Spec.Template.ObjectMeta,
+		"Service":             Service(n, serviceport.Resolve(&n.Spec, serviceport.Standard)).ObjectMeta,
+		"headless Service":    HeadlessService(n).ObjectMeta,
+		"ServiceAccount":      ServiceAccount(n).ObjectMeta,
+		"config Secret":       ConfigSecret(n, in).ObjectMeta,
+		"PodDisruptionBudget": PodDisruptionBudget(n).ObjectMeta,
+		"NetworkPolicy":       NetworkPolicy(n, OperatorPods{Namespace: "nginx-operator-system"}).ObjectMeta,
+	}
+	for kind, meta := range children {
+		wantTier, wantLB := "edge", "child"
+		switch kind {
+		case "pod":
+			wantTier = "pod"
+		case "Service":
+			wantLB = "service"
+		}
+		if meta.Labels["team"] != "a" || meta.Labels["tier"] != wantTier || meta.Labels["app.kubernetes.io/instance"] != "web" {
+			t.Errorf("%s: labels %v, want team=a, tier=%s and the operator's instance label", kind, meta.Labels, wantTier)
+		}
+		if meta.Annotations["example.com/owner"] != "team-a" || meta.Annotations["example.com/lb"] != wantLB {
+			t.Errorf("%s: annotations %v, want example.com/owner=team-a and example.com/lb=%s", kind, meta.Annotations, wantLB)
+		}
+	}
+	if got := ConfigSecret(n, in).Annotations[layout.ConfigHashAnnotation]; got != "abc" {
+		t.Errorf("the config Secret lost its hash annotation: %q", got)
+	}
+}

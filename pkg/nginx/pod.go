@@ -1,7 +1,6 @@
 package nginx
 
 import (
-	"maps"
 	"strconv"
 	"strings"
 
@@ -43,15 +42,12 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 // podTemplate is the pods' labels, annotations and spec.
 func podTemplate(nginx *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec {
 	spec := nginx.Spec
-	// The user's labels and annotations first: the operator's must win (its
-	// labels select the pods; its annotations roll them, and admission
-	// refuses user keys under nginx.operator.dev/).
-	labels := maps.Clone(spec.Pod.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	maps.Copy(labels, layout.Labels(nginx.Name))
-	annotations := maps.Clone(spec.Pod.Annotations)
+	// The user's labels and annotations first, the pods' own over every
+	// child's: the operator's must win (its labels select the pods; its
+	// annotations roll them, and admission refuses user keys under
+	// nginx.operator.dev/).
+	labels := merged(spec.ChildMetadata.Labels, spec.Pod.Labels, layout.Labels(nginx.Name))
+	annotations := merged(spec.ChildMetadata.Annotations, spec.Pod.Annotations)
 	if annotations == nil {
 		annotations = map[string]string{}
 	}

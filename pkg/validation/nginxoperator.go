@@ -55,8 +55,9 @@ func NginxOperatorBy(ctx context.Context, s *Schema, obj *v1beta1.NginxOperator)
 }
 
 // childRules are what the apiserver refuses in the children's metadata that
-// the CRD does not say: label and annotation syntax of the pods and the
-// Service (annotations also have a total size, which no CEL rule can sum).
+// the CRD does not say: label and annotation syntax of the pods, the
+// Service and every child (annotations also have a total size, which no
+// CEL rule can sum).
 // The priority class name and the embedded Kubernetes types (tolerations,
 // affinity, spread constraints, resources, NetworkPolicy peers) are checked
 // by the CRD's rules (the latter added by hack/crdembedded).
@@ -67,5 +68,7 @@ func childRules(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorLi
 	errs = append(errs, metav1validation.ValidateLabels(spec.Pod.NodeSelector, pod.Child("nodeSelector"))...)
 	errs = append(errs, apimachineryvalidation.ValidateAnnotations(spec.Pod.Annotations, pod.Child("annotations"))...)
 	errs = append(errs, apimachineryvalidation.ValidateAnnotations(spec.Service.Annotations, path.Child("service", "annotations"))...)
-	return errs
+	children := path.Child("childMetadata")
+	errs = append(errs, metav1validation.ValidateLabels(spec.ChildMetadata.Labels, children.Child("labels"))...)
+	return append(errs, apimachineryvalidation.ValidateAnnotations(spec.ChildMetadata.Annotations, children.Child("annotations"))...)
 }

@@ -129,6 +129,35 @@ type NginxOperatorSpec struct {
 	// the nginx pods.
 	// +optional
 	Pod PodSettings `json:"pod,omitempty"`
+
+	// ChildMetadata are labels and annotations for every object the
+	// operator makes for the instance: its StatefulSet and pods, Services,
+	// ServiceAccount, config Secret, PodDisruptionBudget and NetworkPolicy
+	// (not the persistent volume claims, whose template a StatefulSet
+	// cannot change). A Gateway's instance carries the Gateway's
+	// spec.infrastructure labels and annotations here. The operator's own
+	// labels and annotations win on conflict, and pod.labels,
+	// pod.annotations and service.annotations win over these on the pods
+	// and the Service. A change rolls the pods.
+	// +optional
+	ChildMetadata ChildMetadata `json:"childMetadata,omitempty"`
+}
+
+// ChildMetadata are labels and annotations the operator adds to the
+// objects it makes.
+type ChildMetadata struct {
+	// Labels added to every child. Keys under nginx.operator.dev/ are the
+	// operator's.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('nginx.operator.dev/'))",message="label keys under nginx.operator.dev/ are reserved for the operator"
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations added to every child. Keys under nginx.operator.dev/ are
+	// the operator's.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('nginx.operator.dev/'))",message="annotation keys under nginx.operator.dev/ are reserved for the operator"
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // RestoreSpec names one artifact of an NginxBackup.
