@@ -126,6 +126,7 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("256Mi")},
 		},
+		ChildMetadata: v1beta1.ChildMetadata{Labels: map[string]string{"team": "a"}, Annotations: map[string]string{"example.com/owner": "web"}},
 		Pod: v1beta1.PodSettings{
 			Labels:            map[string]string{"team": "a"},
 			Annotations:       map[string]string{"example.com/owner": "web"},
@@ -443,6 +444,10 @@ func corpusFields() []corpusField {
 		{"pod.labels (value)", setAt("pod", "labels", "team"), shortStr("-x", "a_b")},
 		{"pod.annotations (value)", setAt("pod", "annotations", "example.com/owner"), shortStr()},
 		{"pod.nodeSelector (value)", setAt("pod", "nodeSelector", "kubernetes.io/os"), shortStr("-x")},
+		{"childMetadata.labels (key)", setKey("childMetadata", "labels"), shortStr("a/b/c", "kubernetes.io/x", "-x", "nginx.operator.dev/x")},
+		{"childMetadata.labels (value)", setAt("childMetadata", "labels", "team"), shortStr("-x", "a_b")},
+		{"childMetadata.annotations (key)", setKey("childMetadata", "annotations"), shortStr("a/b/c", "nginx.operator.dev/config-hash")},
+		{"childMetadata.annotations (value)", setAt("childMetadata", "annotations", "example.com/owner"), shortStr()},
 		{"pod.priorityClassName", setAt("pod", "priorityClassName"), shortStr("system-node-critical", "High")},
 		// The pod settings are core types the CRD embeds with their
 		// schema but not all their rules: what the API server refuses in

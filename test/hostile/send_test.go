@@ -150,8 +150,9 @@ var apiserverOnly = map[string]string{
 	// apply request as YAML, which refuses DEL (U+007F) and the C1 controls
 	// unescaped; no CEL rule can afford a pattern on 64 values of
 	// unbounded length.
-	"pod.annotations (value)":     "error decoding YAML",
-	"service.annotations (value)": "error decoding YAML",
+	"pod.annotations (value)":           "error decoding YAML",
+	"service.annotations (value)":       "error decoding YAML",
+	"childMetadata.annotations (value)": "error decoding YAML",
 	// The CRD compares a request with its limit as doubles; the API server
 	// compares the quantities exactly, and alone sees a request above its
 	// limit by less than one part in 2^52.
