@@ -2,6 +2,7 @@ package validation
 
 import (
 	"context"
+	"fmt"
 	"crypto/sha256"
 	"encoding/json"
 	"strings"
@@ -21,114 +22,156 @@ import (
 //
 // Both controllers check such an instance on every change of its routes,
 // and a Gateway with 1,000 routes took 180 to 250 ms to check as a whole,
-// most of it the CEL rules of each location looking up fields. So each
-// location is checked on its own, against the location's part of the
-// schema, and its verdict kept by its content: a route change checks the
-// locations it changed. The rest of the instance is checked with one
-// stand-in location in each server that has any: no rule above a location
-// looks into locations but for whether there are any (a redirecting
-// server has none), which TestCheckingLocationsApartGivesTheWholeVerdict
-// holds for every rule of the shipped CRD.
+// most of it the CEL rules of each server and location looking up fields.
+// So each server and each location is checked on its own, against its
+// part of the schema, and the verdict kept by its content: a route change
+// checks what it changed. A server is checked with one stand-in location
+// in place of its own, if it has any, and the rest of the instance with
+// one stand-in server for each port and TLS mode its servers have: no rule
+// above a location looks into locations but for whether there are any (a
+// redirecting server has none), and no rule above a server looks at more
+// than its port and whether it has TLS, which
+// TestCheckingPartsApartGivesTheWholeVerdict holds for every rule of the
+// shipped CRD.
 func RoutedNginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
 	s, err := nginxOperatorForController()
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(nil, err)}
 	}
 	outline := obj.DeepCopy()
-	for i := range outline.Spec.Config.Servers {
-		if len(outline.Spec.Config.Servers[i].Locations) > 0 {
-			outline.Spec.Config.Servers[i].Locations = []v1beta1.Location{standIn}
-		}
-	}
+	outline.Spec.Config.Servers = serverStandIns(obj.Spec.Config.Servers)
 	out, errs := Admit(ctx, s, "NginxOperator", outline)
 	if out == nil {
 		return nil, errs
 	}
-	servers := field.NewPath("spec", "config", "servers")
+	path := field.NewPath("spec", "config", "servers")
+	servers := make([]v1beta1.Server, len(obj.Spec.Config.Servers))
 	for i, server := range obj.Spec.Config.Servers {
-		if len(server.Locations) == 0 {
+		at := path.Index(i)
+		locations := server.Locations
+		if len(locations) > 0 {
+			server.Locations = []v1beta1.Location{locationStandIn}
+		}
+		v, err := serverVerdicts.check(ctx, server)
+		if err != nil {
+			return nil, append(errs, field.InternalError(at, err))
+		}
+		servers[i] = *v.defaulted.DeepCopy()
+		errs = append(errs, under(at, v.errs)...)
+		if len(locations) == 0 {
 			continue
 		}
-		locations := make([]v1beta1.Location, len(server.Locations))
-		for j, l := range server.Locations {
-			v, err := checkLocation(ctx, l)
+		servers[i].Locations = make([]v1beta1.Location, len(locations))
+		for j, l := range locations {
+			v, err := locationVerdicts.check(ctx, l)
 			if err != nil {
-				return nil, append(errs, field.InternalError(servers.Index(i).Child("locations").Index(j), err))
+				return nil, append(errs, field.InternalError(at.Child("locations").Index(j), err))
 			}
-			locations[j] = *v.defaulted.DeepCopy()
-			errs = append(errs, under(servers.Index(i).Child("locations").Index(j), v.errs)...)
+			servers[i].Locations[j] = *v.defaulted.DeepCopy()
+			errs = append(errs, under(at.Child("locations").Index(j), v.errs)...)
 		}
-		out.Spec.Config.Servers[i].Locations = locations
 	}
+	out.Spec.Config.Servers = servers
 	spec := field.NewPath("spec")
 	errs = append(errs, crossField(&out.Spec, spec)...)
 	errs = append(errs, childRules(&out.Spec, spec)...)
 	return out, append(errs, serverPairRules(out.Spec.Config.Servers, spec.Child("config"))...)
 }
 
-// standIn takes a server's locations' place while the rest of the
-// instance is checked: a location every rule accepts.
-var standIn = v1beta1.Location{Path: "/", Static: &v1beta1.StaticLocation{}}
+// locationStandIn takes a server's locations' place while the server is
+// checked: a location every rule accepts.
+var locationStandIn = v1beta1.Location{Path: "/", Static: &v1beta1.StaticLocation{}}
 
-// locationForController is the location's part of the controller's schema.
-var locationForController = lazyFrom(func() (*apiextensionsv1.JSONSchemaProps, error) {
-	props, err := controllerProps()
-	if err != nil {
-		return nil, err
+// serverStandIns take the servers' place while the rest of the instance
+// is checked: one for each port and TLS mode they have, in the order they
+// first appear, which every rule of a server accepts.
+func serverStandIns(servers []v1beta1.Server) []v1beta1.Server {
+	var out []v1beta1.Server
+	seen := map[string]bool{}
+	for _, s := range servers {
+		key := fmt.Sprintf("%s %v", s.Port, s.TLS != nil)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		standIn := v1beta1.Server{Port: s.Port}
+		if s.TLS != nil {
+			standIn.TLS = &v1beta1.TLS{SecretName: "stand-in"}
+		}
+		out = append(out, standIn)
 	}
-	servers := props.Properties["spec"].Properties["config"].Properties["servers"]
-	location := servers.Items.Schema.Properties["locations"].Items.Schema
-	return location, nil
-})
+	return out
+}
 
-// locationVerdict is a location with the schema's defaults, and what the
-// schema says of it, with paths from the location.
-type locationVerdict struct {
-	defaulted v1beta1.Location
+// The parts of the controller's schema checked apart, with their kept
+// verdicts.
+var (
+	serverVerdicts = &partVerdicts[v1beta1.Server]{schema: lazyFrom(func() (*apiextensionsv1.JSONSchemaProps, error) {
+		props, err := controllerProps()
+		if err != nil {
+			return nil, err
+		}
+		return props.Properties["spec"].Properties["config"].Properties["servers"].Items.Schema, nil
+	})}
+	locationVerdicts = &partVerdicts[v1beta1.Location]{schema: lazyFrom(func() (*apiextensionsv1.JSONSchemaProps, error) {
+		props, err := controllerProps()
+		if err != nil {
+			return nil, err
+		}
+		servers := props.Properties["spec"].Properties["config"].Properties["servers"]
+		return servers.Items.Schema.Properties["locations"].Items.Schema, nil
+	})}
+)
+
+// partVerdicts keep the verdict on each part (a server, a location) by the
+// SHA-256 of its JSON, up to maxVerdicts of them (then they start
+// afresh): a Gateway's routes change a few parts at a time.
+type partVerdicts[T any] struct {
+	schema    func() (*Schema, error)
+	mu        sync.Mutex
+	byContent map[[sha256.Size]byte]verdict[T]
+}
+
+// verdict is a part with the schema's defaults, and what the schema says
+// of it, with paths from the part.
+type verdict[T any] struct {
+	defaulted T
 	errs      field.ErrorList
 }
 
-// locationVerdicts keep the verdict on each location by the SHA-256 of its
-// JSON, up to maxLocationVerdicts of them (then they start afresh): a
-// Gateway's routes change a few locations at a time.
-var locationVerdicts = struct {
-	sync.Mutex
-	byContent map[[sha256.Size]byte]locationVerdict
-}{byContent: map[[sha256.Size]byte]locationVerdict{}}
+const maxVerdicts = 8192
 
-const maxLocationVerdicts = 8192
-
-// checkLocation is the verdict on l, kept or made.
-func checkLocation(ctx context.Context, l v1beta1.Location) (locationVerdict, error) {
-	b, err := json.Marshal(l)
+// check is the verdict on part, kept or made.
+func (p *partVerdicts[T]) check(ctx context.Context, part T) (verdict[T], error) {
+	b, err := json.Marshal(part)
 	if err != nil {
-		return locationVerdict{}, err
+		return verdict[T]{}, err
 	}
 	key := sha256.Sum256(b)
-	locationVerdicts.Lock()
-	v, ok := locationVerdicts.byContent[key]
-	locationVerdicts.Unlock()
+	p.mu.Lock()
+	v, ok := p.byContent[key]
+	p.mu.Unlock()
 	if ok {
 		return v, nil
 	}
-	s, err := locationForController()
+	s, err := p.schema()
 	if err != nil {
-		return locationVerdict{}, err
+		return verdict[T]{}, err
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&l)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&part)
 	if err != nil {
-		return locationVerdict{}, err
+		return verdict[T]{}, err
 	}
 	m, v.errs = s.admit(ctx, m, false)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &v.defaulted); err != nil {
-		return locationVerdict{}, err
+		return verdict[T]{}, err
 	}
-	locationVerdicts.Lock()
-	if len(locationVerdicts.byContent) >= maxLocationVerdicts {
-		clear(locationVerdicts.byContent)
+	p.mu.Lock()
+	if p.byContent == nil || len(p.byContent) >= maxVerdicts {
+		p.byContent = map[[sha256.Size]byte]verdict[T]{}
 	}
-	locationVerdicts.byContent[key] = v
-	locationVerdicts.Unlock()
+	p.byContent[key] = v
+	p.mu.Unlock()
 	return v, nil
 }
 

@@ -16,15 +16,16 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 )
 
-// TestCheckingLocationsApartGivesTheWholeVerdict holds RoutedNginxOperator,
-// which checks each location apart and the rest with stand-ins, to the
+// TestCheckingPartsApartGivesTheWholeVerdict holds RoutedNginxOperator,
+// which checks each server and location apart and the rest with
+// stand-ins, to the
 // verdict of checking the instance whole (the controller's schema, the Go
 // rules): the same errors at the same paths, and the same defaulted
 // instance, for instances whose servers and locations are filled at
 // random (most of them break some rule, at every level) and for the
 // valid one they start from. It runs each twice, the second time from the
 // kept verdicts.
-func TestCheckingLocationsApartGivesTheWholeVerdict(t *testing.T) {
+func TestCheckingPartsApartGivesTheWholeVerdict(t *testing.T) {
 	ctx := context.Background()
 	whole := func(obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
 		s, err := nginxOperatorForController()
@@ -77,7 +78,7 @@ func randomRouted(rng *rand.Rand) *v1beta1.NginxOperator {
 			Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{{Service: "echo", Port: 8080, Weight: ptr.To[int32](1)}}}}
 	}
 	obj := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web-gateway", Namespace: "team-a"},
-		Spec: v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}}}}
+		Spec: v1beta1.NginxOperatorSpec{Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080, H2C: rng.Intn(4) == 0}, {Name: "https", ContainerPort: 8443}}}}
 	for i := range 3 {
 		s := v1beta1.Server{Port: "http", ServerNames: []string{"s" + strconv.Itoa(i) + ".example.com"}}
 		for j := range 3 {
@@ -87,7 +88,7 @@ func randomRouted(rng *rand.Rand) *v1beta1.NginxOperator {
 	}
 	for range 1 + rng.Intn(3) {
 		s := &obj.Spec.Config.Servers[rng.Intn(3)]
-		switch rng.Intn(8) {
+		switch rng.Intn(9) {
 		case 0:
 			fill.Fill(&s.TLS)
 		case 1:
@@ -96,6 +97,8 @@ func randomRouted(rng *rand.Rand) *v1beta1.NginxOperator {
 			s.DefaultServer = true
 		case 3:
 			s.Port = []string{"https", "http", "none"}[rng.Intn(3)]
+		case 5:
+			s.TLS = &v1beta1.TLS{SecretName: "web-tls"}
 		case 4:
 			s.Locations = nil
 		default:

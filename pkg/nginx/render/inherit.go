@@ -2,6 +2,7 @@ package render
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
@@ -31,6 +32,16 @@ var inheritable = []string{
 	"grpc_connect_timeout", "grpc_send_timeout", "grpc_read_timeout", "grpc_next_upstream_timeout",
 }
 
+// inheritableNames is inheritable as a set, and inheritableBits gives
+// each name a bit of its own.
+var inheritableNames, inheritableBits = func() (map[string]bool, map[string]uint32) {
+	names, bits := map[string]bool{}, map[string]uint32{}
+	for k, name := range inheritable {
+		names[name], bits[name] = true, 1<<k
+	}
+	return names, bits
+}()
+
 // passOf is the directive that makes a block use name (proxy_pass for the
 // proxy_ settings, grpc_pass for the grpc_ ones).
 func passOf(name string) string {
@@ -40,36 +51,81 @@ func passOf(name string) string {
 
 // inheritShared moves each inheritable directive that two or more of the
 // servers' locations state alike into the http context (see above), and
-// returns the main context with it moved.
+// returns the main context with it moved. It reads every location once: a
+// Gateway's instance has thousands.
 func inheritShared(main []conf.Directive) []conf.Directive {
 	i := slices.IndexFunc(main, func(d conf.Directive) bool { return d.Name == "http" })
 	if i < 0 {
 		return main
 	}
 	http := slices.Clone(main[i].Block)
-	var hoisted []conf.Directive
-	for _, name := range inheritable {
-		value, ok := sharedValue(http, name)
-		if !ok {
+	// A name stated in http or a server, or that a block passing requests
+	// on neither states nor sits in a location stating, stays where it is.
+	kept := map[string]bool{}
+	statedIn(http, kept)
+	type location struct {
+		server, index int
+		values        map[string]string // name -> valueKey of what it states
+	}
+	var locations []location
+	counts := map[string]map[string]int{}
+	for s, server := range http {
+		if server.Name != "server" {
 			continue
 		}
-		hoisted = append(hoisted, value...)
-		key := directivesKey(value)
-		for s := range http {
-			if http[s].Name != "server" {
+		statedIn(server.Block, kept)
+		unstatedPasses(server.Block, 0, kept)
+		for l, d := range server.Block {
+			if d.Name != "location" {
 				continue
 			}
-			server := slices.Clone(http[s].Block)
-			for l := range server {
-				if server[l].Name == "location" && directivesKey(named(server[l].Block, name)) == key {
-					server[l].Block = slices.DeleteFunc(slices.Clone(server[l].Block), func(d conf.Directive) bool { return d.Name == name })
+			values := statedValues(d.Block)
+			for name, key := range values {
+				if counts[name] == nil {
+					counts[name] = map[string]int{}
 				}
+				counts[name][key]++
 			}
-			http[s].Block = server
+			locations = append(locations, location{server: s, index: l, values: values})
+		}
+	}
+	// The most shared value of each name, first found on a tie.
+	chosen := map[string]string{}
+	var hoisted []conf.Directive
+	for _, name := range inheritable {
+		if kept[name] {
+			continue
+		}
+		best, bestCount := "", 0
+		for _, l := range locations {
+			if key, ok := l.values[name]; ok && counts[name][key] > bestCount {
+				best, bestCount = key, counts[name][key]
+			}
+		}
+		if bestCount < 2 {
+			continue
+		}
+		chosen[name] = best
+		for _, l := range locations {
+			if l.values[name] == best {
+				hoisted = append(hoisted, named(http[l.server].Block[l.index].Block, name)...)
+				break
+			}
 		}
 	}
 	if len(hoisted) == 0 {
 		return main
+	}
+	cloned := map[int]bool{}
+	for _, l := range locations {
+		drop := func(d conf.Directive) bool { k, ok := l.values[d.Name]; return ok && d.Block == nil && chosen[d.Name] == k }
+		if !slices.ContainsFunc(http[l.server].Block[l.index].Block, drop) {
+			continue
+		}
+		if !cloned[l.server] {
+			http[l.server].Block, cloned[l.server] = slices.Clone(http[l.server].Block), true
+		}
+		http[l.server].Block[l.index].Block = slices.DeleteFunc(slices.Clone(http[l.server].Block[l.index].Block), drop)
 	}
 	first := slices.IndexFunc(http, func(d conf.Directive) bool { return d.Name == "server" })
 	out := slices.Clone(main)
@@ -77,59 +133,82 @@ func inheritShared(main []conf.Directive) []conf.Directive {
 	return out
 }
 
-// sharedValue is the value of directive name (all its occurrences, in
-// order) that most of the servers' locations state, first found on a tie,
-// if stating it in the http context changes no block's setting: neither
-// the http context nor any server states it, two or more locations share
-// the value, and every block that passes requests on (passOf) states it or
-// sits in a location that does, since such a block would otherwise
-// inherit the new http-level value instead of nginx's default.
-func sharedValue(http []conf.Directive, name string) ([]conf.Directive, bool) {
-	if len(named(http, name)) > 0 {
-		return nil, false
-	}
-	counts := map[string]int{}
-	var best []conf.Directive
-	bestCount := 0
-	for _, server := range http {
-		if server.Name != "server" {
-			continue
-		}
-		if len(named(server.Block, name)) > 0 || !everyPassStates(server.Block, name, false) {
-			return nil, false
-		}
-		for _, l := range server.Block {
-			value := named(l.Block, name)
-			if l.Name != "location" || len(value) == 0 {
-				continue
-			}
-			key := directivesKey(value)
-			counts[key]++
-			if counts[key] > bestCount {
-				best, bestCount = value, counts[key]
-			}
+// statedIn marks in kept the inheritable names ds states itself.
+func statedIn(ds []conf.Directive, kept map[string]bool) {
+	for _, d := range ds {
+		if d.Block == nil && inheritableNames[d.Name] {
+			kept[d.Name] = true
 		}
 	}
-	return best, bestCount >= 2
 }
 
-// everyPassStates reports whether every block in blocks (and below) that
-// passes requests on for name's module states name, or is inside a block
-// that does (stated).
-func everyPassStates(blocks []conf.Directive, name string, stated bool) bool {
+// unstatedPasses marks in kept each inheritable name that a block in
+// blocks (or below) passing requests on for its module neither states nor
+// sits in a block stating (stated, a bit per name of inheritable): it
+// would inherit the http-level value instead of nginx's default.
+func unstatedPasses(blocks []conf.Directive, stated uint32, kept map[string]bool) {
 	for _, d := range blocks {
 		if d.Block == nil {
 			continue
 		}
-		inner := stated || len(named(d.Block, name)) > 0
-		if len(named(d.Block, passOf(name))) > 0 && !inner {
-			return false
+		inner := stated
+		for _, c := range d.Block {
+			if c.Block == nil {
+				if bit, ok := inheritableBits[c.Name]; ok {
+					inner |= bit
+				}
+			}
 		}
-		if !everyPassStates(d.Block, name, inner) {
-			return false
+		for _, c := range d.Block {
+			if c.Block != nil || !strings.HasSuffix(c.Name, "_pass") {
+				continue
+			}
+			for k, name := range inheritable {
+				if inner&(1<<k) == 0 && passOf(name) == c.Name {
+					kept[name] = true
+				}
+			}
 		}
+		unstatedPasses(d.Block, inner, kept)
 	}
-	return true
+}
+
+// statedValues are the inheritable names ds states, each with a key of
+// its value (all its occurrences, in order).
+func statedValues(ds []conf.Directive) map[string]string {
+	var builders map[string]*strings.Builder
+	for _, d := range ds {
+		if d.Block != nil || !inheritableNames[d.Name] {
+			continue
+		}
+		if builders == nil {
+			builders = map[string]*strings.Builder{}
+		}
+		b := builders[d.Name]
+		if b == nil {
+			b = &strings.Builder{}
+			builders[d.Name] = b
+		}
+		writeArgs(b, d.Args)
+	}
+	out := make(map[string]string, len(builders))
+	for name, b := range builders {
+		out[name] = b.String()
+	}
+	return out
+}
+
+// writeArgs adds args to a key, each preceded by its length, the list by
+// its count: different arguments never make the same key.
+func writeArgs(b *strings.Builder, args []string) {
+	var n [20]byte
+	b.Write(strconv.AppendInt(n[:0], int64(len(args)), 10))
+	b.WriteByte(';')
+	for _, a := range args {
+		b.Write(strconv.AppendInt(n[:0], int64(len(a)), 10))
+		b.WriteByte(':')
+		b.WriteString(a)
+	}
 }
 
 // named are the simple directives called name among ds, in order.

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -62,23 +61,21 @@ func (r *renderer) upstreamOf(id string) string {
 }
 
 // directivesKey is ds as one string that differs whenever the directives
-// differ: every name and argument is preceded by its length, and a block
-// by its number of directives.
+// differ: every name and argument is preceded by its length (writeArgs),
+// and a block is in braces.
 func directivesKey(ds []conf.Directive) string {
 	var b strings.Builder
 	var add func(ds []conf.Directive)
 	add = func(ds []conf.Directive) {
 		for _, d := range ds {
-			fmt.Fprintf(&b, "%d:%s%d;", len(d.Name), d.Name, len(d.Args))
-			for _, a := range d.Args {
-				fmt.Fprintf(&b, "%d:%s", len(a), a)
-			}
+			writeArgs(&b, append([]string{d.Name}, d.Args...))
 			if d.Block == nil {
-				b.WriteString("-")
+				b.WriteByte('-')
 				continue
 			}
-			fmt.Fprintf(&b, "{%d;", len(d.Block))
+			b.WriteByte('{')
 			add(d.Block)
+			b.WriteByte('}')
 		}
 	}
 	add(ds)
