@@ -2,9 +2,9 @@ package validation
 
 import (
 	"context"
-	"fmt"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 

@@ -118,7 +118,10 @@ func inheritShared(main []conf.Directive) []conf.Directive {
 	}
 	cloned := map[int]bool{}
 	for _, l := range locations {
-		drop := func(d conf.Directive) bool { k, ok := l.values[d.Name]; return ok && d.Block == nil && chosen[d.Name] == k }
+		drop := func(d conf.Directive) bool {
+			k, ok := l.values[d.Name]
+			return ok && d.Block == nil && chosen[d.Name] == k
+		}
 		if !slices.ContainsFunc(http[l.server].Block[l.index].Block, drop) {
 			continue
 		}
