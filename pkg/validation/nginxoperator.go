@@ -35,11 +35,28 @@ func NginxOperatorSchema(ctx context.Context, obj *v1beta1.NginxOperator) field.
 // The CEL rules inside the Kubernetes types the spec embeds are left to the
 // children's APIs here (see nginxOperatorForController).
 func NginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
-	out, errs := RoutedNginxOperator(ctx, obj)
+	out, errs := wholeNginxOperator(ctx, obj)
 	if out == nil {
 		return nil, errs
 	}
 	return out, append(errs, room(&out.Spec, field.NewPath("spec"))...)
+}
+
+// wholeNginxOperator checks obj whole against the controller's schema and
+// the rules it leaves to Go, with no bound on its servers and locations:
+// what RoutedNginxOperator checks in parts, for an instance within the
+// CRD's bounds, where keeping each part's verdict would cost more memory
+// than it saves time.
+func wholeNginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
+	s, err := nginxOperatorForController()
+	if err != nil {
+		return nil, field.ErrorList{field.InternalError(nil, err)}
+	}
+	out, errs := NginxOperatorBy(ctx, s, obj)
+	if out == nil {
+		return nil, errs
+	}
+	return out, append(errs, serverPairRules(out.Spec.Config.Servers, field.NewPath("spec", "config"))...)
 }
 
 // NginxOperatorBy is NginxOperator against the schema s instead of the

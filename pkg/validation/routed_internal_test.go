@@ -28,15 +28,7 @@ import (
 func TestCheckingPartsApartGivesTheWholeVerdict(t *testing.T) {
 	ctx := context.Background()
 	whole := func(obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
-		s, err := nginxOperatorForController()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, errs := NginxOperatorBy(ctx, s, obj)
-		if out == nil {
-			return nil, errs
-		}
-		return out, append(errs, serverPairRules(out.Spec.Config.Servers, field.NewPath("spec", "config"))...)
+		return wholeNginxOperator(ctx, obj)
 	}
 	messages := func(errs field.ErrorList) []string {
 		var out []string
