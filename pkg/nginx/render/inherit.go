@@ -32,15 +32,20 @@ var inheritable = []string{
 	"grpc_connect_timeout", "grpc_send_timeout", "grpc_read_timeout", "grpc_next_upstream_timeout",
 }
 
-// inheritableNames is inheritable as a set, and inheritableBits gives
-// each name a bit of its own.
-var inheritableNames, inheritableBits = func() (map[string]bool, map[string]uint32) {
-	names, bits := map[string]bool{}, map[string]uint32{}
+// inheritableBits gives each inheritable name a bit of its own.
+var inheritableBits = func() map[string]uint32 {
+	bits := map[string]uint32{}
 	for k, name := range inheritable {
-		names[name], bits[name] = true, 1<<k
+		bits[name] = 1 << k
 	}
-	return names, bits
+	return bits
 }()
+
+// isInheritable reports whether d is a simple directive of inheritable.
+func isInheritable(d conf.Directive) bool {
+	_, ok := inheritableBits[d.Name]
+	return ok && d.Block == nil
+}
 
 // passOf is the directive that makes a block use name (proxy_pass for the
 // proxy_ settings, grpc_pass for the grpc_ ones).
@@ -59,60 +64,8 @@ func inheritShared(main []conf.Directive) []conf.Directive {
 		return main
 	}
 	http := slices.Clone(main[i].Block)
-	// A name stated in http or a server, or that a block passing requests
-	// on neither states nor sits in a location stating, stays where it is.
-	kept := map[string]bool{}
-	statedIn(http, kept)
-	type location struct {
-		server, index int
-		values        map[string]string // name -> valueKey of what it states
-	}
-	var locations []location
-	counts := map[string]map[string]int{}
-	for s, server := range http {
-		if server.Name != "server" {
-			continue
-		}
-		statedIn(server.Block, kept)
-		unstatedPasses(server.Block, 0, kept)
-		for l, d := range server.Block {
-			if d.Name != "location" {
-				continue
-			}
-			values := statedValues(d.Block)
-			for name, key := range values {
-				if counts[name] == nil {
-					counts[name] = map[string]int{}
-				}
-				counts[name][key]++
-			}
-			locations = append(locations, location{server: s, index: l, values: values})
-		}
-	}
-	// The most shared value of each name, first found on a tie.
-	chosen := map[string]string{}
-	var hoisted []conf.Directive
-	for _, name := range inheritable {
-		if kept[name] {
-			continue
-		}
-		best, bestCount := "", 0
-		for _, l := range locations {
-			if key, ok := l.values[name]; ok && counts[name][key] > bestCount {
-				best, bestCount = key, counts[name][key]
-			}
-		}
-		if bestCount < 2 {
-			continue
-		}
-		chosen[name] = best
-		for _, l := range locations {
-			if l.values[name] == best {
-				hoisted = append(hoisted, named(http[l.server].Block[l.index].Block, name)...)
-				break
-			}
-		}
-	}
+	locations, kept := statedByLocations(http)
+	chosen, hoisted := sharedValues(http, locations, kept)
 	if len(hoisted) == 0 {
 		return main
 	}
@@ -136,10 +89,74 @@ func inheritShared(main []conf.Directive) []conf.Directive {
 	return out
 }
 
+// statedLocation is what one location of the http context states: the
+// key of each inheritable directive's value (statedValues).
+type statedLocation struct {
+	server, index int // in http, and in the server's block
+	values        map[string]string
+}
+
+// statedByLocations reads what every location of the servers of http
+// states, and which names must stay where they are (kept): those stated
+// in http or a server, or that a block passing requests on neither states
+// nor sits in a location stating.
+func statedByLocations(http []conf.Directive) ([]statedLocation, map[string]bool) {
+	kept := map[string]bool{}
+	statedIn(http, kept)
+	var locations []statedLocation
+	for s, server := range http {
+		if server.Name != "server" {
+			continue
+		}
+		statedIn(server.Block, kept)
+		unstatedPasses(server.Block, 0, kept)
+		for l, d := range server.Block {
+			if d.Name == "location" {
+				locations = append(locations, statedLocation{server: s, index: l, values: statedValues(d.Block)})
+			}
+		}
+	}
+	return locations, kept
+}
+
+// sharedValues chooses, for each name not kept, the value most locations
+// state (the first found on a tie), if two or more do: the key of each
+// chosen value, and the directives to state in http.
+func sharedValues(http []conf.Directive, locations []statedLocation, kept map[string]bool) (map[string]string, []conf.Directive) {
+	counts := map[string]map[string]int{}
+	for _, l := range locations {
+		for name, key := range l.values {
+			if counts[name] == nil {
+				counts[name] = map[string]int{}
+			}
+			counts[name][key]++
+		}
+	}
+	chosen := map[string]string{}
+	var hoisted []conf.Directive
+	for _, name := range inheritable {
+		if kept[name] {
+			continue
+		}
+		var best *statedLocation
+		for k, l := range locations {
+			if key, ok := l.values[name]; ok && (best == nil || counts[name][key] > counts[name][best.values[name]]) {
+				best = &locations[k]
+			}
+		}
+		if best == nil || counts[name][best.values[name]] < 2 {
+			continue
+		}
+		chosen[name] = best.values[name]
+		hoisted = append(hoisted, named(http[best.server].Block[best.index].Block, name)...)
+	}
+	return chosen, hoisted
+}
+
 // statedIn marks in kept the inheritable names ds states itself.
 func statedIn(ds []conf.Directive, kept map[string]bool) {
 	for _, d := range ds {
-		if d.Block == nil && inheritableNames[d.Name] {
+		if isInheritable(d) {
 			kept[d.Name] = true
 		}
 	}
@@ -181,7 +198,7 @@ func unstatedPasses(blocks []conf.Directive, stated uint32, kept map[string]bool
 func statedValues(ds []conf.Directive) map[string]string {
 	var builders map[string]*strings.Builder
 	for _, d := range ds {
-		if d.Block != nil || !inheritableNames[d.Name] {
+		if !isInheritable(d) {
 			continue
 		}
 		if builders == nil {
