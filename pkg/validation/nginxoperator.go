@@ -66,9 +66,14 @@ func NginxOperatorBy(ctx context.Context, s *Schema, obj *v1beta1.NginxOperator)
 	if out == nil {
 		return nil, errs
 	}
-	spec := field.NewPath("spec")
-	errs = append(errs, crossField(&out.Spec, spec)...)
-	return out, append(errs, childRules(&out.Spec, spec)...)
+	return out, append(errs, goRules(&out.Spec)...)
+}
+
+// goRules are the rules on a defaulted spec that the CRD leaves to Go:
+// crossField's and childRules'.
+func goRules(spec *v1beta1.NginxOperatorSpec) field.ErrorList {
+	path := field.NewPath("spec")
+	return append(crossField(spec, path), childRules(spec, path)...)
 }
 
 // childRules are what the apiserver refuses in the children's metadata that

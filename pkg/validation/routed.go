@@ -72,10 +72,8 @@ func RoutedNginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1be
 		}
 	}
 	out.Spec.Config.Servers = servers
-	spec := field.NewPath("spec")
-	errs = append(errs, crossField(&out.Spec, spec)...)
-	errs = append(errs, childRules(&out.Spec, spec)...)
-	return out, append(errs, serverPairRules(out.Spec.Config.Servers, spec.Child("config"))...)
+	errs = append(errs, goRules(&out.Spec)...)
+	return out, append(errs, serverPairRules(out.Spec.Config.Servers, field.NewPath("spec", "config"))...)
 }
 
 // locationStandIn takes a server's locations' place while the server is
