@@ -8,7 +8,9 @@
 // container puts the reloader into an emptyDir with it, for the nginx
 // container to run from whatever nginx image it has.
 //
-// It serves Prometheus metrics on /metrics and its state as JSON on /status.
+// It serves Prometheus metrics on /metrics and its state as JSON on /status,
+// and takes a new configuration the operator signs on PUT /config (with
+// -work-config and -push-key).
 package main
 
 import (
@@ -37,7 +39,9 @@ func (p *paths) Set(v string) error { *p = append(*p, v); return nil }
 func main() {
 	var watch paths
 	listen := flag.String("listen-address", ":18082", "where to serve /metrics, /status and /healthz; empty: nowhere")
-	config := flag.String("config", "/etc/nginx/operator/nginx.conf", "the nginx.conf whose hash /status and /metrics report")
+	config := flag.String("config", "/etc/nginx/operator/nginx.conf", "the mounted nginx.conf")
+	work := flag.String("work-config", "", "the working copy of -config nginx runs from (name it in nginx's -c), which a PUT to "+reloader.ConfigPath+" may replace; empty: nginx runs from -config and nothing can be pushed")
+	pushKey := flag.String("push-key", "", "the file holding the key pushed configurations are signed with")
 	interval := flag.Duration("interval", time.Second, "how often to look at the watched files")
 	install := flag.String("install", "", "copy this binary to the given path and exit")
 	flag.Var(&watch, "watch", "a file or directory nginx reads when it loads its configuration; repeatable (default: the directory of -config)")
@@ -58,7 +62,7 @@ func main() {
 		watch = paths{dir(*config)}
 	}
 	logger := log.New(os.Stderr, "nginx-reloader: ", log.LstdFlags)
-	r := reloader.New(reloader.Options{Nginx: args[0], Args: args[1:], Config: *config, Watch: watch, Interval: *interval, Logf: logger.Printf})
+	r := reloader.New(reloader.Options{Nginx: args[0], Args: args[1:], Config: *config, Work: *work, PushKey: *pushKey, Watch: watch, Interval: *interval, Logf: logger.Printf})
 
 	if *listen != "" {
 		mux := http.NewServeMux()
@@ -70,6 +74,7 @@ func main() {
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(r.Status())
 		})
+		mux.HandleFunc(reloader.ConfigPath, r.ServeConfig)
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 		srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() {

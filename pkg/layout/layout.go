@@ -80,10 +80,19 @@ const (
 	ContentMountPath = "/usr/share/nginx/html"
 	ConfigMountPath  = "/etc/nginx/operator"
 	ConfigFile       = "nginx.conf"
+	// PushKeyFile is the config Secret's key holding the instance's push
+	// key, PushKeyLength hex digits the operator signs the configurations
+	// it pushes to the pods' reloaders with.
+	PushKeyFile   = "push-key"
+	PushKeyLength = 64
+	// WorkConfigPath is the working copy of nginx.conf nginx runs from:
+	// the reloader copies the mounted one there, or writes the one the
+	// operator pushes.
+	WorkConfigPath = TempMountPath + "/nginx.conf"
 	// MaxConfigSize is the largest nginx.conf the config Secret carries:
 	// the apiserver refuses a Secret whose keys and values add up to more
 	// than 1 MiB.
-	MaxConfigSize = 1<<20 - len(ConfigFile)
+	MaxConfigSize = 1<<20 - len(ConfigFile) - len(PushKeyFile) - PushKeyLength
 	TLSMountPath  = "/etc/nginx/tls"
 	// CAMountPath holds the CA certificates proxy locations verify their
 	// Services with and TLS servers verify clients with: one directory per

@@ -19,6 +19,7 @@ package nginx
 import (
 	"context"
 	"maps"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -90,6 +91,9 @@ type Reconciler struct {
 	// routedReferences are what the servers of routed instances name,
 	// which the cache's reference index cannot see (see instancesIndexed).
 	routedReferences routedReferences
+	// newPushKeys are the push keys generated for instances whose config
+	// Secret the cache does not show with one yet, by UID (see pushKey).
+	newPushKeys sync.Map
 }
 
 // Images are the images the operator deploys: nginx for instances that do not
@@ -198,7 +202,7 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 	p, sts, result, err := r.apply(ctx, nginx)
 	o := observed{plan: p, err: err, sts: sts, pods: r.pods(ctx, nginx, sts)}
 	if err == nil {
-		o.configs = r.podConfigs(nginx, o.pods, p.inputs.ConfigHash, nginx.Status.ConfigHash)
+		o.configs = r.podConfigs(nginx, o.pods, p.inputs, nginx.Status.ConfigHash)
 		o.restoreFailure = r.restoreFailure(ctx, nginx, sts)
 	}
 	wasDegradedBy := degradedBy(nginx)

@@ -4,6 +4,7 @@ package nginx_test
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -191,6 +192,30 @@ func TestControllerCreatesChildrenAndReportsMissingReferences(t *testing.T) {
 	}
 	if h := cfg.Annotations[layout.ConfigHashAnnotation]; h != got.Status.ConfigHash || reloader.ConfigHash(cfg.Data["nginx.conf"]) != h {
 		t.Errorf("config Secret written for configuration %q holds %q; status says %q", h, reloader.ConfigHash(cfg.Data["nginx.conf"]), got.Status.ConfigHash)
+	}
+	// The push key the pods' reloaders check pushes with: random, and
+	// kept when the configuration changes.
+	key := cfg.Data[layout.PushKeyFile]
+	if _, err := hex.DecodeString(string(key)); err != nil || len(key) != layout.PushKeyLength {
+		t.Fatalf("push key %q, want %d hex digits", key, layout.PushKeyLength)
+	}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &got); err != nil {
+			return err
+		}
+		got.Spec.Config.ClientMaxBodySize = "7m"
+		return c.Update(ctx, &got)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
+		cfg, err = cs.CoreV1().Secrets(ns).Get(ctx, names.ConfigSecret, metav1.GetOptions{})
+		return err == nil && strings.Contains(string(cfg.Data[layout.ConfigFile]), "client_max_body_size 7m")
+	}) {
+		t.Fatal("the new configuration did not reach the config Secret")
+	}
+	if again := cfg.Data[layout.PushKeyFile]; string(again) != string(key) {
+		t.Errorf("the push key changed with the configuration: %q, then %q", key, again)
 	}
 }
 

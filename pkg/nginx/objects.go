@@ -21,10 +21,11 @@ import (
 // "2" added nginx's termination message and its preStop delay; "3" runs
 // nginx under the nginx-reloader, so a new configuration or certificate is
 // loaded in place. Upgrading from an operator before "3" rolls every
-// instance's pods once. (The nginx.operator.dev/ prefix of the operator's
+// instance's pods once; "4" runs nginx from the reloader's working copy of
+// nginx.conf, which the operator pushes to. (The nginx.operator.dev/ prefix of the operator's
 // annotations is reserved: admission refuses user annotations under it,
 // and the operator's values win over spec.pod.annotations anyway.)
-const PodTemplateVersion = "3"
+const PodTemplateVersion = "4"
 
 // Inputs is everything the builders need besides the instance.
 type Inputs struct {
@@ -46,6 +47,9 @@ type Inputs struct {
 	Restore *RestoreInit
 	// TLSHash digests the TLS Secrets' content; empty without TLS.
 	TLSHash string
+	// PushKey signs the configurations the operator pushes to the pods'
+	// reloaders (layout.PushKeyFile).
+	PushKey []byte
 }
 
 // RestoreInit is an init container plus the extra volumes it mounts.
@@ -92,7 +96,7 @@ func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{layout.ConfigFile: in.Config},
+		Data:       map[string][]byte{layout.ConfigFile: in.Config, layout.PushKeyFile: in.PushKey},
 	}
 }
 

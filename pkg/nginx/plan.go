@@ -82,6 +82,9 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return nil, err
 	}
+	if in.PushKey, err = r.pushKey(ctx, nginx); err != nil {
+		return nil, err
+	}
 	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), checked: []client.Object{Service(desired, model.ports)},
 		upstreams: model.upstreamStatus()}
 	names, meta := layout.NamesFor(nginx.Name), func(name string) metav1.ObjectMeta {

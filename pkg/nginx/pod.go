@@ -159,11 +159,15 @@ const configPath = layout.ConfigMountPath + "/" + layout.ConfigFile
 // reloaderCommand runs nginx under the reloader, which watches the files
 // nginx reads only when it loads a configuration: nginx.conf, the TLS
 // certificates and the CA certificates. (Basic-auth files need no reload:
-// nginx reads them on every request.)
+// nginx reads them on every request.) nginx runs from the reloader's
+// working copy of nginx.conf, which the operator's pushes replace before
+// the kubelet updates the mounted one (see pkg/reloader's push.go).
 func reloaderCommand(refs render.References) []string {
 	cmd := []string{layout.ReloaderBinary,
 		"-listen-address=:" + strconv.Itoa(layout.ReloaderPort),
 		"-config=" + configPath,
+		"-work-config=" + layout.WorkConfigPath,
+		"-push-key=" + layout.ConfigMountPath + "/" + layout.PushKeyFile,
 		"-watch=" + layout.ConfigMountPath,
 	}
 	paths := render.PodPaths()
@@ -173,7 +177,7 @@ func reloaderCommand(refs render.References) []string {
 	if len(refs.Of(render.UseCA)) > 0 {
 		cmd = append(cmd, "-watch="+paths.CA)
 	}
-	return append(cmd, "--", "nginx", "-c", configPath, "-g", "daemon off;")
+	return append(cmd, "--", "nginx", "-c", layout.WorkConfigPath, "-g", "daemon off;")
 }
 
 // reloaderInstaller is the init container that copies the nginx-reloader

@@ -41,20 +41,23 @@ type podConfigs struct {
 }
 
 // podConfigs is what the prober last read of the instance's running pods,
-// which it is told to read (Track) against the configuration hash; the
-// pods no longer running are forgotten. describedHash is the configuration
-// the status described before this reconcile.
-func (r *Reconciler) podConfigs(nginx *v1beta1.NginxOperator, pods []corev1.Pod, hash, describedHash string) podConfigs {
+// which it is told to read (Track) against the configuration of in, and to
+// push it to those behind; the pods no longer running are forgotten.
+// describedHash is the configuration the status described before this
+// reconcile.
+func (r *Reconciler) podConfigs(nginx *v1beta1.NginxOperator, pods []corev1.Pod, in Inputs, describedHash string) podConfigs {
 	if r.Prober == nil {
 		return podConfigs{}
 	}
 	instance := types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}
+	hash := in.ConfigHash
+	want := prober.Want{Hash: hash, Config: in.Config, Key: in.PushKey}
 	var running []corev1.Pod
 	answers := map[string]prober.Answer{}
 	for i := range pods {
 		if prober.NginxRunning(&pods[i]) {
 			running = append(running, pods[i])
-			answers[pods[i].Name] = r.Prober.Track(instance, &pods[i], hash)
+			answers[pods[i].Name] = r.Prober.Track(instance, &pods[i], want)
 		}
 	}
 	r.Prober.Keep(instance, running)

@@ -1,18 +1,24 @@
 package nginx
 
 // How a new configuration reaches the pods and how the operator learns
-// which configuration each pod's nginx serves: the config Secret changes,
-// the pods are nudged so the kubelet refreshes their volumes at once, each
-// pod's nginx-reloader checks and loads the new files, and the operator
-// reads each reloader's /status.
+// which configuration each pod's nginx serves: the config Secret changes;
+// the prober pushes the new nginx.conf to each pod's nginx-reloader, signed
+// with the instance's push key, and the pods are nudged so the kubelet
+// refreshes their volumes (the push is what is fast; the volume is what a
+// pod starts from, and what it follows when a push does not reach it);
+// each reloader checks and loads the new files, and the operator reads
+// each reloader's /status.
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -67,4 +73,31 @@ func (r *Reconciler) nudgePods(ctx context.Context, nginx *v1beta1.NginxOperator
 		}
 	}
 	return nil
+}
+
+// pushKey is the instance's push key: the one its config Secret holds, as
+// the cache keeps it (the transform keeps that key of a Secret's data), or
+// a new random one for an instance whose Secret has none yet. A new key is
+// remembered until the cache shows the Secret holding it, so that a
+// reconcile before the cache catches up does not write another.
+func (r *Reconciler) pushKey(ctx context.Context, nginx *v1beta1.NginxOperator) ([]byte, error) {
+	var secret corev1.Secret
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: layout.NamesFor(nginx.Name).ConfigSecret}, &secret)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	if key := secret.Data[layout.PushKeyFile]; len(key) == layout.PushKeyLength && metav1.IsControlledBy(&secret, nginx) {
+		r.newPushKeys.Delete(nginx.UID)
+		return key, nil
+	}
+	if key, ok := r.newPushKeys.Load(nginx.UID); ok {
+		return key.([]byte), nil
+	}
+	random := make([]byte, layout.PushKeyLength/2)
+	if _, err := rand.Read(random); err != nil {
+		return nil, err
+	}
+	key := []byte(hex.EncodeToString(random))
+	r.newPushKeys.Store(nginx.UID, key)
+	return key, nil
 }

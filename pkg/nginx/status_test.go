@@ -221,6 +221,12 @@ func (f fakeReloaders) Read(_ context.Context, pod prober.PodAddress) (reloader.
 	return st, nil
 }
 
+// Push is refused, as by a reloader without a working copy: the pod is read.
+func (f fakeReloaders) Push(ctx context.Context, pod prober.PodAddress, _, _ []byte) (reloader.Status, bool, error) {
+	st, err := f.Read(ctx, pod)
+	return st, false, err
+}
+
 // Each running pod is read, by the prober, not the reconcile: a pod not
 // running nginx, being deleted or without an IP is not; the first reconcile
 // finds the pods not read yet, the prober's reads send the instance to be
@@ -254,24 +260,24 @@ func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 	}
 	web := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"}}
 	r := &Reconciler{Prober: prober.New(answers)}
-	first := r.podConfigs(web, pods, "new", "old")
+	first := r.podConfigs(web, pods, Inputs{ConfigHash: "new"}, "old")
 	if diff := cmp.Diff(podConfigs{read: true, pending: []string{"web-0", "web-1", "web-2", "web-3", "web-4"}}, first, cmp.AllowUnexported(podConfigs{})); diff != "" {
 		t.Errorf("before the prober read (-want +got):\n%s", diff)
 	}
 	// The status described this configuration before (a restarted
 	// operator): it keeps what it said until the pods are read.
-	if again := r.podConfigs(web, pods, "new", "new"); !again.keep {
+	if again := r.podConfigs(web, pods, Inputs{ConfigHash: "new"}, "new"); !again.keep {
 		t.Errorf("pods not read yet, the configuration unchanged: %+v, want the status kept", again)
 	}
 	readAll(t, r.Prober, 5)
-	got := r.podConfigs(web, pods, "new", "new")
+	got := r.podConfigs(web, pods, Inputs{ConfigHash: "new"}, "new")
 	want := podConfigs{read: true, loaded: 2, behind: []string{"web-1 (old)"},
 		rejected:    []string{"web-2 (serving configuration old): [emerg] unknown directive", "web-3 (serving configuration new): [emerg] cannot load certificate"},
 		unreachable: []string{"web-4"}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(podConfigs{})); diff != "" {
 		t.Errorf("after the prober read (-want +got):\n%s", diff)
 	}
-	if got := (&Reconciler{}).podConfigs(web, pods, "new", "new"); got.read {
+	if got := (&Reconciler{}).podConfigs(web, pods, Inputs{ConfigHash: "new"}, "new"); got.read {
 		t.Errorf("without a prober: %+v, want nothing read", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 )
 
 // lastAppliedAnnotation is kubectl's client-side apply record: often the size
@@ -44,9 +45,11 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 //     Gateway's status its addresses; drift is found from managedFields,
 //     not values. Its annotations stay, as every object's:
 //     layout.ServicePortsAnnotation says which ports it keeps.
-//   - a Secret's data: the operator's cached Secrets are the nginx.conf it
-//     generated, which it writes and deletes but never reads back. Secrets a
-//     user references are read with the API reader, untouched by this.
+//   - a Secret's data but the push key: the operator's cached Secrets are
+//     the nginx.conf it generated, which it writes and deletes but never
+//     reads back, and the key it signs what it pushes to the pods with
+//     (layout.PushKeyFile), which it reads to sign. Secrets a user
+//     references are read with the API reader, untouched by this.
 //   - a Pod's spec and all of its status but the phase, the pod IP and the
 //     containers' names, readiness, restart counts and states: the
 //     NginxOperator controller reads those, with the pod's labels,
@@ -78,7 +81,7 @@ func TrimForCache(obj any) (any, error) {
 		o.Spec = corev1.ServiceSpec{IPFamilies: o.Spec.IPFamilies, ClusterIPs: o.Spec.ClusterIPs}
 		o.Status = corev1.ServiceStatus{LoadBalancer: o.Status.LoadBalancer}
 	case *corev1.Secret:
-		o.Data, o.StringData = nil, nil
+		o.Data, o.StringData = keepPushKey(o.Data), nil
 	case *corev1.Pod:
 		TrimPod(o)
 	}
@@ -184,4 +187,13 @@ func trimManagedFields(m metav1.Object) {
 func builtIn(obj any) bool {
 	t := reflect.TypeOf(obj)
 	return t.Kind() == reflect.Pointer && strings.HasPrefix(t.Elem().PkgPath(), "k8s.io/api/")
+}
+
+// keepPushKey is data with the push key only, nil without one.
+func keepPushKey(data map[string][]byte) map[string][]byte {
+	key, ok := data[layout.PushKeyFile]
+	if !ok {
+		return nil
+	}
+	return map[string][]byte{layout.PushKeyFile: key}
 }

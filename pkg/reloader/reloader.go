@@ -44,8 +44,14 @@ type Options struct {
 	// Nginx is the nginx binary and Args its arguments (-c, -g).
 	Nginx string
 	Args  []string
-	// Config is the nginx.conf whose hash the reloader reports.
+	// Config is the mounted nginx.conf.
 	Config string
+	// Work, when set, is the working copy nginx runs from (Args name it
+	// with -c): the reloader copies Config there, and takes pushed
+	// configurations (ServeConfig) signed with the key in the file
+	// PushKey. The hash it reports is the working copy's. Unset, nginx runs
+	// from Config and nothing can be pushed.
+	Work, PushKey string
 	// Watch are the files and directories whose content nginx reads only
 	// when it (re)loads: the configuration and the TLS and CA files.
 	Watch []string
@@ -62,6 +68,7 @@ type Reloader struct {
 	mu          sync.Mutex
 	reloads     int
 	failures    int
+	pushCount   int
 	lastOK      bool
 	lastSuccess time.Time
 	loadedHash  string
@@ -70,6 +77,13 @@ type Reloader struct {
 	rejectedHash string
 	// durations counts the successful reloads by how long they took.
 	durations histogram
+
+	// pushes hands ServeConfig's configurations to Run; pushed are the
+	// hashes of the last pushHistory of them, oldest first, and
+	// volumeHash the mounted configuration's last seen (Run's alone).
+	pushes     chan push
+	pushed     []string
+	volumeHash string
 }
 
 // New returns a Reloader for opts.
@@ -80,7 +94,7 @@ func New(opts Options) *Reloader {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Reloader{opts: opts, lastOK: true}
+	return &Reloader{opts: opts, lastOK: true, pushes: make(chan push)}
 }
 
 // ConfigHash identifies a rendered nginx.conf. The operator names its
@@ -98,6 +112,9 @@ func ConfigHash(config []byte) string {
 // nginx gracefully and waits for it. It returns nginx's exit error, or nil
 // when nginx exited after the graceful quit.
 func (r *Reloader) Run(ctx context.Context) error {
+	if r.opts.Work != "" {
+		r.followVolume()
+	}
 	digest, err := r.digest()
 	if err != nil {
 		return err
@@ -118,6 +135,7 @@ func (r *Reloader) Run(ctx context.Context) error {
 	defer stopWatching()
 	changed := changes(watchCtx, r.opts.Watch, r.opts.Logf)
 	for {
+		var pushes []push
 		select {
 		case err := <-exited:
 			return fmt.Errorf("nginx exited: %w", errOrExit(err))
@@ -126,6 +144,8 @@ func (r *Reloader) Run(ctx context.Context) error {
 			// finish the requests in flight (SIGTERM would cut them).
 			_ = cmd.Process.Signal(syscall.SIGQUIT)
 			return quitError(<-exited)
+		case p := <-r.pushes:
+			pushes = r.takePushes(p)
 		case <-changed:
 			// A writer's burst of changes (the kubelet's rename, then a
 			// new key's link) is read as one.
@@ -136,17 +156,26 @@ func (r *Reloader) Run(ctx context.Context) error {
 			}
 		case <-tick.C:
 		}
-		now, err := r.digest()
-		if err != nil {
-			r.opts.Logf("reading the configuration: %v", err)
-			continue
+		if r.opts.Work != "" && pushes == nil {
+			r.followVolume()
 		}
-		if now == digest {
-			continue
-		}
-		digest = now
-		r.reload(cmd.Process)
+		digest = r.reloadIfChanged(cmd.Process, digest)
+		r.answer(pushes)
 	}
+}
+
+// reloadIfChanged reloads nginx when what it reads differs from digest,
+// and returns the digest nginx was last asked to load.
+func (r *Reloader) reloadIfChanged(nginx *os.Process, digest string) string {
+	now, err := r.digest()
+	if err != nil {
+		r.opts.Logf("reading the configuration: %v", err)
+		return digest
+	}
+	if now != digest {
+		r.reload(nginx)
+	}
+	return now
 }
 
 // changeSettle is how long a change waits for the rest of its burst.
@@ -236,10 +265,10 @@ func (r *Reloader) refused(hash, msg string) {
 	r.failures, r.lastOK, r.lastError, r.rejectedHash = r.failures+1, false, msg, hash
 }
 
-// diskHash is the ConfigHash of the configuration on disk, "" when it cannot
-// be read.
+// diskHash is the ConfigHash of the configuration nginx runs from, "" when
+// it cannot be read.
 func (r *Reloader) diskHash() string {
-	config, err := os.ReadFile(r.opts.Config)
+	config, err := os.ReadFile(r.served())
 	if err != nil {
 		return ""
 	}
@@ -274,13 +303,26 @@ func testError(out []byte, err error) string {
 	return err.Error()
 }
 
-// digest sums the content of every watched file, following symlinks (the
+// served is the nginx.conf nginx runs from.
+func (r *Reloader) served() string {
+	if r.opts.Work != "" {
+		return r.opts.Work
+	}
+	return r.opts.Config
+}
+
+// digest sums the content of every file nginx reads when it loads: the
+// nginx.conf it runs from and every watched file, following symlinks (the
 // kubelet swaps a mounted volume's ..data link to update it atomically) and
-// skipping the kubelet's own "..<name>" entries.
+// skipping the kubelet's own "..<name>" entries. With a working copy, the
+// mounted nginx.conf and the push key are not what nginx reads.
 func (r *Reloader) digest() (string, error) {
 	h := sha256.New()
 	var add func(path string) error
 	add = func(path string) error {
+		if r.opts.Work != "" && (path == r.opts.Config || path == r.opts.PushKey) {
+			return nil
+		}
 		info, err := os.Stat(path)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -316,7 +358,7 @@ func (r *Reloader) digest() (string, error) {
 		}
 		return nil
 	}
-	for _, p := range r.opts.Watch {
+	for _, p := range append([]string{r.served()}, r.opts.Watch...) {
 		if err := add(p); err != nil {
 			return "", err
 		}
@@ -337,13 +379,16 @@ type Status struct {
 	RejectedHash         string `json:"rejectedHash,omitempty"`
 	Reloads              int    `json:"reloads"`
 	Failures             int    `json:"failures"`
+	// Pushes counts the configurations pushed to the reloader (taken
+	// before the volume brought them).
+	Pushes int `json:"pushes"`
 }
 
 // Status returns the current state.
 func (r *Reloader) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Status{Hash: r.loadedHash, LastReloadSuccessful: r.lastOK, Error: r.lastError, RejectedHash: r.rejectedHash, Reloads: r.reloads, Failures: r.failures}
+	return Status{Hash: r.loadedHash, LastReloadSuccessful: r.lastOK, Error: r.lastError, RejectedHash: r.rejectedHash, Reloads: r.reloads, Failures: r.failures, Pushes: r.pushCount}
 }
 
 // Metrics is the Prometheus text exposition of the state, with the names
@@ -360,6 +405,7 @@ func (r *Reloader) Metrics() []byte {
 		ok = 1
 	}
 	metric("reloader_reloads_total", "Reloads of nginx with a new configuration.", "counter", r.reloads, "")
+	metric("reloader_pushes_total", "Configurations the operator pushed, before the volume brought them.", "counter", r.pushCount, "")
 	metric("reloader_reloads_failed_total", "New configurations nginx refused; the previous one kept serving.", "counter", r.failures, "")
 	metric("reloader_last_reload_successful", "1 if nginx runs the configuration on disk, 0 if it refused it.", "gauge", ok, "")
 	metric("reloader_last_reload_success_timestamp_seconds", "When nginx last loaded a configuration.", "gauge", r.lastSuccess.Unix(), "")

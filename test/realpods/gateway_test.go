@@ -10,11 +10,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -154,5 +156,13 @@ func TestAGatewayChangesRoutesUnderLoadWithoutLosingARequest(t *testing.T) {
 	}
 	if !seen["v1"] || !seen["v2"] {
 		t.Errorf("the load of /a was answered by %v, want pods of v1 and then of v2", got.first)
+	}
+	// The routes reached nginx as the operator pushed them, ahead of the
+	// kubelet's update of the pods' volume.
+	selector := labels.SelectorFromSet(layout.Selector(gateway.InstanceName("web"))).String()
+	for pod, st := range reloaderStatuses(ctx, t, cs, dial, ns, selector) {
+		if st.Pushes == 0 {
+			t.Errorf("pod %s's reloader took no pushed configuration: %+v", pod, st)
+		}
 	}
 }

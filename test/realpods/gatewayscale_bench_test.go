@@ -483,6 +483,7 @@ func (e *benchEnv) report(b *testing.B, r benchReport) {
 		fmt.Sprintf("served after apply: p50 %s, p95 %s, max %s (%d)", percentile(r.served, 50), percentile(r.served, 95), percentile(r.served, 100), len(r.served)),
 		fmt.Sprintf("a change served:    p50 %s, p95 %s, max %s (%d)", percentile(r.changed, 50), percentile(r.changed, 95), percentile(r.changed, 100), len(r.changed)),
 		fmt.Sprintf("nginx reloads:      p50 %s, p95 %s, max %s (%d, the reloader's log)", percentile(reloads, 50), percentile(reloads, 95), percentile(reloads, 100), len(reloads)),
+		fmt.Sprintf("pushed configs:     %d (the pods' reloader_pushes_total)", e.reloaderCounter(b, "reloader_pushes_total")),
 		fmt.Sprintf("nginx.conf:         %d bytes", len(conf)),
 		fmt.Sprintf("operator:           %.1f s CPU over %s, RSS %.1f MiB (anonymous %.1f MiB), peak %.1f MiB", cpu, r.elapsed.Round(time.Second), use.rssMiB, use.anonMiB, use.peakMiB),
 	}
@@ -570,11 +571,13 @@ func (e *benchEnv) getJSON(url string, v any) error {
 	return json.Unmarshal(body, v)
 }
 
-// reloadsTotal is the reloader's counter of reloads in its metrics.
-var reloadsTotal = regexp.MustCompile(`(?m)^reloader_reloads_total (\d+)$`)
-
 // reloads is the sum of reloader_reloads_total over the instance's pods.
-func (e *benchEnv) reloads(b *testing.B) int {
+func (e *benchEnv) reloads(b *testing.B) int { return e.reloaderCounter(b, "reloader_reloads_total") }
+
+// reloaderCounter is the sum of the reloader's counter name over the
+// instance's pods.
+func (e *benchEnv) reloaderCounter(b *testing.B, name string) int {
+	sample := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`)
 	total := 0
 	for _, pod := range e.instancePods(b) {
 		hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DialContext: e.dial}}
@@ -584,9 +587,9 @@ func (e *benchEnv) reloads(b *testing.B) int {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		m := reloadsTotal.FindSubmatch(body)
+		m := sample.FindSubmatch(body)
 		if m == nil {
-			b.Fatalf("pod %s: no reloader_reloads_total in\n%s", pod.Name, body)
+			b.Fatalf("pod %s: no %s in\n%s", pod.Name, name, body)
 		}
 		n, _ := strconv.Atoi(string(m[1]))
 		total += n

@@ -2,9 +2,12 @@ package realpods
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -154,4 +159,28 @@ func tlsSecret(ctx context.Context, t testing.TB, cs kubernetes.Interface, ns, n
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// reloaderStatuses are the /status answers of the reloaders of the running
+// pods of ns that match selector, by pod name, read from the node at each
+// pod's address as the operator reads them.
+func reloaderStatuses(ctx context.Context, t *testing.T, cs kubernetes.Interface, dial func(context.Context, string, string) (net.Conn, error), ns, selector string) map[string]reloader.Status {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	tools.Must(t, err)
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: dial}}
+	out := map[string]reloader.Status{}
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+			continue
+		}
+		resp, err := hc.Get("http://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(layout.ReloaderPort)) + "/status")
+		tools.Must(t, err)
+		var st reloader.Status
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		tools.Must(t, err)
+		out[p.Name] = st
+	}
+	return out
 }

@@ -83,6 +83,13 @@ type probe struct {
 		nudge    map[string]string
 	}
 	wantSince time.Time
+	// push is the configuration to push to the pod while its answer does
+	// not show it (nil: none, or the pod shows it, or its reloader refused
+	// pushes); pushRefused is the configuration hash a reloader refused a
+	// push of (an older reloader, a key the pod does not hold yet), which
+	// is not pushed again.
+	push        *Want
+	pushRefused string
 	// After a nudge whose files (a rotated certificate, say) leave the
 	// configuration's hash as it was, the pod is read as one behind
 	// (awaitingNudge) until its reloader has made an attempt beyond the
@@ -123,11 +130,21 @@ type Answer struct {
 	Err    error
 }
 
+// Want is the configuration a pod should serve: its hash and, to push it
+// to the pod's reloader, its text and the instance's push key (without
+// them the pod gets it from its volume alone).
+type Want struct {
+	Hash        string
+	Config, Key []byte
+}
+
 // Track records that pod, a running nginx pod of instance, should serve the
 // configuration want, and returns what the prober last read of it. Reads
 // happen in the background; a pod new to the prober, or with a new IP,
-// nudge or wanted configuration, is read at once.
-func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want string) Answer {
+// nudge or wanted configuration, is read at once, and a pod whose answer
+// does not show want gets it pushed rather than read.
+func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, w Want) Answer {
+	want := w.Hash
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
@@ -150,6 +167,10 @@ func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, want stri
 	}
 	moved := !ok || pr.asked.ip != pod.Status.PodIP
 	pr.asked.ip, pr.asked.want, pr.asked.nudge = pod.Status.PodIP, want, nudge
+	pr.push = nil
+	if w.Config != nil && pr.pushRefused != want && !(pr.answered && pr.err == nil && shows(pr.status, want)) {
+		pr.push = &w
+	}
 	if moved || nudged || rewanted {
 		p.readNow(pr, pod)
 	}
@@ -281,9 +302,20 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 		return
 	}
 	pod, asked := pr.pod, pr.asked
+	push := pr.push
+	if pr.answered && pr.err == nil && shows(pr.status, asked.want) {
+		push = nil
+	}
 	p.mu.Unlock()
 
-	st, err := p.reader.Read(ctx, pod)
+	var st reloader.Status
+	var err error
+	pushed := false
+	if push != nil {
+		st, pushed, err = p.reader.Push(ctx, pod, push.Config, push.Key)
+	} else {
+		st, err = p.reader.Read(ctx, pod)
+	}
 
 	p.mu.Lock()
 	if p.pods[key] != pr {
@@ -296,6 +328,7 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	stale := pr.asked.ip != asked.ip || pr.asked.want != asked.want && asked.want != "" || !maps.Equal(pr.asked.nudge, asked.nudge)
 	changed := !pr.answered || (err == nil) != (pr.err == nil) || !reflect.DeepEqual(st, pr.status)
 	pr.answered, pr.status, pr.err, pr.reading = true, st, err, false
+	p.settlePush(pr, push, pushed, err)
 	if err == nil && pr.awaitingNudge && attempts(st) > pr.attemptsBefore {
 		if changed {
 			pr.quietReads = 0
@@ -320,6 +353,22 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 		case p.events <- event.GenericEvent{Object: client.Object(obj)}:
 		case <-ctx.Done():
 		}
+	}
+}
+
+// settlePush drops pr's configuration to push once the pod shows it, or
+// once its reloader refused the push (it answered, but did not take it);
+// p.mu is held.
+func (p *Prober) settlePush(pr *probe, tried *Want, pushed bool, err error) {
+	if pr.push == nil {
+		return
+	}
+	if tried != nil && tried.Hash == pr.push.Hash && err == nil && !pushed {
+		pr.pushRefused, pr.push = tried.Hash, nil
+		return
+	}
+	if err == nil && shows(pr.status, pr.push.Hash) {
+		pr.push = nil
 	}
 }
 

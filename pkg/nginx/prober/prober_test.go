@@ -48,7 +48,7 @@ func TestProberPacesItsReads(t *testing.T) {
 
 	// Behind: every quarter second, then every second, then every half
 	// minute.
-	p.Track(web, pod("web-0", "new"), "new")
+	p.Track(web, pod("web-0", "new"), Want{Hash: "new"})
 	if d := next("web-0"); d != 0 {
 		t.Errorf("a new pod is due in %s, want at once", d)
 	}
@@ -72,7 +72,7 @@ func TestProberPacesItsReads(t *testing.T) {
 	if !read("web-0") || next("web-0") != probeSettled {
 		t.Errorf("loaded: next read in %s, want %s, and the new answer wakes the instance", next("web-0"), probeSettled)
 	}
-	if a := p.Track(web, pod("web-0", "newer"), "newer"); !a.Read || a.Status.Hash != "new" || next("web-0") != 0 {
+	if a := p.Track(web, pod("web-0", "newer"), Want{Hash: "newer"}); !a.Read || a.Status.Hash != "new" || next("web-0") != 0 {
 		t.Errorf("nudged with a new configuration: answer %+v, next read in %s, want the last answer and a read at once", a, next("web-0"))
 	}
 	if read("web-0"); next("web-0") != probeBehindQuickly {
@@ -85,7 +85,7 @@ func TestProberPacesItsReads(t *testing.T) {
 	read("web-0")
 	rotated := pod("web-0", "newer")
 	rotated.Annotations[layout.TLSHashAnnotation] = "second"
-	p.Track(web, rotated, "newer")
+	p.Track(web, rotated, Want{Hash: "newer"})
 	if read("web-0"); next("web-0") != probeBehind {
 		t.Errorf("nudged with new files, not yet acted on: next read in %s, want %s", next("web-0"), probeBehind)
 	}
@@ -105,7 +105,7 @@ func TestProberPacesItsReads(t *testing.T) {
 	}
 
 	// No answer: a delay that doubles, up to five minutes.
-	p.Track(web, pod("web-1", "new"), "new")
+	p.Track(web, pod("web-1", "new"), Want{Hash: "new"})
 	var delays []time.Duration
 	for range 10 {
 		read("web-1")
@@ -120,7 +120,7 @@ func TestProberPacesItsReads(t *testing.T) {
 
 	// A read that times out (a NetworkPolicy drops the port) starts from
 	// half a minute.
-	p.Track(web, pod("web-2", "new"), "new")
+	p.Track(web, pod("web-2", "new"), Want{Hash: "new"})
 	p.reader = timingOut{}
 	read("web-2")
 	if next("web-2") != probeRetryTimedOut {
@@ -151,7 +151,7 @@ func TestProberReadsInTheBackgroundAndWakesTheInstance(t *testing.T) {
 	}()
 	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-0"}, Status: corev1.PodStatus{PodIP: "10.0.0.1"}}
-	if a := p.Track(web, pod, "new"); a.Read {
+	if a := p.Track(web, pod, Want{Hash: "new"}); a.Read {
 		t.Fatalf("answered before any read: %+v", a)
 	}
 	select {
@@ -162,7 +162,7 @@ func TestProberReadsInTheBackgroundAndWakesTheInstance(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no event after the read")
 	}
-	if a := p.Track(web, pod, "new"); !a.Read || a.Status.Hash != "new" {
+	if a := p.Track(web, pod, Want{Hash: "new"}); !a.Read || a.Status.Hash != "new" {
 		t.Errorf("after the read: %+v, want configuration new", a)
 	}
 }
@@ -204,7 +204,7 @@ func TestProberSpotsPodsFromTheWatch(t *testing.T) {
 	if d, _ := due(); d != probeBehind {
 		t.Errorf("read before any ask: next read in %s, want %s (an answer settles nothing before the pod was asked for a configuration)", d, probeBehind)
 	}
-	if a := p.Track(web, running, "new"); !a.Read || a.Status.Hash != "new" {
+	if a := p.Track(web, running, Want{Hash: "new"}); !a.Read || a.Status.Hash != "new" {
 		t.Errorf("the first ask after the pod was spotted and read: %+v, want its answer", a)
 	}
 	p.Spot(web, running)
@@ -221,7 +221,7 @@ func TestProberSpotsPodsFromTheWatch(t *testing.T) {
 	p.reader = fakeReloaders{"web-1": {Hash: "old", LastReloadSuccessful: true}}
 	p.read(context.Background(), other)
 	<-p.Events()
-	p.Track(web, behind, "new")
+	p.Track(web, behind, Want{Hash: "new"})
 	p.mu.Lock()
 	behindDue := p.pods[other].due.Sub(now)
 	p.mu.Unlock()
@@ -246,6 +246,11 @@ func (timingOut) Read(context.Context, PodAddress) (reloader.Status, error) {
 	return reloader.Status{}, &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
 }
 
+func (t timingOut) Push(ctx context.Context, pod PodAddress, _, _ []byte) (reloader.Status, bool, error) {
+	st, err := t.Read(ctx, pod)
+	return st, false, err
+}
+
 // fakeReloaders answer for pods by name.
 type fakeReloaders map[string]reloader.Status
 
@@ -255,4 +260,76 @@ func (f fakeReloaders) Read(_ context.Context, pod PodAddress) (reloader.Status,
 		return st, errors.New("connection refused")
 	}
 	return st, nil
+}
+
+// Push loads config into the pod's fake reloader.
+func (f fakeReloaders) Push(_ context.Context, pod PodAddress, config, _ []byte) (reloader.Status, bool, error) {
+	st, ok := f[pod.Name]
+	if !ok {
+		return st, false, errors.New("connection refused")
+	}
+	st.Hash, st.Reloads = string(config), st.Reloads+1
+	f[pod.Name] = st
+	return st, true, nil
+}
+
+// pushCounter counts the pushes to fakeReloaders, and can refuse them as an
+// older reloader does (it is then read).
+type pushCounter struct {
+	fakeReloaders
+	pushes int
+	refuse bool
+}
+
+func (c *pushCounter) Push(ctx context.Context, pod PodAddress, config, key []byte) (reloader.Status, bool, error) {
+	c.pushes++
+	if c.refuse {
+		st, err := c.Read(ctx, pod)
+		return st, false, err
+	}
+	return c.fakeReloaders.Push(ctx, pod, config, key)
+}
+
+// A pod behind gets the configuration pushed, once: when it then shows it,
+// the prober holds the text no longer; a pod that goes back (its volume
+// brought an older configuration) gets it pushed again; a reloader that
+// refuses pushes is read, and not pushed that configuration again.
+func TestProberPushesToPodsBehindUntilTheyShowTheConfiguration(t *testing.T) {
+	reloaders := &pushCounter{fakeReloaders: fakeReloaders{"web-0": {Hash: "old", LastReloadSuccessful: true}}}
+	p := New(reloaders)
+	web := types.NamespacedName{Namespace: "team-a", Name: "web"}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web-0"}, Status: corev1.PodStatus{PodIP: "10.0.0.1"}}
+	key := types.NamespacedName{Namespace: "team-a", Name: "web-0"}
+	holds := func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.pods[key].push != nil
+	}
+	want := Want{Hash: "new", Config: []byte("new"), Key: []byte("k")}
+	p.Track(web, pod, want)
+	p.read(context.Background(), key)
+	if a := p.Track(web, pod, want); reloaders.pushes != 1 || a.Status.Hash != "new" || holds() {
+		t.Fatalf("after the first read: %d pushes, answer %+v, holding the text: %v; want 1 push, new, not held", reloaders.pushes, a.Status, holds())
+	}
+	p.read(context.Background(), key)
+	if reloaders.pushes != 1 {
+		t.Errorf("a pod showing the configuration was pushed it again: %d pushes", reloaders.pushes)
+	}
+	reloaders.fakeReloaders["web-0"] = reloader.Status{Hash: "old", LastReloadSuccessful: true}
+	p.read(context.Background(), key)
+	p.Track(web, pod, want)
+	p.read(context.Background(), key)
+	if reloaders.pushes != 2 || reloaders.fakeReloaders["web-0"].Hash != "new" {
+		t.Errorf("a pod gone back to old: %d pushes, serving %q; want 2, new", reloaders.pushes, reloaders.fakeReloaders["web-0"].Hash)
+	}
+
+	reloaders.refuse = true
+	newer := Want{Hash: "newer", Config: []byte("newer"), Key: []byte("k")}
+	p.Track(web, pod, newer)
+	p.read(context.Background(), key)
+	p.Track(web, pod, newer)
+	p.read(context.Background(), key)
+	if reloaders.pushes != 3 || holds() {
+		t.Errorf("a reloader refusing pushes: %d pushes, holding the text: %v; want one more push, then reads", reloaders.pushes, holds())
+	}
 }

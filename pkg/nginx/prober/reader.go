@@ -1,8 +1,10 @@
 package prober
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,9 +16,14 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
-// PodConfigReader asks the reloader of one nginx pod what its nginx serves.
+// PodConfigReader asks the reloader of one nginx pod what its nginx serves,
+// or pushes it a configuration.
 type PodConfigReader interface {
 	Read(ctx context.Context, pod PodAddress) (reloader.Status, error)
+	// Push hands config, signed with key, to the pod's reloader and returns
+	// its status after it tried to load it. pushed is false when the
+	// reloader refused the push (the status is then read as by Read).
+	Push(ctx context.Context, pod PodAddress, config, key []byte) (st reloader.Status, pushed bool, err error)
 }
 
 // PodAddress is what a PodConfigReader needs of a pod: the prober keeps one
@@ -30,6 +37,9 @@ type PodAddress struct {
 // to the pods' reloader port (a NetworkPolicy may have to allow it).
 type HTTPPodConfigReader struct {
 	Client *http.Client
+	// PushClient pushes: the reloader answers once nginx has checked and
+	// loaded the configuration, which takes seconds for a large one.
+	PushClient *http.Client
 }
 
 // podConnectTimeout bounds connecting to a pod's reloader: on the pod
@@ -41,27 +51,67 @@ const podConnectTimeout = time.Second
 // podConnectTimeout when it does not accept the connection. Connections are
 // not kept: a pod is read every few minutes once it is settled.
 func NewHTTPReader(timeout time.Duration) *HTTPPodConfigReader {
-	return &HTTPPodConfigReader{Client: &http.Client{Timeout: timeout, Transport: &http.Transport{
+	transport := &http.Transport{
 		DialContext:       (&net.Dialer{Timeout: podConnectTimeout}).DialContext,
 		DisableKeepAlives: true,
-	}}}
+	}
+	return &HTTPPodConfigReader{
+		Client:     &http.Client{Timeout: timeout, Transport: transport},
+		PushClient: &http.Client{Timeout: pushTimeout, Transport: transport},
+	}
 }
+
+// pushTimeout bounds a push: nginx -t and the reload of the largest
+// configuration a Secret carries take a few seconds.
+const pushTimeout = time.Minute
 
 // Read implements PodConfigReader.
 func (h *HTTPPodConfigReader) Read(ctx context.Context, pod PodAddress) (reloader.Status, error) {
-	var st reloader.Status
-	url := "http://" + net.JoinHostPort(pod.IP, strconv.Itoa(layout.ReloaderPort)) + "/status"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, reloaderURL(pod, "/status"), nil)
 	if err != nil {
-		return st, err
+		return reloader.Status{}, err
 	}
-	resp, err := h.Client.Do(req)
+	return h.status(h.Client, req)
+}
+
+// Push implements PodConfigReader. A reloader that answers the push with
+// anything but its status (an older one, 404; one whose volume holds
+// another key yet, 403) is read instead.
+func (h *HTTPPodConfigReader) Push(ctx context.Context, pod PodAddress, config, key []byte) (reloader.Status, bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, reloaderURL(pod, reloader.ConfigPath), bytes.NewReader(config))
+	if err != nil {
+		return reloader.Status{}, false, err
+	}
+	req.Header.Set(reloader.SignatureHeader, reloader.Sign(key, config))
+	st, err := h.status(h.PushClient, req)
+	var refused *refusedError
+	if errors.As(err, &refused) {
+		st, err = h.Read(ctx, pod)
+		return st, false, err
+	}
+	return st, err == nil, err
+}
+
+func reloaderURL(pod PodAddress, path string) string {
+	return "http://" + net.JoinHostPort(pod.IP, strconv.Itoa(layout.ReloaderPort)) + path
+}
+
+// refusedError is a reloader's answer other than 200.
+type refusedError struct{ url, status string }
+
+func (e *refusedError) Error() string { return e.url + ": " + e.status }
+
+// status sends req with c and decodes the reloader's Status from the answer.
+func (h *HTTPPodConfigReader) status(c *http.Client, req *http.Request) (reloader.Status, error) {
+	var st reloader.Status
+	url := req.URL.String()
+	resp, err := c.Do(req)
 	if err != nil {
 		return st, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return st, fmt.Errorf("%s: %s", url, resp.Status)
+		return st, &refusedError{url: url, status: resp.Status}
 	}
 	// A status is a few hundred bytes; a pod cannot make the operator read more.
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&st); err != nil {
