@@ -89,15 +89,18 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 	r := &gatewayReconciler{Deps: deps, references: s.References, routes: s.Routes}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(GatewayControllerName).
-		For(&gatewayv1.Gateway{}).
+		// The Gateway's and the routes' status is the controller's own
+		// writing: a change of it alone asks nothing new (each would
+		// translate every route of the Gateway again).
+		For(&gatewayv1.Gateway{}, builder.WithPredicates(specOrMetadataChanged)).
 		Owns(&v1beta1.NginxOperator{}).
 		// Copies of certificates of other namespaces (certcopy.go).
 		Owns(&corev1.Secret{}).
 		// The instance's Service holds the Gateway's addresses.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gatewayOfService)).
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfClass)).
-		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute)).
-		Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute)).
+		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute), builder.WithPredicates(specOrMetadataChanged)).
+		Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute), builder.WithPredicates(specOrMetadataChanged)).
 		Watches(&gatewayv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{}))
@@ -110,6 +113,9 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 	mgr.GetLogger().Info("Gateway API is served: the GatewayClass and Gateway controllers run", "controllerName", ControllerName)
 	return b.Complete(metrics.Instrument(GatewayControllerName, reconcile.Func(r.reconcile)))
 }
+
+// specOrMetadataChanged passes every change but one of the status alone.
+var specOrMetadataChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 
 // Indexes of the cache.
 const (

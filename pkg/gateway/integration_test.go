@@ -41,14 +41,14 @@ var (
 
 // setup is inprocess.Setup with Gateway API's CRDs installed before the
 // operator starts (it looks for them at start).
-func setup(t *testing.T) (context.Context, string, client.Client) {
+func setup(t testing.TB) (context.Context, string, client.Client) {
 	t.Helper()
 	installGatewayCRDs(t)
 	ctx, ns, _, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
 	return ctx, ns, c
 }
 
-func installGatewayCRDs(t *testing.T) {
+func installGatewayCRDs(t testing.TB) {
 	t.Helper()
 	cfg := env.Cluster(t).Config
 	gatewayCRDs.Do(func() { gatewayCRDsErr = framework.InstallGatewayAPICRDs(context.Background(), cfg) })
@@ -72,7 +72,7 @@ func setupNamespaces(t *testing.T, n int, counter *inprocess.RequestCounter) (co
 	return context.Background(), namespaces, inprocess.Client(t, cfg)
 }
 
-func create(t *testing.T, c client.Client, objs ...client.Object) {
+func create(t testing.TB, c client.Client, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {
 		if err := c.Create(context.Background(), o); err != nil {

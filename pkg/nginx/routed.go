@@ -43,7 +43,7 @@ func (r *Reconciler) validated(ctx context.Context, nginx *v1beta1.NginxOperator
 	composed := *nginx
 	composed.Spec.Config.Servers = servers
 	r.routedReferences.set(types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}, referenceKeys(&composed))
-	return validation.RoutedNginxOperator(ctx, &composed)
+	return validation.RoutedNginxOperatorOfCheckedServers(ctx, &composed)
 }
 
 // routedReferences index the routed instances by what their servers name,

@@ -71,6 +71,15 @@ func (r *Reloader) ServeConfig(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "no push key is mounted: pushes are refused", http.StatusForbidden)
 		return
 	}
+	// One body is read at a time: the operator pushes one configuration
+	// to a pod at a time, and whoever else reaches the port cannot make
+	// the reloader hold many.
+	select {
+	case r.reading <- struct{}{}:
+		defer func() { <-r.reading }()
+	case <-req.Context().Done():
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxPushedConfig))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)

@@ -110,18 +110,23 @@ func TestPushedConfigurationsAreLoadedAndLateVolumesTakeNothingBack(t *testing.T
 // without a key refuses every push.
 func TestPushesNeedAWorkingCopyAndAKey(t *testing.T) {
 	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	tools.Must(t, os.WriteFile(key, []byte("k"), 0o600))
 	for _, c := range []struct {
-		name string
-		opts Options
-		want int
+		name   string
+		opts   Options
+		config []byte
+		want   int
 	}{
-		{"no working copy", Options{Config: filepath.Join(dir, "nginx.conf")}, http.StatusNotFound},
-		{"no key", Options{Config: filepath.Join(dir, "nginx.conf"), Work: filepath.Join(dir, "work"), PushKey: filepath.Join(dir, "missing")}, http.StatusForbidden},
+		{"no working copy", Options{Config: filepath.Join(dir, "nginx.conf")}, []byte("events {}"), http.StatusNotFound},
+		{"no key", Options{Config: filepath.Join(dir, "nginx.conf"), Work: filepath.Join(dir, "work"), PushKey: filepath.Join(dir, "missing")}, []byte("events {}"), http.StatusForbidden},
+		{"more than a Secret carries", Options{Config: filepath.Join(dir, "nginx.conf"), Work: filepath.Join(dir, "work"), PushKey: key},
+			bytes.Repeat([]byte("#"), MaxPushedConfig+1), http.StatusRequestEntityTooLarge},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(New(c.opts).ServeConfig))
 			defer srv.Close()
-			if code, _ := pushTo(t, srv.URL, nil, []byte("events {}"), ""); code != c.want {
+			if code, _ := pushTo(t, srv.URL, []byte("k"), c.config, ""); code != c.want {
 				t.Errorf("push: %d, want %d", code, c.want)
 			}
 		})

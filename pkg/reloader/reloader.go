@@ -84,6 +84,8 @@ type Reloader struct {
 	pushes     chan push
 	pushed     []string
 	volumeHash string
+	// reading admits one pushed body at a time (ServeConfig).
+	reading chan struct{}
 }
 
 // New returns a Reloader for opts.
@@ -94,7 +96,7 @@ func New(opts Options) *Reloader {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Reloader{opts: opts, lastOK: true, pushes: make(chan push)}
+	return &Reloader{opts: opts, lastOK: true, pushes: make(chan push), reading: make(chan struct{}, 1)}
 }
 
 // ConfigHash identifies a rendered nginx.conf. The operator names its

@@ -17,9 +17,9 @@ package routetable
 
 import (
 	"context"
+	"reflect"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -56,12 +56,18 @@ const eventBuffer = 1024
 
 // Publish makes servers the servers of instance, the NginxOperator of the
 // Gateway whose UID is owner, and tells the nginx controller when they
-// changed. It returns whether they did. servers must not be changed
-// afterwards: the table keeps them, not a copy.
+// changed. It returns whether they did. servers are what
+// validation.RoutedNginxOperator returned for the instance without an
+// error: the nginx controller checks only how they fit the instance
+// (validation.RoutedNginxOperatorOfCheckedServers). They must not be
+// changed afterwards: the table keeps them, not a copy.
 func (t *Table) Publish(ctx context.Context, instance types.NamespacedName, owner types.UID, servers []v1beta1.Server) bool {
 	t.mu.Lock()
 	old, ok := t.entries[instance]
-	changed := !ok || old.owner != owner || !equality.Semantic.DeepEqual(old.servers, servers)
+	// reflect's DeepEqual, not apimachinery's semantic one, which is
+	// slower: servers hold no quantities, and the translation makes the
+	// same servers the same way (nil or empty alike).
+	changed := !ok || old.owner != owner || !reflect.DeepEqual(old.servers, servers)
 	if changed {
 		t.entries[instance] = entry{owner: owner, servers: servers}
 	}

@@ -34,6 +34,20 @@ import (
 // TestCheckingPartsApartGivesTheWholeVerdict holds for every rule of the
 // shipped CRD.
 func RoutedNginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
+	return routedNginxOperator(ctx, obj, true)
+}
+
+// RoutedNginxOperatorOfCheckedServers is RoutedNginxOperator for an
+// instance whose servers are what RoutedNginxOperator returned without an
+// error (the Gateway controller publishes only those): what a server's or
+// a location's own rules say cannot change, so only the rest of the
+// instance, and how the servers fit it, is checked, and the servers are
+// used as they are, not copied.
+func RoutedNginxOperatorOfCheckedServers(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
+	return routedNginxOperator(ctx, obj, false)
+}
+
+func routedNginxOperator(ctx context.Context, obj *v1beta1.NginxOperator, checkParts bool) (*v1beta1.NginxOperator, field.ErrorList) {
 	s, err := nginxOperatorForController()
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(nil, err)}
@@ -43,6 +57,11 @@ func RoutedNginxOperator(ctx context.Context, obj *v1beta1.NginxOperator) (*v1be
 	out, errs := Admit(ctx, s, "NginxOperator", outline)
 	if out == nil {
 		return nil, errs
+	}
+	if !checkParts {
+		out.Spec.Config.Servers = obj.Spec.Config.Servers
+		errs = append(errs, goRules(&out.Spec)...)
+		return out, append(errs, serverPairRules(out.Spec.Config.Servers, field.NewPath("spec", "config"))...)
 	}
 	path := field.NewPath("spec", "config", "servers")
 	servers := make([]v1beta1.Server, len(obj.Spec.Config.Servers))

@@ -54,6 +54,19 @@ func TestCheckingPartsApartGivesTheWholeVerdict(t *testing.T) {
 		}
 		if len(wantErrs) > 0 {
 			refused++
+			continue
+		}
+		// Servers checked once keep their verdict: only how they fit the
+		// rest of the instance is checked again, as the whole check does.
+		again, errs := RoutedNginxOperatorOfCheckedServers(ctx, wantOut.DeepCopy())
+		if diff := cmp.Diff(wantOut, again); len(errs) > 0 || diff != "" {
+			t.Fatalf("instance %d: its checked servers checked again: %v (-before +after):\n%s", i, errs, diff)
+		}
+		portless := wantOut.DeepCopy()
+		portless.Spec.Ports = portless.Spec.Ports[1:]
+		_, wholeErrs := whole(portless.DeepCopy())
+		if _, errs := RoutedNginxOperatorOfCheckedServers(ctx, portless); len(wholeErrs) == 0 || !slices.Equal(messages(wholeErrs), messages(errs)) {
+			t.Fatalf("instance %d without port http: checked servers give %v, the whole check %v", i, messages(errs), messages(wholeErrs))
 		}
 	}
 	if refused < instances/4 || refused > instances*9/10 {

@@ -1,10 +1,10 @@
-// Package prober reads what each nginx pod's reloader serves, off the
-// reconcile workers: prober.go keeps the pods a reconcile asks about and
-// reads them in the background with bounded concurrency, schedule.go
+// Package prober reads what each nginx pod's reloader serves, and pushes
+// a pod behind the configuration it should serve, off the reconcile
+// workers: prober.go keeps the pods a reconcile asks about and reads or
+// pushes to them in the background with bounded concurrency, schedule.go
 // decides when a pod is read next (a pure function of its last read),
-// reader.go reads a pod's reloader over the pod network, and pods.go holds
-// what the prober needs of a pod (the operator's nudge, whether nginx
-// runs).
+// reader.go reads and pushes over the pod network, and pods.go holds what
+// the prober needs of a pod (the operator's nudge, whether nginx runs).
 package prober
 
 import (
@@ -24,12 +24,13 @@ import (
 )
 
 // The prober's pace. A pod is read at once when it appears, moves, is
-// nudged with a new configuration or is asked for another one; then every
-// quarter second while it serves an earlier configuration hash, for five
-// seconds
-// (its volume changes and its reloader loads it within one or two: the
-// status then says so within a quarter second of it, where a second's
-// pace put it up to a second later), then every second, for two minutes,
+// nudged with a new configuration or is asked for another one (a pod
+// behind gets the configuration pushed instead of read, and the push's
+// answer is its status after the reload); then every quarter second while
+// it serves an earlier configuration hash, for five seconds (a pod the push
+// did not reach gets it from its volume within one or two: the status then
+// says so within a quarter second of it, where a second's pace put it up
+// to a second later), then every second, for two minutes,
 // then every half minute; every five minutes once
 // it serves the one asked for or refused it; and, while it does not answer,
 // after a delay that doubles up to five minutes, from two seconds for a pod
