@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -48,16 +50,21 @@ func RoutedNginxOperatorOfCheckedServers(ctx context.Context, obj *v1beta1.Nginx
 }
 
 func routedNginxOperator(ctx context.Context, obj *v1beta1.NginxOperator, checkParts bool) (*v1beta1.NginxOperator, field.ErrorList) {
-	s, err := nginxOperatorForController()
+	// The rest of the instance, with stand-in servers, has its verdict
+	// kept too: it changes when the Gateway's settings do, not with its
+	// routes. Only the name and namespace of its metadata are the schema's.
+	outline := v1beta1.NginxOperator{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator"},
+		ObjectMeta: metav1.ObjectMeta{Name: obj.Name, Namespace: obj.Namespace},
+		Spec:       obj.Spec,
+	}
+	outline.Spec.Config.Servers = serverStandIns(obj.Spec.Config.Servers)
+	v, err := outlineVerdicts.check(ctx, outline)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(nil, err)}
 	}
-	outline := obj.DeepCopy()
-	outline.Spec.Config.Servers = serverStandIns(obj.Spec.Config.Servers)
-	out, errs := Admit(ctx, s, "NginxOperator", outline)
-	if out == nil {
-		return nil, errs
-	}
+	out, errs := v.defaulted.DeepCopy(), slices.Clone(v.errs)
+	out.ObjectMeta, out.Status = *obj.ObjectMeta.DeepCopy(), *obj.Status.DeepCopy()
 	if !checkParts {
 		out.Spec.Config.Servers = obj.Spec.Config.Servers
 		errs = append(errs, goRules(&out.Spec)...)
@@ -123,6 +130,7 @@ func serverStandIns(servers []v1beta1.Server) []v1beta1.Server {
 // The parts of the controller's schema checked apart, with their kept
 // verdicts.
 var (
+	outlineVerdicts = &partVerdicts[v1beta1.NginxOperator]{schema: nginxOperatorForController}
 	serverVerdicts = &partVerdicts[v1beta1.Server]{schema: lazyFrom(func() (*apiextensionsv1.JSONSchemaProps, error) {
 		props, err := controllerProps()
 		if err != nil {
