@@ -32,14 +32,16 @@ func TestRouteStatusEntriesDifferByEachField(t *testing.T) {
 		}
 	}
 	changes := map[string]func(*gatewayv1.RouteParentStatus){
-		"name":                 func(s *gatewayv1.RouteParentStatus) { s.ParentRef.Name = "other" },
-		"namespace":            func(s *gatewayv1.RouteParentStatus) { s.ParentRef.Namespace = nil },
-		"section":              func(s *gatewayv1.RouteParentStatus) { s.ParentRef.SectionName = ptr.To(gatewayv1.SectionName("https")) },
-		"port":                 func(s *gatewayv1.RouteParentStatus) { s.ParentRef.Port = ptr.To(gatewayv1.PortNumber(8080)) },
-		"group":                func(s *gatewayv1.RouteParentStatus) { s.ParentRef.Group = nil },
-		"kind":                 func(s *gatewayv1.RouteParentStatus) { s.ParentRef.Kind = ptr.To(gatewayv1.Kind("Service")) },
-		"controller":           func(s *gatewayv1.RouteParentStatus) { s.ControllerName = "other.dev/gateway" },
-		"a condition more":     func(s *gatewayv1.RouteParentStatus) { s.Conditions = append(s.Conditions, metav1.Condition{Type: "ResolvedRefs"}) },
+		"name":       func(s *gatewayv1.RouteParentStatus) { s.ParentRef.Name = "other" },
+		"namespace":  func(s *gatewayv1.RouteParentStatus) { s.ParentRef.Namespace = nil },
+		"section":    func(s *gatewayv1.RouteParentStatus) { s.ParentRef.SectionName = ptr.To(gatewayv1.SectionName("https")) },
+		"port":       func(s *gatewayv1.RouteParentStatus) { s.ParentRef.Port = ptr.To(gatewayv1.PortNumber(8080)) },
+		"group":      func(s *gatewayv1.RouteParentStatus) { s.ParentRef.Group = nil },
+		"kind":       func(s *gatewayv1.RouteParentStatus) { s.ParentRef.Kind = ptr.To(gatewayv1.Kind("Service")) },
+		"controller": func(s *gatewayv1.RouteParentStatus) { s.ControllerName = "other.dev/gateway" },
+		"a condition more": func(s *gatewayv1.RouteParentStatus) {
+			s.Conditions = append(s.Conditions, metav1.Condition{Type: "ResolvedRefs"})
+		},
 		"condition type":       func(s *gatewayv1.RouteParentStatus) { s.Conditions[0].Type = "ResolvedRefs" },
 		"condition status":     func(s *gatewayv1.RouteParentStatus) { s.Conditions[0].Status = metav1.ConditionFalse },
 		"observed generation":  func(s *gatewayv1.RouteParentStatus) { s.Conditions[0].ObservedGeneration = 2 },

@@ -131,7 +131,7 @@ func serverStandIns(servers []v1beta1.Server) []v1beta1.Server {
 // verdicts.
 var (
 	outlineVerdicts = &partVerdicts[v1beta1.NginxOperator]{schema: nginxOperatorForController}
-	serverVerdicts = &partVerdicts[v1beta1.Server]{schema: lazyFrom(func() (*apiextensionsv1.JSONSchemaProps, error) {
+	serverVerdicts  = &partVerdicts[v1beta1.Server]{schema: lazyFrom(func() (*apiextensionsv1.JSONSchemaProps, error) {
 		props, err := controllerProps()
 		if err != nil {
 			return nil, err
