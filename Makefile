@@ -24,7 +24,7 @@ build: ## Build the operator binary into bin/operator.
 generate: ## Regenerate deepcopy code, CRDs, RBAC, the API reference, bundle.yaml and the OLM bundle.
 	$(CONTROLLER_GEN) object paths=./pkg/apis/...
 	$(CONTROLLER_GEN) crd paths=./pkg/apis/... output:crd:artifacts:config=config/crd/bases
-	go run ./hack/crdembedded config/crd/bases/nginx.operator.dev_nginxoperators.yaml
+	go run ./hack/crdembedded config/crd/bases/nginx.operator.dev_nginxoperators.yaml config/crd/bases/nginx.operator.dev_nginxgatewayparameters.yaml
 	$(CONTROLLER_GEN) rbac:roleName=nginx-operator paths=./pkg/... output:rbac:artifacts:config=config/rbac
 	$(MAKE) --no-print-directory apidocs bundle
 
@@ -33,7 +33,7 @@ apidocs: ## Generate Documentation/api.md from the Go API types (crd-ref-docs, t
 	go tool crd-ref-docs --log-level=WARN --renderer=markdown --source-path=pkg/apis --max-depth=30 \
 		--config=hack/apidocs/config.yaml --templates-dir=hack/apidocs/templates \
 		--output-path=$(or $(APIDOCS_OUT),Documentation/api.md)
-	go run ./hack/crdembedded -apidocs=$(or $(APIDOCS_OUT),Documentation/api.md) config/crd/bases/nginx.operator.dev_nginxoperators.yaml
+	go run ./hack/crdembedded -apidocs=$(or $(APIDOCS_OUT),Documentation/api.md) config/crd/bases/nginx.operator.dev_nginxoperators.yaml config/crd/bases/nginx.operator.dev_nginxgatewayparameters.yaml
 
 .PHONY: bundle
 bundle: ## Build bundle.yaml and the Helm chart's generated files (charts/nginx-operator) from config/, and the OLM bundle in bundle/.

@@ -35,7 +35,8 @@ import (
 // roots are the kinds and versions whose schema embeds Kubernetes types
 // that get rules, and the Go type of each.
 var roots = map[string]reflect.Type{
-	"NginxOperator/v1beta1": reflect.TypeFor[v1beta1.NginxOperator](),
+	"NginxOperator/v1beta1":          reflect.TypeFor[v1beta1.NginxOperator](),
+	"NginxGatewayParameters/v1beta1": reflect.TypeFor[v1beta1.NginxGatewayParameters](),
 }
 
 func main() {

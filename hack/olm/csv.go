@@ -137,7 +137,7 @@ const (
 
 	shortDescription = "Runs nginx web servers and reverse proxies from typed configuration, with monitoring and backups."
 
-	description = `nginx-operator runs [nginx](https://nginx.org) on Kubernetes from three custom resources, in the style of prometheus-operator.
+	description = `nginx-operator runs [nginx](https://nginx.org) on Kubernetes from three custom resources (and, for Gateway API, a fourth: the parameters of Gateways), in the style of prometheus-operator.
 
 ## NginxOperator
 
@@ -150,6 +150,10 @@ With ` + "`metrics.enabled`" + ` each pod gets an nginx-prometheus-exporter side
 ## NginxMonitor
 
 Selects nginx instances by label across namespaces and writes a Prometheus scrape configuration to a Secret; where prometheus-operator is installed it also creates a ServiceMonitor.
+
+## NginxGatewayParameters
+
+With the Gateway API CRDs installed, each Gateway of a class naming the controller ` + "`nginx.operator.dev/gateway-controller`" + ` becomes an NginxOperator; its settings (replicas, image, nginx tuning, Service type, resources, pod placement) come from the NginxGatewayParameters its class or the Gateway names.
 
 ## NginxBackup
 
@@ -361,6 +365,16 @@ var crdUI = map[string]crdDescription{
 			{Path: "matchedInstances", DisplayName: "Matched instances", XDescriptors: []string{xText}},
 			{Path: "scrapeConfigSecret", DisplayName: "Scrape configuration", Description: "Secret holding scrape-configs.yaml.", XDescriptors: []string{xSecret}},
 			{Path: "conditions", DisplayName: "Conditions", XDescriptors: []string{xConditions}},
+		},
+	},
+	"NginxGatewayParameters/v1beta1": {
+		DisplayName: "Nginx Gateway Parameters",
+		Description: "Settings of the nginx instances of Gateways (replicas, image, nginx tuning, Service type, resources, pod placement), named by a GatewayClass's or a Gateway's parametersRef.",
+		Resources:   []apiRef{{Kind: "NginxOperator", Version: "v1beta1"}},
+		SpecDescriptors: []descriptor{
+			{Path: "replicas", DisplayName: "Replicas", XDescriptors: []string{xPodCount}},
+			{Path: "image", DisplayName: "Image", XDescriptors: []string{xText}},
+			{Path: "service.type", DisplayName: "Service type", XDescriptors: []string{xText}},
 		},
 	},
 	"NginxBackup/v1beta1": {

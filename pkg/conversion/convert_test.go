@@ -48,10 +48,12 @@ func richBeta() *v1beta1.NginxOperator {
 			ForceRedeploy: "monday",
 			Paused:        true,
 			Config: v1beta1.NginxConfig{
-				TrustedProxies: []string{"10.0.0.0/8"}, RealIP: &v1beta1.RealIP{ProxyProtocol: true}, DisableHTTP2: true,
-				TLS:       v1beta1.TLSPolicy{Protocols: []string{"TLSv1.3"}, SessionCacheMiB: 4},
-				Gzip:      &v1beta1.Gzip{Types: []string{"application/json"}, Level: 3},
-				AccessLog: v1beta1.AccessLog{Format: "JSON"},
+				NginxSettings: v1beta1.NginxSettings{
+					TrustedProxies: []string{"10.0.0.0/8"}, RealIP: &v1beta1.RealIP{ProxyProtocol: true}, DisableHTTP2: true,
+					TLS:       v1beta1.TLSPolicy{Protocols: []string{"TLSv1.3"}, SessionCacheMiB: 4},
+					Gzip:      &v1beta1.Gzip{Types: []string{"application/json"}, Level: 3},
+					AccessLog: v1beta1.AccessLog{Format: "JSON"},
+				},
 				Servers: []v1beta1.Server{
 					{Port: "web", ServerNames: []string{"example.com"}, ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{404}, Path: "/404.html"}},
 						TLS: &v1beta1.TLS{SecretName: "web-tls", HSTS: &v1beta1.HSTS{MaxAgeSeconds: ptr[int32](0)},

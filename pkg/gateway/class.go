@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/pkg/features"
@@ -47,17 +48,26 @@ type classReconciler struct {
 	Client client.Client
 }
 
-// sync accepts gc when it names this controller, and lists what it
-// supports; a class of another controller is left as it is.
-func (r *classReconciler) sync(_ context.Context, gc *gatewayv1.GatewayClass) (reconcile.Result, error) {
+// sync accepts gc when it names this controller and its parametersRef,
+// if any, names parameters that exist, and lists what it supports; a class
+// of another controller is left as it is.
+func (r *classReconciler) sync(ctx context.Context, gc *gatewayv1.GatewayClass) (reconcile.Result, error) {
 	if gc.Spec.ControllerName != ControllerName {
 		return reconcile.Result{}, nil
 	}
-	meta.SetStatusCondition(&gc.Status.Conditions, metav1.Condition{
+	accepted := metav1.Condition{
 		Type: string(gatewayv1.GatewayClassConditionStatusAccepted), Status: metav1.ConditionTrue,
 		Reason: string(gatewayv1.GatewayClassReasonAccepted), Message: "nginx-operator runs the Gateways of this class, one NginxOperator each",
 		ObservedGeneration: gc.Generation,
-	})
+	}
+	params, err := readParameters(ctx, r.Client, classRef(gc))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if params.Invalid != "" {
+		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayClassReasonInvalidParameters), params.Invalid
+	}
+	meta.SetStatusCondition(&gc.Status.Conditions, accepted)
 	gc.Status.SupportedFeatures = supportedFeatures()
 	return reconcile.Result{}, nil
 }
@@ -70,5 +80,21 @@ func supportedFeatures() []gatewayv1.SupportedFeature {
 		out = append(out, gatewayv1.SupportedFeature{Name: gatewayv1.FeatureName(f)})
 	}
 	slices.SortFunc(out, func(a, b gatewayv1.SupportedFeature) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	return out
+}
+
+// naming maps parameters to the classes of this controller that name them.
+func (r *classReconciler) naming(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list gatewayv1.GatewayClassList
+	if err := r.Client.List(ctx, &list); err != nil {
+		log.FromContext(ctx).Error(err, "listing GatewayClasses for a change of parameters")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, gc := range list.Items {
+		if ref := classRef(&gc); gc.Spec.ControllerName == ControllerName && ref.name == obj.GetName() && ref.ns == obj.GetNamespace() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&gc)})
+		}
+	}
 	return out
 }

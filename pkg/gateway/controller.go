@@ -33,6 +33,7 @@ const (
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;grpcroutes;referencegrants,verbs=list;watch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status;grpcroutes/status,verbs=patch
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=create;patch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxgatewayparameters,verbs=list;watch
 
 // Setup is what the Gateway controllers need besides the manager.
 type Setup struct {
@@ -79,6 +80,8 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named(GatewayClassControllerName).
 		For(&gatewayv1.GatewayClass{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A class is accepted only while the parameters it names exist.
+		Watches(&v1beta1.NginxGatewayParameters{}, handler.EnqueueRequestsFromMapFunc(classes.naming)).
 		Complete(metrics.Instrument(GatewayClassControllerName, &k8sutil.StatusReconciler[*gatewayv1.GatewayClass]{
 			Client: deps.Client,
 			New:    func() *gatewayv1.GatewayClass { return &gatewayv1.GatewayClass{} },
@@ -102,6 +105,7 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute), builder.WithPredicates(specOrMetadataChanged)).
 		Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute), builder.WithPredicates(specOrMetadataChanged)).
 		Watches(&gatewayv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
+		Watches(&v1beta1.NginxGatewayParameters{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{}))
 	for _, kind := range []string{"Service", "Secret"} {
@@ -253,7 +257,7 @@ func (r *gatewayReconciler) gatewaysOfClass(ctx context.Context, obj client.Obje
 }
 
 // allGateways maps a change that may concern any Gateway (a
-// ReferenceGrant, a namespace's labels): both are rare.
+// ReferenceGrant, a namespace's labels, parameters): all are rare.
 func (r *gatewayReconciler) allGateways(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list gatewayv1.GatewayList
 	if err := r.Client.List(ctx, &list); err != nil {

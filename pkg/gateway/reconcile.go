@@ -70,15 +70,18 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 		}
 		return reconcile.Result{}, err
 	}
-	ours, err := r.ours(ctx, &gw)
-	if err == nil && !ours {
+	class, err := r.classOf(ctx, &gw)
+	if err == nil && class == nil {
 		r.routes.Forget(instanceKey(req.NamespacedName))
 	}
-	if err != nil || !ours || !gw.DeletionTimestamp.IsZero() {
+	if err != nil || class == nil || !gw.DeletionTimestamp.IsZero() {
 		return reconcile.Result{}, err
 	}
 	in, sources, err := r.inputs(ctx, &gw)
 	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if in.Parameters, err = r.parametersOf(ctx, &gw, class); err != nil {
 		return reconcile.Result{}, err
 	}
 	tr := Translate(in)
@@ -116,13 +119,16 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 	return reconcile.Result{}, errors.Join(applyErr, staleErr, r.writeRoutes(ctx, req.NamespacedName, in.routes(), tr.Routes))
 }
 
-// ours reports whether gw's class names this controller.
-func (r *gatewayReconciler) ours(ctx context.Context, gw *gatewayv1.Gateway) (bool, error) {
+// classOf is gw's class when it names this controller, nil otherwise.
+func (r *gatewayReconciler) classOf(ctx context.Context, gw *gatewayv1.Gateway) (*gatewayv1.GatewayClass, error) {
 	var gc gatewayv1.GatewayClass
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, &gc); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
-	return gc.Spec.ControllerName == ControllerName, nil
+	if gc.Spec.ControllerName != ControllerName {
+		return nil, nil
+	}
+	return &gc, nil
 }
 
 // inputs reads what the translation of gw needs from the caches, and the
@@ -225,7 +231,9 @@ func instanceKey(gw types.NamespacedName) types.NamespacedName {
 // (pkg/routetable), and returns it as the cache has it (nil before it
 // exists there).
 func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gateway, spec v1beta1.NginxOperatorSpec) (*v1beta1.NginxOperator, error) {
-	spec.Replicas = ptr.To[int32](1)
+	if spec.Replicas == nil {
+		spec.Replicas = ptr.To[int32](1)
+	}
 	spec.Config.Servers = nil
 	desired := &v1beta1.NginxOperator{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator"},
@@ -329,7 +337,9 @@ func (r *gatewayReconciler) setStatus(ctx context.Context, gw *gatewayv1.Gateway
 	gw.Status.Addresses = r.addresses(ctx, gw)
 }
 
-// addresses are the cluster addresses of the instance's Service.
+// addresses are the addresses of the instance's Service clients use: its
+// load balancer's, when it is a LoadBalancer Service that has them (the
+// parameters' service.type), its cluster addresses otherwise.
 func (r *gatewayReconciler) addresses(ctx context.Context, gw *gatewayv1.Gateway) []gatewayv1.GatewayStatusAddress {
 	var svc corev1.Service
 	key := types.NamespacedName{Namespace: gw.Namespace, Name: layout.NamesFor(InstanceName(gw.Name)).Service}
@@ -337,6 +347,17 @@ func (r *gatewayReconciler) addresses(ctx context.Context, gw *gatewayv1.Gateway
 		return nil
 	}
 	var out []gatewayv1.GatewayStatusAddress
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		switch {
+		case in.IP != "":
+			out = append(out, gatewayv1.GatewayStatusAddress{Type: ptr.To(gatewayv1.IPAddressType), Value: in.IP})
+		case in.Hostname != "":
+			out = append(out, gatewayv1.GatewayStatusAddress{Type: ptr.To(gatewayv1.HostnameAddressType), Value: in.Hostname})
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
 	for _, ip := range svc.Spec.ClusterIPs {
 		if ip != "" && ip != corev1.ClusterIPNone {
 			out = append(out, gatewayv1.GatewayStatusAddress{Type: ptr.To(gatewayv1.IPAddressType), Value: ip})

@@ -39,6 +39,8 @@ type Inputs struct {
 	// instance (see Translation.RoutesRefusedBy), with its reasons: they
 	// are left out and told why.
 	Refused map[RouteRef]string
+	// Parameters are the settings the Gateway's class and the Gateway name.
+	Parameters Parameters
 }
 
 // RouteRef names a route of a kind.
@@ -62,8 +64,8 @@ type Translation struct {
 	// origins are the route each location of Spec's servers comes from,
 	// by server and location (the 404s, last, have none).
 	origins [][]RouteRef
-	// invalidParameters says why the Gateway's infrastructure.parametersRef
-	// cannot be used; "" without one.
+	// invalidParameters says why the parameters the Gateway's class or the
+	// Gateway name cannot be used; "" when they can, or without any.
 	invalidParameters string
 }
 
@@ -106,7 +108,10 @@ func Translate(in Inputs) Translation {
 	}
 	tr := Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls), origins: b.origins}
 	tr.Spec.ChildMetadata = childMetadata(gw)
-	if why := invalidParameters(gw); why != "" {
+	applyParameters(&tr.Spec, in.Parameters.Spec)
+	if why := in.Parameters.Invalid; why != "" {
+		// Gateway API asks that a Gateway whose parameters cannot be used
+		// be refused rather than run with other settings than it asked for.
 		tr.invalidParameters = why
 		pendRoutes(tr.Routes, "the Gateway is not accepted: "+why)
 	}
@@ -134,19 +139,6 @@ func childMetadata(gw *gatewayv1.Gateway) v1beta1.ChildMetadata {
 		out.Annotations[string(k)] = string(v)
 	}
 	return out
-}
-
-// invalidParameters is why gw's infrastructure.parametersRef cannot be
-// used, "" when it names none: this implementation takes no parameters
-// object yet, and Gateway API asks that a Gateway naming one it cannot use
-// be refused rather than run with other settings than it asked for.
-func invalidParameters(gw *gatewayv1.Gateway) string {
-	if gw.Spec.Infrastructure == nil || gw.Spec.Infrastructure.ParametersRef == nil {
-		return ""
-	}
-	ref := gw.Spec.Infrastructure.ParametersRef
-	return fmt.Sprintf("infrastructure.parametersRef names %s %s (group %q): this implementation takes no parameters object; remove the reference",
-		ref.Kind, ref.Name, ref.Group)
 }
 
 // pendRoutes makes every route's entry for the Gateway not accepted,

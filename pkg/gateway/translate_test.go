@@ -670,17 +670,17 @@ func TestAGatewaysInfrastructureMetadataReachesEveryChild(t *testing.T) {
 	routedValid(t, tr.Spec)
 }
 
-// A Gateway naming a parameters object is not accepted (InvalidParameters):
-// this implementation takes none, and Gateway API asks that such a Gateway
-// be refused rather than run with other settings than it asked for. Its
-// routes are told the Gateway is not served.
-func TestAGatewayWithParametersIsRefused(t *testing.T) {
+// A Gateway whose parameters cannot be used is not accepted
+// (InvalidParameters): Gateway API asks that such a Gateway be refused
+// rather than run with other settings than it asked for. Its routes are
+// told the Gateway is not served.
+func TestAGatewayWithUnusableParametersIsRefused(t *testing.T) {
 	gw := gateway(httpListener("http", 80, ""))
-	gw.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{ParametersRef: &gatewayv1.LocalParametersReference{Group: "invalid.io", Kind: "InvalidParameters", Name: "invalid"}}
-	tr := Translate(Inputs{Gateway: gw, Services: services("web"), HTTPRoutes: []*gatewayv1.HTTPRoute{
+	why := "infrastructure.parametersRef names InvalidParameters invalid of group \"invalid.io\""
+	tr := Translate(Inputs{Gateway: gw, Services: services("web"), Parameters: Parameters{Invalid: why}, HTTPRoutes: []*gatewayv1.HTTPRoute{
 		httpRoute("web", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")}),
 	}})
-	if tr.Accepted() || !strings.Contains(tr.invalidParameters, "InvalidParameters invalid") {
+	if tr.Accepted() || tr.invalidParameters != why {
 		t.Errorf("accepted %v, invalidParameters %q", tr.Accepted(), tr.invalidParameters)
 	}
 	if got := conditions(tr.Routes[0].Parents[0].Conditions)["Accepted"]; got != "False/Pending" {

@@ -107,20 +107,21 @@ func (r *Reloader) ServeConfig(w http.ResponseWriter, req *http.Request) {
 // the working copy, and returns them all to be answered after the reload.
 func (r *Reloader) takePushes(first push) []push {
 	batch := []push{first}
-	for {
+	for more := true; more; {
 		select {
 		case p := <-r.pushes:
 			batch = append(batch, p)
-			continue
 		default:
+			more = false
 		}
-		break
 	}
 	r.mu.Lock()
 	r.pushCount += len(batch)
 	r.mu.Unlock()
+	for _, p := range batch {
+		r.pushed = append(r.pushed, ConfigHash(p.config))
+	}
 	config := batch[len(batch)-1].config
-	r.pushed = append(r.pushed, ConfigHash(config))
 	if len(r.pushed) > pushHistory {
 		r.pushed = slices.Delete(r.pushed, 0, len(r.pushed)-pushHistory)
 	}

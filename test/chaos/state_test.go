@@ -103,7 +103,7 @@ func newInstance(ns, name string, replicas, keepalive int32) *v1beta1.NginxOpera
 		Spec: v1beta1.NginxOperatorSpec{
 			Replicas: ptr.To(replicas),
 			Ports:    []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
-			Config:   v1beta1.NginxConfig{KeepaliveTimeoutSeconds: keepalive},
+			Config:   v1beta1.NginxConfig{NginxSettings: v1beta1.NginxSettings{KeepaliveTimeoutSeconds: keepalive}},
 		},
 	}
 }

@@ -104,11 +104,13 @@ func Spec(o Options) v1beta1.NginxOperatorSpec {
 		},
 		Content: v1beta1.Content{ConfigMaps: []v1beta1.ConfigMapContent{{Name: SiteConfigMap}}},
 		Config: v1beta1.NginxConfig{
-			TrustedProxies: o.TrustedProxies,
-			RealIP:         &v1beta1.RealIP{Header: "X-Forwarded-For"},
-			Gzip:           &v1beta1.Gzip{},
-			AccessLog:      v1beta1.AccessLog{Format: "JSON"},
-			Servers:        servers(o),
+			NginxSettings: v1beta1.NginxSettings{
+				TrustedProxies: o.TrustedProxies,
+				RealIP:         &v1beta1.RealIP{Header: "X-Forwarded-For"},
+				Gzip:           &v1beta1.Gzip{},
+				AccessLog:      v1beta1.AccessLog{Format: "JSON"},
+			},
+			Servers: servers(o),
 		},
 	}
 }

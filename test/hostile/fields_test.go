@@ -51,13 +51,15 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 		Ports:            []v1beta1.Port{{Name: "http", ContainerPort: 8080, Protocol: tcp, H2C: true}, {Name: "https", ContainerPort: 8443, Protocol: tcp}},
 		ForceRedeploy:    "2026-01-01",
 		Config: v1beta1.NginxConfig{
-			WorkerConnections: 1024, ClientMaxBodySize: "1m", KeepaliveTimeoutSeconds: 65,
-			TrustedProxies: []string{"10.0.0.0/8"},
-			RealIP:         &v1beta1.RealIP{Header: "X-Forwarded-For"},
-			Gzip:           &v1beta1.Gzip{Types: []string{"text/css", "application/json"}, MinLengthBytes: 1024, Level: 5},
-			AccessLog:      v1beta1.AccessLog{Format: "JSON"},
-			TLS: v1beta1.TLSPolicy{Protocols: []string{"TLSv1.2", "TLSv1.3"}, Ciphers: []string{"ECDHE-RSA-AES128-GCM-SHA256"},
-				SessionCacheMiB: 10, SessionTimeoutMinutes: 60},
+			NginxSettings: v1beta1.NginxSettings{
+				WorkerConnections: 1024, ClientMaxBodySize: "1m", KeepaliveTimeoutSeconds: 65,
+				TrustedProxies: []string{"10.0.0.0/8"},
+				RealIP:         &v1beta1.RealIP{Header: "X-Forwarded-For"},
+				Gzip:           &v1beta1.Gzip{Types: []string{"text/css", "application/json"}, MinLengthBytes: 1024, Level: 5},
+				AccessLog:      v1beta1.AccessLog{Format: "JSON"},
+				TLS: v1beta1.TLSPolicy{Protocols: []string{"TLSv1.2", "TLSv1.3"}, Ciphers: []string{"ECDHE-RSA-AES128-GCM-SHA256"},
+					SessionCacheMiB: 10, SessionTimeoutMinutes: 60},
+			},
 			Servers: []v1beta1.Server{
 				{Port: "http", ServerNames: []string{"example.com"}, DefaultServer: true,
 					IPAccess:   &v1beta1.IPAccess{Allow: []string{"10.0.0.0/8"}, Deny: []string{"10.66.0.0/16"}},

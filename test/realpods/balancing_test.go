@@ -37,10 +37,12 @@ func TestBalancingKeepsClientsOnAPodAsTheyAsk(t *testing.T) {
 		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}},
 		Ports:     []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
 		Config: v1beta1.NginxConfig{
-			// The node reaches the pods from inside 10.0.0.0/8: its
-			// X-Forwarded-For names the client ip_hash sees.
-			TrustedProxies: []string{"10.0.0.0/8"},
-			RealIP:         &v1beta1.RealIP{Header: "X-Forwarded-For"},
+			NginxSettings: v1beta1.NginxSettings{
+				RealIP: &v1beta1.RealIP{Header: "X-Forwarded-For"},
+				// The node reaches the pods from inside 10.0.0.0/8: its
+				// X-Forwarded-For names the client ip_hash sees.
+				TrustedProxies: []string{"10.0.0.0/8"},
+			},
 			Servers: []v1beta1.Server{{Port: "http", DefaultServer: true, Locations: []v1beta1.Location{
 				proxy("/sticky", v1beta1.ProxyLocation{SessionAffinity: &v1beta1.SessionAffinity{Cookie: v1beta1.SessionCookie{Name: "route"}}}),
 				proxy("/by-address", v1beta1.ProxyLocation{LoadBalancingMethod: "ip_hash"}),

@@ -40,12 +40,14 @@ func FuzzRenderedConfigHasExactlyTheDirectivesAsked(f *testing.F) {
 			Ports:   []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}, {Name: "grpc", ContainerPort: 8081, H2C: true}},
 			Metrics: v1beta1.MetricsSpec{Enabled: true},
 			Config: v1beta1.NginxConfig{
-				ClientMaxBodySize: bodySize,
-				TrustedProxies:    []string{path},
-				RealIP:            &v1beta1.RealIP{Header: name},
-				Gzip:              &v1beta1.Gzip{Types: []string{headerValue, name}, Level: 5},
-				AccessLog:         v1beta1.AccessLog{Format: "JSON"},
-				TLS:               v1beta1.TLSPolicy{Protocols: []string{bodySize}, Ciphers: []string{url, name}, SessionCacheMiB: 1, SessionTimeoutMinutes: 1},
+				NginxSettings: v1beta1.NginxSettings{
+					ClientMaxBodySize: bodySize,
+					TrustedProxies:    []string{path},
+					RealIP:            &v1beta1.RealIP{Header: name},
+					Gzip:              &v1beta1.Gzip{Types: []string{headerValue, name}, Level: 5},
+					AccessLog:         v1beta1.AccessLog{Format: "JSON"},
+					TLS:               v1beta1.TLSPolicy{Protocols: []string{bodySize}, Ciphers: []string{url, name}, SessionCacheMiB: 1, SessionTimeoutMinutes: 1},
+				},
 				Servers: []v1beta1.Server{
 					{Port: "http", ServerNames: []string{serverName}, ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{404}, Path: path}},
 						IPAccess:  &v1beta1.IPAccess{Allow: []string{path}, Deny: []string{serverName}},

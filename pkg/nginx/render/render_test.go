@@ -31,7 +31,11 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 		Ports:   []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
 		Metrics: v1beta1.MetricsSpec{Enabled: true},
 		Config: v1beta1.NginxConfig{
-			WorkerConnections: 2048, ClientMaxBodySize: "10m", KeepaliveTimeoutSeconds: 30,
+			NginxSettings: v1beta1.NginxSettings{
+				WorkerConnections:       2048,
+				ClientMaxBodySize:       "10m",
+				KeepaliveTimeoutSeconds: 30,
+			},
 			Servers: []v1beta1.Server{{
 				Port: "http", ServerNames: []string{"example.com", "*.example.com"}, DefaultServer: true,
 				Locations: []v1beta1.Location{
@@ -75,7 +79,9 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 	"gateway-routing": {
 		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}, {Name: "https", ContainerPort: 8443}},
 		Config: v1beta1.NginxConfig{
-			TrustedProxies: []string{"10.0.0.0/8", "fd00::/8"},
+			NginxSettings: v1beta1.NginxSettings{
+				TrustedProxies: []string{"10.0.0.0/8", "fd00::/8"},
+			},
 			Servers: []v1beta1.Server{
 				{Port: "http", ServerNames: []string{"app.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{}},
 				{Port: "http", ServerNames: []string{"legacy.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Port: ptr.To[int32](8443), Code: 301}},
@@ -159,11 +165,13 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")}},
 		Service:   v1beta1.ServiceSpec{IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicyPreferDualStack), IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}},
 		Config: v1beta1.NginxConfig{
-			TrustedProxies: []string{"10.0.0.0/8"},
-			RealIP:         &v1beta1.RealIP{Header: "X-Forwarded-For"},
-			Gzip:           &v1beta1.Gzip{Types: []string{"text/html", "text/css", "application/json"}},
-			AccessLog:      v1beta1.AccessLog{Format: "JSON"},
-			TLS:            v1beta1.TLSPolicy{Protocols: []string{"TLSv1.3"}, SessionCacheMiB: 20},
+			NginxSettings: v1beta1.NginxSettings{
+				TrustedProxies: []string{"10.0.0.0/8"},
+				RealIP:         &v1beta1.RealIP{Header: "X-Forwarded-For"},
+				Gzip:           &v1beta1.Gzip{Types: []string{"text/html", "text/css", "application/json"}},
+				AccessLog:      v1beta1.AccessLog{Format: "JSON"},
+				TLS:            v1beta1.TLSPolicy{Protocols: []string{"TLSv1.3"}, SessionCacheMiB: 20},
+			},
 			Servers: []v1beta1.Server{
 				{Port: "http", ServerNames: []string{"shop.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{}},
 				{

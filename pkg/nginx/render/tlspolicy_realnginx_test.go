@@ -23,9 +23,11 @@ func TestRealNginxOffersOnlyTheConfiguredTLSProtocols(t *testing.T) {
 	spec := v1beta1.NginxOperatorSpec{
 		Ports: []v1beta1.Port{{Name: "https", ContainerPort: httpsPort}},
 		Config: v1beta1.NginxConfig{
-			DisableHTTP2: true,
-			TLS:          v1beta1.TLSPolicy{Protocols: []string{"TLSv1.3"}},
-			Servers:      []v1beta1.Server{{Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls"}}},
+			NginxSettings: v1beta1.NginxSettings{
+				DisableHTTP2: true,
+				TLS:          v1beta1.TLSPolicy{Protocols: []string{"TLSv1.3"}},
+			},
+			Servers: []v1beta1.Server{{Port: "https", TLS: &v1beta1.TLS{SecretName: "web-tls"}}},
 		},
 	}
 	proc := startRendered(t, nginxBin, validationtest.Spec(t, spec), healthPort, map[string]string{"index.html": "x\n"}, nil)

@@ -247,6 +247,20 @@ type Port struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.servers) || self.servers.all(s, !has(s.defaultServer) || !s.defaultServer || self.servers.exists_one(t, t.port == s.port && has(t.defaultServer) && t.defaultServer))",message="a port can have only one server with defaultServer: true"
 // +kubebuilder:validation:XValidation:rule="!has(self.realIP) || (has(self.trustedProxies) && size(self.trustedProxies) > 0)",message="realIP needs trustedProxies: nginx takes the client address only from the hops listed there"
 type NginxConfig struct {
+	NginxSettings `json:",inline"`
+
+	// Servers are nginx's virtual servers. With none, one server on the first
+	// port serves the content at /.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Servers []Server `json:"servers,omitempty"`
+}
+
+// NginxSettings tune nginx for all its servers: the settings of
+// spec.config besides the servers, which a Gateway's instance takes from
+// NginxGatewayParameters.
+type NginxSettings struct {
 	// WorkerConnections is nginx's worker_connections.
 	// +optional
 	// +kubebuilder:default=1024
@@ -310,13 +324,6 @@ type NginxConfig struct {
 	// standard output.
 	// +optional
 	AccessLog AccessLog `json:"accessLog,omitempty"`
-
-	// Servers are nginx's virtual servers. With none, one server on the first
-	// port serves the content at /.
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=32
-	Servers []Server `json:"servers,omitempty"`
 }
 
 // MaxServers and MaxLocations are the most servers an instance has and the
