@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -165,4 +167,74 @@ func TestAGatewayChangesRoutesUnderLoadWithoutLosingARequest(t *testing.T) {
 			t.Errorf("pod %s's reloader took no pushed configuration: %+v", pod, st)
 		}
 	}
+}
+
+// The parameters a class names reach the Gateway's nginx as a client sees
+// it: two pods behind its Service (parameters' replicas), each refusing a
+// body over the parameters' config.clientMaxBodySize with 413 while a
+// smaller one reaches the backend.
+func TestAGatewaysParametersReachItsPods(t *testing.T) {
+	ctx, c, ns, cs, cl := setup(t)
+	dial := realcluster.NodeOf(c).DialContext
+	runTestServers(ctx, t, cs, ns, "v1", 1)
+	params := &v1beta1.NginxGatewayParameters{ObjectMeta: metav1.ObjectMeta{Name: "small-bodies", Namespace: ns}, Spec: v1beta1.NginxGatewayParametersSpec{
+		Replicas: ptr.To[int32](2),
+		Config:   &v1beta1.NginxSettings{ClientMaxBodySize: "1k"},
+	}}
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{
+		ControllerName: gateway.ControllerName,
+		ParametersRef: &gatewayv1.ParametersReference{Group: gatewayv1.Group(v1beta1.GroupVersion.Group), Kind: gateway.ParametersKind,
+			Name: params.Name, Namespace: ptr.To(gatewayv1.Namespace(ns))},
+	}}
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(class.Name),
+		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
+	}}
+	tools.Must(t, cl.Create(ctx, params))
+	tools.Must(t, cl.Create(ctx, class))
+	t.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
+	tools.Must(t, cl.Create(ctx, gw))
+	tools.Must(t, cl.Create(ctx, httpRoute(ns, "a", "/", "v1", false)))
+
+	selector := labels.SelectorFromSet(layout.Selector(gateway.InstanceName("web"))).String()
+	tools.Eventually(t, 3*time.Minute, "two nginx pods ready", func() error {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, p := range pods.Items {
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		if ready != 2 {
+			return fmt.Errorf("%d of %d pods ready", ready, len(pods.Items))
+		}
+		return nil
+	})
+	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, gateway.InstanceName("web")))
+	post := func(size int) (int, error) {
+		hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}
+		resp, err := hc.Post(base+"/", "application/octet-stream", strings.NewReader(strings.Repeat("x", size)))
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	tools.Eventually(t, time.Minute, "a 2 KiB body refused, a 512-byte one passed", func() error {
+		// Several times each: the Service spreads the connections over both pods.
+		for range 6 {
+			if code, err := post(2048); err != nil || code != http.StatusRequestEntityTooLarge {
+				return fmt.Errorf("2 KiB: %d, %v", code, err)
+			}
+			if code, err := post(512); err != nil || code != http.StatusOK {
+				return fmt.Errorf("512 bytes: %d, %v", code, err)
+			}
+		}
+		return nil
+	})
 }

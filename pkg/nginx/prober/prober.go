@@ -168,8 +168,11 @@ func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, w Want) A
 	}
 	moved := !ok || pr.asked.ip != pod.Status.PodIP
 	pr.asked.ip, pr.asked.want, pr.asked.nudge = pod.Status.PodIP, want, nudge
+	// The text is held only for a pod that answers and does not show it:
+	// a pod not read yet starts from the volume, which holds the current
+	// configuration, and one that does not answer would keep it held.
 	pr.push = nil
-	if w.Config != nil && pr.pushRefused != want && !(pr.answered && pr.err == nil && shows(pr.status, want)) {
+	if w.Config != nil && pr.pushRefused != want && pr.answered && pr.err == nil && !shows(pr.status, want) {
 		pr.push = &w
 	}
 	if moved || nudged || rewanted {
@@ -357,9 +360,9 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	}
 }
 
-// settlePush drops pr's configuration to push once the pod shows it, or
-// once its reloader refused the push (it answered, but did not take it);
-// p.mu is held.
+// settlePush drops pr's configuration to push once the pod shows it, does
+// not answer, or its reloader refused the push (it answered, but did not
+// take it); p.mu is held.
 func (p *Prober) settlePush(pr *probe, tried *Want, pushed bool, err error) {
 	if pr.push == nil {
 		return
@@ -368,7 +371,7 @@ func (p *Prober) settlePush(pr *probe, tried *Want, pushed bool, err error) {
 		pr.pushRefused, pr.push = tried.Hash, nil
 		return
 	}
-	if err == nil && shows(pr.status, pr.push.Hash) {
+	if err != nil || shows(pr.status, pr.push.Hash) {
 		pr.push = nil
 	}
 }

@@ -306,6 +306,12 @@ func TestProberPushesToPodsBehindUntilTheyShowTheConfiguration(t *testing.T) {
 		return p.pods[key].push != nil
 	}
 	want := Want{Hash: "new", Config: []byte("new"), Key: []byte("k")}
+	// A pod not read yet is read first: nothing is held for it.
+	p.Track(web, pod, want)
+	if holds() {
+		t.Error("the text is held for a pod not read yet")
+	}
+	p.read(context.Background(), key)
 	p.Track(web, pod, want)
 	p.read(context.Background(), key)
 	if a := p.Track(web, pod, want); reloaders.pushes != 1 || a.Status.Hash != "new" || holds() {
@@ -322,6 +328,16 @@ func TestProberPushesToPodsBehindUntilTheyShowTheConfiguration(t *testing.T) {
 	if reloaders.pushes != 2 || reloaders.fakeReloaders["web-0"].Hash != "new" {
 		t.Errorf("a pod gone back to old: %d pushes, serving %q; want 2, new", reloaders.pushes, reloaders.fakeReloaders["web-0"].Hash)
 	}
+
+	// A pod that stops answering: nothing is held for it.
+	delete(reloaders.fakeReloaders, "web-0")
+	p.read(context.Background(), key)
+	p.Track(web, pod, Want{Hash: "newest", Config: []byte("newest"), Key: []byte("k")})
+	if holds() {
+		t.Error("the text is held for a pod that does not answer")
+	}
+	reloaders.fakeReloaders["web-0"] = reloader.Status{Hash: "new", LastReloadSuccessful: true}
+	p.read(context.Background(), key)
 
 	reloaders.refuse = true
 	newer := Want{Hash: "newer", Config: []byte("newer"), Key: []byte("k")}
