@@ -92,7 +92,7 @@ type Reconciler struct {
 	// which the cache's reference index cannot see (see instancesIndexed).
 	routedReferences routedReferences
 	// newPushKeys are the push keys generated for instances whose config
-	// Secret the cache does not show with one yet, by UID (see pushKey).
+	// Secret the cache does not show with one yet (see pushKey).
 	newPushKeys sync.Map
 }
 
@@ -245,7 +245,8 @@ func (r *Reconciler) announce(nginx *v1beta1.NginxOperator, wasDegradedBy string
 }
 
 // forget drops what the controller keeps of a deleted instance: its metrics,
-// its pods in the prober and its endpoint pacing.
+// its pods in the prober, its endpoint pacing and a push key generated for
+// it.
 func (r *Reconciler) forget(key types.NamespacedName) {
 	forgetMetrics(key.Namespace, key.Name)
 	if r.Prober != nil {
@@ -255,6 +256,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 		r.endpointsPacer.forget(key)
 	}
 	r.routedReferences.forget(key)
+	r.newPushKeys.Delete(key)
 }
 
 // sooner is the shorter of two requeue delays, 0 being none.

@@ -22,9 +22,10 @@ import (
 // nginx under the nginx-reloader, so a new configuration or certificate is
 // loaded in place. Upgrading from an operator before "3" rolls every
 // instance's pods once; "4" runs nginx from the reloader's working copy of
-// nginx.conf, which the operator pushes to. (The nginx.operator.dev/ prefix of the operator's
-// annotations is reserved: admission refuses user annotations under it,
-// and the operator's values win over spec.pod.annotations anyway.)
+// nginx.conf, which the operator pushes to. (The nginx.operator.dev/
+// prefix of the operator's annotations is reserved: admission refuses user
+// annotations under it, and the operator's values win over
+// spec.pod.annotations anyway.)
 const PodTemplateVersion = "4"
 
 // Inputs is everything the builders need besides the instance.

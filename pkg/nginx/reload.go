@@ -81,23 +81,30 @@ func (r *Reconciler) nudgePods(ctx context.Context, nginx *v1beta1.NginxOperator
 // remembered until the cache shows the Secret holding it, so that a
 // reconcile before the cache catches up does not write another.
 func (r *Reconciler) pushKey(ctx context.Context, nginx *v1beta1.NginxOperator) ([]byte, error) {
+	instance := types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}
 	var secret corev1.Secret
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: layout.NamesFor(nginx.Name).ConfigSecret}, &secret)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
 	if key := secret.Data[layout.PushKeyFile]; len(key) == layout.PushKeyLength && metav1.IsControlledBy(&secret, nginx) {
-		r.newPushKeys.Delete(nginx.UID)
+		r.newPushKeys.Delete(instance)
 		return key, nil
 	}
-	if key, ok := r.newPushKeys.Load(nginx.UID); ok {
-		return key.([]byte), nil
+	if v, ok := r.newPushKeys.Load(instance); ok && v.(newPushKey).uid == nginx.UID {
+		return v.(newPushKey).key, nil
 	}
 	random := make([]byte, layout.PushKeyLength/2)
 	if _, err := rand.Read(random); err != nil {
 		return nil, err
 	}
 	key := []byte(hex.EncodeToString(random))
-	r.newPushKeys.Store(nginx.UID, key)
+	r.newPushKeys.Store(instance, newPushKey{uid: nginx.UID, key: key})
 	return key, nil
+}
+
+// newPushKey is a push key generated for the instance of uid.
+type newPushKey struct {
+	uid types.UID
+	key []byte
 }

@@ -71,7 +71,7 @@ func (h *HTTPPodConfigReader) Read(ctx context.Context, pod PodAddress) (reloade
 	if err != nil {
 		return reloader.Status{}, err
 	}
-	return h.status(h.Client, req)
+	return status(h.Client, req)
 }
 
 // Push implements PodConfigReader. A reloader that answers the push with
@@ -83,7 +83,7 @@ func (h *HTTPPodConfigReader) Push(ctx context.Context, pod PodAddress, config, 
 		return reloader.Status{}, false, err
 	}
 	req.Header.Set(reloader.SignatureHeader, reloader.Sign(key, config))
-	st, err := h.status(h.PushClient, req)
+	st, err := status(h.PushClient, req)
 	var refused *refusedError
 	if errors.As(err, &refused) {
 		st, err = h.Read(ctx, pod)
@@ -102,7 +102,7 @@ type refusedError struct{ url, status string }
 func (e *refusedError) Error() string { return e.url + ": " + e.status }
 
 // status sends req with c and decodes the reloader's Status from the answer.
-func (h *HTTPPodConfigReader) status(c *http.Client, req *http.Request) (reloader.Status, error) {
+func status(c *http.Client, req *http.Request) (reloader.Status, error) {
 	var st reloader.Status
 	url := req.URL.String()
 	resp, err := c.Do(req)
