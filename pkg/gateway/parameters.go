@@ -48,6 +48,9 @@ func readParameters(ctx context.Context, c client.Reader, refs ...parametersRef)
 			return Parameters{Invalid: fmt.Sprintf("%s names %s %s of group %q: the parameters of this implementation are %s of group %s",
 				ref.what, ref.kind, ref.name, ref.group, ParametersKind, v1beta1.GroupVersion.Group)}, nil
 		}
+		if ref.ns == "" {
+			return Parameters{Invalid: fmt.Sprintf("%s names %s %s without a namespace: name the namespace it is in", ref.what, ParametersKind, ref.name)}, nil
+		}
 		var p v1beta1.NginxGatewayParameters
 		if err := c.Get(ctx, types.NamespacedName{Namespace: ref.ns, Name: ref.name}, &p); err != nil {
 			if apierrors.IsNotFound(err) {
