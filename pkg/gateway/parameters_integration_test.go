@@ -1,3 +1,5 @@
+//go:build !unit
+
 package gateway_test
 
 import (
