@@ -3,7 +3,6 @@
 package gateway_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,11 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
@@ -40,16 +36,7 @@ func BenchmarkAttachingRoutesOneAtATime(b *testing.B) {
 		}
 	}
 	ctx, ns, c := setup(b)
-	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
-	b.Cleanup(func() { _ = c.Delete(context.Background(), class) })
-	api := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}, Selector: map[string]string{"app": "api"}}}
-	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
-		GatewayClassName: gatewayv1.ObjectName(class.Name),
-		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
-	}}
-	create(b, c, class, api, gw)
+	gatewayToAPI(b, c, ns)
 	secret := types.NamespacedName{Namespace: ns, Name: layout.NamesFor(gateway.InstanceName("web")).ConfigSecret}
 	serves := func(path string) error {
 		var s corev1.Secret
@@ -65,15 +52,7 @@ func BenchmarkAttachingRoutesOneAtATime(b *testing.B) {
 	began, cpu, reconciles := time.Now(), processCPU(), reconcileCounts(b)
 	for i := range n {
 		name := fmt.Sprintf("r%04d", i)
-		route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: gatewayv1.HTTPRouteSpec{
-			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "web"}}},
-			Rules: []gatewayv1.HTTPRouteRule{{
-				Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/" + name)}}},
-				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
-					Name: "api", Port: ptr.To(gatewayv1.PortNumber(8080))}}}},
-			}},
-		}}
-		tools.Must(b, c.Create(ctx, route))
+		tools.Must(b, c.Create(ctx, apiRoute(ns, name)))
 		tools.Eventually(b, time.Minute, name+" served", func() error { return serves("/" + name) })
 	}
 	// The reconciles the last route set off settle.

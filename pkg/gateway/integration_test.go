@@ -354,29 +354,10 @@ func TestACertificateOfAnotherNamespaceIsServedFromACopyThatFollowsItWhileAGrant
 // Gateway's other routes are served and a change to them still applies.
 func TestARouteTheInstanceCannotHoldLeavesTheGatewaysOtherRoutesChanging(t *testing.T) {
 	ctx, ns, c := setup(t)
-	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
-	api := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}, Selector: map[string]string{"app": "api"}}}
-	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
-		GatewayClassName: gatewayv1.ObjectName(class.Name),
-		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
-	}}
-	route := func(name string, filters ...gatewayv1.HTTPRouteFilter) *gatewayv1.HTTPRoute {
-		return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: gatewayv1.HTTPRouteSpec{
-			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "web"}}},
-			Rules: []gatewayv1.HTTPRouteRule{{
-				Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/" + name)}}},
-				Filters: filters,
-				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
-					Name: "api", Port: ptr.To(gatewayv1.PortNumber(8080))}}}},
-			}},
-		}}
-	}
+	gatewayToAPI(t, c, ns)
 	setsConnection := gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier,
 		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "Connection", Value: "close"}}}}
-	create(t, c, class, api, gw, route("good"), route("bad", setsConnection))
+	create(t, c, apiRoute(ns, "good"), apiRoute(ns, "bad", setsConnection))
 
 	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("web")}
 	// paths are the prefixes the instance's locations serve.
@@ -410,7 +391,7 @@ func TestARouteTheInstanceCannotHoldLeavesTheGatewaysOtherRoutesChanging(t *test
 		return nil
 	})
 	// Later changes to the Gateway's routes apply.
-	create(t, c, route("later"))
+	create(t, c, apiRoute(ns, "later"))
 	tools.Eventually(t, time.Minute, "a route added later served", func() error {
 		got, err := paths()
 		if err != nil {
@@ -421,6 +402,37 @@ func TestARouteTheInstanceCannotHoldLeavesTheGatewaysOtherRoutesChanging(t *test
 		}
 		return nil
 	})
+}
+
+// gatewayToAPI creates in ns a class of this controller (deleted after the
+// test), the Service api (port 8080) and the Gateway web, of one HTTP
+// listener on port 80.
+func gatewayToAPI(t testing.TB, c client.Client, ns string) {
+	t.Helper()
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
+	api := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}, Selector: map[string]string{"app": "api"}}}
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(class.Name),
+		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
+	}}
+	create(t, c, class, api, gw)
+}
+
+// apiRoute is the HTTPRoute name of the Gateway web sending the prefix
+// /name to the Service api, through filters.
+func apiRoute(ns, name string, filters ...gatewayv1.HTTPRouteFilter) *gatewayv1.HTTPRoute {
+	return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: gatewayv1.HTTPRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "web"}}},
+		Rules: []gatewayv1.HTTPRouteRule{{
+			Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/" + name)}}},
+			Filters: filters,
+			BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+				Name: "api", Port: ptr.To(gatewayv1.PortNumber(8080))}}}},
+		}},
+	}}
 }
 
 // served is the nginx.conf the instance's pods are given, parsed.

@@ -39,7 +39,7 @@ func (r *gatewayReconciler) parametersOf(ctx context.Context, gw *gatewayv1.Gate
 // readParameters reads the parameters refs name, later ones over earlier
 // ones.
 func readParameters(ctx context.Context, c client.Reader, refs ...parametersRef) (Parameters, error) {
-	var specs []*v1beta1.NginxGatewayParametersSpec
+	var out Parameters
 	for _, ref := range refs {
 		if ref.name == "" {
 			continue
@@ -58,11 +58,7 @@ func readParameters(ctx context.Context, c client.Reader, refs ...parametersRef)
 			}
 			return Parameters{}, err
 		}
-		specs = append(specs, &p.Spec)
-	}
-	out := Parameters{}
-	for _, s := range specs {
-		out.Spec = overlaid(out.Spec, s)
+		out.Spec = overlaid(out.Spec, &p.Spec)
 	}
 	return out, nil
 }

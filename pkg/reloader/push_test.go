@@ -44,10 +44,7 @@ func pushTo(t *testing.T, url string, key, config []byte, signature string) (int
 // configuration nginx refuses is answered with the refusal, the old one
 // serving on.
 func TestPushedConfigurationsAreLoadedAndLateVolumesTakeNothingBack(t *testing.T) {
-	nginxBin := tools.Nginx(t)
-	dir := t.TempDir()
-	tools.Must(t, os.Chmod(dir, 0o755))
-	tools.Must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	nginxBin, dir := nginxAndDir(t)
 	p, err := tools.FreePort()
 	tools.Must(t, err)
 	confDir := filepath.Join(dir, "config")

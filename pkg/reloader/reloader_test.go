@@ -73,10 +73,7 @@ http {
 // nginx's message while the old one keeps serving; stopping quits nginx
 // gracefully.
 func TestReloadsNginxInPlaceAndKeepsServingARefusedConfiguration(t *testing.T) {
-	nginxBin := tools.Nginx(t)
-	dir := t.TempDir()
-	tools.Must(t, os.Chmod(dir, 0o755))
-	tools.Must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	nginxBin, dir := nginxAndDir(t)
 	// The slow upstream says when a request reached it, then answers after
 	// 2 s: long enough for a reload to happen while nginx waits for it.
 	reached := make(chan struct{}, 1)
@@ -214,10 +211,7 @@ func TestLoadsAChangedConfigurationWithoutWaitingForThePoll(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		tools.Missing(t, "inotify (Linux)")
 	}
-	nginxBin := tools.Nginx(t)
-	dir := t.TempDir()
-	tools.Must(t, os.Chmod(dir, 0o755))
-	tools.Must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	nginxBin, dir := nginxAndDir(t)
 	p, err := tools.FreePort()
 	tools.Must(t, err)
 	confDir, tlsDir := filepath.Join(dir, "config"), filepath.Join(dir, "tls")
@@ -243,6 +237,18 @@ func TestLoadsAChangedConfigurationWithoutWaitingForThePoll(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// nginxAndDir are the real nginx and a directory for a test's nginx,
+// which nginx's workers (another user when the test runs as root) may
+// enter.
+func nginxAndDir(t *testing.T) (string, string) {
+	t.Helper()
+	nginx := tools.Nginx(t)
+	dir := t.TempDir()
+	tools.Must(t, os.Chmod(dir, 0o755))
+	tools.Must(t, os.Chmod(filepath.Dir(dir), 0o755))
+	return nginx, dir
 }
 
 // runUntilCleanup runs r until the test ends, then stops it and waits.

@@ -307,9 +307,6 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	}
 	pod, asked := pr.pod, pr.asked
 	push := pr.push
-	if pr.answered && pr.err == nil && shows(pr.status, asked.want) {
-		push = nil
-	}
 	p.mu.Unlock()
 
 	var st reloader.Status
@@ -332,7 +329,7 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	stale := pr.asked.ip != asked.ip || pr.asked.want != asked.want && asked.want != "" || !maps.Equal(pr.asked.nudge, asked.nudge)
 	changed := !pr.answered || (err == nil) != (pr.err == nil) || !reflect.DeepEqual(st, pr.status)
 	pr.answered, pr.status, pr.err, pr.reading = true, st, err, false
-	p.settlePush(pr, push, pushed, err)
+	pr.settlePush(push, pushed, err)
 	if err == nil && pr.awaitingNudge && attempts(st) > pr.attemptsBefore {
 		if changed {
 			pr.quietReads = 0
@@ -360,10 +357,10 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	}
 }
 
-// settlePush drops pr's configuration to push once the pod shows it, does
+// settlePush drops the configuration to push once the pod shows it, does
 // not answer, or its reloader refused the push (it answered, but did not
-// take it); p.mu is held.
-func (p *Prober) settlePush(pr *probe, tried *Want, pushed bool, err error) {
+// take it); the prober's lock is held.
+func (pr *probe) settlePush(tried *Want, pushed bool, err error) {
 	if pr.push == nil {
 		return
 	}
