@@ -138,13 +138,7 @@ func TestScheduledBackupCreatesASuspendableCronJob(t *testing.T) {
 		t.Errorf("CronJob schedule %q concurrency %q; want the spec's schedule and Forbid", cj.Spec.Schedule, cj.Spec.ConcurrencyPolicy)
 	}
 
-	if err := c.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
-		t.Fatal(err)
-	}
-	b.Spec.Suspend = false
-	if err := c.Update(ctx, b); err != nil {
-		t.Fatal(err)
-	}
+	framework.Update(ctx, t, c, b, func(b *v1beta1.NginxBackup) { b.Spec.Suspend = false })
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 		var got v1beta1.NginxBackup
 		cj := cronJob(ctx)

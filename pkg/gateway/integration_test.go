@@ -186,13 +186,11 @@ func TestAGatewayBecomesOneNginxOperatorAndItsRoutesAreToldWhereTheyStand(t *tes
 	}
 
 	// A route leaving the Gateway loses its entry and its location.
-	var good gatewayv1.HTTPRoute
-	tools.Must(t, c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "good"}, &good))
-	good.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: "foreign"}}
-	tools.Must(t, c.Update(ctx, &good))
+	good := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "good"}}
+	framework.Update(ctx, t, c, good, func(r *gatewayv1.HTTPRoute) { r.Spec.ParentRefs = []gatewayv1.ParentReference{{Name: "foreign"}} })
 	tools.Eventually(t, time.Minute, "the route gone from the Gateway", func() error {
 		var rt gatewayv1.HTTPRoute
-		if err := c.Get(ctx, client.ObjectKeyFromObject(&good), &rt); err != nil {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(good), &rt); err != nil {
 			return err
 		}
 		for _, p := range rt.Status.Parents {

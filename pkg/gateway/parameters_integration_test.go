@@ -17,6 +17,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -100,10 +101,11 @@ func TestParametersOfTheClassAndTheGatewaySetTheInstance(t *testing.T) {
 	})
 
 	// Parameters of another kind: refused, and the instance left as it is.
-	var live gatewayv1.Gateway
-	tools.Must(t, c.Get(ctx, client.ObjectKeyFromObject(gw), &live))
-	live.Spec.Infrastructure.ParametersRef = &gatewayv1.LocalParametersReference{Group: "", Kind: "ConfigMap", Name: "web"}
-	tools.Must(t, c.Update(ctx, &live))
+	// The controller writes the Gateway's status meanwhile: the change is
+	// made on the latest version, as any client of optimistic concurrency must.
+	framework.Update(ctx, t, c, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: gw.Name}}, func(live *gatewayv1.Gateway) {
+		live.Spec.Infrastructure.ParametersRef = &gatewayv1.LocalParametersReference{Group: "", Kind: "ConfigMap", Name: "web"}
+	})
 	accepted("the Gateway naming a ConfigMap refused", gatewayConditions, "False/InvalidParameters")
 	var nginx v1beta1.NginxOperator
 	tools.Must(t, c.Get(ctx, instance, &nginx))

@@ -191,13 +191,7 @@ func TestMonitorSelectingNothingReportsNoMatchingInstancesUntilItsSelectorIsFixe
 	}
 
 	// Fixing the selector clears the condition and fills the Secret.
-	if err := c.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
-		t.Fatal(err)
-	}
-	m.Spec.Selector.MatchLabels["team"] = "a"
-	if err := c.Update(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	framework.Update(ctx, t, c, m, func(m *v1beta1.NginxMonitor) { m.Spec.Selector.MatchLabels["team"] = "a" })
 	got = waitMonitor(t, c, ns, "team-a", "Ready=True with 2 instances", readyReason(monitor.ReasonScrapeConfigGenerated, 2))
 	wantInstances := []v1beta1.InstanceReference{{Namespace: ns, Name: "api"}, {Namespace: ns, Name: "www"}}
 	if len(got.Status.Instances) != 2 || got.Status.Instances[0] != wantInstances[0] || got.Status.Instances[1] != wantInstances[1] {
@@ -233,14 +227,7 @@ func TestMonitorSelectingNothingReportsNoMatchingInstancesUntilItsSelectorIsFixe
 	}
 
 	// Relabelling an instance drops it; a new instance is picked up.
-	var www v1beta1.NginxOperator
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "www"}, &www); err != nil {
-		t.Fatal(err)
-	}
-	www.Labels["team"] = "b"
-	if err := c.Update(ctx, &www); err != nil {
-		t.Fatal(err)
-	}
+	framework.UpdateInstance(ctx, t, c, client.ObjectKey{Namespace: ns, Name: "www"}, func(www *v1beta1.NginxOperator) { www.Labels["team"] = "b" })
 	waitMonitor(t, c, ns, "team-a", "1 instance after relabelling www", readyReason(monitor.ReasonScrapeConfigGenerated, 1))
 	if err := c.Create(ctx, instance(ns, "shop", map[string]string{"team": "a"}, true)); err != nil {
 		t.Fatal(err)
@@ -424,13 +411,7 @@ func TestServiceMonitorIsCreatedWhenPrometheusOperatorAPIIsServed(t *testing.T) 
 	}
 
 	// Disabling it deletes the ServiceMonitor.
-	if err := c.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
-		t.Fatal(err)
-	}
-	m.Spec.ServiceMonitor.Enabled = false
-	if err := c.Update(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	framework.Update(ctx, t, c, m, func(m *v1beta1.NginxMonitor) { m.Spec.ServiceMonitor.Enabled = false })
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "team-a"}, sm.DeepCopy()) != nil
 	}) {
@@ -521,14 +502,7 @@ func writesAfterAnUnrelatedChange(ctx context.Context, t *testing.T, c client.Cl
 	t.Helper()
 	tools.Settled(t, 2*time.Second, time.Minute, "the monitor's writes", func() int { return len(monitorWrites()) })
 	before = monitorWrites()
-	var web v1beta1.NginxOperator
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &web); err != nil {
-		t.Fatal(err)
-	}
-	web.Labels["unrelated"] = "x"
-	if err := c.Update(ctx, &web); err != nil {
-		t.Fatal(err)
-	}
+	framework.UpdateInstance(ctx, t, c, client.ObjectKey{Namespace: ns, Name: "web"}, func(web *v1beta1.NginxOperator) { web.Labels["unrelated"] = "x" })
 	// A window in which nothing may happen: the change reaches the
 	// controller's watch well within it, and must cause no write.
 	time.Sleep(3 * time.Second)

@@ -153,13 +153,7 @@ func TestServiceMonitorIsAppliedAsSetAndNotRewrittenWhenNothingChanged(t *testin
 	if err := c.Create(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
-		t.Fatal(err)
-	}
-	m.Spec.ServiceMonitor.Enabled = false
-	if err := c.Update(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	framework.Update(ctx, t, c, m, func(m *v1beta1.NginxMonitor) { m.Spec.ServiceMonitor.Enabled = false })
 	waitMonitor(t, c, ns, "secure", "no ServiceMonitor condition once disabled", func(m *v1beta1.NginxMonitor) bool {
 		return meta.FindStatusCondition(m.Status.Conditions, monitor.ConditionServiceMonitor) == nil
 	})

@@ -19,6 +19,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -191,16 +192,9 @@ func available(obj any) (string, bool) {
 // 10 ms.
 func timeSpecChange(ctx context.Context, b testing.TB, cl client.Client, name string, keepalive int32) time.Duration {
 	b.Helper()
-	var inst v1beta1.NginxOperator
 	key := client.ObjectKey{Namespace: benchNamespace, Name: name}
-	if err := cl.Get(ctx, key, &inst); err != nil {
-		b.Fatal(err)
-	}
-	inst.Spec.Config.KeepaliveTimeoutSeconds = keepalive
 	began := time.Now()
-	if err := cl.Update(ctx, &inst); err != nil {
-		b.Fatal(err)
-	}
+	inst := framework.UpdateInstance(ctx, b, cl, key, func(n *v1beta1.NginxOperator) { n.Spec.Config.KeepaliveTimeoutSeconds = keepalive })
 	for time.Since(began) < 5*time.Minute {
 		var now v1beta1.NginxOperator
 		if err := cl.Get(ctx, key, &now); err == nil && now.Status.ObservedGeneration >= inst.Generation {

@@ -106,10 +106,9 @@ func TestAGatewayChangesRoutesUnderLoadWithoutLosingARequest(t *testing.T) {
 	added := time.Since(began)
 
 	began = time.Now()
-	var live gatewayv1.HTTPRoute
-	tools.Must(t, cl.Get(ctx, client.ObjectKeyFromObject(a), &live))
-	live.Spec.Rules[0].BackendRefs[0].Name = "v2"
-	tools.Must(t, cl.Update(ctx, &live))
+	framework.Update(ctx, t, cl, &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: a.Name}}, func(r *gatewayv1.HTTPRoute) {
+		r.Spec.Rules[0].BackendRefs[0].Name = "v2"
+	})
 	servedBy("a route changed to another backend", "/a", "v2")
 	changed := time.Since(began)
 
