@@ -189,7 +189,7 @@ func routeParentRefs(rt client.Object) ([]gatewayv1.ParentReference, []gatewayv1
 	return nil, nil
 }
 
-// backendsOf are the Services route rt names.
+// backendsOf are the Services route rt names: its backends and mirrors.
 func backendsOf(rt client.Object) []types.NamespacedName {
 	var refs []gatewayv1.BackendRef
 	switch rt := rt.(type) {
@@ -197,6 +197,11 @@ func backendsOf(rt client.Object) []types.NamespacedName {
 		for _, rule := range rt.Spec.Rules {
 			for _, b := range rule.BackendRefs {
 				refs = append(refs, b.BackendRef)
+			}
+			for _, f := range rule.Filters {
+				if f.RequestMirror != nil {
+					refs = append(refs, gatewayv1.BackendRef{BackendObjectReference: f.RequestMirror.BackendRef})
+				}
 			}
 		}
 	case *gatewayv1.GRPCRoute:

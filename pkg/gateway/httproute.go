@@ -30,7 +30,12 @@ type ruleOutcome struct {
 func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTTPRouteRule, refs references) ruleOutcome {
 	var out ruleOutcome
 	handler := v1beta1.Location{}
+	var mirrors []v1beta1.Mirror
 	for _, f := range rule.Filters {
+		if f.Type == gatewayv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
+			mirrors = append(mirrors, out.mirror(gw, rt.Namespace, f.RequestMirror, refs)...)
+			continue
+		}
 		out.refuse(applyFilter(&handler, f))
 	}
 	if handler.Redirect == nil {
@@ -38,12 +43,43 @@ func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTT
 		for _, b := range rule.BackendRefs {
 			backendRefs = append(backendRefs, out.backendRef(b.BackendRef, len(b.Filters)))
 		}
-		var backends []v1beta1.Backend
-		backends, out.refFault, out.refMessage = resolveBackends(gw, KindHTTPRoute, rt.Namespace, backendRefs, refs)
+		backends, fault, message := resolveBackends(gw, KindHTTPRoute, rt.Namespace, backendRefs, refs)
+		out.refFailed(fault, message)
 		handler = sendTo(handler, backends, "")
+		if handler.Proxy != nil {
+			handler.Proxy.Mirrors = mirrors
+			if rule.Timeouts != nil {
+				handler.Proxy.Timeouts = timeouts(rule.Timeouts)
+			}
+		}
 	}
 	out.addLocations(rule.Matches, handler)
 	return out
+}
+
+// refFailed records reason and message, unless the reason is empty, as
+// why a reference of the rule does not resolve; the first one counts.
+func (o *ruleOutcome) refFailed(reason gatewayv1.RouteConditionReason, message string) {
+	if o.refFault == "" {
+		o.refFault, o.refMessage = reason, message
+	}
+}
+
+// mirror is the mirror of a RequestMirror filter, or none when its
+// backend does not resolve: Gateway API then drops it and says why in
+// ResolvedRefs, while the rule goes on serving.
+func (o *ruleOutcome) mirror(gw *gatewayv1.Gateway, routeNamespace string, f *gatewayv1.HTTPRequestMirrorFilter, refs references) []v1beta1.Mirror {
+	resolved, fault, message := resolveBackends(gw, KindHTTPRoute, routeNamespace, []gatewayv1.BackendRef{{BackendObjectReference: f.BackendRef}}, refs)
+	o.refFailed(fault, message)
+	if len(resolved) == 0 {
+		return nil
+	}
+	b := resolved[0]
+	m := v1beta1.Mirror{Service: b.Service, Namespace: b.Namespace, Port: b.Port, Percent: f.Percent}
+	if f.Fraction != nil {
+		m.Fraction = &v1beta1.Fraction{Numerator: f.Fraction.Numerator, Denominator: ptr.Deref(f.Fraction.Denominator, 100)}
+	}
+	return []v1beta1.Mirror{m}
 }
 
 // refuse records msg, unless empty, as what of the rule cannot be served;
@@ -90,6 +126,19 @@ func sendTo(handler v1beta1.Location, backends []v1beta1.Backend, protocol strin
 	}
 	handler.Proxy.Backends, handler.Proxy.BackendProtocol = backends, protocol
 	return handler
+}
+
+// timeouts are a rule's timeouts; Gateway API's CRD has checked their
+// format and that backendRequest is within request.
+func timeouts(t *gatewayv1.HTTPRouteTimeouts) *v1beta1.ProxyTimeouts {
+	out := &v1beta1.ProxyTimeouts{}
+	if t.Request != nil {
+		out.Request = string(*t.Request)
+	}
+	if t.BackendRequest != nil {
+		out.BackendRequest = string(*t.BackendRequest)
+	}
+	return out
 }
 
 // backendFiltersUnsupported says that the filters of a backendRef, which

@@ -91,6 +91,16 @@ func proxy(path, service string) v1beta1.Location {
 		Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{{Service: service, Port: 8080, Weight: ptr.To[int32](1)}}}}
 }
 
+func withTimeouts(l v1beta1.Location, request, backendRequest string) v1beta1.Location {
+	l.Proxy.Timeouts = &v1beta1.ProxyTimeouts{Request: request, BackendRequest: backendRequest}
+	return l
+}
+
+func withMirrors(l v1beta1.Location, mirrors ...v1beta1.Mirror) v1beta1.Location {
+	l.Proxy.Mirrors = mirrors
+	return l
+}
+
 var notFound = v1beta1.Location{Path: "/", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 404}}
 
 // conditions are a parent status's conditions as type=reason.
@@ -198,6 +208,40 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 			"good":     {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"},
 			"filtered": {"Accepted": "False/UnsupportedValue", "ResolvedRefs": "True/ResolvedRefs"},
 		},
+	}, {
+		name: "a rule's timeouts bound its proxy, to the millisecond",
+		in: Inputs{
+			Gateway: gateway(httpListener("http", 80, "")),
+			HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("r", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("a"),
+				Timeouts: &gatewayv1.HTTPRouteTimeouts{Request: ptr.To(gatewayv1.Duration("2s")), BackendRequest: ptr.To(gatewayv1.Duration("500ms"))}})},
+			Services: services("a"),
+		},
+		want: v1beta1.NginxOperatorSpec{
+			Ports: []v1beta1.Port{{Name: "p80", ContainerPort: 8080, ServicePort: 80}},
+			Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "p80", DefaultServer: true,
+				Locations: []v1beta1.Location{withTimeouts(proxy("/", "a"), "2s", "500ms")}}}},
+		},
+		wantRoutes: map[string]map[string]string{"r": {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"}},
+	}, {
+		name: "mirrors: one to a Service that exists with its fraction, one to a missing Service dropped and told",
+		in: Inputs{
+			Gateway: gateway(httpListener("http", 80, "")),
+			HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("r", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("a"),
+				Filters: []gatewayv1.HTTPRouteFilter{
+					{Type: gatewayv1.HTTPRouteFilterRequestMirror, RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{
+						BackendRef: toService("shadow")[0].BackendObjectReference, Fraction: &gatewayv1.Fraction{Numerator: 1}}},
+					{Type: gatewayv1.HTTPRouteFilterRequestMirror, RequestMirror: &gatewayv1.HTTPRequestMirrorFilter{
+						BackendRef: toService("gone")[0].BackendObjectReference}},
+				}})},
+			Services: services("a", "shadow"),
+		},
+		want: v1beta1.NginxOperatorSpec{
+			Ports: []v1beta1.Port{{Name: "p80", ContainerPort: 8080, ServicePort: 80}},
+			Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "p80", DefaultServer: true,
+				Locations: []v1beta1.Location{withMirrors(proxy("/", "a"),
+					v1beta1.Mirror{Service: "shadow", Port: 8080, Fraction: &v1beta1.Fraction{Numerator: 1, Denominator: 100}})}}}},
+		},
+		wantRoutes: map[string]map[string]string{"r": {"Accepted": "True/Accepted", "ResolvedRefs": "False/BackendNotFound"}},
 	}, {
 		name: "a GRPCRoute's method matches become paths of /service/method, sent with gRPC; its plain-text port speaks h2c",
 		in: Inputs{

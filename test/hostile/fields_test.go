@@ -88,7 +88,8 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 						{Path: "/next/", Proxy: &v1beta1.ProxyLocation{Backends: []v1beta1.Backend{
 							{Service: "next", Port: 80, Weight: ptr.To[int32](9)}, {Service: "next-canary", Port: 80, Weight: ptr.To[int32](1)}},
 							SessionAffinity: &v1beta1.SessionAffinity{Cookie: v1beta1.SessionCookie{Name: "route", Path: "/next/", MaxAgeSeconds: ptr.To[int32](3600),
-								HTTPOnly: ptr.To(true), SameSite: "Lax"}}}},
+								HTTPOnly: ptr.To(true), SameSite: "Lax"}},
+							Mirrors: []v1beta1.Mirror{{Service: "next-shadow", Port: 80, Percent: ptr.To[int32](10)}}}},
 						{Path: "/docs/", Redirect: &v1beta1.RedirectLocation{Scheme: "https", Hostname: "docs.example.com", Port: ptr.To[int32](8443), Code: 308,
 							Path: &v1beta1.PathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr.To("/guide/")}}},
 						{Path: "/grpc.health.v1.Health/", Proxy: &v1beta1.ProxyLocation{Service: "health", Port: 50051, BackendProtocol: "GRPC",
@@ -319,6 +320,27 @@ func corpusFields() []corpusField {
 		{"config.servers[].locations[].proxy.service", setAt(loc(1, "proxy", "service")...), str("api.other-ns", "api:8080", "127.0.0.1", "API")},
 		{"config.servers[].locations[].proxy.port", setAt(loc(1, "proxy", "port")...), nums(80)},
 		{"config.servers[].locations[].proxy.readTimeoutSeconds", setAt(loc(1, "proxy", "readTimeoutSeconds")...), nums(3600, 3601)},
+		{"config.servers[].locations[].proxy.timeouts.request", setAt(loc(1, "proxy", "timeouts", "request")...),
+			str("0s", "500ms", "1h2m3s4ms", "1.5s", "-1s", "1d", "500", "99999h", "1s;", "1s proxy_pass", "1s\nx", "$request_time", "1h1h1h1h1h")},
+		{"config.servers[].locations[].proxy.timeouts.backendRequest (request 1s)", func(spec map[string]any, v any) {
+			setAt(loc(1, "proxy", "timeouts", "request")...)(spec, "1s")
+			setAt(loc(1, "proxy", "timeouts", "backendRequest")...)(spec, v)
+		}, anyOf([]string{"0s", "999ms", "1s", "1001ms", "2s", "1m", "10us", "1s ", " 1s"})},
+		{"config.servers[].locations[].proxy.mirrors[].service", setAt(loc(3, "proxy", "mirrors", 0, "service")...), str("next.other-ns", "next:80", "NEXT")},
+		{"config.servers[].locations[].proxy.mirrors[].namespace", setAt(loc(3, "proxy", "mirrors", 0, "namespace")...), shortStr("kube-system", "Other", "a.b", "../x")},
+		{"config.servers[].locations[].proxy.mirrors[].port", setAt(loc(3, "proxy", "mirrors", 0, "port")...), nums(80)},
+		{"config.servers[].locations[].proxy.mirrors[].percent", setAt(loc(3, "proxy", "mirrors", 0, "percent")...), nums(33, 99, 100, 101)},
+		{"config.servers[].locations[].proxy.mirrors[].fraction", func(spec map[string]any, v any) {
+			setAt(loc(3, "proxy", "mirrors", 0, "percent")...)(spec, nil)
+			setAt(loc(3, "proxy", "mirrors", 0, "fraction")...)(spec, v)
+		}, anyOf([]map[string]any{
+			{"numerator": int64(1), "denominator": int64(3)}, {"numerator": int64(1), "denominator": int64(1000000)},
+			{"numerator": int64(2147483647), "denominator": int64(2147483647)}, {"numerator": int64(3), "denominator": int64(2)},
+			{"numerator": int64(-1)}, {"numerator": int64(1), "denominator": int64(0)}, {"numerator": int64(0), "denominator": int64(1)},
+			{"numerator": int64(5)}, {"denominator": int64(10)},
+		})},
+		{"config.servers[].locations[].proxy.mirrors (with percent and fraction)", setAt(loc(3, "proxy", "mirrors", 0, "fraction")...),
+			anyOf([]map[string]any{{"numerator": int64(1)}})},
 		{"config.servers[].locations[].redirect.url", setAt(loc(2, "redirect", "url")...), str(urls...)},
 		{"config.servers[].locations[].redirect.code", setAt(loc(2, "redirect", "code")...), nums(200, 301, 302, 303, 304, 307, 308, 399, 444, 999, 1000)},
 		{"config.servers[].locations[].headers[].name", setAt(loc(0, "headers", 0, "name")...), str("X-A B", "X-A:B", "Set-Cookie", strings.Repeat("X", 129))},

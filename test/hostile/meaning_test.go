@@ -148,7 +148,7 @@ var (
 	// writes into arguments; a user value may expand none.
 	operatorVariables = regexp.MustCompile(`^\$(host|uri|request_uri|is_args|args|remote_addr|http_upgrade|` +
 		`connection_upgrade|host_with_port|forwarded_(for|proto|host|port|port_suffix)|` +
-		`redirect_path_s[0-9]+_l[0-9]+|request_header_s[0-9]+_l[0-9]+_[0-9]+|1)$`)
+		`redirect_path_s[0-9]+_l[0-9]+|request_header_s[0-9]+_l[0-9]+_[0-9]+|mirror_s[0-9]+_l[0-9]+_m[0-9]+|1)$`)
 	// routeLocation is the renderer's named location of a location a block
 	// hands requests to, or of the 404 when none matches; routeVariable
 	// names one of them.

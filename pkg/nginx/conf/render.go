@@ -89,10 +89,11 @@ func render(b *bytes.Buffer, dirs []Directive, path []string) error {
 }
 
 // keyedBlocks are the blocks whose entries start with a key rather than a
-// directive name. A key that reads as one of the block's own words (default,
+// directive name: map, geo, and split_clients (whose keys are percentages
+// and "*"). A key that reads as one of the block's own words (default,
 // hostnames, include, volatile in map; default, delete, ranges, proxy and
 // proxy_recursive in geo) keeps that meaning: the caller builds keys.
-var keyedBlocks = map[string]bool{"map": true, "geo": true}
+var keyedBlocks = map[string]bool{"map": true, "geo": true, "split_clients": true}
 
 // where names a directive in error messages, e.g. "http > server > listen".
 func where(path []string, name string) string {

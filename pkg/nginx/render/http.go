@@ -76,8 +76,8 @@ func (r *renderer) httpBlocks(spec *v1beta1.NginxOperatorSpec) []conf.Directive 
 }
 
 // locationBlocks are the http-level blocks of location id: a proxy's
-// affinity key or never-empty hash key, upstream, added request headers
-// and affinity cookie; a redirect's path; its rate limit zone.
+// affinity key or never-empty hash key, upstream, added request headers,
+// affinity cookie and mirrors; a redirect's path; its rate limit zone.
 func (r *renderer) locationBlocks(id string, l v1beta1.Location) []conf.Directive {
 	var out []conf.Directive
 	// A proxy without servers answers 503 and refers to nothing.
@@ -95,6 +95,7 @@ func (r *renderer) locationBlocks(id string, l v1beta1.Location) []conf.Directiv
 			if a != nil {
 				out = append(out, affinityCookieMap(id, cookiePath(l), a.Cookie))
 			}
+			out = append(out, r.mirrorBlocks(r.mirrorsOf(id, p))...)
 		}
 	}
 	out = append(out, redirectMap(id, l)...)

@@ -39,6 +39,12 @@ func (r *renderer) locations(server int, s v1beta1.Server) []conf.Directive {
 	if noRoute {
 		out = append(out, conf.B("location", []string{noRouteLocation(m.id)}, conf.D("return", "404")))
 	}
+	for j, l := range locations {
+		if l.Proxy != nil && len(l.Proxy.Mirrors) > 0 && len(r.upstreamServers(l.Proxy)) > 0 {
+			id := locationID(server, j)
+			out = append(out, r.mirrorLocations(id, l, r.mirrorsOf(id, l.Proxy))...)
+		}
+	}
 	if hasGRPC(locations) {
 		out = append(out, grpcStatusLocations()...)
 	}

@@ -61,6 +61,7 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 		return []conf.Directive{conf.D("return", "503")}
 	}
 	body := []conf.Directive{conf.D(b.module+"_pass", b.scheme+r.upstreamOf(id))}
+	body = append(body, mirrorDirectives(r.mirrorsOf(id, p))...)
 	if !b.grpc() {
 		body = append(body, conf.D("proxy_http_version", "1.1"))
 	}
@@ -72,10 +73,11 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 		}
 		body = append(body, conf.D(b.module+"_set_header", h.Name, h.Value))
 	}
+	w := waitsOf(p)
 	body = append(body,
-		conf.D(b.module+"_connect_timeout", itoa(p.ConnectTimeoutSeconds)+"s"),
-		conf.D(b.module+"_send_timeout", itoa(p.SendTimeoutSeconds)+"s"),
-		conf.D(b.module+"_read_timeout", itoa(p.ReadTimeoutSeconds)+"s"),
+		conf.D(b.module+"_connect_timeout", w.connect),
+		conf.D(b.module+"_send_timeout", w.send),
+		conf.D(b.module+"_read_timeout", w.read),
 	)
 	body = append(body, buffering(p.Buffering)...)
 	if b.tls {
@@ -85,7 +87,7 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 	if p.InterceptErrors {
 		body = append(body, conf.D("proxy_intercept_errors", "on"))
 	}
-	body = append(body, retry(b.module, p)...)
+	body = append(body, retry(b.module, p.Retry, w.tries)...)
 	if p.SessionAffinity != nil {
 		body = append(body, affinityCookie(id))
 	}
@@ -96,19 +98,18 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 }
 
 // retry is which failures send a request on to another endpoint, and how
-// many endpoints and how long it may try. Unset, nginx's defaults apply
-// (a connection error or a timeout moves on, to every endpoint and the
-// backup in turn), but for the time: no other try starts once the read
-// timeout has passed since the first. A connect timeout to a pod that
-// vanished still moves on, while a read timeout, which comes only after
-// readTimeoutSeconds, answers 504 at once: nginx's unbounded default sent
-// a slow request on to every endpoint, so the client waited N+1 read
-// timeouts and the Service ran the request N+1 times, just when it was
-// slowest.
-func retry(module string, p *v1beta1.ProxyLocation) []conf.Directive {
-	rt := p.Retry
+// many endpoints and how long it may try (tries, see waitsOf). Unset,
+// nginx's defaults apply (a connection error or a timeout moves on, to
+// every endpoint and the backup in turn), but for the time: no other try
+// starts once the read timeout has passed since the first. A connect
+// timeout to a pod that vanished still moves on, while a read timeout,
+// which comes only after the read timeout, answers 504 at once: nginx's
+// unbounded default sent a slow request on to every endpoint, so the
+// client waited N+1 read timeouts and the Service ran the request N+1
+// times, just when it was slowest.
+func retry(module string, rt *v1beta1.ProxyRetry, tries string) []conf.Directive {
 	if rt == nil {
-		return []conf.Directive{conf.D(module+"_next_upstream_timeout", itoa(p.ReadTimeoutSeconds)+"s")}
+		return []conf.Directive{conf.D(module+"_next_upstream_timeout", tries)}
 	}
 	conditions := slices.Clone(rt.Conditions)
 	if rt.NonIdempotent {
@@ -117,7 +118,7 @@ func retry(module string, p *v1beta1.ProxyLocation) []conf.Directive {
 	return []conf.Directive{
 		conf.D(module+"_next_upstream", conditions...),
 		conf.D(module+"_next_upstream_tries", itoa(rt.Tries)),
-		conf.D(module+"_next_upstream_timeout", itoa(rt.TimeoutSeconds)+"s"),
+		conf.D(module+"_next_upstream_timeout", tries),
 	}
 }
 

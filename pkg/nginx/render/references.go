@@ -103,7 +103,7 @@ func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 	for _, s := range spec.Config.Servers {
 		for _, l := range s.Locations {
 			if l.Proxy != nil {
-				for _, b := range backendsOf(l.Proxy) {
+				for _, b := range append(backendsOf(l.Proxy), mirroredOf(l.Proxy)...) {
 					ref := w.addIn(UseProxy, "Service", b.namespace, b.service, "")
 					if !slices.Contains(ref.Ports, b.port) {
 						ref.Ports = append(ref.Ports, b.port)
@@ -197,6 +197,15 @@ func backendsOf(p *v1beta1.ProxyLocation) []backend {
 		if weight := ptr.Deref(b.Weight, 0); weight > 0 {
 			out = append(out, backend{namespace: b.Namespace, service: b.Service, port: b.Port, weight: weight, clusterIP: b.UseClusterIP})
 		}
+	}
+	return out
+}
+
+// mirroredOf are the Services p's mirrors send copies to.
+func mirroredOf(p *v1beta1.ProxyLocation) []backend {
+	out := make([]backend, 0, len(p.Mirrors))
+	for _, m := range p.Mirrors {
+		out = append(out, backend{namespace: m.Namespace, service: m.Service, port: m.Port})
 	}
 	return out
 }

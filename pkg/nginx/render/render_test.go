@@ -231,6 +231,21 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 			},
 		}}},
 	},
+	// Gateway API's timeouts to the millisecond, and mirrors of every
+	// request and of a share, one to a Service the location also uses.
+	"mirrors-and-timeouts": {
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "http", Locations: []v1beta1.Location{
+			{Path: "/checkout/", Proxy: &v1beta1.ProxyLocation{Service: "shop", Port: 80,
+				Timeouts: &v1beta1.ProxyTimeouts{Request: "2s", BackendRequest: "500ms"},
+				Mirrors: []v1beta1.Mirror{
+					{Service: "shop-next", Port: 80},
+					{Service: "audit", Namespace: "security", Port: 8080, Fraction: &v1beta1.Fraction{Numerator: 1, Denominator: 3}},
+				}}},
+			{Path: "/reports/", Proxy: &v1beta1.ProxyLocation{Service: "reports", Port: 80, Timeouts: &v1beta1.ProxyTimeouts{Request: "0s"},
+				Mirrors: []v1beta1.Mirror{{Service: "shop-next", Port: 80, Percent: ptr.To[int32](25)}}}},
+		}}}},
+	},
 	// gRPC in plain text (h2c) and over TLS, to plain and TLS Services.
 	"grpc": {
 		Ports: []v1beta1.Port{{Name: "grpc", ContainerPort: 8081, H2C: true}, {Name: "https", ContainerPort: 8443}},

@@ -393,3 +393,43 @@ func (l *dropFirst) Accept() (net.Conn, error) {
 // closedPort is a loopback port nothing listens on: a connection to it is
 // refused at once.
 func closedPort(t *testing.T) int32 { return int32(tools.Port(t)) }
+
+// TestRealNginxKeepsGatewayTimeoutsToTheMillisecond: a request timeout of
+// 300 ms answers a slow Service 504 within it and tries no other endpoint;
+// "0s" waits for the Service however long it takes; a backendRequest of
+// 300 ms under a 5 s request, with retries on timeouts, gives each of the
+// three endpoints its 300 ms in turn.
+func TestRealNginxKeepsGatewayTimeoutsToTheMillisecond(t *testing.T) {
+	eps := startEndpoints(t, 3)
+	proxy := func(timeouts v1beta1.ProxyTimeouts, retry *v1beta1.ProxyRetry) *v1beta1.ProxyLocation {
+		return &v1beta1.ProxyLocation{Backends: eps.backends(t), Timeouts: &timeouts, Retry: retry}
+	}
+	c := startBalancing(t,
+		v1beta1.Location{Path: "/request", Proxy: proxy(v1beta1.ProxyTimeouts{Request: "300ms"}, nil)},
+		v1beta1.Location{Path: "/off", Proxy: proxy(v1beta1.ProxyTimeouts{Request: "0s"}, nil)},
+		v1beta1.Location{Path: "/per-try", Proxy: proxy(v1beta1.ProxyTimeouts{Request: "5s", BackendRequest: "300ms"},
+			&v1beta1.ProxyRetry{Conditions: []string{"timeout"}, Tries: 3, TimeoutSeconds: 60})},
+	)
+	c.do(http.MethodGet, "/request/warm-up", "")
+	cases := []struct {
+		path            string
+		status, reached int
+		atLeast, atMost time.Duration
+	}{
+		{"/request?sleep=2s", http.StatusGatewayTimeout, 1, 300 * time.Millisecond, 900 * time.Millisecond},
+		{"/off?sleep=1500ms", http.StatusOK, 1, 1500 * time.Millisecond, 2500 * time.Millisecond},
+		{"/per-try?sleep=3s", http.StatusGatewayTimeout, 3, 900 * time.Millisecond, 1800 * time.Millisecond},
+	}
+	for _, tc := range cases {
+		for len(eps.slow) > 0 {
+			<-eps.slow
+		}
+		began := time.Now()
+		status, _, _ := c.do(http.MethodGet, tc.path, "")
+		took := time.Since(began)
+		if status != tc.status || took < tc.atLeast || took > tc.atMost || len(eps.slow) != tc.reached {
+			t.Errorf("GET %s: %d after %s reaching %d endpoints; want %d after %s to %s reaching %d",
+				tc.path, status, took.Round(time.Millisecond), len(eps.slow), tc.status, tc.atLeast, tc.atMost, tc.reached)
+		}
+	}
+}

@@ -929,6 +929,7 @@ type StaticLocation struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.backendProtocol) || !(self.backendProtocol in ['GRPC', 'GRPCS']) || (!has(self.buffering) && !has(self.sessionAffinity) && (!has(self.interceptErrors) || !self.interceptErrors) && (!has(self.urlRewrite) || !has(self.urlRewrite.path)))",message="buffering, interceptErrors, sessionAffinity and urlRewrite.path are for HTTP backends: gRPC streams, answers errors with a grpc-status, keeps no cookies and names its methods in the path"
 // +kubebuilder:validation:XValidation:rule="has(self.hashKey) == (has(self.loadBalancingMethod) && self.loadBalancingMethod in ['hash', 'hash consistent'])",message="hashKey is required with loadBalancingMethod hash or hash consistent, and used by no other method"
 // +kubebuilder:validation:XValidation:rule="!has(self.sessionAffinity) || !has(self.loadBalancingMethod)",message="sessionAffinity picks the endpoint by its cookie (consistent hashing): it replaces loadBalancingMethod"
+// +kubebuilder:validation:XValidation:rule="!has(self.mirrors) || !has(self.backendProtocol) || self.backendProtocol in ['HTTP', 'HTTPS']",message="mirrors copy HTTP requests: a gRPC location has none"
 type ProxyLocation struct {
 	// Service is the name of a Service in this namespace.
 	// +optional
@@ -991,6 +992,26 @@ type ProxyLocation struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=3600
 	ReadTimeoutSeconds int32 `json:"readTimeoutSeconds,omitempty"`
+	// Mirrors send a copy of the requests, or of a share of them, to other
+	// Services, whose answers are thrown away (Gateway API's RequestMirror
+	// filter, ingress-nginx's mirror-target). A copy is the request as the
+	// client sent it, with this location's requestHeaders, over HTTP/1.1 in
+	// plain text to the Service's ready pods. nginx reads a mirrored
+	// request's whole body before it sends the request on, and keeps the
+	// client's connection until every copy is answered: a slow mirror
+	// delays the client's next request on that connection, not the answer
+	// to this one. Each mirror takes the exact path
+	// /nginx-operator-mirror/<location> of the server for itself.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Mirrors []Mirror `json:"mirrors,omitempty"`
+
+	// Timeouts bound a request with Gateway API's HTTPRoute timeouts, to
+	// the millisecond; what they set takes the place of the *Seconds
+	// timeouts above and of retry's timeoutSeconds.
+	// +optional
+	Timeouts *ProxyTimeouts `json:"timeouts,omitempty"`
 
 	// Buffering controls how nginx buffers the Service's responses. Unset:
 	// nginx's defaults (buffered, eight 4 KiB buffers on x86-64).
@@ -1073,6 +1094,71 @@ type ProxyLocation struct {
 	// rest.
 	// +optional
 	KeepAlive *UpstreamKeepAlive `json:"keepAlive,omitempty"`
+}
+
+// Mirror is a Service that gets a copy of a location's requests.
+// +kubebuilder:validation:XValidation:rule="!(has(self.percent) && has(self.fraction))",message="set percent or fraction, not both"
+type Mirror struct {
+	// Service is the name of a Service in this namespace, or in Namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Service string `json:"service"`
+	// Namespace is the Service's namespace when it is not this one; that
+	// namespace must consent as for a backend (see Backend's namespace).
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace,omitempty"`
+	// Port of the Service.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+	// Percent of the requests copied, each request drawn at random. Unset,
+	// with no fraction: every request.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Percent *int32 `json:"percent,omitempty"`
+	// Fraction of the requests copied, numerator out of denominator, to
+	// nginx's precision of a hundredth of a percent (rounded down).
+	// +optional
+	Fraction *Fraction `json:"fraction,omitempty"`
+}
+
+// Fraction is numerator out of denominator, as Gateway API's.
+// +kubebuilder:validation:XValidation:rule="self.numerator <= self.denominator",message="numerator must not be greater than denominator"
+type Fraction struct {
+	// +kubebuilder:validation:Minimum=0
+	Numerator int32 `json:"numerator"`
+	// +optional
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=1
+	Denominator int32 `json:"denominator,omitempty"`
+}
+
+// ProxyTimeouts are Gateway API's HTTPRoute timeouts, in its duration
+// format (GEP-2257: up to four numbers each with a unit of h, m, s or ms,
+// as 1m30s or 500ms). "0s" turns a timeout off. nginx has no deadline for
+// a whole response: it bounds each wait instead, to connect, to send the
+// next part of the request and to read the next part of the response, and
+// starts no further try once the request timeout has passed. A Service
+// that answers within the timeout but then keeps a response trickling in
+// is not cut off at its end.
+// +kubebuilder:validation:XValidation:rule="!has(self.request) || !has(self.backendRequest) || duration(self.request) == duration('0s') || duration(self.backendRequest) <= duration(self.request)",message="backendRequest must not be longer than request"
+type ProxyTimeouts struct {
+	// Request bounds the whole request, every try included: each wait
+	// for a Service is at most this long, and no other endpoint is tried
+	// once it has passed; then the client gets 504.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(h|m|s|ms)){1,4}$`
+	Request string `json:"request,omitempty"`
+	// BackendRequest bounds one try, with one endpoint: to connect, to
+	// send each part of the request and to wait for each part of the
+	// response. Unset: request's value.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(h|m|s|ms)){1,4}$`
+	BackendRequest string `json:"backendRequest,omitempty"`
 }
 
 // HashKey is the part of a request that a hash balancing method hashes.
