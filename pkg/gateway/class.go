@@ -29,6 +29,7 @@ var SupportedFeatures = []features.FeatureName{
 	features.SupportHTTPRoute307RedirectStatusCode,
 	features.SupportHTTPRoute308RedirectStatusCode,
 	features.SupportHTTPRouteBackendTimeout,
+	features.SupportHTTPRouteCORS,
 	features.SupportHTTPRouteBackendProtocolWebSocket,
 	features.SupportHTTPRouteDestinationPortMatching,
 	features.SupportHTTPRouteHostRewrite,

@@ -153,22 +153,110 @@ func applyFilter(h *v1beta1.Location, f gatewayv1.HTTPRouteFilter) string {
 	switch {
 	case f.Type == gatewayv1.HTTPRouteFilterRequestHeaderModifier && f.RequestHeaderModifier != nil:
 		h.RequestHeaders = headerModifier(f.RequestHeaderModifier)
+		hostAsRewrite(h)
 		return headerValuesFault(h.RequestHeaders)
 	case f.Type == gatewayv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil:
 		h.ResponseHeaders = headerModifier(f.ResponseHeaderModifier)
 		return headerValuesFault(h.ResponseHeaders)
 	case f.Type == gatewayv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil:
 		h.Redirect = redirect(f.RequestRedirect)
+	case f.Type == gatewayv1.HTTPRouteFilterCORS && f.CORS != nil:
+		h.CORS = cors(f.CORS)
+		return corsFault(h.CORS)
 	case f.Type == gatewayv1.HTTPRouteFilterURLRewrite && f.URLRewrite != nil:
-		rw := &v1beta1.URLRewrite{Path: pathModifier(f.URLRewrite.Path)}
-		if f.URLRewrite.Hostname != nil {
-			rw.Hostname = string(*f.URLRewrite.Hostname)
+		if h.Proxy == nil {
+			h.Proxy = &v1beta1.ProxyLocation{}
 		}
-		h.Proxy = &v1beta1.ProxyLocation{URLRewrite: rw}
+		rw := &v1beta1.URLRewrite{Path: pathModifier(f.URLRewrite.Path)}
+		switch {
+		case f.URLRewrite.Hostname != nil:
+			rw.Hostname = string(*f.URLRewrite.Hostname)
+		case h.Proxy.URLRewrite != nil: // a Host a header modifier set
+			rw.Hostname = h.Proxy.URLRewrite.Hostname
+		}
+		h.Proxy.URLRewrite = rw
 	default:
 		return fmt.Sprintf("filter %s is not supported", f.Type)
 	}
 	return ""
+}
+
+// maxCORSMaxAge is the longest a preflight's answer is kept: a day,
+// what Firefox allows (Chromium keeps two hours at most).
+const maxCORSMaxAge = 86400
+
+// cors is a CORS filter as the location's CORS; Gateway API's CRD
+// defaults maxAge to 5 seconds, as this one does where it is unset, and a
+// longer one than a day is sent as a day.
+func cors(f *gatewayv1.HTTPCORSFilter) *v1beta1.CORS {
+	c := &v1beta1.CORS{AllowCredentials: ptr.Deref(f.AllowCredentials, false), MaxAgeSeconds: min(f.MaxAge, maxCORSMaxAge)}
+	if c.MaxAgeSeconds < 1 {
+		c.MaxAgeSeconds = 5
+	}
+	for _, o := range f.AllowOrigins {
+		c.AllowOrigins = append(c.AllowOrigins, string(o))
+	}
+	for _, m := range f.AllowMethods {
+		c.AllowMethods = append(c.AllowMethods, string(m))
+	}
+	for _, h := range f.AllowHeaders {
+		c.AllowHeaders = append(c.AllowHeaders, string(h))
+	}
+	for _, h := range f.ExposeHeaders {
+		c.ExposeHeaders = append(c.ExposeHeaders, string(h))
+	}
+	return c
+}
+
+// corsHeaderName is what a CORS header list may name: Gateway API's
+// header names but for '$', which nginx would expand, and '`'.
+var corsHeaderName = regexp.MustCompile(`^[A-Za-z0-9!#%&'*+.^_|~-]+$`)
+
+// corsFault says what of c nginx cannot serve as Gateway API allows it.
+func corsFault(c *v1beta1.CORS) string {
+	switch {
+	case len(c.AllowOrigins) == 0:
+		return "CORS without allowOrigins allows nothing: name the origins, or \"*\""
+	case slices.Contains(c.ExposeHeaders, "*") && c.AllowCredentials:
+		return "CORS exposeHeaders \"*\" with allowCredentials: browsers then read \"*\" as a header's name; name the headers"
+	}
+	for _, h := range append(slices.Clone(c.AllowHeaders), c.ExposeHeaders...) {
+		if !corsHeaderName.MatchString(h) {
+			return fmt.Sprintf("CORS header %q: names with '$' or '`' are not supported", h)
+		}
+	}
+	return ""
+}
+
+// rewriteHostname is what the instance's urlRewrite.hostname may be.
+var rewriteHostname = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// hostAsRewrite turns a Host that h's request header modifier sets into
+// the hostname of its URL rewrite, which is how the instance sets the
+// Host a Service gets (ingress-nginx's upstream-vhost, which
+// ingress2gateway writes as such a modifier). A URLRewrite's own hostname,
+// and a Host that is no plain hostname, are left as they are: the latter
+// is then refused, as the instance's rules refuse it.
+func hostAsRewrite(h *v1beta1.Location) {
+	m := h.RequestHeaders
+	i := slices.IndexFunc(m.Set, func(x v1beta1.Header) bool { return strings.EqualFold(x.Name, "Host") })
+	if i < 0 {
+		return
+	}
+	host := strings.ToLower(m.Set[i].Value)
+	if !rewriteHostname.MatchString(host) {
+		return
+	}
+	if h.Proxy == nil {
+		h.Proxy = &v1beta1.ProxyLocation{}
+	}
+	if h.Proxy.URLRewrite == nil {
+		h.Proxy.URLRewrite = &v1beta1.URLRewrite{}
+	}
+	if h.Proxy.URLRewrite.Hostname == "" {
+		h.Proxy.URLRewrite.Hostname = host
+	}
+	m.Set = slices.Delete(m.Set, i, i+1)
 }
 
 func headerModifier(f *gatewayv1.HTTPHeaderFilter) *v1beta1.HeaderModifier {

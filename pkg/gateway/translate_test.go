@@ -101,6 +101,11 @@ func withMirrors(l v1beta1.Location, mirrors ...v1beta1.Mirror) v1beta1.Location
 	return l
 }
 
+func withCORS(l v1beta1.Location, c v1beta1.CORS) v1beta1.Location {
+	l.CORS = &c
+	return l
+}
+
 var notFound = v1beta1.Location{Path: "/", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 404}}
 
 // conditions are a parent status's conditions as type=reason.
@@ -242,6 +247,56 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 					v1beta1.Mirror{Service: "shadow", Port: 8080, Fraction: &v1beta1.Fraction{Numerator: 1, Denominator: 100}})}}}},
 		},
 		wantRoutes: map[string]map[string]string{"r": {"Accepted": "True/Accepted", "ResolvedRefs": "False/BackendNotFound"}},
+	}, {
+		name: "CORS: a day at most; exposeHeaders '*' with credentials refused",
+		in: Inputs{
+			Gateway: gateway(httpListener("http", 80, "")),
+			HTTPRoutes: []*gatewayv1.HTTPRoute{
+				httpRoute("cors", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/cors"), BackendRefs: toService("a"),
+					Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{
+						AllowOrigins: []gatewayv1.CORSOrigin{"https://*.example.com"}, AllowCredentials: ptr.To(true),
+						AllowMethods: []gatewayv1.HTTPMethodWithWildcard{"*"}, ExposeHeaders: []gatewayv1.HTTPHeaderName{"X-Trace"}, MaxAge: 604800}}}}),
+				httpRoute("star", 2, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/star"), BackendRefs: toService("a"),
+					Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{
+						AllowOrigins: []gatewayv1.CORSOrigin{"*"}, AllowCredentials: ptr.To(true), ExposeHeaders: []gatewayv1.HTTPHeaderName{"*"}}}}}),
+			},
+			Services: services("a"),
+		},
+		want: v1beta1.NginxOperatorSpec{
+			Ports: []v1beta1.Port{{Name: "p80", ContainerPort: 8080, ServicePort: 80}},
+			Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "p80", DefaultServer: true,
+				Locations: []v1beta1.Location{withCORS(proxy("/cors", "a"), v1beta1.CORS{AllowOrigins: []string{"https://*.example.com"}, AllowCredentials: true,
+					AllowMethods: []string{"*"}, ExposeHeaders: []string{"X-Trace"}, MaxAgeSeconds: 86400}), notFound}}}},
+		},
+		wantRoutes: map[string]map[string]string{
+			"cors": {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"},
+			"star": {"Accepted": "False/UnsupportedValue", "ResolvedRefs": "True/ResolvedRefs"},
+		},
+	}, {
+		name: "a Host a header modifier sets becomes the rewrite's hostname (ingress2gateway's upstream-vhost), beside a path rewrite",
+		in: Inputs{
+			Gateway: gateway(httpListener("http", 80, "")),
+			HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("vhost", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("a"),
+				Filters: []gatewayv1.HTTPRouteFilter{
+					{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{
+						Set: []gatewayv1.HTTPHeader{{Name: "host", Value: "Internal.Example.com"}, {Name: "X-Team", Value: "a"}}}},
+					{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{
+						Path: &gatewayv1.HTTPPathModifier{Type: gatewayv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr.To("/v2")}}},
+				}})},
+			Services: services("a"),
+		},
+		want: v1beta1.NginxOperatorSpec{
+			Ports: []v1beta1.Port{{Name: "p80", ContainerPort: 8080, ServicePort: 80}},
+			Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "p80", DefaultServer: true,
+				Locations: []v1beta1.Location{func() v1beta1.Location {
+					l := proxy("/", "a")
+					l.RequestHeaders = &v1beta1.HeaderModifier{Set: []v1beta1.Header{{Name: "X-Team", Value: "a"}}}
+					l.Proxy.URLRewrite = &v1beta1.URLRewrite{Hostname: "internal.example.com",
+						Path: &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To("/v2")}}
+					return l
+				}()}}}},
+		},
+		wantRoutes: map[string]map[string]string{"vhost": {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"}},
 	}, {
 		name: "a GRPCRoute's method matches become paths of /service/method, sent with gRPC; its plain-text port speaks h2c",
 		in: Inputs{

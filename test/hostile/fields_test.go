@@ -69,7 +69,9 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 					Locations: []v1beta1.Location{
 						{Path: "/", Static: &v1beta1.StaticLocation{Fallback: "/index.html"}, Expires: "1h", Headers: []v1beta1.Header{{Name: "X-Frame-Options", Value: "DENY"}},
 							DisableAccessLog: true, IPAccess: &v1beta1.IPAccess{Deny: []string{"192.0.2.0/24"}}, BasicAuth: &v1beta1.HTTPBasicAuth{Disabled: true, Key: "auth", Realm: "x"},
-							RateLimit: &v1beta1.RateLimit{RequestsPerMinute: 60, ZoneSizeMiB: 2}},
+							RateLimit: &v1beta1.RateLimit{RequestsPerMinute: 60, ZoneSizeMiB: 2},
+							CORS: &v1beta1.CORS{AllowOrigins: []string{"https://app.example.com"}, AllowCredentials: true, AllowMethods: []string{"GET"},
+								AllowHeaders: []string{"X-A"}, ExposeHeaders: []string{"X-B"}, MaxAgeSeconds: 600}},
 						{Path: "/api/", ClientMaxBodySize: "10m", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 8081, ReadTimeoutSeconds: 60,
 							ConnectTimeoutSeconds: 5, SendTimeoutSeconds: 60,
 							Buffering:       &v1beta1.ProxyBuffering{HeaderBufferKiB: 8, Buffers: 8, BufferKiB: 4},
@@ -341,6 +343,19 @@ func corpusFields() []corpusField {
 		})},
 		{"config.servers[].locations[].proxy.mirrors (with percent and fraction)", setAt(loc(3, "proxy", "mirrors", 0, "fraction")...),
 			anyOf([]map[string]any{{"numerator": int64(1)}})},
+		{"config.servers[].locations[].cors.allowOrigins[]", setAt(loc(0, "cors", "allowOrigins", 0)...),
+			str("*", "https://*.example.com", "https://*", "http://a:8080", "https://a.example.com/", "https://a.example.com/x", "ftp://a", "https://*.*.a", "https://a*.b",
+				"https://a.example.com:99999", "null", "https://user@a", "https://[::1]", "~^https://", "https://a$b")},
+		{"config.servers[].locations[].cors.allowOrigins (with '*')", setAt(loc(0, "cors", "allowOrigins")...),
+			anyOf([][]any{{"*", "https://a.test"}, {"*"}, {}, {"https://a.test", "https://a.test"}})},
+		{"config.servers[].locations[].cors.allowMethods[]", setAt(loc(0, "cors", "allowMethods", 0)...), shortStr("*", "get", "PURGE", "GET, POST", "GET;")},
+		{"config.servers[].locations[].cors.allowHeaders[]", setAt(loc(0, "cors", "allowHeaders", 0)...), str("*", "X-A, X-B", "X_A", "x.a", "a$b", "`x`")},
+		{"config.servers[].locations[].cors.exposeHeaders[]", setAt(loc(0, "cors", "exposeHeaders", 0)...), str("*", "X-A, X-B", "Set-Cookie", "a$b")},
+		{"config.servers[].locations[].cors.exposeHeaders (without credentials)", func(spec map[string]any, v any) {
+			setAt(loc(0, "cors", "allowCredentials")...)(spec, false)
+			setAt(loc(0, "cors", "exposeHeaders", 0)...)(spec, v)
+		}, shortStr("*")},
+		{"config.servers[].locations[].cors.maxAgeSeconds", setAt(loc(0, "cors", "maxAgeSeconds")...), nums(86400, 86401)},
 		{"config.servers[].locations[].redirect.url", setAt(loc(2, "redirect", "url")...), str(urls...)},
 		{"config.servers[].locations[].redirect.code", setAt(loc(2, "redirect", "code")...), nums(200, 301, 302, 303, 304, 307, 308, 399, 444, 999, 1000)},
 		{"config.servers[].locations[].headers[].name", setAt(loc(0, "headers", 0, "name")...), str("X-A B", "X-A:B", "Set-Cookie", strings.Repeat("X", 129))},

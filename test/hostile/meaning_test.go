@@ -148,7 +148,7 @@ var (
 	// writes into arguments; a user value may expand none.
 	operatorVariables = regexp.MustCompile(`^\$(host|uri|request_uri|is_args|args|remote_addr|http_upgrade|` +
 		`connection_upgrade|host_with_port|forwarded_(for|proto|host|port|port_suffix)|` +
-		`redirect_path_s[0-9]+_l[0-9]+|request_header_s[0-9]+_l[0-9]+_[0-9]+|mirror_s[0-9]+_l[0-9]+_m[0-9]+|1)$`)
+		`redirect_path_s[0-9]+_l[0-9]+|request_header_s[0-9]+_l[0-9]+_[0-9]+|mirror_s[0-9]+_l[0-9]+_m[0-9]+|cors_preflight|cors_[a-z_]+_s[0-9]+_l[0-9]+|1)$`)
 	// routeLocation is the renderer's named location of a location a block
 	// hands requests to, or of the 404 when none matches; routeVariable
 	// names one of them.
@@ -162,6 +162,14 @@ var (
 	// affinityCookie is the renderer's Set-Cookie of session affinity: a
 	// variable of its own, whose value (a map at the http level) it built.
 	affinityCookie = regexp.MustCompile(`^\$affinity_cookie_s[0-9]+_l[0-9]+$`)
+	// corsVariable is the value of a CORS header the renderer declares
+	// (a map of the allowed origin), and corsHeaderNames the headers that
+	// carry one.
+	corsVariable    = regexp.MustCompile(`^\$cors_(origin|credentials|expose|methods|headers|max_age)_s[0-9]+_l[0-9]+$`)
+	corsHeaderNames = map[string]bool{"Access-Control-Allow-Origin": true, "Access-Control-Allow-Credentials": true, "Access-Control-Expose-Headers": true,
+		"Access-Control-Allow-Methods": true, "Access-Control-Allow-Headers": true, "Access-Control-Max-Age": true}
+	// mirrorVariable is a mirror's share variable.
+	mirrorVariable = regexp.MustCompile(`^\$mirror_s[0-9]+_l[0-9]+_m[0-9]+$`)
 	// rewriteRegex is the shape of every rewrite regex the renderer
 	// writes: anything, or a literal prefix quoted by \Q...\E (which only a
 	// backslash in the prefix could end early) and maybe the rest of the path.
@@ -225,14 +233,10 @@ func locationMeaning(loc conf.Directive) []string {
 		case "add_header":
 			// Values are literal: not even the renderer's variables, but
 			// for the affinity cookie it builds itself.
-			if len(d.Args) == 3 && d.Args[0] == "Set-Cookie" && affinityCookie.MatchString(d.Args[1]) && d.Args[2] == "always" {
-				continue
-			}
-			for _, a := range d.Args {
-				if strings.Contains(a, "$") {
-					out = append(out, fmt.Sprintf("add_header argument %q expands nginx variables", a))
-				}
-			}
+			out = append(out, addHeaderMeaning(d)...)
+			continue
+		case "if":
+			out = append(out, ifMeaning(d)...)
 			continue
 		case "return":
 			if len(d.Args) > 0 && !redirectCodes[d.Args[0]] {
@@ -259,6 +263,44 @@ func locationMeaning(loc conf.Directive) []string {
 				out = append(out, fmt.Sprintf("%s argument %q expands %s, a variable the renderer does not write", d.Name, a, v))
 			}
 		}
+	}
+	return out
+}
+
+// addHeaderMeaning: a header's value is literal, but for the affinity
+// cookie and the CORS headers, whose values the renderer builds itself
+// (maps at the http level).
+func addHeaderMeaning(d conf.Directive) []string {
+	if len(d.Args) == 3 && d.Args[2] == "always" &&
+		(d.Args[0] == "Set-Cookie" && affinityCookie.MatchString(d.Args[1]) || corsHeaderNames[d.Args[0]] && corsVariable.MatchString(d.Args[1])) {
+		return nil
+	}
+	var out []string
+	for _, a := range d.Args {
+		if strings.Contains(a, "$") {
+			out = append(out, fmt.Sprintf("add_header argument %q expands nginx variables", a))
+		}
+	}
+	return out
+}
+
+// ifMeaning: the renderer's only ifs in a location are a CORS preflight's
+// answer (headers as addHeaderMeaning has them, then 204) and the check
+// that skips a request not drawn for a mirror's share (204).
+func ifMeaning(d conf.Directive) []string {
+	cors := len(d.Args) == 1 && d.Args[0] == "($cors_preflight)"
+	mirror := len(d.Args) == 3 && mirrorVariable.MatchString(strings.TrimPrefix(d.Args[0], "(")) && d.Args[1] == "=" && d.Args[2] == "0)"
+	n := len(d.Block)
+	if !cors && !mirror || n == 0 || d.Block[n-1].Name != "return" || len(d.Block[n-1].Args) != 1 || d.Block[n-1].Args[0] != "204" || mirror && n != 1 {
+		return []string{fmt.Sprintf("if %q is neither the renderer's CORS preflight nor its mirror share", d.Args)}
+	}
+	var out []string
+	for _, h := range d.Block[:n-1] {
+		if h.Name != "add_header" {
+			out = append(out, fmt.Sprintf("if %q holds %s", d.Args, h.Name))
+			continue
+		}
+		out = append(out, addHeaderMeaning(h)...)
 	}
 	return out
 }

@@ -61,6 +61,9 @@ func (r *renderer) http(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 // zone, then for each location what locationBlocks lists.
 func (r *renderer) httpBlocks(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 	var out []conf.Directive
+	if hasCORS(spec) {
+		out = append(out, corsPreflightMap())
+	}
 	for i, s := range spec.Config.Servers {
 		if s.RedirectToHTTPS != nil {
 			continue // a redirecting server has nothing else
@@ -99,6 +102,9 @@ func (r *renderer) locationBlocks(id string, l v1beta1.Location) []conf.Directiv
 		}
 	}
 	out = append(out, redirectMap(id, l)...)
+	if l.CORS != nil {
+		out = append(out, corsMaps(id, l.CORS)...)
+	}
 	return append(out, rateLimitZone(rateZone(id), l.RateLimit)...)
 }
 

@@ -114,16 +114,24 @@ func sizeBytes(size string) int64 {
 // requests.
 func (r *renderer) handler(server, j int, l v1beta1.Location, tls *v1beta1.TLS) []conf.Directive {
 	id := locationID(server, j)
-	var body []conf.Directive
+	var body, corsHeaders []conf.Directive
+	if l.CORS != nil {
+		// The preflight's answer comes first: nginx runs a location's
+		// if and return in their order, before its handler.
+		var preflight conf.Directive
+		preflight, corsHeaders = corsAnswers(id, l.CORS, hideDirective(l))
+		preflight.Block = slices.Insert(preflight.Block, len(preflight.Block)-1, hsts(tls)...)
+		body = append(body, preflight)
+	}
 	switch {
 	case l.Static != nil:
-		body = static(l.Static)
+		body = append(body, static(l.Static)...)
 	case l.Proxy != nil:
-		body = r.proxy(id, l)
+		body = append(body, r.proxy(id, l)...)
 	case l.Redirect != nil:
-		body = r.redirect(id, l)
+		body = append(body, r.redirect(id, l)...)
 	case l.Respond != nil:
-		body = respond(l.Respond)
+		body = append(body, respond(l.Respond)...)
 	}
 	if l.ClientMaxBodySize != "" {
 		body = append(body, conf.D("client_max_body_size", l.ClientMaxBodySize))
@@ -131,7 +139,7 @@ func (r *renderer) handler(server, j int, l v1beta1.Location, tls *v1beta1.TLS) 
 	if l.Expires != "" {
 		body = append(body, conf.D("expires", l.Expires))
 	}
-	if headers := responseHeaders(l); len(headers) > 0 || slices.ContainsFunc(body, isAddHeader) {
+	if headers := append(responseHeaders(l), corsHeaders...); len(headers) > 0 || slices.ContainsFunc(body, isAddHeader) {
 		// Headers of its own (its own, or a proxy's affinity cookie)
 		// hide the server's from the location.
 		body = append(body, headers...)
@@ -171,10 +179,7 @@ func static(s *v1beta1.StaticLocation) []conf.Directive {
 // hide what the Service sent first (proxy_hide_header, grpc_hide_header),
 // so they act on proxied responses only, which the CRD requires.
 func responseHeaders(l v1beta1.Location) []conf.Directive {
-	hide := "proxy_hide_header"
-	if l.Proxy != nil && protocolOf(l.Proxy).grpc() {
-		hide = "grpc_hide_header"
-	}
+	hide := hideDirective(l)
 	var out []conf.Directive
 	add := func(h v1beta1.Header) {
 		// "always": error responses carry the header too.
@@ -198,6 +203,19 @@ func responseHeaders(l v1beta1.Location) []conf.Directive {
 		add(h)
 	}
 	return out
+}
+
+// hideDirective is the directive that hides a header the location's
+// Service sends: proxy_hide_header, grpc_hide_header for a gRPC Service,
+// "" for a location that proxies nothing.
+func hideDirective(l v1beta1.Location) string {
+	switch {
+	case l.Proxy == nil:
+		return ""
+	case protocolOf(l.Proxy).grpc():
+		return "grpc_hide_header"
+	}
+	return "proxy_hide_header"
 }
 
 // respond answers with the fixed status and body: the body is a literal

@@ -246,6 +246,18 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 				Mirrors: []v1beta1.Mirror{{Service: "shop-next", Port: 80, Percent: ptr.To[int32](25)}}}},
 		}}}},
 	},
+	// CORS on a proxy (the Service's own CORS headers hidden) and on
+	// static content, under HSTS, which the preflight's answer keeps.
+	"cors": {
+		Ports: []v1beta1.Port{{Name: "https", ContainerPort: 8443}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "https", TLS: &v1beta1.TLS{SecretName: "tls", HSTS: &v1beta1.HSTS{}},
+			Locations: []v1beta1.Location{
+				{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}, CORS: &v1beta1.CORS{
+					AllowOrigins: []string{"https://app.example.com", "https://*.example.org", "http://localhost:3000"}, AllowCredentials: true,
+					AllowMethods: []string{"GET", "POST"}, AllowHeaders: []string{"*"}, ExposeHeaders: []string{"X-Request-Id"}}},
+				{Path: "/fonts/", Static: &v1beta1.StaticLocation{}, CORS: &v1beta1.CORS{AllowOrigins: []string{"*"}}},
+			}}}},
+	},
 	// gRPC in plain text (h2c) and over TLS, to plain and TLS Services.
 	"grpc": {
 		Ports: []v1beta1.Port{{Name: "grpc", ContainerPort: 8081, H2C: true}, {Name: "https", ContainerPort: 8443}},

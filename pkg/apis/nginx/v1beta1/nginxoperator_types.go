@@ -756,6 +756,18 @@ type Location struct {
 	// +optional
 	ResponseHeaders *HeaderModifier `json:"responseHeaders,omitempty"`
 
+	// CORS answers browsers' cross-origin checks here (Gateway API's CORS
+	// filter, ingress-nginx's enable-cors and cors-*): nginx answers a
+	// preflight (OPTIONS with Origin and Access-Control-Request-Method)
+	// itself with 204, and adds Access-Control-Allow-Origin (the request's
+	// Origin), -Allow-Credentials and -Expose-Headers to the other
+	// responses, replacing what a Service sends of them, for an Origin
+	// allowOrigins admits; a request from any other origin gets none of
+	// them. A preflight is answered before ipAccess, basicAuth and
+	// rateLimit: it carries no credentials.
+	// +optional
+	CORS *CORS `json:"cors,omitempty"`
+
 	// ClientMaxBodySize overrides spec.config.clientMaxBodySize here, such
 	// as 100m for an upload endpoint; 0 disables the check.
 	// +optional
@@ -1094,6 +1106,61 @@ type ProxyLocation struct {
 	// rest.
 	// +optional
 	KeepAlive *UpstreamKeepAlive `json:"keepAlive,omitempty"`
+}
+
+// CORS is what a location allows of cross-origin requests, with Gateway
+// API's names and meanings. A "*" stands alone in its list. Where "*"
+// allows every origin, method or header, nginx answers with the request's
+// own (Origin, Access-Control-Request-Method, -Headers), which is right
+// with credentials and without.
+// +kubebuilder:validation:XValidation:rule="!has(self.allowOrigins) || !('*' in self.allowOrigins) || size(self.allowOrigins) == 1",message="allowOrigins: '*' stands alone"
+// +kubebuilder:validation:XValidation:rule="!has(self.allowMethods) || !('*' in self.allowMethods) || size(self.allowMethods) == 1",message="allowMethods: '*' stands alone"
+// +kubebuilder:validation:XValidation:rule="!has(self.allowHeaders) || !('*' in self.allowHeaders) || size(self.allowHeaders) == 1",message="allowHeaders: '*' stands alone"
+// +kubebuilder:validation:XValidation:rule="!has(self.exposeHeaders) || !('*' in self.exposeHeaders) || !has(self.allowCredentials) || !self.allowCredentials",message="exposeHeaders '*' means every header only without credentials: name the headers when allowCredentials is true"
+type CORS struct {
+	// AllowOrigins are the origins allowed: "*" for every one, or
+	// scheme://host with an optional :port, where a host of "*" or
+	// starting with "*." matches any host or any number of labels in its
+	// place ("https://*.example.com" allows https://a.b.example.com, not
+	// https://example.com). Origins are compared regardless of case.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^(\*|https?://(\*|(\*\.)?([A-Za-z0-9-]+\.)*[A-Za-z0-9-]+)(:[0-9]{1,5})?)$`
+	AllowOrigins []string `json:"allowOrigins"`
+	// AllowCredentials lets the browser send cookies and authorization
+	// (Access-Control-Allow-Credentials: true).
+	// +optional
+	AllowCredentials bool `json:"allowCredentials,omitempty"`
+	// AllowMethods are the methods a preflight allows, or "*".
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=9
+	// +kubebuilder:validation:items:Enum=GET;HEAD;POST;PUT;DELETE;CONNECT;OPTIONS;TRACE;PATCH;*
+	AllowMethods []string `json:"allowMethods,omitempty"`
+	// AllowHeaders are the request headers a preflight allows, or "*".
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9!#%&'*+.^_|~-]+$`
+	AllowHeaders []string `json:"allowHeaders,omitempty"`
+	// ExposeHeaders are the response headers scripts may read beyond the
+	// safelisted ones, or "*" for all (without credentials only).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9!#%&'*+.^_|~-]+$`
+	ExposeHeaders []string `json:"exposeHeaders,omitempty"`
+	// MaxAgeSeconds is how long a browser may keep a preflight's answer
+	// (Access-Control-Max-Age).
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	MaxAgeSeconds int32 `json:"maxAgeSeconds,omitempty"`
 }
 
 // Mirror is a Service that gets a copy of a location's requests.
