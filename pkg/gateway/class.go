@@ -18,6 +18,7 @@ import (
 // controller claims in its status: each one's conformance tests pass on
 // the real node (test/conformance), and only those.
 var SupportedFeatures = []features.FeatureName{
+	features.SupportBackendTLSPolicy,
 	features.SupportGateway,
 	features.SupportGatewayHTTPListenerIsolation,
 	features.SupportGatewayInfrastructure,

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -89,7 +91,7 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		})); err != nil {
 		return err
 	}
-	r := &gatewayReconciler{Deps: deps, references: s.References, routes: s.Routes}
+	r := &gatewayReconciler{Deps: deps, references: s.References, routes: s.Routes, backendTLS: servesBackendTLSPolicies(mgr)}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(GatewayControllerName).
 		// The Gateway's and the routes' status is the controller's own
@@ -108,13 +110,23 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		Watches(&v1beta1.NginxGatewayParameters{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{}))
-	for _, kind := range []string{"Service", "Secret"} {
+	referenced := map[string]handler.TypedMapFunc[*metav1.PartialObjectMetadata, reconcile.Request]{
+		"Service": r.gatewaysReferring("Service"), "Secret": r.gatewaysReferring("Secret")}
+	if r.backendTLS {
+		if err := indexPolicies(mgr); err != nil {
+			return err
+		}
+		// A policy's status is this controller's writing, as a route's.
+		b = b.Watches(&gatewayv1.BackendTLSPolicy{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfPolicy), builder.WithPredicates(specOrMetadataChanged))
+		referenced["ConfigMap"] = r.gatewaysOfCAConfigMap
+	}
+	for _, kind := range slices.Sorted(maps.Keys(referenced)) {
 		obj := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: kind}}
 		b = b.WatchesRawSource(k8sutil.NamespacedKind(s.References, obj,
-			handler.TypedEnqueueRequestsFromMapFunc(r.gatewaysReferring(kind)),
+			handler.TypedEnqueueRequestsFromMapFunc(referenced[kind]),
 			predicate.TypedResourceVersionChangedPredicate[*metav1.PartialObjectMetadata]{}))
 	}
-	mgr.GetLogger().Info("Gateway API is served: the GatewayClass and Gateway controllers run", "controllerName", ControllerName)
+	mgr.GetLogger().Info("Gateway API is served: the GatewayClass and Gateway controllers run", "controllerName", ControllerName, "backendTLSPolicy", r.backendTLS)
 	return b.Complete(metrics.Instrument(GatewayControllerName, reconcile.Func(r.reconcile)))
 }
 
@@ -293,17 +305,22 @@ func (r *gatewayReconciler) gatewaysReferring(kind string) func(context.Context,
 			}
 			return out
 		}
-		routes, err := listRoutes(ctx, r.Client, client.MatchingFields{routeBackendIndex: key})
-		if err != nil {
-			log.FromContext(ctx).Error(err, "listing routes by Service")
-			return nil
-		}
-		var out []reconcile.Request
-		for _, rt := range routes {
-			out = append(out, requestsFor(parentsOf(rt))...)
-		}
-		return out
+		return r.gatewaysOfService(ctx, client.ObjectKeyFromObject(obj))
 	}
+}
+
+// gatewaysOfService are the Gateways of the routes that name Service svc.
+func (r *gatewayReconciler) gatewaysOfService(ctx context.Context, svc types.NamespacedName) []reconcile.Request {
+	routes, err := listRoutes(ctx, r.Client, client.MatchingFields{routeBackendIndex: svc.String()})
+	if err != nil {
+		log.FromContext(ctx).Error(err, "listing routes by Service")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, rt := range routes {
+		out = append(out, requestsFor(parentsOf(rt))...)
+	}
+	return out
 }
 
 // gatewayOfService maps a Service the operator manages to the Gateway

@@ -27,9 +27,10 @@ func grpcRule(gw *gatewayv1.Gateway, rt *gatewayv1.GRPCRoute, rule gatewayv1.GRP
 	for _, b := range rule.BackendRefs {
 		backendRefs = append(backendRefs, out.backendRef(b.BackendRef, len(b.Filters)))
 	}
-	var backends []v1beta1.Backend
-	backends, out.refFault, out.refMessage = resolveBackends(gw, KindGRPCRoute, rt.Namespace, backendRefs, refs)
-	handler = sendTo(handler, backends, "GRPC")
+	backends, fault, message := resolveBackends(gw, KindGRPCRoute, rt.Namespace, backendRefs, refs)
+	out.refFailed(fault, message)
+	backends, tls := out.backendTLS(gw, backends, refs.tls)
+	handler = sendTo(handler, backends, "GRPC", tls)
 	var matches []gatewayv1.HTTPRouteMatch
 	for _, m := range rule.Matches {
 		matches = append(matches, httpMatchOf(m))

@@ -45,7 +45,8 @@ func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTT
 		}
 		backends, fault, message := resolveBackends(gw, KindHTTPRoute, rt.Namespace, backendRefs, refs)
 		out.refFailed(fault, message)
-		handler = sendTo(handler, backends, "")
+		backends, tls := out.backendTLS(gw, backends, refs.tls)
+		handler = sendTo(handler, backends, "", tls)
 		if handler.Proxy != nil {
 			handler.Proxy.Mirrors = mirrors
 			if rule.Timeouts != nil {
@@ -75,6 +76,14 @@ func (o *ruleOutcome) mirror(gw *gatewayv1.Gateway, routeNamespace string, f *ga
 		return nil
 	}
 	b := resolved[0]
+	svc := types.NamespacedName{Namespace: gw.Namespace, Name: b.Service}
+	if b.Namespace != "" {
+		svc.Namespace = b.Namespace
+	}
+	if _, _, found := refs.tls.of(svc, b.Port); found {
+		o.refuse(fmt.Sprintf("mirror to Service %s, which has a BackendTLSPolicy: mirrors are sent in plain HTTP", svc))
+		return nil
+	}
 	m := v1beta1.Mirror{Service: b.Service, Namespace: b.Namespace, Port: b.Port, Percent: f.Percent}
 	if f.Fraction != nil {
 		m.Fraction = &v1beta1.Fraction{Numerator: f.Fraction.Numerator, Denominator: ptr.Deref(f.Fraction.Denominator, 100)}
@@ -115,16 +124,20 @@ func (o *ruleOutcome) addLocations(matches []gatewayv1.HTTPRouteMatch, handler v
 }
 
 // sendTo is handler (which a URLRewrite may have begun) sending to
-// backends with protocol ("" for HTTP), or, with none to send to, what
-// Gateway API asks then: 500.
-func sendTo(handler v1beta1.Location, backends []v1beta1.Backend, protocol string) v1beta1.Location {
+// backends with protocol ("" for HTTP, GRPC) over TLS when tls is set (a
+// BackendTLSPolicy's), or, with none to send to, what Gateway API asks
+// then: 500.
+func sendTo(handler v1beta1.Location, backends []v1beta1.Backend, protocol string, tls *v1beta1.BackendTLS) v1beta1.Location {
 	if len(backends) == 0 {
 		return v1beta1.Location{Respond: &v1beta1.RespondLocation{Status: 500}}
 	}
 	if handler.Proxy == nil {
 		handler.Proxy = &v1beta1.ProxyLocation{}
 	}
-	handler.Proxy.Backends, handler.Proxy.BackendProtocol = backends, protocol
+	if tls != nil {
+		protocol = map[string]string{"": "HTTPS", "GRPC": "GRPCS"}[protocol]
+	}
+	handler.Proxy.Backends, handler.Proxy.BackendProtocol, handler.Proxy.TLS = backends, protocol, tls
 	return handler
 }
 

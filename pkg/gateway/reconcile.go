@@ -35,6 +35,8 @@ type gatewayReconciler struct {
 	references client.Reader
 	// routes receive the servers of each Gateway's instance.
 	routes *routetable.Table
+	// backendTLS is set where the cluster serves BackendTLSPolicy.
+	backendTLS bool
 }
 
 // LabelGatewayName names, on an instance, the Gateway it serves (Gateway
@@ -66,7 +68,7 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 			if err != nil {
 				return reconcile.Result{}, err
 			}
-			return reconcile.Result{}, r.writeRoutes(ctx, req.NamespacedName, routes, nil)
+			return reconcile.Result{}, errors.Join(r.writeRoutes(ctx, req.NamespacedName, routes, nil), r.writePolicies(ctx, req.NamespacedName, nil))
 		}
 		return reconcile.Result{}, err
 	}
@@ -116,7 +118,8 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 	if err := r.patchGatewayStatus(ctx, &gw, original); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, errors.Join(applyErr, staleErr, r.writeRoutes(ctx, req.NamespacedName, in.routes(), tr.Routes))
+	return reconcile.Result{}, errors.Join(applyErr, staleErr, r.writeRoutes(ctx, req.NamespacedName, in.routes(), tr.Routes),
+		r.writePolicies(ctx, req.NamespacedName, tr.Policies))
 }
 
 // classOf is gw's class when it names this controller, nil otherwise.
@@ -159,6 +162,7 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 			sources[key] = secret
 		}
 	}
+	var services []types.NamespacedName
 	for _, rt := range routes {
 		switch rt := rt.(type) {
 		case *gatewayv1.HTTPRoute:
@@ -177,6 +181,7 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 				return in, nil, err
 			}
 			in.Services[key] = ok
+			services = append(services, key)
 		}
 		if _, done := in.NamespaceLabels[rt.GetNamespace()]; !done {
 			ns := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
@@ -186,7 +191,7 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 			in.NamespaceLabels[rt.GetNamespace()] = ns.Labels
 		}
 	}
-	return in, sources, nil
+	return in, sources, r.readPolicies(ctx, &in, services)
 }
 
 // servable returns the Secret when it exists and holds a certificate and

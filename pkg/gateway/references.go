@@ -18,6 +18,8 @@ type references struct {
 	secrets map[types.NamespacedName]bool
 	// services are the Services that exist.
 	services map[types.NamespacedName]bool
+	// tls are the BackendTLSPolicies of the Services.
+	tls tlsPolicies
 }
 
 // granted reports whether a ReferenceGrant in to's namespace lets objects

@@ -35,6 +35,14 @@ type Inputs struct {
 	Services map[types.NamespacedName]bool
 	// NamespaceLabels are the labels of the routes' namespaces.
 	NamespaceLabels map[string]map[string]string
+	// BackendTLSPolicies are the policies naming the Services the routes
+	// refer to; CAConfigMaps tells which ConfigMaps they name exist with
+	// PEM certificates under ca.crt; ServicePortNames are the port names
+	// of the Services a policy names a port of (by sectionName), by
+	// number.
+	BackendTLSPolicies []gatewayv1.BackendTLSPolicy
+	CAConfigMaps       map[types.NamespacedName]bool
+	ServicePortNames   map[types.NamespacedName]map[int32]string
 	// Refused are routes whose locations the apiserver refused in the
 	// instance (see Translation.RoutesRefusedBy), with its reasons: they
 	// are left out and told why.
@@ -61,6 +69,9 @@ type Translation struct {
 	// it: the copy's name (see CertificateCopyName) -> the Secret copied.
 	// Only listeners that are served have one.
 	CertificateCopies map[string]types.NamespacedName
+	// Policies are the verdicts on the BackendTLSPolicies of the routes'
+	// Services, for their status entries of this Gateway.
+	Policies map[types.NamespacedName]policyVerdict
 	// origins are the route each location of Spec's servers comes from,
 	// by server and location (the 404s, last, have none).
 	origins [][]RouteRef
@@ -81,7 +92,8 @@ type RouteParents struct {
 // routes. It is pure: everything it reads is in in.
 func Translate(in Inputs) Translation {
 	gw := in.Gateway
-	refs := references{grants: in.Grants, secrets: in.Secrets, services: in.Services}
+	refs := references{grants: in.Grants, secrets: in.Secrets, services: in.Services,
+		tls: judgePolicies(in.BackendTLSPolicies, in.CAConfigMaps, in.ServicePortNames)}
 	ls := readListeners(gw, refs)
 	b := newServerBuilder(ls)
 	var routes []RouteParents
@@ -106,7 +118,8 @@ func Translate(in Inputs) Translation {
 		r.refused = in.Refused[r.ref()]
 		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
 	}
-	tr := Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls), origins: b.origins}
+	tr := Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls), origins: b.origins,
+		Policies: refs.tls.verdicts}
 	tr.Spec.ChildMetadata = childMetadata(gw)
 	applyParameters(&tr.Spec, in.Parameters.Spec)
 	if why := in.Parameters.Invalid; why != "" {

@@ -1,0 +1,119 @@
+package gateway
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+// policy is a BackendTLSPolicy in ns, created at minute age, naming
+// service (and its port section, unless ""), trusting the ConfigMaps cas.
+func policy(name string, age int, service, section, hostname string, cas ...gatewayv1.LocalObjectReference) gatewayv1.BackendTLSPolicy {
+	target := gatewayv1.LocalPolicyTargetReferenceWithSectionName{LocalPolicyTargetReference: gatewayv1.LocalPolicyTargetReference{Kind: "Service", Name: gatewayv1.ObjectName(service)}}
+	if section != "" {
+		target.SectionName = ptr.To(gatewayv1.SectionName(section))
+	}
+	return gatewayv1.BackendTLSPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Generation: 2, CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, age, 0, 0, time.UTC))},
+		Spec: gatewayv1.BackendTLSPolicySpec{TargetRefs: []gatewayv1.LocalPolicyTargetReferenceWithSectionName{target},
+			Validation: gatewayv1.BackendTLSPolicyValidation{Hostname: gatewayv1.PreciseHostname(hostname), CACertificateRefs: cas}},
+	}
+}
+
+func configMap(name string) gatewayv1.LocalObjectReference {
+	return gatewayv1.LocalObjectReference{Kind: "ConfigMap", Name: gatewayv1.ObjectName(name)}
+}
+
+// TestBackendTLSPoliciesAreJudgedAsGatewayAPIHasIt: a policy trusting a
+// ConfigMap of certificates is accepted; one naming another kind, or a
+// ConfigMap without certificates, is not (NoValidCACertificate) and says
+// which reference in ResolvedRefs; of two naming the same Service and port
+// the younger is Conflicted; one naming a port and one naming the whole
+// Service do not conflict.
+func TestBackendTLSPoliciesAreJudgedAsGatewayAPIHasIt(t *testing.T) {
+	sans := policy("sans", 7, "d", "", "d.example.com", configMap("ca"))
+	sans.Spec.Validation.SubjectAltNames = []gatewayv1.SubjectAltName{{Type: gatewayv1.HostnameSubjectAltNameType, Hostname: "other.example.com"}}
+	got := judgePolicies([]gatewayv1.BackendTLSPolicy{
+		policy("younger", 2, "a", "", "b.example.com", configMap("ca")),
+		policy("older", 1, "a", "", "a.example.com", configMap("ca")),
+		policy("port", 3, "a", "https", "port.example.com", configMap("ca")),
+		policy("kind", 4, "b", "", "b.example.com", gatewayv1.LocalObjectReference{Group: "invalid.io", Kind: "InvalidKind", Name: "x"}),
+		policy("empty", 5, "c", "", "c.example.com", configMap("empty")),
+		policy("second-good", 6, "e", "", "e.example.com", configMap("missing"), configMap("ca")),
+		sans,
+	}, map[types.NamespacedName]bool{{Namespace: ns, Name: "ca"}: true, {Namespace: ns, Name: "empty"}: false}, nil)
+	conditions := map[string]string{}
+	for key, v := range got.verdicts {
+		conditions[key.Name] = v.accepted.Reason + " " + v.resolved.Reason
+		if v.accepted.ObservedGeneration != 2 || (v.accepted.Status == metav1.ConditionTrue) != (v.tls != nil) {
+			t.Errorf("%s: accepted %+v with TLS %+v", key.Name, v.accepted, v.tls)
+		}
+	}
+	want := map[string]string{
+		"older":       "Accepted ResolvedRefs",
+		"younger":     "Conflicted ResolvedRefs",
+		"port":        "Accepted ResolvedRefs",
+		"kind":        "NoValidCACertificate InvalidKind",
+		"empty":       "NoValidCACertificate InvalidCACertificateRef",
+		"second-good": "Accepted InvalidCACertificateRef",
+		"sans":        "Invalid ResolvedRefs",
+	}
+	if diff := cmp.Diff(want, conditions); diff != "" {
+		t.Errorf("Accepted and ResolvedRefs reasons (-want +got):\n%s", diff)
+	}
+	got.portNames = map[types.NamespacedName]map[int32]string{{Namespace: ns, Name: "a"}: {443: "https", 8080: "http"}}
+	for port, want := range map[int32]string{443: "port", 8080: "older"} {
+		if key, _, ok := got.of(types.NamespacedName{Namespace: ns, Name: "a"}, port); !ok || key.Name != want {
+			t.Errorf("port %d of a: policy %s (%v), want %s", port, key.Name, ok, want)
+		}
+	}
+}
+
+// TestABackendTLSPolicyMakesItsBackendsLocationSpeakTLS: an accepted
+// policy makes the rule's location HTTPS (gRPC over TLS for a GRPCRoute)
+// with its hostname and CA; a backend whose policy is not accepted is not
+// sent to in plain text (500); backends with different policies are
+// refused, since a location speaks to all alike.
+func TestABackendTLSPolicyMakesItsBackendsLocationSpeakTLS(t *testing.T) {
+	in := Inputs{
+		Gateway: gateway(httpListener("http", 80, "")),
+		HTTPRoutes: []*gatewayv1.HTTPRoute{
+			httpRoute("secure", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/secure"), BackendRefs: toService("tls")}),
+			httpRoute("broken", 2, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/broken"), BackendRefs: toService("badca")}),
+			httpRoute("mixed", 3, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/mixed"), BackendRefs: append(toService("tls"), toService("plain")...)}),
+		},
+		GRPCRoutes: []*gatewayv1.GRPCRoute{grpcRoute("rpc", 4, gatewayv1.GRPCRouteRule{BackendRefs: toGRPCService("tls")})},
+		Services:   services("tls", "badca", "plain"),
+		BackendTLSPolicies: []gatewayv1.BackendTLSPolicy{
+			policy("tls", 1, "tls", "", "tls.example.com", configMap("ca")),
+			policy("badca", 1, "badca", "", "bad.example.com", configMap("nothing")),
+		},
+		CAConfigMaps: map[types.NamespacedName]bool{{Namespace: ns, Name: "ca"}: true},
+	}
+	got := Translate(in)
+	tls := &v1beta1.BackendTLS{Hostname: "tls.example.com", CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "ca", Key: "ca.crt"}}
+	secure := proxy("/secure", "tls")
+	secure.Proxy.BackendProtocol, secure.Proxy.TLS = "HTTPS", tls
+	rpc := grpcTo(v1beta1.Location{Path: "/", PathType: v1beta1.PathPrefixElements}, "tls")
+	rpc.Proxy.BackendProtocol, rpc.Proxy.TLS = "GRPCS", tls
+	want := []v1beta1.Location{secure,
+		{Path: "/broken", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 500}},
+		rpc}
+	if diff := cmp.Diff(want, got.Spec.Config.Servers[0].Locations); diff != "" {
+		t.Errorf("locations (-want +got):\n%s", diff)
+	}
+	routes := map[string]string{}
+	for _, r := range got.Routes {
+		routes[r.Key.Name] = conditions(r.Parents[0].Conditions)["Accepted"]
+	}
+	if routes["mixed"] != "False/UnsupportedValue" || routes["secure"] != "True/Accepted" {
+		t.Errorf("route acceptance %v: want mixed refused, secure accepted", routes)
+	}
+}
