@@ -25,7 +25,8 @@ import (
 // The bundle's operator, as its ServiceAccount, accepts a GatewayClass of
 // its controllerName, makes a Gateway one NginxOperator (whose children the
 // cluster's controllers and kwok run), tells the Gateway and its route
-// where they stand, and a deleted Gateway takes its instance along and
+// where they stand (and a BackendTLSPolicy of a route's Service), and a
+// deleted Gateway takes its instance and its policy entry along and
 // nothing else; a Gateway whose instance name a user's NginxOperator has
 // leaves it alone and says so.
 func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T) {
@@ -51,10 +52,26 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 		Rules: []gatewayv1.GRPCRouteRule{{BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: gatewayv1.BackendRef{
 			BackendObjectReference: gatewayv1.BackendObjectReference{Name: "api", Port: ptr.To(gatewayv1.PortNumber(8080))}}}}}},
 	}}
+	// A Service whose certificate nginx verifies (BackendTLSPolicy).
+	ca, err := tools.NewCA("backend CA", time.Hour)
+	tools.Must(t, err)
+	caPEM, _, err := ca.Issue(tools.Server("secure.example.com"), time.Hour)
+	tools.Must(t, err)
+	secure := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "secure", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 8443}}, Selector: map[string]string{"app": "secure"}}}
+	caMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "secure-ca", Namespace: ns}, Data: map[string]string{"ca.crt": string(caPEM)}}
+	policy := &gatewayv1.BackendTLSPolicy{ObjectMeta: metav1.ObjectMeta{Name: "secure", Namespace: ns}, Spec: gatewayv1.BackendTLSPolicySpec{
+		TargetRefs: []gatewayv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gatewayv1.LocalPolicyTargetReference{Kind: "Service", Name: "secure"}}},
+		Validation: gatewayv1.BackendTLSPolicyValidation{Hostname: "secure.example.com", CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "secure-ca"}}},
+	}}
+	rt.Spec.Rules = append(rt.Spec.Rules, gatewayv1.HTTPRouteRule{
+		Matches: []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: ptr.To(gatewayv1.PathMatchPathPrefix), Value: ptr.To("/secure")}}},
+		BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+			BackendObjectReference: gatewayv1.BackendObjectReference{Name: "secure", Port: ptr.To(gatewayv1.PortNumber(8443))}}}}})
 	// A Gateway whose instance name a user's NginxOperator already has.
 	clash := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "clash", Namespace: ns}, Spec: gw.Spec}
 	taken := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: gateway.InstanceName("clash"), Namespace: ns}, Spec: keep.Spec}
-	for _, o := range []client.Object{class, keep, taken, api, gw, clash, rt, grpc} {
+	for _, o := range []client.Object{class, keep, taken, api, secure, caMap, policy, gw, clash, rt, grpc} {
 		tools.Must(t, c.Create(ctx, o))
 	}
 	tools.Eventually(t, 2*time.Minute, "the clashing Gateway not programmed, naming the taken instance", func() error {
@@ -103,6 +120,14 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 		if n.Status.ReadyReplicas != 1 {
 			return fmt.Errorf("instance status %+v", n.Status)
 		}
+		var p gatewayv1.BackendTLSPolicy
+		if err := c.Get(ctx, client.ObjectKeyFromObject(policy), &p); err != nil {
+			return err
+		}
+		if len(p.Status.Ancestors) != 1 || string(p.Status.Ancestors[0].AncestorRef.Name) != gw.Name ||
+			!meta.IsStatusConditionTrue(p.Status.Ancestors[0].Conditions, "Accepted") {
+			return fmt.Errorf("BackendTLSPolicy status %+v", p.Status)
+		}
 		return nil
 	})
 
@@ -119,4 +144,14 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 			t.Errorf("%T %s went with the Gateway: %v", o, o.GetName(), err)
 		}
 	}
+	tools.Eventually(t, 2*time.Minute, "the deleted Gateway's entry gone from the BackendTLSPolicy", func() error {
+		var p gatewayv1.BackendTLSPolicy
+		if err := c.Get(ctx, client.ObjectKeyFromObject(policy), &p); err != nil {
+			return err
+		}
+		if len(p.Status.Ancestors) != 0 {
+			return fmt.Errorf("ancestors %+v", p.Status.Ancestors)
+		}
+		return nil
+	})
 }
