@@ -41,7 +41,7 @@ func (c *copies) count() int {
 // TestRealNginxMirrorsEveryRequestOrItsShare: every request to the
 // location is answered by its Service while a full mirror gets a copy of
 // each, with the request's path and query and the location's request
-// headers, and a 30% mirror about 30% of them (within three standard
+// headers, and a 30% mirror about 30% of them (within five standard
 // deviations of the binomial); a mirror of 0% gets none.
 func TestRealNginxMirrorsEveryRequestOrItsShare(t *testing.T) {
 	eps := startEndpoints(t, 1)
@@ -69,9 +69,11 @@ func TestRealNginxMirrorsEveryRequestOrItsShare(t *testing.T) {
 	if n := all.count(); n != requests+1 || all.path != "/app?i=x" || all.team != "blue" {
 		t.Errorf("the full mirror got %d copies, the last of %q with X-Team %q; want %d of /app?i=x with blue", n, all.path, all.team, requests+1)
 	}
-	// 401 draws at 30%: mean 120.3, standard deviation 9.2.
-	if n := share.count(); n < 93 || n > 148 {
-		t.Errorf("the 3/10 mirror got %d copies of 401 requests, want 93 to 148", n)
+	// 401 draws at 30%: mean 120.3, standard deviation 9.2; five of them
+	// either way (a false failure about once in two million runs) still
+	// tell 30% from 10% or 50%.
+	if n := share.count(); n < 74 || n > 166 {
+		t.Errorf("the 3/10 mirror got %d copies of 401 requests, want 74 to 166", n)
 	}
 	if n := none.count(); n != 0 {
 		t.Errorf("the 0%% mirror got %d copies, want none", n)
