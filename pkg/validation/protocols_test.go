@@ -97,7 +97,7 @@ func TestProtocolFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) 
 		}, []string{srv + ".rateLimit.zoneSizeMiB", "less than or equal to 64"}},
 		{"a redirect server with basic auth", func(o *v1beta1.NginxOperator) {
 			*server(o) = v1beta1.Server{Port: "http", RedirectToHTTPS: &v1beta1.HTTPSRedirect{}, BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "users"}}
-		}, []string{srv, "cannot be combined with tls, locations, ipAccess, basicAuth or rateLimit, which would never apply"}},
+		}, []string{srv, "cannot be combined with tls, locations, ipAccess, basicAuth, rateLimit or connectionLimit, which would never apply"}},
 		{"externalTrafficPolicy on a ClusterIP Service", func(o *v1beta1.NginxOperator) {
 			o.Spec.Service.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 		}, []string{"spec.service", "externalTrafficPolicy needs type NodePort or LoadBalancer"}},

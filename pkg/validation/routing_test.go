@@ -89,7 +89,7 @@ func TestRoutingFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) {
 			loc(o).RequestHeaders = &v1beta1.HeaderModifier{Add: []v1beta1.Header{{Name: "X_Odd", Value: "v"}}}
 		}, []string{at, "requestHeaders.add names may hold letters, digits and '-' only"}},
 		{"an HTTPS redirect with locations", func(o *v1beta1.NginxOperator) { server(o).RedirectToHTTPS = &v1beta1.HTTPSRedirect{} },
-			[]string{"spec.config.servers[0]", "redirectToHTTPS answers every request of the server with a redirect: it cannot be combined with tls, locations, ipAccess, basicAuth or rateLimit"}},
+			[]string{"spec.config.servers[0]", "redirectToHTTPS answers every request of the server with a redirect: it cannot be combined with tls, locations, ipAccess, basicAuth, rateLimit or connectionLimit"}},
 		{"an error page for a success", func(o *v1beta1.NginxOperator) {
 			server(o).ErrorPages = []v1beta1.ErrorPage{{Codes: []int32{200}, Path: "/ok.html"}}
 		}, []string{"spec.config.servers[0].errorPages[0].codes", "codes must be from 400 to 599 except 499"}},

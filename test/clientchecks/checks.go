@@ -22,6 +22,11 @@ var Checks = []Check{
 	{Name: "allow and deny", Run: allowAndDeny},
 	{Name: "basic auth", Run: basicAuth},
 	{Name: "rate limit", Run: rateLimit},
+	// Limits: limits.go.
+	{Name: "rate limit keyed on a header, with exempt keys and clients", Run: keyedRateLimit},
+	{Name: "connection limit keyed on a cookie", Run: cookieConnectionLimit},
+	{Name: "body size per location, announced or chunked", Run: bodySizes},
+	{Name: "header buffers per server: 431 beyond them", Run: headerBuffers},
 	{Name: "JSON access log", Run: accessLog},
 	{Name: "worker processes from the CPU limit", Run: workers},
 }

@@ -35,7 +35,7 @@ func NewFixtures(t testing.TB) *Fixtures {
 	return &Fixtures{
 		Content: map[string]string{
 			"index.html": "<h1>the app</h1>\n", "404.html": "<h1>nothing here</h1>\n", "big.txt": bigText,
-			"cached.txt": "cached\n", "quiet": "shh\n", "internal.html": "inside\n", "private.html": "secret\n", "limited.html": "scarce\n",
+			"cached.txt": "cached\n", "quiet": "shh\n", "internal.html": "inside\n", "private.html": "secret\n", "limited.html": "scarce\n", "keyed.html": "metered\n",
 		},
 		Htpasswd:   tools.Htpasswd(User, Password),
 		PartnersCA: ca,

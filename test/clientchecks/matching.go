@@ -117,17 +117,6 @@ func requestMatching(t *testing.T, tg *Target) {
 // returns the answer, its body read.
 func send(t *testing.T, c *http.Client, method, url string, header ...string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp, _ := do(t, c, request(t.Context(), t, method, url, nil, header...))
 	return resp
 }

@@ -12,6 +12,7 @@ package clientchecks
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +35,8 @@ const (
 	PartnersHost = "partners.test"
 	// NewHost is where /old/ redirects.
 	NewHost = "new.test"
+	// BigHeadersHost proxies to API with header buffers of 80 KiB.
+	BigHeadersHost = "big-headers.test"
 )
 
 // The Services behind the proxy locations; the echo handler behind each
@@ -123,6 +126,8 @@ func servers(o Options) []v1beta1.Server {
 		{Port: "http", ServerNames: []string{PlainHost}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{}},
 		{Port: "http", ServerNames: []string{TLSOnlyHost}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Port: ptr.To(o.HTTPSPort)}},
 		{Port: "http", ServerNames: []string{AppHost}, DefaultServer: true, ErrorPages: errorPages, Locations: locations(o)},
+		{Port: "http", ServerNames: []string{BigHeadersHost}, ClientHeaderBuffers: &v1beta1.ClientHeaderBuffers{Count: 4, SizeKiB: bigHeaderKiB},
+			Locations: []v1beta1.Location{{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: API, Port: o.APIPort}}}},
 		{
 			Port: "https", ServerNames: []string{AppHost}, DefaultServer: true, ErrorPages: errorPages, Locations: locations(o),
 			TLS: &v1beta1.TLS{SecretName: ServingSecret, HSTS: &v1beta1.HSTS{MaxAgeSeconds: ptr.To[int32](600), IncludeSubDomains: true}},
@@ -153,7 +158,7 @@ func locations(o Options) []v1beta1.Location {
 		{Path: "/old/", Redirect: &v1beta1.RedirectLocation{Hostname: NewHost, Path: prefix("/new/"), Code: 301}},
 		{Path: "/secure-me/", Redirect: &v1beta1.RedirectLocation{Scheme: "https"}},
 		{Path: "/see-other", PathType: v1beta1.PathExact, Redirect: &v1beta1.RedirectLocation{Code: http.StatusSeeOther}},
-	}, append(proxyLocations(o), matchLocations(o)...)...)
+	}, slices.Concat(proxyLocations(o), matchLocations(o), limitLocations(o))...)
 }
 
 // proxyLocations of AppHost.

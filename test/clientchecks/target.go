@@ -1,6 +1,7 @@
 package clientchecks
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -111,9 +112,22 @@ func (tg *Target) url(scheme, host, path string) string {
 // fetch sends a GET for url with c and the header name and value pairs
 // ("Host" sets the Host header) and returns the response with its body.
 func fetch(ctx context.Context, c *http.Client, url string, header ...string) (*http.Response, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := newRequest(ctx, http.MethodGet, url, nil, header...)
 	if err != nil {
 		return nil, "", err
+	}
+	return exchange(c, req)
+}
+
+// newRequest is a request for url with body and the header name and value
+// pairs ("Host" sets the Host header).
+func newRequest(ctx context.Context, method, url string, body []byte, header ...string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if body == nil {
+		req.Body, req.ContentLength = nil, 0
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		if header[i] == "Host" {
@@ -122,9 +136,14 @@ func fetch(ctx context.Context, c *http.Client, url string, header ...string) (*
 			req.Header.Set(header[i], header[i+1])
 		}
 	}
+	return req, nil
+}
+
+// exchange sends req with c and returns the response with its body.
+func exchange(c *http.Client, req *http.Request) (*http.Response, string, error) {
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("GET %s: %w", url, err)
+		return nil, "", fmt.Errorf("%s %s: %w", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -135,6 +154,26 @@ func fetch(ctx context.Context, c *http.Client, url string, header ...string) (*
 func get(t *testing.T, c *http.Client, url string, header ...string) (*http.Response, string) {
 	t.Helper()
 	resp, body, err := fetch(t.Context(), c, url, header...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+// request is newRequest that fails the test on a malformed URL.
+func request(ctx context.Context, t *testing.T, method, url string, body []byte, header ...string) *http.Request {
+	t.Helper()
+	req, err := newRequest(ctx, method, url, body, header...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// do is exchange that fails the test when no answer comes.
+func do(t *testing.T, c *http.Client, req *http.Request) (*http.Response, string) {
+	t.Helper()
+	resp, body, err := exchange(c, req)
 	if err != nil {
 		t.Fatal(err)
 	}

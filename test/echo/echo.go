@@ -11,6 +11,8 @@
 // server and is held there, through nginx too (the body still waits for the
 // sleep). /ws echoes WebSocket messages. Every answer carries
 // X-Powered-By and Cache-Control, for response header filters to act on.
+// The request's body is read whole, and its length reported, before the
+// answer.
 // It imports the standard library and x/net's websocket alone: it is built
 // into the test server's image.
 package echo
@@ -43,6 +45,9 @@ type Seen struct {
 	// Remote is the address of the connection's peer, without its port:
 	// nginx's, for a request it proxied.
 	Remote string `json:"remote"`
+	// BodyBytes is the length of the request's body, read whole before
+	// the answer.
+	BodyBytes int64 `json:"bodyBytes"`
 }
 
 // Headers the handler sets on every answer.
@@ -56,6 +61,7 @@ func Handler(name string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/ws", websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		bodyBytes, _ := io.Copy(io.Discard, r.Body)
 		q := r.URL.Query()
 		flush := q.Get("flush") == "1"
 		if !flush {
@@ -82,7 +88,7 @@ func Handler(name string) http.Handler {
 		}
 		fmt.Fprintf(w, "hello from %s\n", name)
 		remote, _, _ := net.SplitHostPort(r.RemoteAddr)
-		_ = json.NewEncoder(w).Encode(Seen{Server: name, TLS: r.TLS != nil, URI: r.RequestURI, Host: r.Host, Headers: r.Header, Remote: remote})
+		_ = json.NewEncoder(w).Encode(Seen{Server: name, TLS: r.TLS != nil, URI: r.RequestURI, Host: r.Host, Headers: r.Header, Remote: remote, BodyBytes: bodyBytes})
 	})
 	return mux
 }

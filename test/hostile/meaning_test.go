@@ -215,9 +215,20 @@ func grpcStatusMeaning(loc conf.Directive) []string {
 	return nil
 }
 
+// headerTooLarge is the renderer's named location that answers headers
+// overflowing a server's buffers; it is exactly "return 431", whatever the
+// spec.
+const headerTooLarge = "@request_header_too_large"
+
 func locationMeaning(loc conf.Directive) []string {
 	if len(loc.Args) == 1 && grpcStatusLocation.MatchString(loc.Args[0]) {
 		return grpcStatusMeaning(loc)
+	}
+	if len(loc.Args) == 1 && loc.Args[0] == headerTooLarge {
+		if len(loc.Block) != 1 || loc.Block[0].Name != "return" || strings.Join(loc.Block[0].Args, " ") != "431" {
+			return []string{fmt.Sprintf("location %s is not the renderer's 431 answer: %v", headerTooLarge, loc.Block)}
+		}
+		return nil
 	}
 	out := authMeaning(loc)
 	args := loc.Args

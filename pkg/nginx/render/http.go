@@ -24,6 +24,10 @@ func (r *renderer) http(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		conf.D("sendfile", "on"),
 		conf.D("keepalive_timeout", itoa(cfg.KeepaliveTimeoutSeconds)),
 		conf.D("client_max_body_size", cfg.ClientMaxBodySize),
+	)
+	out = append(out, clientBody("", cfg.ClientBodyBufferKiB)...)
+	out = append(out, headerBuffers(cfg.ClientHeaderBuffers)...)
+	out = append(out,
 		// Room for the longest server name the schema allows (253
 		// characters) and for 32 servers of 32 names each: nginx's defaults
 		// (buckets of one cache line, 512 entries) refuse such configs.
@@ -57,8 +61,8 @@ func (r *renderer) http(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 }
 
 // httpBlocks are the http-level blocks the servers refer to, in the order
-// of the servers and their locations: for each server its rate limit
-// zone, then for each location what locationBlocks lists.
+// of the servers and their locations: for each server its limits' zones,
+// then for each location what locationBlocks lists.
 func (r *renderer) httpBlocks(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 	var out []conf.Directive
 	if hasCORS(spec) {
@@ -69,7 +73,7 @@ func (r *renderer) httpBlocks(spec *v1beta1.NginxOperatorSpec) []conf.Directive 
 			continue // a redirecting server has nothing else
 		}
 		id := serverID(i)
-		out = append(out, rateLimitZone(rateZone(id), s.RateLimit)...)
+		out = append(out, limitZones(id, serverGuards(s))...)
 		for j, l := range s.Locations {
 			out = append(out, r.locationBlocks(locationID(i, j), l)...)
 		}
@@ -80,7 +84,7 @@ func (r *renderer) httpBlocks(spec *v1beta1.NginxOperatorSpec) []conf.Directive 
 
 // locationBlocks are the http-level blocks of location id: a proxy's
 // affinity key or never-empty hash key, upstream, added request headers,
-// affinity cookie and mirrors; a redirect's path; its rate limit zone.
+// affinity cookie and mirrors; a redirect's path; its limits' zones.
 func (r *renderer) locationBlocks(id string, l v1beta1.Location) []conf.Directive {
 	var out []conf.Directive
 	// A proxy without servers answers 503 and refers to nothing.
@@ -105,7 +109,7 @@ func (r *renderer) locationBlocks(id string, l v1beta1.Location) []conf.Directiv
 	if l.CORS != nil {
 		out = append(out, corsMaps(id, l.CORS)...)
 	}
-	return append(out, rateLimitZone(rateZone(id), l.RateLimit)...)
+	return append(out, limitZones(id, locationGuards(l))...)
 }
 
 // healthServer answers the kubelet's probes, on the pod's address of the

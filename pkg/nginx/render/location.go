@@ -1,6 +1,7 @@
 package render
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // serves the content. A block nginx picks by path holds its location's
 // handler, or hands the request to the named location of the one whose
 // match it meets (match.go).
-func (r *renderer) locations(server int, s v1beta1.Server) []conf.Directive {
+func (r *renderer) locations(server int, s v1beta1.Server, inheritedBodySize string) []conf.Directive {
 	locations := serverLocations(s)
 	m := r.matching(server, locations)
 	var out []conf.Directive
@@ -29,7 +30,7 @@ func (r *renderer) locations(server int, s v1beta1.Server) []conf.Directive {
 			named[c.route] = true
 		}
 		noRoute = noRoute || len(b.candidates[len(b.candidates)-1].conditions) > 0
-		out = append(out, conf.B("location", b.args, dispatch(routeVariable(m.id, k), b, locations)...))
+		out = append(out, conf.B("location", b.args, dispatch(routeVariable(m.id, k), b, locations, inheritedBodySize)...))
 	}
 	for j, l := range locations {
 		if named[j] {
@@ -65,33 +66,45 @@ func serverLocations(s v1beta1.Server) []v1beta1.Location {
 // argument, a named location, with the request's URI and method as they
 // are. nginx checks a request body's announced size against the block's
 // client_max_body_size before: the largest of the candidates', so that
-// none refuses what its location allows.
-func dispatch(routeVariable string, b matchBlock, locations []v1beta1.Location) []conf.Directive {
+// none refuses what its location allows. A candidate without a size of
+// its own has the server's (or the instance's): inherited.
+func dispatch(routeVariable string, b matchBlock, locations []v1beta1.Location, inherited string) []conf.Directive {
 	var out []conf.Directive
-	if size := largestBodySize(b, locations); size != "" {
+	if size := largestBodySize(b, locations, inherited); size != "" {
 		out = append(out, conf.D("client_max_body_size", size))
 	}
 	return append(out, conf.D("try_files", "", routeVariable))
 }
 
 // largestBodySize is the largest clientMaxBodySize of the block's
-// candidates ("0" is no limit), or "" when none sets one.
-func largestBodySize(b matchBlock, locations []v1beta1.Location) string {
-	largest, bytes := "", int64(-1)
+// candidates, or "" when none sets one: the block then inherits what they
+// do.
+func largestBodySize(b matchBlock, locations []v1beta1.Location, inherited string) string {
+	largest, own := "", false
 	for _, c := range b.candidates {
 		size := locations[c.route].ClientMaxBodySize
-		if size == "" {
-			continue
+		if size != "" {
+			own = true
+		} else {
+			size = inherited
 		}
-		n := sizeBytes(size)
-		if n == 0 {
-			return "0"
-		}
-		if n > bytes {
-			largest, bytes = size, n
+		if largest == "" || bodyLimit(size) > bodyLimit(largest) {
+			largest = size
 		}
 	}
+	if !own {
+		return ""
+	}
 	return largest
+}
+
+// bodyLimit is the bytes a clientMaxBodySize allows; "0", no limit, is the
+// most.
+func bodyLimit(size string) int64 {
+	if n := sizeBytes(size); n > 0 {
+		return n
+	}
+	return math.MaxInt64
 }
 
 // sizeBytes reads an nginx size (the CRD's pattern: digits and an optional
@@ -133,9 +146,7 @@ func (r *renderer) handler(server, j int, l v1beta1.Location, tls *v1beta1.TLS) 
 	case l.Respond != nil:
 		body = append(body, respond(l.Respond)...)
 	}
-	if l.ClientMaxBodySize != "" {
-		body = append(body, conf.D("client_max_body_size", l.ClientMaxBodySize))
-	}
+	body = append(body, clientBody(l.ClientMaxBodySize, l.ClientBodyBufferKiB)...)
 	if l.Expires != "" {
 		body = append(body, conf.D("expires", l.Expires))
 	}
@@ -145,18 +156,18 @@ func (r *renderer) handler(server, j int, l v1beta1.Location, tls *v1beta1.TLS) 
 		body = append(body, headers...)
 		body = append(body, hsts(tls)...)
 	}
-	body = append(body, r.access(id, l.IPAccess, l.BasicAuth, l.RateLimit)...)
+	body = append(body, r.access(id, locationGuards(l))...)
 	if l.DisableAccessLog {
 		body = append(body, conf.D("access_log", "off"))
 	}
 	return body
 }
 
-// serverID names the blocks of server number i (its rate limit zone).
+// serverID names the blocks of server number i (its limits' zones).
 func serverID(i int) string { return "s" + strconv.Itoa(i) }
 
 // locationID names the blocks of location j of server i: its upstream,
-// maps and rate limit zone.
+// maps and limits' zones.
 func locationID(i, j int) string { return serverID(i) + "_l" + strconv.Itoa(j) }
 
 func isAddHeader(d conf.Directive) bool { return d.Name == "add_header" }

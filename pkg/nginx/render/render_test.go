@@ -258,6 +258,31 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 				{Path: "/fonts/", Static: &v1beta1.StaticLocation{}, CORS: &v1beta1.CORS{AllowOrigins: []string{"*"}}},
 			}}}},
 	},
+	// Body and header buffers at every level, rate and connection limits
+	// keyed on the address, a header and a cookie nginx has no variable for,
+	// with exemptions; a block of matched locations whose body sizes mix
+	// their own and the server's.
+	"limits-and-buffers": {
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}},
+		Config: v1beta1.NginxConfig{
+			NginxSettings: v1beta1.NginxSettings{ClientBodyBufferKiB: 32, ClientHeaderBuffers: &v1beta1.ClientHeaderBuffers{Count: 4, SizeKiB: 16}},
+			Servers: []v1beta1.Server{{Port: "http",
+				ClientMaxBodySize: "8m", ClientBodyBufferKiB: 64, ClientHeaderBuffers: &v1beta1.ClientHeaderBuffers{Count: 8, SizeKiB: 80},
+				ConnectionLimit: &v1beta1.ConnectionLimit{Connections: 20, Exempt: &v1beta1.LimitExemptions{Clients: []string{"10.0.0.0/8"}}},
+				Locations: []v1beta1.Location{
+					{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80},
+						RateLimit: &v1beta1.RateLimit{RequestsPerSecond: 10, Burst: 20,
+							Key:    &v1beta1.LimitKey{Source: "Header", Name: "X-API-Key"},
+							Exempt: &v1beta1.LimitExemptions{Keys: []string{"partner-key", "~not-a-regex", "default"}, Clients: []string{"192.0.2.0/24"}}}},
+					{Path: "/session/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, LoadBalancingMethod: "hash consistent",
+						HashKey: &v1beta1.HashKey{Source: "Cookie", Name: "session-id"}},
+						ConnectionLimit: &v1beta1.ConnectionLimit{Connections: 2, Key: &v1beta1.LimitKey{Source: "Cookie", Name: "session-id"}}},
+					{Path: "/upload/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}, ClientMaxBodySize: "100m", ClientBodyBufferKiB: 1024,
+						Match: &v1beta1.RequestMatch{Method: "PUT"}},
+					{Path: "/upload/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}},
+				}}},
+		},
+	},
 	// gRPC in plain text (h2c) and over TLS, to plain and TLS Services.
 	"grpc": {
 		Ports: []v1beta1.Port{{Name: "grpc", ContainerPort: 8081, H2C: true}, {Name: "https", ContainerPort: 8443}},

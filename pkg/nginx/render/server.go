@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"strconv"
 
 	"k8s.io/utils/ptr"
@@ -35,15 +36,19 @@ func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 			if port != 0 && port != 443 {
 				target += ":" + itoa(port)
 			}
+			block = append(block, headerTooLarge()...)
 			block = append(block, conf.D("return", itoa(s.RedirectToHTTPS.Code), target+"$request_uri"))
 			out = append(out, conf.B("server", nil, block...))
 			continue
 		}
 		block = append(block, r.serverTLS(s.TLS)...)
 		block = append(block, conf.D("root", r.opts.Paths.Content), conf.D("index", "index.html"))
-		block = append(block, r.access(serverID(i), s.IPAccess, s.BasicAuth, s.RateLimit)...)
+		block = append(block, clientBody(s.ClientMaxBodySize, s.ClientBodyBufferKiB)...)
+		block = append(block, headerBuffers(s.ClientHeaderBuffers)...)
+		block = append(block, r.access(serverID(i), serverGuards(s))...)
+		block = append(block, headerTooLarge()...)
 		block = append(block, r.errorPages(i, s.ErrorPages)...)
-		block = append(block, r.locations(i, s)...)
+		block = append(block, r.locations(i, s, cmp.Or(s.ClientMaxBodySize, spec.Config.ClientMaxBodySize))...)
 		out = append(out, conf.B("server", nil, block...))
 	}
 	return out

@@ -137,25 +137,18 @@ func hashKeyMap(id string, p *v1beta1.ProxyLocation) []conf.Directive {
 	if words := balancingMethods[p.LoadBalancingMethod]; len(words) == 0 || words[0] != "hash" {
 		return nil
 	}
-	key := hashKeyVariable(*p.HashKey)
-	return []conf.Directive{conf.B("map", []string{key, varHashKey + id},
+	key, out := partVariable("hash_"+id, p.HashKey.Source, p.HashKey.Name)
+	return append(out, conf.B("map", []string{key, varHashKey + id},
 		conf.D("default", key),
 		conf.D("", "-"),
-	)}
+	))
 }
 
-// hashKeyVariable is the nginx variable holding k's part of the request.
-// The CRD keeps names to the characters a variable name can hold; nginx
-// matches header, cookie and argument names regardless of case.
+// hashKeyVariable is the nginx variable holding a key that every request
+// has: the client's address or the request URI (see hashKeyMap for the
+// others).
 func hashKeyVariable(k v1beta1.HashKey) string {
-	switch k.Source {
-	case "Header":
-		return "$http_" + strings.ReplaceAll(strings.ToLower(k.Name), "-", "_")
-	case "Cookie":
-		return "$cookie_" + k.Name
-	case "QueryParameter":
-		return "$arg_" + k.Name
-	case "ClientIP":
+	if k.Source == "ClientIP" {
 		return "$remote_addr"
 	}
 	return "$request_uri"

@@ -2,7 +2,9 @@ package render
 
 import (
 	"maps"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
@@ -116,4 +118,31 @@ func servicePortMap(ports map[int32]int32) []conf.Directive {
 		entries = append(entries, conf.D(itoa(container), itoa(ports[container])))
 	}
 	return []conf.Directive{conf.B("map", []string{"$server_port", varServicePort}, entries...)}
+}
+
+// partVariable is the variable holding the request's header, cookie or
+// query parameter named name (source Header, Cookie or QueryParameter), and
+// the http-level map defining it where nginx has none: its $cookie_ and
+// $arg_ names end at the first '-', so $cookie_session-id would read the
+// cookie "session" followed by "-id". Such a cookie or parameter is read
+// from the whole Cookie header or query, by name regardless of case as
+// nginx's variables do, into "$part_<id>". An absent part is empty.
+func partVariable(id, source, name string) (string, []conf.Directive) {
+	var whole, pattern string
+	switch source {
+	case "Header":
+		return headerVariable(name), nil
+	case "Cookie":
+		if !strings.Contains(name, "-") {
+			return "$cookie_" + name, nil
+		}
+		whole, pattern = "$http_cookie", `~*(?:^|;\s*)`+regexp.QuoteMeta(name)+`=([^;]*)`
+	default:
+		if !strings.Contains(name, "-") {
+			return "$arg_" + name, nil
+		}
+		whole, pattern = "$args", "~*(?:^|&)"+regexp.QuoteMeta(name)+"=([^&]*)"
+	}
+	part := "$part_" + id
+	return part, []conf.Directive{conf.B("map", []string{whole, part}, conf.D(pattern, "$1"), conf.D("default", ""))}
 }

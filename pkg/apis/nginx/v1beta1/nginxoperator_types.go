@@ -274,6 +274,21 @@ type NginxSettings struct {
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}[kKmMgG]?$`
 	ClientMaxBodySize string `json:"clientMaxBodySize,omitempty"`
 
+	// ClientBodyBufferKiB is the memory a request body is read into
+	// (client_body_buffer_size; ingress-nginx's client-body-buffer-size):
+	// a longer body is written to a file on the pod's scratch volume
+	// first. Unset: nginx's 16 KiB.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	ClientBodyBufferKiB int32 `json:"clientBodyBufferKiB,omitempty"`
+
+	// ClientHeaderBuffers hold a request line and headers longer than
+	// 1 KiB (large_client_header_buffers; ingress-nginx's
+	// large-client-header-buffers). Unset: nginx's four of 8 KiB.
+	// +optional
+	ClientHeaderBuffers *ClientHeaderBuffers `json:"clientHeaderBuffers,omitempty"`
+
 	// KeepaliveTimeoutSeconds is nginx's keepalive_timeout.
 	// +optional
 	// +kubebuilder:default=65
@@ -338,7 +353,7 @@ const (
 // Server is one nginx virtual server. Two locations with the same path are
 // reported by the controller (condition Degraded, reason InvalidConfig): a
 // schema rule comparing every pair would exceed the apiserver's CEL budget.
-// +kubebuilder:validation:XValidation:rule="!has(self.redirectToHTTPS) || (!has(self.tls) && (!has(self.locations) || size(self.locations) == 0) && !has(self.ipAccess) && !has(self.basicAuth) && !has(self.rateLimit))",message="redirectToHTTPS answers every request of the server with a redirect: it cannot be combined with tls, locations, ipAccess, basicAuth or rateLimit, which would never apply"
+// +kubebuilder:validation:XValidation:rule="!has(self.redirectToHTTPS) || (!has(self.tls) && (!has(self.locations) || size(self.locations) == 0) && !has(self.ipAccess) && !has(self.basicAuth) && !has(self.rateLimit) && !has(self.connectionLimit))",message="redirectToHTTPS answers every request of the server with a redirect: it cannot be combined with tls, locations, ipAccess, basicAuth, rateLimit or connectionLimit, which would never apply"
 type Server struct {
 	// Port is the name of the entry of spec.ports this server listens on.
 	// +kubebuilder:validation:MinLength=1
@@ -392,6 +407,32 @@ type Server struct {
 	// server that has no rateLimit of its own.
 	// +optional
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+
+	// ConnectionLimit limits the requests each client has in progress in
+	// every location of the server that has no connectionLimit of its own.
+	// +optional
+	ConnectionLimit *ConnectionLimit `json:"connectionLimit,omitempty"`
+
+	// ClientMaxBodySize overrides spec.config.clientMaxBodySize in this
+	// server, such as 0 (no limit) for a registry; a location's own wins.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}[kKmMgG]?$`
+	ClientMaxBodySize string `json:"clientMaxBodySize,omitempty"`
+
+	// ClientBodyBufferKiB overrides spec.config.clientBodyBufferKiB in
+	// this server; a location's own wins.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	ClientBodyBufferKiB int32 `json:"clientBodyBufferKiB,omitempty"`
+
+	// ClientHeaderBuffers overrides spec.config.clientHeaderBuffers for the
+	// requests of this server. nginx reads a request line with the buffers
+	// of the port's default server, and the headers with this server's
+	// once it knows the server: from the TLS handshake's SNI, or from the
+	// Host header, which clients send first.
+	// +optional
+	ClientHeaderBuffers *ClientHeaderBuffers `json:"clientHeaderBuffers,omitempty"`
 
 	// Locations route requests by path. With none, / serves the content.
 	// +optional
@@ -637,10 +678,12 @@ type HTTPBasicAuth struct {
 	Disabled bool `json:"disabled,omitempty"`
 }
 
-// RateLimit limits each client (by address, see spec.config.realIP) to a
-// rate, with room for a burst; requests beyond it get 429 Too Many Requests.
-// Each limit keeps its counters in a zone of shared memory in every pod.
+// RateLimit limits each client (by address, see spec.config.realIP, or by
+// key) to a rate, with room for a burst; requests beyond it get 429 Too Many
+// Requests. Each limit keeps its counters in a zone of shared memory in
+// every pod: with several replicas, each pod counts what it serves.
 // +kubebuilder:validation:XValidation:rule="has(self.requestsPerSecond) != has(self.requestsPerMinute)",message="set requestsPerSecond or requestsPerMinute"
+// +kubebuilder:validation:XValidation:rule="!has(self.exempt) || !has(self.exempt.keys) || (has(self.key) && self.key.source != 'ClientIP')",message="exempt.keys are values of a Header or Cookie key: set key"
 type RateLimit struct {
 	// RequestsPerSecond each client may make.
 	// +optional
@@ -659,13 +702,109 @@ type RateLimit struct {
 	// +kubebuilder:validation:Maximum=100000
 	Burst int32 `json:"burst,omitempty"`
 	// ZoneSizeMiB is the shared memory for the clients' counters; one MiB
-	// holds about 16,000 IPv4 or 8,000 IPv6 clients. When it is full the
-	// oldest clients are forgotten.
+	// holds about 16,000 IPv4 or 8,000 IPv6 clients, fewer keys the longer
+	// they are. When it is full the oldest clients are forgotten.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=64
 	ZoneSizeMiB int32 `json:"zoneSizeMiB,omitempty"`
+	// Key is what requests are counted by. Unset: the client's address.
+	// +optional
+	Key *LimitKey `json:"key,omitempty"`
+	// Exempt are requests the limit does not count.
+	// +optional
+	Exempt *LimitExemptions `json:"exempt,omitempty"`
+}
+
+// ConnectionLimit limits the requests each client (or key) has in progress
+// at once (nginx's limit_conn; ingress-nginx's limit-connections): one
+// more gets 429 Too Many Requests. Each HTTP/2 stream is a request of its
+// own. Like a rate limit, it counts per pod.
+// +kubebuilder:validation:XValidation:rule="!has(self.exempt) || !has(self.exempt.keys) || (has(self.key) && self.key.source != 'ClientIP')",message="exempt.keys are values of a Header or Cookie key: set key"
+type ConnectionLimit struct {
+	// Connections is how many requests of one client may be in progress.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Connections int32 `json:"connections"`
+	// ZoneSizeMiB is the shared memory for the clients' counts; one MiB
+	// holds about 8,000 clients.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	ZoneSizeMiB int32 `json:"zoneSizeMiB,omitempty"`
+	// Key is what requests are counted by. Unset: the client's address.
+	// +optional
+	Key *LimitKey `json:"key,omitempty"`
+	// Exempt are requests the limit does not count.
+	// +optional
+	Exempt *LimitExemptions `json:"exempt,omitempty"`
+}
+
+// LimitKey is what a rate or connection limit counts requests by, such as
+// an API key that many clients behind one address share, or that one
+// client uses from many.
+// +kubebuilder:validation:XValidation:rule="(self.source == 'ClientIP') != has(self.name)",message="name goes with source Header or Cookie, and only with them"
+// +kubebuilder:validation:XValidation:rule="!has(self.name) || self.source != 'Header' || self.name.matches('^[A-Za-z0-9-]+$')",message="header names may hold letters, digits and '-' only: nginx drops a header with '_' in its name"
+type LimitKey struct {
+	// Source of the key: ClientIP (the client's address, as
+	// spec.config.realIP finds it), or the value of a request Header or a
+	// Cookie named name. A request without the header or cookie is
+	// counted by its client address: leaving the key out does not escape
+	// the limit.
+	// +kubebuilder:validation:Enum=ClientIP;Header;Cookie
+	Source string `json:"source"`
+	// Name of the header or cookie; nginx matches either regardless of
+	// case.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]+$`
+	Name string `json:"name,omitempty"`
+}
+
+// LimitExemptions are requests a limit does not count: they always pass.
+// +kubebuilder:validation:XValidation:rule="has(self.clients) || has(self.keys)",message="set clients, keys or both"
+type LimitExemptions struct {
+	// Clients are CIDRs whose clients (by address, as spec.config.realIP
+	// finds it) are not limited (ingress-nginx's limit-whitelist).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:XValidation:rule="self.all(c, isCIDR(c))",message="every entry must be a CIDR such as 10.0.0.0/8, 192.0.2.7/32 or fd00::/8"
+	Clients []string `json:"clients,omitempty"`
+	// Keys are values of the limit's header or cookie that are not
+	// limited, compared exactly, such as a partner's API key. They are
+	// written into nginx.conf: for secrets, prefer clients.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^[!#-~]+$`
+	Keys []string `json:"keys,omitempty"`
+}
+
+// ClientHeaderBuffers are the buffers of a request's line and headers: a
+// request line longer than sizeKiB gets 414 URI Too Long; a header line
+// longer, or headers filling all count buffers, get 431 Request Header
+// Fields Too Large (nginx's own 400 with "Request Header Or Cookie Too
+// Large", which the operator turns into the standard code).
+type ClientHeaderBuffers struct {
+	// Count of buffers a request may use.
+	// +optional
+	// +kubebuilder:default=4
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=64
+	Count int32 `json:"count,omitempty"`
+	// SizeKiB of each buffer: the longest request line or single header.
+	// +optional
+	// +kubebuilder:default=8
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	SizeKiB int32 `json:"sizeKiB,omitempty"`
 }
 
 // Location routes requests under a path to exactly one handler: static,
@@ -774,6 +913,12 @@ type Location struct {
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}[kKmMgG]?$`
 	ClientMaxBodySize string `json:"clientMaxBodySize,omitempty"`
 
+	// ClientBodyBufferKiB overrides the server's clientBodyBufferKiB here.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	ClientBodyBufferKiB int32 `json:"clientBodyBufferKiB,omitempty"`
+
 	// Expires sets the Expires and Cache-Control max-age headers of
 	// successful responses (nginx's expires): a time such as 30s, 10m, 12h,
 	// 7d, 4w, 6M or 1y; "epoch" to forbid caching; "max" for ten years.
@@ -793,6 +938,10 @@ type Location struct {
 	// RateLimit replaces the server's rateLimit here.
 	// +optional
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+
+	// ConnectionLimit replaces the server's connectionLimit here.
+	// +optional
+	ConnectionLimit *ConnectionLimit `json:"connectionLimit,omitempty"`
 
 	// DisableAccessLog stops logging this location's requests, such as a
 	// health check polled every second.
@@ -1230,7 +1379,6 @@ type ProxyTimeouts struct {
 
 // HashKey is the part of a request that a hash balancing method hashes.
 // +kubebuilder:validation:XValidation:rule="self.source in ['RequestURI', 'ClientIP'] ? !has(self.name) : has(self.name)",message="name is required for source Header, Cookie and QueryParameter, and not allowed for RequestURI and ClientIP"
-// +kubebuilder:validation:XValidation:rule="!has(self.name) || self.source == 'Header' || self.name.matches('^[A-Za-z0-9_]+$')",message="cookie and query parameter names may hold letters, digits and '_' only: nginx reads them through a variable named after them"
 // +kubebuilder:validation:XValidation:rule="!has(self.name) || self.source != 'Header' || self.name.matches('^[A-Za-z0-9-]+$')",message="header names may hold letters, digits and '-' only: nginx reads a header through a variable named after it"
 type HashKey struct {
 	// Source of the key: a request Header, a Cookie or a QueryParameter
