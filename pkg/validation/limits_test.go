@@ -16,7 +16,7 @@ import (
 func TestLimitFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) {
 	server := func(o *v1beta1.NginxOperator) *v1beta1.Server { return &o.Spec.Config.Servers[0] }
 	const at = "spec.config.servers[0]"
-	header := &v1beta1.LimitKey{Source: "Header", Name: "X-API-Key"}
+	header := &v1beta1.RequestKey{Source: "Header", Name: "X-API-Key"}
 	cases := []struct {
 		name   string
 		mutate func(*v1beta1.NginxOperator)
@@ -26,20 +26,20 @@ func TestLimitFieldsRefuseBadValuesWithMessagesUsersUnderstand(t *testing.T) {
 			server(o).RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 1, Exempt: &v1beta1.LimitExemptions{Keys: []string{"partner"}}}
 		}, []string{at + ".rateLimit", "exempt.keys are values of a Header or Cookie key: set key"}},
 		{"exempt keys of a client address key", func(o *v1beta1.NginxOperator) {
-			server(o).ConnectionLimit = &v1beta1.ConnectionLimit{Connections: 1, Key: &v1beta1.LimitKey{Source: "ClientIP"},
+			server(o).ConnectionLimit = &v1beta1.ConnectionLimit{Connections: 1, Key: &v1beta1.RequestKey{Source: "ClientIP"},
 				Exempt: &v1beta1.LimitExemptions{Keys: []string{"partner"}}}
 		}, []string{at + ".connectionLimit", "exempt.keys are values of a Header or Cookie key: set key"}},
 		{"an exemption of nothing", func(o *v1beta1.NginxOperator) {
 			server(o).RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 1, Key: header, Exempt: &v1beta1.LimitExemptions{}}
 		}, []string{at + ".rateLimit.exempt", "set clients, keys or both"}},
 		{"a header key without its name", func(o *v1beta1.NginxOperator) {
-			server(o).RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 1, Key: &v1beta1.LimitKey{Source: "Header"}}
+			server(o).RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 1, Key: &v1beta1.RequestKey{Source: "Header"}}
 		}, []string{at + ".rateLimit.key", "name goes with source Header or Cookie, and only with them"}},
 		{"a named client address", func(o *v1beta1.NginxOperator) {
-			server(o).RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 1, Key: &v1beta1.LimitKey{Source: "ClientIP", Name: "x"}}
+			server(o).RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 1, Key: &v1beta1.RequestKey{Source: "ClientIP", Name: "x"}}
 		}, []string{at + ".rateLimit.key", "name goes with source Header or Cookie, and only with them"}},
 		{"a header nginx drops", func(o *v1beta1.NginxOperator) {
-			server(o).RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 1, Key: &v1beta1.LimitKey{Source: "Header", Name: "X_Key"}}
+			server(o).RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 1, Key: &v1beta1.RequestKey{Source: "Header", Name: "X_Key"}}
 		}, []string{at + ".rateLimit.key", "header names may hold letters, digits and '-' only"}},
 		{"an exempt key with a space", func(o *v1beta1.NginxOperator) {
 			server(o).RateLimit = &v1beta1.RateLimit{RequestsPerSecond: 1, Key: header, Exempt: &v1beta1.LimitExemptions{Keys: []string{"a b"}}}

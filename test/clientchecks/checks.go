@@ -27,6 +27,8 @@ var Checks = []Check{
 	{Name: "connection limit keyed on a cookie", Run: cookieConnectionLimit},
 	{Name: "body size per location, announced or chunked", Run: bodySizes},
 	{Name: "header buffers per server: 431 beyond them", Run: headerBuffers},
+	// External authentication: auth.go.
+	{Name: "external authentication: sign-in, answer headers, cache, a service down", Run: externalAuth},
 	{Name: "JSON access log", Run: accessLog},
 	{Name: "worker processes from the CPU limit", Run: workers},
 }

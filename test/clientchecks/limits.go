@@ -36,11 +36,11 @@ func limitLocations(o Options) []v1beta1.Location {
 	return []v1beta1.Location{
 		{Path: "/keyed", Static: &v1beta1.StaticLocation{}, RateLimit: &v1beta1.RateLimit{
 			RequestsPerMinute: 1, Burst: 2,
-			Key:    &v1beta1.LimitKey{Source: "Header", Name: apiKeyHeader},
+			Key:    &v1beta1.RequestKey{Source: "Header", Name: apiKeyHeader},
 			Exempt: &v1beta1.LimitExemptions{Keys: []string{partnerKey}, Clients: []string{exemptClients}},
 		}},
 		{Path: "/one-at-a-time/", Proxy: api(), ConnectionLimit: &v1beta1.ConnectionLimit{
-			Connections: 1, Key: &v1beta1.LimitKey{Source: "Cookie", Name: sessionCookie},
+			Connections: 1, Key: &v1beta1.RequestKey{Source: "Cookie", Name: sessionCookie},
 		}},
 		{Path: "/upload/", Proxy: api(), ClientMaxBodySize: uploadBodySize},
 		// One block, two locations: the one with a match has a smaller

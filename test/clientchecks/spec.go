@@ -45,6 +45,9 @@ const (
 	API    = "api"
 	Canary = "api-canary"
 	Secure = "secure" // HTTPS
+	// AuthDown is a Service without a pod listening: the authentication
+	// service of /members-down/.
+	AuthDown = "auth-down"
 )
 
 // What Spec references, in the instance's namespace: the tier creates them
@@ -158,7 +161,7 @@ func locations(o Options) []v1beta1.Location {
 		{Path: "/old/", Redirect: &v1beta1.RedirectLocation{Hostname: NewHost, Path: prefix("/new/"), Code: 301}},
 		{Path: "/secure-me/", Redirect: &v1beta1.RedirectLocation{Scheme: "https"}},
 		{Path: "/see-other", PathType: v1beta1.PathExact, Redirect: &v1beta1.RedirectLocation{Code: http.StatusSeeOther}},
-	}, slices.Concat(proxyLocations(o), matchLocations(o), limitLocations(o))...)
+	}, slices.Concat(proxyLocations(o), matchLocations(o), limitLocations(o), authLocations(o))...)
 }
 
 // proxyLocations of AppHost.

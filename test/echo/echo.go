@@ -9,7 +9,8 @@
 // and ?status=<code>; with ?flush=1 the status line and headers go out at
 // once, before the sleep, so a client learns that its request reached the
 // server and is held there, through nginx too (the body still waits for the
-// sleep). /ws echoes WebSocket messages. Every answer carries
+// sleep). /ws echoes WebSocket messages; AuthPath is an authentication
+// service. Every answer carries
 // X-Powered-By and Cache-Control, for response header filters to act on.
 // The request's body is read whole, and its length reported, before the
 // answer.
@@ -27,6 +28,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/websocket"
@@ -60,6 +62,7 @@ const (
 func Handler(name string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/ws", websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }))
+	mux.Handle(AuthPath, authHandler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		bodyBytes, _ := io.Copy(io.Discard, r.Body)
 		q := r.URL.Query()
@@ -91,6 +94,35 @@ func Handler(name string) http.Handler {
 		_ = json.NewEncoder(w).Encode(Seen{Server: name, TLS: r.TLS != nil, URI: r.RequestURI, Host: r.Host, Headers: r.Header, Remote: remote, BodyBytes: bodyBytes})
 	})
 	return mux
+}
+
+// AuthPath answers as an external authentication service: 200 with
+// X-Auth-User for the Authorization AuthorizedBearer, 403 for
+// ForbiddenBearer, 401 for anything else. Each answer counts the checks
+// this handler answered so far in X-Auth-Checks, which tells a check that
+// reached it from one a cache answered; X-Auth-Original-URL repeats the
+// X-Original-URL it got.
+const (
+	AuthPath         = "/external-auth"
+	AuthorizedBearer = "Bearer good"
+	ForbiddenBearer  = "Bearer forbidden"
+	AuthorizedUser   = "alice"
+)
+
+func authHandler() http.Handler {
+	var checks atomic.Int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Auth-Checks", strconv.FormatInt(checks.Add(1), 10))
+		w.Header().Set("X-Auth-Original-URL", r.Header.Get("X-Original-URL"))
+		switch r.Header.Get("Authorization") {
+		case AuthorizedBearer:
+			w.Header().Set("X-Auth-User", AuthorizedUser)
+		case ForbiddenBearer:
+			w.WriteHeader(http.StatusForbidden)
+		default:
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	})
 }
 
 // sleep waits for the query's ?sleep, if any.

@@ -147,13 +147,22 @@ var (
 	// operatorVariables are the variables the renderer itself
 	// writes into arguments; a user value may expand none.
 	operatorVariables = regexp.MustCompile(`^\$(host|uri|request_uri|is_args|args|remote_addr|http_upgrade|` +
-		`connection_upgrade|host_with_port|forwarded_(for|proto|host|port|port_suffix)|` +
+		`connection_upgrade|host_with_port|forwarded_(for|proto|host|port|port_suffix)|request_method|sign_in_uri|auth_s[0-9]+(_l[0-9]+)?_[0-9]+|` +
 		`redirect_path_s[0-9]+_l[0-9]+|request_header_s[0-9]+_l[0-9]+_[0-9]+|mirror_s[0-9]+_l[0-9]+_m[0-9]+|cors_preflight|cors_[a-z_]+_s[0-9]+_l[0-9]+|1)$`)
 	// routeLocation is the renderer's named location of a location a block
 	// hands requests to, or of the 404 when none matches; routeVariable
 	// names one of them.
 	routeLocation = regexp.MustCompile(`^@route_s[0-9]+_(l[0-9]+|none)$`)
 	routeVariable = regexp.MustCompile(`^\$route_s[0-9]+_b[0-9]+$`)
+	// signInLocation is the renderer's named location redirecting to an
+	// external authentication's sign-in page.
+	signInLocation = regexp.MustCompile(`^@auth_sign_in_s[0-9]+(_l[0-9]+)?$`)
+	// authAnswer is what auth_request_set takes: a header of the
+	// authentication's answer, into a variable of the renderer's.
+	authAnswer = regexp.MustCompile(`^\$auth_s[0-9]+(_l[0-9]+)?_[0-9]+ \$upstream_http_[a-z0-9_]+$`)
+	// authCacheKey is the renderer's cache key of an external
+	// authentication: its id, then a variable for each part on a line.
+	authCacheKey = regexp.MustCompile(`^s[0-9]+(_l[0-9]+)?(\n\$(remote_addr|http_[a-z0-9_]+|cookie_[A-Za-z0-9_]+|part_auth_key_s[0-9]+(_l[0-9]+)?_[0-9]+))+$`)
 	// errorPageLocation is the renderer's named location of an error page.
 	errorPageLocation = regexp.MustCompile(`^@error_page_[0-9]+_[0-9]+$`)
 	// grpcStatusLocation is the renderer's named location answering a gRPC
@@ -235,7 +244,7 @@ func locationMeaning(loc conf.Directive) []string {
 	plain := len(args) == 1 && strings.HasPrefix(args[0], "/") ||
 		len(args) == 2 && args[0] == "=" && strings.HasPrefix(args[1], "/") ||
 		len(args) == 2 && args[0] == "~" && wholePathRegex(args[1]) ||
-		len(args) == 1 && (errorPageLocation.MatchString(args[0]) || routeLocation.MatchString(args[0]))
+		len(args) == 1 && (errorPageLocation.MatchString(args[0]) || routeLocation.MatchString(args[0]) || signInLocation.MatchString(args[0]))
 	if !plain {
 		out = append(out, fmt.Sprintf("location %q is not a URI prefix, an exact URI, the renderer's whole-path regular expression or one of its named locations", args))
 	}
@@ -261,6 +270,16 @@ func locationMeaning(loc conf.Directive) []string {
 			}
 		case "allow", "deny":
 			out = append(out, accessMeaning(d)...)
+		case "auth_request_set":
+			if !authAnswer.MatchString(strings.Join(d.Args, " ")) {
+				out = append(out, fmt.Sprintf("auth_request_set %q is not an answer's header into the renderer's variable", d.Args))
+			}
+			continue
+		case "proxy_cache_key":
+			if len(d.Args) != 1 || !authCacheKey.MatchString(d.Args[0]) {
+				out = append(out, fmt.Sprintf("proxy_cache_key %q is not the renderer's key of request parts", d.Args))
+			}
+			continue
 		case "try_files":
 			if len(d.Args) == 2 && d.Args[0] == "" && routeVariable.MatchString(d.Args[1]) {
 				continue // a block handing its requests to a named location

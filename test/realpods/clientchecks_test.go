@@ -127,6 +127,13 @@ func createFixtures(ctx context.Context, t *testing.T, cs kubernetes.Interface, 
 		_, err := cs.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{})
 		tools.Must(t, err)
 	}
+	// A Service whose selector no pod has: nothing answers behind it.
+	down := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: clientchecks.AuthDown},
+		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": clientchecks.AuthDown}, Ports: []corev1.ServicePort{{Port: 81}}},
+	}
+	_, err = cs.CoreV1().Services(ns).Create(ctx, down, metav1.CreateOptions{})
+	tools.Must(t, err)
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Name: clientchecks.SiteConfigMap}, Data: f.Content},
 		{ObjectMeta: metav1.ObjectMeta{Name: clientchecks.SecureCA}, Data: map[string]string{"ca.crt": string(secureCA.CertPEM)}},

@@ -68,6 +68,7 @@ func (r *renderer) httpBlocks(spec *v1beta1.NginxOperatorSpec) []conf.Directive 
 	if hasCORS(spec) {
 		out = append(out, corsPreflightMap())
 	}
+	out = append(out, r.authBlocks(spec)...)
 	for i, s := range spec.Config.Servers {
 		if s.RedirectToHTTPS != nil {
 			continue // a redirecting server has nothing else

@@ -63,7 +63,7 @@ func zoneArg(kind, id string, mib int32) string {
 // counts, prefixed with "k", and a request without it by its address,
 // prefixed with "a": no value a client sends can take another client's
 // count.
-func limitKey(kind, id string, key *v1beta1.LimitKey, exempt *v1beta1.LimitExemptions) (string, []conf.Directive) {
+func limitKey(kind, id string, key *v1beta1.RequestKey, exempt *v1beta1.LimitExemptions) (string, []conf.Directive) {
 	const byAddress = "$binary_remote_addr"
 	value := byAddress
 	var out []conf.Directive

@@ -23,7 +23,7 @@ func (r *renderer) locations(server int, s v1beta1.Server, inheritedBodySize str
 	for k, b := range m.blocks {
 		if b.inline() {
 			j := b.candidates[0].route
-			out = append(out, conf.B("location", b.args, r.handler(server, j, locations[j], s.TLS)...))
+			out = append(out, conf.B("location", b.args, r.handler(server, s, j, locations[j])...))
 			continue
 		}
 		for _, c := range b.candidates {
@@ -34,7 +34,7 @@ func (r *renderer) locations(server int, s v1beta1.Server, inheritedBodySize str
 	}
 	for j, l := range locations {
 		if named[j] {
-			out = append(out, conf.B("location", []string{routeLocation(locationID(server, j))}, r.handler(server, j, l, s.TLS)...))
+			out = append(out, conf.B("location", []string{routeLocation(locationID(server, j))}, r.handler(server, s, j, l)...))
 		}
 	}
 	if noRoute {
@@ -125,8 +125,9 @@ func sizeBytes(size string) int64 {
 
 // handler is the body of location j of a server: what answers its
 // requests.
-func (r *renderer) handler(server, j int, l v1beta1.Location, tls *v1beta1.TLS) []conf.Directive {
-	id := locationID(server, j)
+func (r *renderer) handler(server int, s v1beta1.Server, j int, l v1beta1.Location) []conf.Directive {
+	id, tls := locationID(server, j), s.TLS
+	auth, authenticated := authOf(server, s, j, l)
 	var body, corsHeaders []conf.Directive
 	if l.CORS != nil {
 		// The preflight's answer comes first: nginx runs a location's
@@ -140,7 +141,11 @@ func (r *renderer) handler(server, j int, l v1beta1.Location, tls *v1beta1.TLS) 
 	case l.Static != nil:
 		body = append(body, static(l.Static)...)
 	case l.Proxy != nil:
-		body = append(body, r.proxy(id, l)...)
+		var authHeaders []header
+		if authenticated {
+			authHeaders = auth.requestHeaders()
+		}
+		body = append(body, r.proxy(id, l, authHeaders)...)
 	case l.Redirect != nil:
 		body = append(body, r.redirect(id, l)...)
 	case l.Respond != nil:
@@ -157,6 +162,10 @@ func (r *renderer) handler(server, j int, l v1beta1.Location, tls *v1beta1.TLS) 
 		body = append(body, hsts(tls)...)
 	}
 	body = append(body, r.access(id, locationGuards(l))...)
+	if authenticated {
+		grpc := l.Proxy != nil && protocolOf(l.Proxy).grpc()
+		body = append(body, authDirectives(auth, grpc, errorPageDirectives(server, s.ErrorPages))...)
+	}
 	if l.DisableAccessLog {
 		body = append(body, conf.D("access_log", "off"))
 	}

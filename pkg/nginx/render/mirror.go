@@ -131,7 +131,7 @@ func (r *renderer) mirrorLocations(id string, l v1beta1.Location, ms []mirror) [
 			conf.D("proxy_pass", "http://"+r.upstreamOf(m.id)+"$request_uri"),
 			conf.D("proxy_http_version", "1.1"),
 		)
-		for _, h := range requestHeaders(id, l) {
+		for _, h := range requestHeaders(id, l, nil) {
 			if h.Name == "Upgrade" || h.Name == "Connection" {
 				h.Value = ""
 			}

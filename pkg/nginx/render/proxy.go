@@ -48,7 +48,7 @@ func upstreamName(id string) string { return "backend_" + id }
 // the http level, see httpBlocks), which is what lets nginx keep
 // connections to the Services open (keepalive), split requests by weight
 // and balance them by the location's method.
-func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
+func (r *renderer) proxy(id string, l v1beta1.Location, authHeaders []header) []conf.Directive {
 	p := l.Proxy
 	b := protocolOf(p)
 	if len(r.upstreamServers(p)) == 0 {
@@ -65,7 +65,7 @@ func (r *renderer) proxy(id string, l v1beta1.Location) []conf.Directive {
 	if !b.grpc() {
 		body = append(body, conf.D("proxy_http_version", "1.1"))
 	}
-	for _, h := range requestHeaders(id, l) {
+	for _, h := range requestHeaders(id, l, authHeaders) {
 		// HTTP/2 has no Connection or Upgrade: a gRPC Service refuses a
 		// request with them.
 		if b.grpc() && (h.Name == "Upgrade" || h.Name == "Connection") {
@@ -197,8 +197,10 @@ type header struct{ Name, Value string }
 // headers every proxy sets, then spec's requestHeaders, which replace a
 // default of the same name. An empty value makes nginx drop the header.
 // An added header joins the request's own value through a map
-// (requestHeaderMaps).
-func requestHeaders(id string, l v1beta1.Location) []header {
+// (requestHeaderMaps). Last come the headers of external authentication's
+// answer (authHeaders), which nothing the spec or the client says
+// replaces.
+func requestHeaders(id string, l v1beta1.Location, authHeaders []header) []header {
 	host := varHostWithPort
 	if rw := l.Proxy.URLRewrite; rw != nil && rw.Hostname != "" {
 		host = rw.Hostname
@@ -213,10 +215,6 @@ func requestHeaders(id string, l v1beta1.Location) []header {
 		{"X-Forwarded-Host", varForwardedHost},
 		{"X-Forwarded-Port", varForwardedPort},
 	}
-	m := l.RequestHeaders
-	if m == nil {
-		return out
-	}
 	set := func(name, value string) {
 		for i := range out {
 			if strings.EqualFold(out[i].Name, name) {
@@ -226,14 +224,19 @@ func requestHeaders(id string, l v1beta1.Location) []header {
 		}
 		out = append(out, header{name, value})
 	}
-	for _, h := range m.Set {
+	if m := l.RequestHeaders; m != nil {
+		for _, h := range m.Set {
+			set(h.Name, h.Value)
+		}
+		for i, h := range m.Add {
+			set(h.Name, addedHeaderVariable(id, i))
+		}
+		for _, name := range m.Remove {
+			set(name, "")
+		}
+	}
+	for _, h := range authHeaders {
 		set(h.Name, h.Value)
-	}
-	for i, h := range m.Add {
-		set(h.Name, addedHeaderVariable(id, i))
-	}
-	for _, name := range m.Remove {
-		set(name, "")
 	}
 	return out
 }

@@ -100,17 +100,25 @@ func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 			w.add(UseTLS, "Secret", s.TLS.SecretName, "")
 		}
 	}
+	proxied := func(bs []backend) {
+		for _, b := range bs {
+			ref := w.addIn(UseProxy, "Service", b.namespace, b.service, "")
+			if !slices.Contains(ref.Ports, b.port) {
+				ref.Ports = append(ref.Ports, b.port)
+			}
+			ref.ClusterIP = ref.ClusterIP || b.clusterIP
+		}
+	}
 	for _, s := range spec.Config.Servers {
 		for _, l := range s.Locations {
 			if l.Proxy != nil {
-				for _, b := range append(backendsOf(l.Proxy), mirroredOf(l.Proxy)...) {
-					ref := w.addIn(UseProxy, "Service", b.namespace, b.service, "")
-					if !slices.Contains(ref.Ports, b.port) {
-						ref.Ports = append(ref.Ports, b.port)
-					}
-					ref.ClusterIP = ref.ClusterIP || b.clusterIP
-				}
+				proxied(append(backendsOf(l.Proxy), mirroredOf(l.Proxy)...))
 			}
+		}
+	}
+	for _, a := range externalAuthsOf(spec) {
+		if a.Service != "" {
+			proxied([]backend{{service: a.Service, port: a.Port}})
 		}
 	}
 	auth := func(a *v1beta1.HTTPBasicAuth) {
@@ -135,10 +143,33 @@ func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 			}
 		}
 	}
+	for _, a := range externalAuthsOf(spec) {
+		if a.TLS != nil && a.TLS.CACertificate != nil {
+			ca(*a.TLS.CACertificate)
+		}
+	}
 	for _, cm := range spec.Content.ConfigMaps {
 		w.add(UseContent, "ConfigMap", cm.Name, "")
 	}
 	return w.refs
+}
+
+// externalAuthsOf are the external authentications spec's servers and
+// locations state, but those disabled.
+func externalAuthsOf(spec *v1beta1.NginxOperatorSpec) []*v1beta1.ExternalAuth {
+	var out []*v1beta1.ExternalAuth
+	add := func(a *v1beta1.ExternalAuth) {
+		if a != nil && !a.Disabled {
+			out = append(out, a)
+		}
+	}
+	for _, s := range spec.Config.Servers {
+		add(s.ExternalAuth)
+		for _, l := range s.Locations {
+			add(l.ExternalAuth)
+		}
+	}
+	return out
 }
 
 // referenceWalk collects distinct references.

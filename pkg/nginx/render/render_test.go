@@ -272,16 +272,40 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 				Locations: []v1beta1.Location{
 					{Path: "/api/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80},
 						RateLimit: &v1beta1.RateLimit{RequestsPerSecond: 10, Burst: 20,
-							Key:    &v1beta1.LimitKey{Source: "Header", Name: "X-API-Key"},
+							Key:    &v1beta1.RequestKey{Source: "Header", Name: "X-API-Key"},
 							Exempt: &v1beta1.LimitExemptions{Keys: []string{"partner-key", "~not-a-regex", "default"}, Clients: []string{"192.0.2.0/24"}}}},
 					{Path: "/session/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80, LoadBalancingMethod: "hash consistent",
 						HashKey: &v1beta1.HashKey{Source: "Cookie", Name: "session-id"}},
-						ConnectionLimit: &v1beta1.ConnectionLimit{Connections: 2, Key: &v1beta1.LimitKey{Source: "Cookie", Name: "session-id"}}},
+						ConnectionLimit: &v1beta1.ConnectionLimit{Connections: 2, Key: &v1beta1.RequestKey{Source: "Cookie", Name: "session-id"}}},
 					{Path: "/upload/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}, ClientMaxBodySize: "100m", ClientBodyBufferKiB: 1024,
 						Match: &v1beta1.RequestMatch{Method: "PUT"}},
 					{Path: "/upload/", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 80}},
 				}}},
 		},
+	},
+	// External authentication: a server's by a Service, with sign-in,
+	// answer headers and a cache keyed on a cookie nginx has no variable
+	// for, inherited by a proxy, a static and a gRPC location, turned off in
+	// one; a location's own over TLS; error pages kept beside the
+	// sign-in redirect.
+	"external-auth": {
+		Ports: []v1beta1.Port{{Name: "https", ContainerPort: 8443}},
+		Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "https", TLS: &v1beta1.TLS{SecretName: "tls"},
+			ErrorPages: []v1beta1.ErrorPage{{Codes: []int32{404}, Path: "/errors/404.html"}},
+			ExternalAuth: &v1beta1.ExternalAuth{Service: "oauth2-proxy", Port: 4180, Path: "/oauth2/auth",
+				ResponseHeaders: []string{"X-Auth-Request-User", "X-Auth-Request-Email"},
+				SignIn:          &v1beta1.ExternalAuthSignIn{URL: "https://auth.example.com/oauth2/start"},
+				Cache: &v1beta1.ExternalAuthCache{Key: []v1beta1.RequestKey{{Source: "Cookie", Name: "_oauth2-proxy"}, {Source: "Header", Name: "Authorization"}},
+					DurationSeconds: 30}},
+			Locations: []v1beta1.Location{
+				{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "app", Port: 80}},
+				{Path: "/docs/", Static: &v1beta1.StaticLocation{}},
+				{Path: "/grpc.Service/", Proxy: &v1beta1.ProxyLocation{Service: "grpc", Port: 50051, BackendProtocol: "GRPC"}},
+				{Path: "/oauth2/", Proxy: &v1beta1.ProxyLocation{Service: "oauth2-proxy", Port: 4180}, ExternalAuth: &v1beta1.ExternalAuth{Disabled: true}},
+				{Path: "/partners/", Proxy: &v1beta1.ProxyLocation{Service: "app", Port: 80},
+					ExternalAuth: &v1beta1.ExternalAuth{Service: "partner-auth", Port: 8443, Path: "/check", TimeoutSeconds: 2,
+						TLS: &v1beta1.BackendTLS{Hostname: "auth.partner.example", CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "partner-ca"}}}},
+			}}}},
 	},
 	// gRPC in plain text (h2c) and over TLS, to plain and TLS Services.
 	"grpc": {

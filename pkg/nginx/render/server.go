@@ -49,6 +49,7 @@ func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		block = append(block, headerTooLarge()...)
 		block = append(block, r.errorPages(i, s.ErrorPages)...)
 		block = append(block, r.locations(i, s, cmp.Or(s.ClientMaxBodySize, spec.Config.ClientMaxBodySize))...)
+		block = append(block, r.authLocations(i, s)...)
 		out = append(out, conf.B("server", nil, block...))
 	}
 	return out
@@ -89,17 +90,34 @@ func (r *renderer) listen(cfg v1beta1.NginxConfig, s v1beta1.Server, p v1beta1.P
 func (r *renderer) errorPages(server int, pages []v1beta1.ErrorPage) []conf.Directive {
 	var out []conf.Directive
 	for i, p := range pages {
-		name := "@error_page_" + strconv.Itoa(server) + "_" + strconv.Itoa(i)
-		args := make([]string, 0, len(p.Codes)+1)
-		for _, c := range p.Codes {
-			args = append(args, itoa(c))
-		}
 		out = append(out,
-			conf.D("error_page", append(args, name)...),
-			conf.B("location", []string{name}, conf.D("rewrite", "^", p.Path, "break")),
+			errorPage(server, i, p),
+			conf.B("location", []string{errorPageLocation(server, i)}, conf.D("rewrite", "^", p.Path, "break")),
 		)
 	}
 	return out
+}
+
+// errorPageDirectives are the error_page directives of a server's pages,
+// for a location that states error_page of its own.
+func errorPageDirectives(server int, pages []v1beta1.ErrorPage) []conf.Directive {
+	out := make([]conf.Directive, 0, len(pages))
+	for i, p := range pages {
+		out = append(out, errorPage(server, i, p))
+	}
+	return out
+}
+
+func errorPage(server, i int, p v1beta1.ErrorPage) conf.Directive {
+	args := make([]string, 0, len(p.Codes)+1)
+	for _, c := range p.Codes {
+		args = append(args, itoa(c))
+	}
+	return conf.D("error_page", append(args, errorPageLocation(server, i))...)
+}
+
+func errorPageLocation(server, i int) string {
+	return "@error_page_" + strconv.Itoa(server) + "_" + strconv.Itoa(i)
 }
 
 // serverTLS is a TLS server's certificate, HSTS header and client

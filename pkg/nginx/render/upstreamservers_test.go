@@ -72,7 +72,7 @@ func TestUpstreamServersAreTheEndpoints(t *testing.T) {
 
 	r := &renderer{opts: opts.withDefaults()}
 	empty := v1beta1.Location{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "empty", Port: 80}}
-	got := r.proxy("s0_l0", empty)
+	got := r.proxy("s0_l0", empty, nil)
 	if diff := cmp.Diff([]conf.Directive{conf.D("return", "503")}, got); diff != "" {
 		t.Errorf("a location without endpoints (-want +got):\n%s", diff)
 	}

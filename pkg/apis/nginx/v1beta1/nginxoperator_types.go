@@ -403,6 +403,11 @@ type Server struct {
 	// +optional
 	BasicAuth *HTTPBasicAuth `json:"basicAuth,omitempty"`
 
+	// ExternalAuth asks an authentication service about every request of
+	// the server's locations that have no externalAuth of their own.
+	// +optional
+	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
+
 	// RateLimit limits the requests of each client in every location of the
 	// server that has no rateLimit of its own.
 	// +optional
@@ -678,6 +683,113 @@ type HTTPBasicAuth struct {
 	Disabled bool `json:"disabled,omitempty"`
 }
 
+// ExternalAuth asks an authentication service whether to serve each request
+// (nginx's auth_request; ingress-nginx's auth-url; Envoy Gateway's
+// SecurityPolicy extAuth). The service gets a GET of its own for every
+// request, without the body, with the client's headers and
+// X-Original-URL, X-Original-Method, X-Forwarded-Uri and X-Forwarded-Method
+// (and the X-Forwarded-* a proxied Service gets). A 2xx answer lets the
+// request through, with the answer's responseHeaders; 401 and 403 go to
+// the client (401 as a redirect to signIn where set); any other answer, or
+// none in timeoutSeconds (the service down), is answered 500. The limits
+// count a request before the service is asked; ipAccess and basicAuth
+// apply as well: a request must pass all of them.
+// +kubebuilder:validation:XValidation:rule="(has(self.disabled) && self.disabled) ? !has(self.service) && !has(self.path) && !has(self.tls) : has(self.service)",message="set service and port; with disabled: true, none of service, path and tls"
+// +kubebuilder:validation:XValidation:rule="has(self.service) == has(self.port)",message="service and port go together"
+type ExternalAuth struct {
+	// Service is the name of a Service in this namespace, reached at its
+	// ready pods as a proxy location's. A service outside the cluster is
+	// named by an ExternalName Service (nginx resolves its name when it
+	// loads the configuration, as for a proxy location).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Service string `json:"service,omitempty"`
+	// Port of the Service.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+	// Path the Service answers the checks at. Unset: /.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._~!&'()*+,=:@%/-]*$`
+	Path string `json:"path,omitempty"`
+	// TLS connects to the service over HTTPS: hostname and caCertificate
+	// as a proxy location's. Without caCertificate the certificate is not
+	// checked.
+	// +optional
+	TLS *BackendTLS `json:"tls,omitempty"`
+	// ResponseHeaders are headers of the service's 2xx answer set on the
+	// request sent to the location's Service, such as X-Auth-Request-User
+	// (ingress-nginx's auth-response-headers). A header the answer lacks
+	// is removed from the request: a client cannot send its own.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=128
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9-]+$`
+	ResponseHeaders []string `json:"responseHeaders,omitempty"`
+	// SignIn answers a request the service refuses with 401 by a redirect
+	// to a sign-in page, which gets the request's URL in a query parameter
+	// (ingress-nginx's auth-signin). gRPC locations answer 401 with
+	// their status instead.
+	// +optional
+	SignIn *ExternalAuthSignIn `json:"signIn,omitempty"`
+	// Cache keeps the service's answers (2xx, 401 and 403) for a while per
+	// key, so that a client's requests do not each ask the service
+	// (ingress-nginx's auth-cache-key and auth-cache-duration).
+	// +optional
+	Cache *ExternalAuthCache `json:"cache,omitempty"`
+	// TimeoutSeconds bounds connecting to the service and each wait for
+	// its answer.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=60
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+	// Disabled turns off the server's externalAuth in a location, such as
+	// a public page or the sign-in callback.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// ExternalAuthSignIn is where a client without valid credentials is sent.
+type ExternalAuthSignIn struct {
+	// URL of the sign-in page, such as
+	// https://auth.example.com/oauth2/start; it may have a query.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~!&'()*+,=:@%/-]*)?(\?[A-Za-z0-9._~!&'()*+,=:@%/?-]*)?$`
+	URL string `json:"url"`
+	// RedirectParameter is the query parameter that carries the request's
+	// URL, percent-encoded: rd, as oauth2-proxy reads it.
+	// +optional
+	// +kubebuilder:default=rd
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9._~-]+$`
+	RedirectParameter string `json:"redirectParameter,omitempty"`
+}
+
+// ExternalAuthCache keeps an authentication service's answers.
+type ExternalAuthCache struct {
+	// Key are the parts of a request that carry its credentials, such as
+	// the Authorization header or the session cookie: answers are kept per
+	// combination of their values. Requests with the same values get the
+	// same answer, so the key must hold everything the service decides by.
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	Key []RequestKey `json:"key"`
+	// DurationSeconds an answer is kept.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	DurationSeconds int32 `json:"durationSeconds"`
+}
+
 // RateLimit limits each client (by address, see spec.config.realIP, or by
 // key) to a rate, with room for a burst; requests beyond it get 429 Too Many
 // Requests. Each limit keeps its counters in a zone of shared memory in
@@ -711,7 +823,7 @@ type RateLimit struct {
 	ZoneSizeMiB int32 `json:"zoneSizeMiB,omitempty"`
 	// Key is what requests are counted by. Unset: the client's address.
 	// +optional
-	Key *LimitKey `json:"key,omitempty"`
+	Key *RequestKey `json:"key,omitempty"`
 	// Exempt are requests the limit does not count.
 	// +optional
 	Exempt *LimitExemptions `json:"exempt,omitempty"`
@@ -736,18 +848,19 @@ type ConnectionLimit struct {
 	ZoneSizeMiB int32 `json:"zoneSizeMiB,omitempty"`
 	// Key is what requests are counted by. Unset: the client's address.
 	// +optional
-	Key *LimitKey `json:"key,omitempty"`
+	Key *RequestKey `json:"key,omitempty"`
 	// Exempt are requests the limit does not count.
 	// +optional
 	Exempt *LimitExemptions `json:"exempt,omitempty"`
 }
 
-// LimitKey is what a rate or connection limit counts requests by, such as
-// an API key that many clients behind one address share, or that one
-// client uses from many.
+// RequestKey is a part of a request that tells its client: what a rate or
+// connection limit counts requests by, such as an API key that many
+// clients behind one address share or that one client uses from many; or
+// what external authentication's answers are cached by.
 // +kubebuilder:validation:XValidation:rule="(self.source == 'ClientIP') != has(self.name)",message="name goes with source Header or Cookie, and only with them"
 // +kubebuilder:validation:XValidation:rule="!has(self.name) || self.source != 'Header' || self.name.matches('^[A-Za-z0-9-]+$')",message="header names may hold letters, digits and '-' only: nginx drops a header with '_' in its name"
-type LimitKey struct {
+type RequestKey struct {
 	// Source of the key: ClientIP (the client's address, as
 	// spec.config.realIP finds it), or the value of a request Header or a
 	// Cookie named name. A request without the header or cookie is
@@ -934,6 +1047,11 @@ type Location struct {
 	// turns it off.
 	// +optional
 	BasicAuth *HTTPBasicAuth `json:"basicAuth,omitempty"`
+
+	// ExternalAuth replaces the server's externalAuth here; disabled:
+	// true turns it off.
+	// +optional
+	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
 
 	// RateLimit replaces the server's rateLimit here.
 	// +optional
