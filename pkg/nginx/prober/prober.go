@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
@@ -313,7 +314,14 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	var err error
 	pushed := false
 	if push != nil {
+		began := p.now()
 		st, pushed, err = p.reader.Push(ctx, pod, push.Config, push.Key)
+		if err != nil {
+			// The pod now follows its volume, which the kubelet refreshes
+			// within a minute or so: said, since a client sees the delay.
+			log.FromContext(ctx).Info("pushing the configuration to a pod failed; it follows its volume until a read succeeds",
+				"pod", key, "configuration", push.Hash, "after", p.now().Sub(began).Round(time.Millisecond), "error", err.Error())
+		}
 	} else {
 		st, err = p.reader.Read(ctx, pod)
 	}
