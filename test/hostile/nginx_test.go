@@ -206,7 +206,7 @@ func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v
 		s.treeDiff = "the rendered file does not parse: " + err.Error()
 		return
 	}
-	if !sameTree(want, got) {
+	if !conf.Equal(want, got) {
 		// cmp's report is what a reader needs, and slow to make (a third
 		// of the corpus's time when it ran for every case): only for a
 		// tree that differs.
@@ -214,22 +214,6 @@ func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v
 		s.treeDiff = "(-directives +parsed)\n" + cmp.Diff(want, got, argsOnly)
 	}
 	s.meaning = treeMeaning(got)
-}
-
-// sameTree tells whether two directive trees are the same, as cmp.Diff
-// with Args' nil and empty equal sees them: a block, even empty, is not a
-// simple directive.
-func sameTree(a, b []conf.Directive) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Name != b[i].Name || !slices.Equal(a[i].Args, b[i].Args) ||
-			(a[i].Block == nil) != (b[i].Block == nil) || !sameTree(a[i].Block, b[i].Block) {
-			return false
-		}
-	}
-	return true
 }
 
 // nginxFor is the nginx binary bin as nginxTest runs it. As root, nginxTest

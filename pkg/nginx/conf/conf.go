@@ -15,6 +15,8 @@
 // src/core/ngx_conf_file.c; parse.go describes its rules.
 package conf
 
+import "slices"
+
 // Directive is one nginx directive: a name, its arguments, and for block
 // directives (http, server, location, events, upstream, ...) the directives inside.
 type Directive struct {
@@ -35,4 +37,22 @@ func B(name string, args []string, block ...Directive) Directive {
 		block = []Directive{}
 	}
 	return Directive{Name: name, Args: args, Block: block}
+}
+
+// Equal tells whether two directive trees are the same: names and
+// arguments alike (nil and empty arguments alike), and a block, even empty,
+// never equal to a simple directive. It is what tests compare a rendered
+// tree with the one nginx's syntax reads back by, without the reflection
+// of cmp, which was most of their time; cmp still explains a difference.
+func Equal(x, y []Directive) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i].Name != y[i].Name || !slices.Equal(x[i].Args, y[i].Args) ||
+			(x[i].Block == nil) != (y[i].Block == nil) || !Equal(x[i].Block, y[i].Block) {
+			return false
+		}
+	}
+	return true
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -25,22 +24,7 @@ func hasRefusedByte(s string) bool {
 	return false
 }
 
-// sameTree is cmp.Equal(x, y, equateEmptyArgs) without reflection: cmp's
-// path filter took most of each fuzz execution. cmp still explains failures.
-func sameTree(x, y []Directive) bool {
-	if len(x) != len(y) {
-		return false
-	}
-	for i := range x {
-		if x[i].Name != y[i].Name || !slices.Equal(x[i].Args, y[i].Args) ||
-			(x[i].Block == nil) != (y[i].Block == nil) || !sameTree(x[i].Block, y[i].Block) {
-			return false
-		}
-	}
-	return true
-}
-
-func TestSameTreeAgreesWithCmp(t *testing.T) {
+func TestEqualAgreesWithCmp(t *testing.T) {
 	base := []Directive{B("http", nil, B("server", nil, D("listen", "80")), D("gzip", "on"))}
 	tests := []struct {
 		name  string
@@ -61,8 +45,8 @@ func TestSameTreeAgreesWithCmp(t *testing.T) {
 			if got := cmp.Equal(base, tt.y, equateEmptyArgs); got != tt.equal {
 				t.Errorf("cmp.Equal = %v, want %v", got, tt.equal)
 			}
-			if got := sameTree(base, tt.y); got != tt.equal {
-				t.Errorf("sameTree = %v, want %v", got, tt.equal)
+			if got := Equal(base, tt.y); got != tt.equal {
+				t.Errorf("Equal = %v, want %v", got, tt.equal)
 			}
 		})
 	}
@@ -133,7 +117,7 @@ func FuzzRenderParseRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse(Render(x)): %v\nrendered:\n%s", err, text)
 		}
-		if !sameTree(dirs, back) {
+		if !Equal(dirs, back) {
 			diff := cmp.Diff(dirs, back, equateEmptyArgs)
 			t.Fatalf("Parse(Render(x)) != x (-want +got):\n%s\nrendered:\n%s", diff, text)
 		}
@@ -176,7 +160,7 @@ func FuzzParseRender(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse(Render(Parse(data))): %v\nrendered:\n%s", err, text)
 		}
-		if !sameTree(dirs, back) {
+		if !Equal(dirs, back) {
 			diff := cmp.Diff(dirs, back, equateEmptyArgs)
 			t.Fatalf("Parse(Render(Parse(data))) != Parse(data) (-want +got):\n%s\nrendered:\n%s", diff, text)
 		}
