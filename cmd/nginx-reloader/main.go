@@ -44,6 +44,7 @@ func main() {
 	pushKey := flag.String("push-key", "", "the file holding the key pushed configurations are signed with")
 	interval := flag.Duration("interval", time.Second, "how often to look at the watched files")
 	install := flag.String("install", "", "copy this binary to the given path and exit")
+	requestLog := flag.String("request-log", "", "the unix datagram socket to bind for nginx's request lines, counted on /metrics; empty: none")
 	flag.Var(&watch, "watch", "a file or directory nginx reads when it loads its configuration; repeatable (default: the directory of -config)")
 	flag.Parse()
 	if *install != "" {
@@ -63,6 +64,22 @@ func main() {
 	}
 	logger := log.New(os.Stderr, "nginx-reloader: ", log.LstdFlags)
 	r := reloader.New(reloader.Options{Nginx: args[0], Args: args[1:], Config: *config, Work: *work, PushKey: *pushKey, Watch: watch, Interval: *interval, Logf: logger.Printf})
+	// SIGTERM (Kubernetes' default) and SIGQUIT (nginx images' STOPSIGNAL)
+	// both end in a graceful quit of nginx.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	defer stop()
+	if *requestLog != "" {
+		// Bound before nginx starts, so that its first requests count.
+		conn, err := reloader.ListenRequests(*requestLog)
+		if err != nil {
+			logger.Fatal(err)
+		}
+		go func() {
+			if err := r.Requests.Serve(ctx, conn); err != nil {
+				logger.Print(err)
+			}
+		}()
+	}
 
 	if *listen != "" {
 		mux := http.NewServeMux()
@@ -83,10 +100,6 @@ func main() {
 			}
 		}()
 	}
-	// SIGTERM (Kubernetes' default) and SIGQUIT (nginx images' STOPSIGNAL)
-	// both end in a graceful quit of nginx.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
-	defer stop()
 	if err := r.Run(ctx); err != nil {
 		logger.Print(err)
 		os.Exit(1)

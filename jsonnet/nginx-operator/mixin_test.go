@@ -286,7 +286,7 @@ func TestMixinAlertsCarrySeverityAnnotationsAndDocumentedRunbook(t *testing.T) {
 	}
 	want := []string{
 		"NginxBackupFailed", "NginxBackupTooOld", "NginxConfigReloadFailed", "NginxDown", "NginxInstanceUnavailable",
-		"NginxMonitorMatchesNothing", "NginxOperatorDown", "NginxOperatorNoLeader", "NginxOperatorReconcileErrors",
+		"NginxMonitorMatchesNothing", "NginxOperatorDown", "NginxOperatorNoLeader", "NginxOperatorReconcileErrors", "NginxRouteErrors", "NginxRouteSlow",
 	}
 	sort.Strings(names)
 	if diff := cmp.Diff(want, names); diff != "" {
@@ -516,8 +516,15 @@ func reloaderExportedMetrics() map[string]bool {
 	return names
 }
 
+// histogramFamily is the family of a histogram's _bucket series.
+func histogramFamily(series string) string {
+	family, _ := strings.CutSuffix(series, "_bucket")
+	return family
+}
+
 // TestMixinReloaderExpressionsUseTheReloadersMetricsAndJobs: every reloader_*
-// metric an alert, rule or panel queries is one the nginx-reloader serves,
+// and nginx_route_* (request metrics) metric an alert, rule or panel
+// queries is one the nginx-reloader serves,
 // and is selected with nginxReloaderSelector. prometheus-operator's
 // config-reloader exports the same names, so a reloader_* query without the
 // selector would count its failures as nginx's.
@@ -532,13 +539,13 @@ func TestMixinReloaderExpressionsUseTheReloadersMetricsAndJobs(t *testing.T) {
 	for where, expr := range mixinExpressions(t) {
 		var names []string
 		for _, id := range mixinIdentifier.FindAllString(mixinStringLiteral.ReplaceAllString(expr, `""`), -1) {
-			if strings.HasPrefix(id, "reloader_") {
+			if strings.HasPrefix(id, "reloader_") || strings.HasPrefix(id, "nginx_route_") {
 				names = append(names, id)
 			}
 		}
 		for _, m := range names {
 			used[m] = true
-			if !exported[m] {
+			if !exported[m] && !exported[histogramFamily(m)] {
 				t.Errorf("%s uses %s, which the nginx-reloader does not export: %s", where, m, expr)
 			}
 			if strings.Count(expr, m+"{"+selector) != strings.Count(expr, m) {
@@ -546,7 +553,8 @@ func TestMixinReloaderExpressionsUseTheReloadersMetricsAndJobs(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []string{"reloader_last_reload_successful", "reloader_reloads_total", "reloader_reloads_failed_total", "reloader_config_info"} {
+	for _, m := range []string{"reloader_last_reload_successful", "reloader_reloads_total", "reloader_reloads_failed_total", "reloader_config_info",
+		"nginx_route_requests_total", "nginx_route_request_duration_seconds_bucket", "nginx_route_upstream_duration_seconds_bucket"} {
 		if !used[m] {
 			t.Errorf("no alert, rule or panel uses %s", m)
 		}

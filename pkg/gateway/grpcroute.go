@@ -19,7 +19,7 @@ const KindGRPCRoute = gatewayv1.Kind("GRPCRoute")
 // method matches, sending with the native gRPC proxy (grpc_pass).
 func grpcRule(gw *gatewayv1.Gateway, rt *gatewayv1.GRPCRoute, rule gatewayv1.GRPCRouteRule, refs references) ruleOutcome {
 	var out ruleOutcome
-	handler := v1beta1.Location{}
+	handler := v1beta1.Location{Name: routeName("grpcroute", rt.Namespace, rt.Name)}
 	for _, f := range rule.Filters {
 		out.refuse(applyFilter(&handler, httpFilterOf(f)))
 	}
@@ -37,6 +37,12 @@ func grpcRule(gw *gatewayv1.Gateway, rt *gatewayv1.GRPCRoute, rule gatewayv1.GRP
 	}
 	out.addLocations(matches, handler)
 	return out
+}
+
+// routeName names the locations of a route for the request metrics
+// (label route), as kubectl names the route: resource/namespace/name.
+func routeName(resource, namespace, name string) string {
+	return resource + "/" + namespace + "/" + name
 }
 
 // httpFilterOf is a GRPCRoute filter as the HTTPRoute filter of the same

@@ -29,7 +29,7 @@ type ruleOutcome struct {
 // httpRule translates rule i of route rt, attached to Gateway gw.
 func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTTPRouteRule, refs references) ruleOutcome {
 	var out ruleOutcome
-	handler := v1beta1.Location{}
+	handler := v1beta1.Location{Name: routeName("httproute", rt.Namespace, rt.Name)}
 	var mirrors []v1beta1.Mirror
 	for _, f := range rule.Filters {
 		if f.Type == gatewayv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
@@ -129,7 +129,7 @@ func (o *ruleOutcome) addLocations(matches []gatewayv1.HTTPRouteMatch, handler v
 // then: 500.
 func sendTo(handler v1beta1.Location, backends []v1beta1.Backend, protocol string, tls *v1beta1.BackendTLS) v1beta1.Location {
 	if len(backends) == 0 {
-		return v1beta1.Location{Respond: &v1beta1.RespondLocation{Status: 500}}
+		return v1beta1.Location{Name: handler.Name, Respond: &v1beta1.RespondLocation{Status: 500}}
 	}
 	if handler.Proxy == nil {
 		handler.Proxy = &v1beta1.ProxyLocation{}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -104,6 +105,35 @@ func withMirrors(l v1beta1.Location, mirrors ...v1beta1.Mirror) v1beta1.Location
 func withCORS(l v1beta1.Location, c v1beta1.CORS) v1beta1.Location {
 	l.CORS = &c
 	return l
+}
+
+// ignoreRouteNames leaves out the locations' names, which
+// TestTranslateNamesEveryLocationAfterItsRoute checks.
+var ignoreRouteNames = cmpopts.IgnoreFields(v1beta1.Location{}, "Name")
+
+// TestTranslateNamesEveryLocationAfterItsRoute: each location of a rule
+// is named after its route, kind, namespace and name (the route label of
+// the request metrics), a rule answering 500 for a missing backend too;
+// the Gateway's own 404 has no name.
+func TestTranslateNamesEveryLocationAfterItsRoute(t *testing.T) {
+	got := Translate(Inputs{
+		Gateway: gateway(httpListener("http", 80, "")),
+		HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("shop", 1, nil,
+			gatewayv1.HTTPRouteRule{Matches: prefix("/cart"), BackendRefs: toService("cart")},
+			gatewayv1.HTTPRouteRule{Matches: prefix("/gone"), BackendRefs: toService("missing")})},
+		GRPCRoutes: []*gatewayv1.GRPCRoute{grpcRoute("echo", 2, gatewayv1.GRPCRouteRule{BackendRefs: toGRPCService("echo")})},
+		Services:   services("cart", "echo"),
+	})
+	names := map[string]string{}
+	for _, s := range got.Spec.Config.Servers {
+		for _, l := range s.Locations {
+			names[l.Path] = l.Name
+		}
+	}
+	want := map[string]string{"/cart": "httproute/infra/shop", "/gone": "httproute/infra/shop", "/": "grpcroute/infra/echo"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("location names by path (-want +got):\n%s", diff)
+	}
 }
 
 var notFound = v1beta1.Location{Path: "/", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 404}}
@@ -335,7 +365,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 			got := Translate(tc.in)
 			servers := got.Spec
 			servers.ChildMetadata = v1beta1.ChildMetadata{} // TestAGatewaysInfrastructureMetadataReachesEveryChild
-			if diff := cmp.Diff(tc.want, servers); diff != "" {
+			if diff := cmp.Diff(tc.want, servers, ignoreRouteNames); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
 			gotRoutes := map[string]map[string]string{}

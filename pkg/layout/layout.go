@@ -89,6 +89,9 @@ const (
 	// the reloader copies the mounted one there, or writes the one the
 	// operator pushes.
 	WorkConfigPath = TempMountPath + "/nginx.conf"
+	// RequestLogSocket is the unix datagram socket the reloader counts
+	// nginx's requests from (request metrics), on the emptyDir both write.
+	RequestLogSocket = TempMountPath + "/request-metrics.sock"
 	// MaxConfigSize is the largest nginx.conf the config Secret carries:
 	// the apiserver refuses a Secret whose keys and values add up to more
 	// than 1 MiB.

@@ -169,6 +169,9 @@ func reloaderCommand(refs render.References) []string {
 		"-work-config=" + layout.WorkConfigPath,
 		"-push-key=" + layout.ConfigMountPath + "/" + layout.PushKeyFile,
 		"-watch=" + layout.ConfigMountPath,
+		// Always bound: turning request metrics on or off changes
+		// nginx.conf only, which a push replaces in place.
+		"-request-log=" + layout.RequestLogSocket,
 	}
 	paths := render.PodPaths()
 	if len(refs.Of(render.UseTLS)) > 0 {

@@ -86,6 +86,10 @@ type Reloader struct {
 	volumeHash string
 	// reading admits one pushed body at a time (ServeConfig).
 	reading chan struct{}
+
+	// Requests are the request metrics (requests.go), served with the
+	// reloader's own.
+	Requests *Requests
 }
 
 // New returns a Reloader for opts.
@@ -96,7 +100,8 @@ func New(opts Options) *Reloader {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Reloader{opts: opts, lastOK: true, pushes: make(chan push), reading: make(chan struct{}, 1)}
+	return &Reloader{opts: opts, lastOK: true, pushes: make(chan push), reading: make(chan struct{}, 1),
+		durations: histogram{bounds: reloadBuckets}, Requests: NewRequests()}
 }
 
 // ConfigHash identifies a rendered nginx.conf. The operator names its
@@ -414,6 +419,7 @@ func (r *Reloader) Metrics() []byte {
 	metric("reloader_config_info", "The configuration nginx runs, by the hash the operator reports.", "gauge", 1, fmt.Sprintf("{hash=%q}", r.loadedHash))
 	r.durations.write(&b, "reloader_reload_duration_seconds",
 		"How long a reload took, from nginx -t until the new workers take every new connection.")
+	r.Requests.write(&b)
 	return b.Bytes()
 }
 
@@ -422,35 +428,48 @@ func (r *Reloader) Metrics() []byte {
 // thousands of locations in seconds.
 var reloadBuckets = []float64{0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-// histogram is a Prometheus histogram of reloadBuckets (the reloader
-// depends on the standard library only).
+// histogram is a Prometheus histogram (the reloader depends on the
+// standard library only).
 type histogram struct {
-	counts []uint64 // per bucket, not cumulative
+	bounds []float64 // upper bounds of the buckets but +Inf
+	counts []uint64  // per bucket, not cumulative
 	sum    float64
 	count  uint64
 }
 
 func (h *histogram) observe(v float64) {
 	if h.counts == nil {
-		h.counts = make([]uint64, len(reloadBuckets))
+		h.counts = make([]uint64, len(h.bounds))
 	}
-	if i := sort.SearchFloat64s(reloadBuckets, v); i < len(reloadBuckets) {
+	if i := sort.SearchFloat64s(h.bounds, v); i < len(h.bounds) {
 		h.counts[i]++
 	}
 	h.sum += v
 	h.count++
 }
 
+// write writes h with its HELP and TYPE lines and no labels.
 func (h *histogram) write(b *bytes.Buffer, name, help string) {
 	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	h.samples(b, name, "")
+}
+
+// samples writes h's buckets, sum and count with labels (Prometheus' text
+// format, without braces; "" for none).
+func (h *histogram) samples(b *bytes.Buffer, name, labels string) {
+	sep, braced := "", ""
+	if labels != "" {
+		sep, braced = ",", "{"+labels+"}"
+	}
 	var cumulative uint64
-	for i, le := range reloadBuckets {
+	for i, le := range h.bounds {
 		if h.counts != nil {
 			cumulative += h.counts[i]
 		}
-		fmt.Fprintf(b, "%s_bucket{le=\"%s\"} %d\n", name, strconv.FormatFloat(le, 'g', -1, 64), cumulative)
+		fmt.Fprintf(b, "%s_bucket{%s%sle=\"%s\"} %d\n", name, labels, sep, strconv.FormatFloat(le, 'g', -1, 64), cumulative)
 	}
-	fmt.Fprintf(b, "%s_bucket{le=\"+Inf\"} %d\n%s_sum %s\n%s_count %d\n", name, h.count, name, strconv.FormatFloat(h.sum, 'g', -1, 64), name, h.count)
+	fmt.Fprintf(b, "%s_bucket{%s%sle=\"+Inf\"} %d\n%s_sum%s %s\n%s_count%s %d\n", name, labels, sep, h.count,
+		name, braced, strconv.FormatFloat(h.sum, 'g', -1, 64), name, braced, h.count)
 }
 
 // Install copies the running executable to dst, executable by all, for an

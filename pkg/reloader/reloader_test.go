@@ -288,7 +288,7 @@ func servesOn(t *testing.T, port int, want string) {
 // it does not exceed (Prometheus's "le"), cumulatively, and one above the
 // last bound in +Inf only.
 func TestTheReloadHistogramCountsEachReloadInItsBucket(t *testing.T) {
-	var h histogram
+	h := histogram{bounds: reloadBuckets}
 	for _, v := range []float64{0.01, 0.025, 0.3, 11} {
 		h.observe(v)
 	}

@@ -85,7 +85,7 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 								TLS: &v1beta1.BackendTLS{Hostname: "auth.example.com", CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "auth-ca", Key: "ca.crt"}}},
 							CORS: &v1beta1.CORS{AllowOrigins: []string{"https://app.example.com"}, AllowCredentials: true, AllowMethods: []string{"GET"},
 								AllowHeaders: []string{"X-A"}, ExposeHeaders: []string{"X-B"}, MaxAgeSeconds: 600}},
-						{Path: "/api/", ClientMaxBodySize: "10m", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 8081, ReadTimeoutSeconds: 60,
+						{Path: "/api/", Name: "api", ClientMaxBodySize: "10m", Proxy: &v1beta1.ProxyLocation{Service: "api", Port: 8081, ReadTimeoutSeconds: 60,
 							ConnectTimeoutSeconds: 5, SendTimeoutSeconds: 60,
 							Buffering:       &v1beta1.ProxyBuffering{HeaderBufferKiB: 8, Buffers: 8, BufferKiB: 4},
 							TLS:             &v1beta1.BackendTLS{Hostname: "api.internal", CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "api-ca", Key: "ca.crt"}},
@@ -129,7 +129,7 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 		}},
 		Restore: &v1beta1.RestoreSpec{Backup: "nightly", ID: "20261122T030000.000000000Z-1a2b3c4d"},
-		Metrics: v1beta1.MetricsSpec{Enabled: true},
+		Metrics: v1beta1.MetricsSpec{Enabled: true, Requests: &v1beta1.RequestMetrics{}},
 		Service: v1beta1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Annotations: map[string]string{"lb.example.com/internal": "true"},
 			ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, LoadBalancerSourceRanges: []string{"203.0.113.0/24"},
 			LoadBalancerClass: "example.com/lb", SessionAffinity: corev1.ServiceAffinityClientIP,
@@ -298,6 +298,7 @@ func corpusFields() []corpusField {
 		{"config.servers[].locations[].respond.status", func(spec map[string]any, v any) {
 			setAt(loc(0)...)(spec, map[string]any{"path": "/", "respond": map[string]any{"status": v, "body": "x"}})
 		}, nums(301, 444, 499, 599, 600)},
+		{"metrics.requests.disabled", setAt("metrics", "requests", "disabled"), anyOf([]any{true, false, "yes", int64(1)})},
 		{"config.servers[].locations[].match.method", setAt(loc(6, "match", "method")...), shortStr("get", "PURGE", "GET ", "POST")},
 		{"image", setAt("image"), str("-nginx", "nginx:1.27 --foo", "nginx:1.27@sha256:abc", "evil.example.com/nginx:latest")},
 		{"imagePullPolicy", setAt("imagePullPolicy"), shortStr("Always", "Sometimes", "always")},
@@ -324,6 +325,7 @@ func corpusFields() []corpusField {
 		}, anyOf([]string{"http", "https"})},
 		{"config.servers[].tls.secretName", setAt("config", "servers", 1, "tls", "secretName"), str("../../etc", ".", "..", "a/b", "web-tls/../x")},
 		{"config.servers[].locations[].path", setAt(loc(0, "path")...), str(slashed...)},
+		{"config.servers[].locations[].name", setAt(loc(1, "name")...), str("checkout", "httproute/team-a/shop", "a$b", "$request_uri", "-", "a/", strings.Repeat("a", 330), strings.Repeat("a", 331))},
 		{"config.servers[].locations[].exact (with path)", func(spec map[string]any, v any) {
 			setAt(loc(1, "exact")...)(spec, true)
 			setAt(loc(1, "path")...)(spec, v)

@@ -275,6 +275,9 @@ func locationMeaning(loc conf.Directive) []string {
 				out = append(out, fmt.Sprintf("auth_request_set %q is not an answer's header into the renderer's variable", d.Args))
 			}
 			continue
+		case "set":
+			out = append(out, requestLabelMeaning(d)...)
+			continue
 		case "proxy_cache_key":
 			if len(d.Args) != 1 || !authCacheKey.MatchString(d.Args[0]) {
 				out = append(out, fmt.Sprintf("proxy_cache_key %q is not the renderer's key of request parts", d.Args))
@@ -295,6 +298,23 @@ func locationMeaning(loc conf.Directive) []string {
 		}
 	}
 	return out
+}
+
+// requestLabel is a request metrics label a location sets: the renderer's
+// variable, and a value whose only variable is the renderer's '$'.
+var requestLabel = regexp.MustCompile(`^\$request_metrics_(route|service)$`)
+
+// requestLabelMeaning: "set" only writes the request metrics' labels, and
+// their values are literal: a variable in them would give every request a
+// series of its own.
+func requestLabelMeaning(d conf.Directive) []string {
+	if len(d.Args) != 2 || !requestLabel.MatchString(d.Args[0]) {
+		return []string{fmt.Sprintf("set %q does not set a request metrics label", d.Args)}
+	}
+	if rest := strings.ReplaceAll(d.Args[1], "${request_metrics_dollar}", ""); strings.Contains(rest, "$") {
+		return []string{fmt.Sprintf("set %q: the label is not literal", d.Args)}
+	}
+	return nil
 }
 
 // addHeaderMeaning: a header's value is literal, but for the affinity

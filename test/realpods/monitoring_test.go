@@ -3,6 +3,9 @@ package realpods
 import (
 	"context"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,12 +17,15 @@ import (
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/test/framework"
+	"github.com/nginx-operator/nginx-operator/test/framework/node"
+	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -48,6 +54,17 @@ spec:
     containerPort: 8080
   metrics:
     enabled: true
+  config:
+    servers:
+    - port: http
+      serverNames: [shop.test]
+      locations:
+      - path: /cart/
+        name: cart
+        respond: {status: 200, body: cart}
+      - path: /search/
+        name: search
+        respond: {status: 503, body: busy}
 ---
 apiVersion: nginx.operator.dev/v1beta1
 kind: NginxMonitor
@@ -191,6 +208,7 @@ spec:
 		t.Fatalf("Prometheus never saw, in job %s, every pod of %v reloaded on the instance's configuration; last: %s", reloaderJob, want, last)
 	}
 	t.Logf("reloader metrics of %v in job %s: %s", want, reloaderJob, last)
+	requestsCountedExactly(ctx, t, promAPI, cs, realcluster.NodeOf(c), ns, reloaderJob)
 	for name, logs := range containerLogs(ctx, t, cs, ns, "app.kubernetes.io/instance=web") {
 		if !strings.HasSuffix(name, "/nginx") {
 			continue
@@ -214,4 +232,53 @@ func query(ctx context.Context, prom *tools.Prometheus, q string) (map[string]st
 		out[string(s.Metric["pod"])] = s.Value.String()
 	}
 	return out, nil
+}
+
+// requestsCountedExactly sends requests to two routes of instance web
+// through its Service, at a rate the reloaders keep up with, and waits
+// until Prometheus's nginx_route_requests_total, added over the pods, is
+// exactly what was sent, by route and status class.
+func requestsCountedExactly(ctx context.Context, t *testing.T, promAPI *tools.Prometheus, cs kubernetes.Interface, rn *node.Node, ns, job string) {
+	t.Helper()
+	ip := clusterIP(ctx, t, cs, ns, "web")
+	hc := rn.HTTPClient()
+	sent := map[string]int{"cart 2xx": 0, "search 5xx": 0}
+	for i := range 100 {
+		path, key, status := "/cart/item", "cart 2xx", http.StatusOK
+		if i%4 == 3 {
+			path, key, status = "/search/q", "search 5xx", http.StatusServiceUnavailable
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ip+":80"+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "shop.test"
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != status {
+			t.Fatalf("GET %s: %s, want %d", path, resp.Status, status)
+		}
+		sent[key]++
+	}
+	var last string
+	if !framework.WaitFor(ctx, 60*time.Second, func(ctx context.Context) bool {
+		vec, err := promAPI.Query(ctx, fmt.Sprintf(`sum by (route, status) (nginx_route_requests_total{job=%q,instance="web",server="shop.test"})`, job))
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		got := map[string]int{}
+		for _, s := range vec {
+			got[string(s.Metric["route"])+" "+string(s.Metric["status"])] = int(s.Value)
+		}
+		last = fmt.Sprintf("counted %v, sent %v", got, sent)
+		return maps.Equal(got, sent)
+	}) {
+		t.Fatalf("Prometheus never counted exactly the requests sent: %s", last)
+	}
+	t.Logf("nginx_route_requests_total through Prometheus: %s", last)
 }

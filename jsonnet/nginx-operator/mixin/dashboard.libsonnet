@@ -2,8 +2,9 @@
 // 39 panels) from the mixin's _config. Every panel and query uses the
 // templated datasource, so the dashboard works with any Prometheus.
 // reconcileDurationP99 is the mixin's query of the 99th percentile reconcile
-// duration by controller, shared with its recording rule.
-function(cfg, reconcileDurationP99)
+// duration by controller, shared with its recording rule; routeLabels are
+// the labels the route panels sum by.
+function(cfg, reconcileDurationP99, routeLabels)
   local datasource = { type: 'prometheus', uid: '${datasource}' };
   local ns = 'namespace=~"$namespace"';
 
@@ -185,6 +186,25 @@ function(cfg, reconcileDurationP99)
           table('Loaded configurations', 'short', [
             target('count by (namespace, instance, hash) (max by (namespace, instance, pod, hash) (reloader_config_info{%s,%s}))' % [rl, ns], ''),
           ], "Pods per configuration hash nginx runs. The current configuration's is the NginxOperator's status.configHash; pods on another hash have yet to load it, or refused it."),
+        ],
+      },
+      // Rate, errors and duration of each route: the reloaders' request
+      // metrics, per pod first as above.
+      {
+        row: row('Routes'),
+        panels: [
+          timeseries('Requests by route', 'reqps', [
+            target('sum by (%s) (max by (%s, pod, service, status) (rate(nginx_route_requests_total{%s,%s}[%s])))' % [routeLabels, routeLabels, rl, ns, r], '{{namespace}}/{{instance}} {{server}} {{route}}'),
+          ], 'Requests per second nginx answered, by route: a location\'s name (a Gateway\'s routes are httproute/<namespace>/<name>) or its path.'),
+          timeseries('5xx ratio by route', 'percentunit', [
+            target('sum by (%s) (max by (%s, pod, service, status) (rate(nginx_route_requests_total{%s,%s,status="5xx"}[%s]))) / sum by (%s) (max by (%s, pod, service, status) (rate(nginx_route_requests_total{%s,%s}[%s])))' % [routeLabels, routeLabels, rl, ns, r, routeLabels, routeLabels, rl, ns, r], '{{namespace}}/{{instance}} {{server}} {{route}}'),
+          ], 'The share of each route\'s requests answered with a 5xx status, by nginx or by its Service.'),
+          timeseries('Request duration p99 by route', 's', [
+            target('histogram_quantile(0.99, sum by (%s, le) (max by (%s, pod, service, le) (rate(nginx_route_request_duration_seconds_bucket{%s,%s}[%s]))))' % [routeLabels, routeLabels, rl, ns, r], '{{namespace}}/{{instance}} {{server}} {{route}}'),
+          ], "From the request's first byte to the response's last, as nginx measures it."),
+          timeseries('Service duration p99', 's', [
+            target('histogram_quantile(0.99, sum by (namespace, instance, service, le) (max by (namespace, instance, pod, server, route, service, le) (rate(nginx_route_upstream_duration_seconds_bucket{%s,%s}[%s]))))' % [rl, ns, r], '{{namespace}}/{{instance}} {{service}}'),
+          ], 'How long the proxied Services took to answer, every endpoint tried included.'),
         ],
       },
     ]),

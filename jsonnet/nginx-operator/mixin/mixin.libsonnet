@@ -43,6 +43,17 @@
     backupMaxAgeFactor: 2,
     backupTooOldFor: '10m',
     monitorMatchesNothingFor: '15m',
+    // Per-route alerts (nginx_route_*, the reloaders' request metrics):
+    // a route alerts when more than this share of its requests get 5xx, or
+    // its 99th percentile exceeds routeLatencyThresholdSeconds, for the
+    // durations below, and only while it serves at least
+    // routeMinRequestRate requests per second, so that one failure of a
+    // route hardly used does not page anyone.
+    routeErrorRatioThreshold: 0.05,
+    routeErrorsFor: '10m',
+    routeLatencyThresholdSeconds: 1,
+    routeLatencyFor: '15m',
+    routeMinRequestRate: 0.1,
 
     // Window of rate() in rules and dashboard panels.
     rateInterval: '5m',
@@ -79,6 +90,23 @@
       or
     histogram_quantile(0.99, sum by (controller) (rate(controller_runtime_reconcile_time_seconds{%(nginxOperatorSelector)s}[%(rateInterval)s])))
   ||| % cfg,
+
+  // The routes' request rate, 5xx ratio and 99th percentile of duration,
+  // by instance, server and route: the reloaders' request metrics, taken
+  // per pod first (max by pod), as a pod two NginxMonitors scrape is two
+  // series of one pod.
+  local routeLabels = 'namespace, instance, server, route',
+  local routeRequestRate = |||
+    sum by (%(routeLabels)s) (max by (%(routeLabels)s, pod, service, status) (rate(nginx_route_requests_total{%(nginxReloaderSelector)s}[%(rateInterval)s])))
+  ||| % (cfg + { routeLabels: routeLabels }),
+  local routeErrorRatio = |||
+    sum by (%(routeLabels)s) (max by (%(routeLabels)s, pod, service, status) (rate(nginx_route_requests_total{%(nginxReloaderSelector)s,status="5xx"}[%(rateInterval)s])))
+      /
+    %(routeRequestRate)s
+  ||| % (cfg + { routeLabels: routeLabels, routeRequestRate: routeRequestRate }),
+  local routeLatencyP99 = |||
+    histogram_quantile(0.99, sum by (%(routeLabels)s, le) (max by (%(routeLabels)s, pod, service, le) (rate(nginx_route_request_duration_seconds_bucket{%(nginxReloaderSelector)s}[%(rateInterval)s]))))
+  ||| % (cfg + { routeLabels: routeLabels }),
 
   prometheusAlerts+:: {
     groups+: [
@@ -165,6 +193,35 @@
         ],
       },
       {
+        name: 'nginx-routes',
+        rules: [
+          alert(
+            'NginxRouteErrors',
+            |||
+              (%(routeErrorRatio)s) > %(routeErrorRatioThreshold)g
+              and
+              %(routeRequestRate)s >= %(routeMinRequestRate)g
+            ||| % (cfg + { routeErrorRatio: routeErrorRatio, routeRequestRate: routeRequestRate }),
+            cfg.routeErrorsFor,
+            'warning',
+            'Route {{ $labels.route }} of NginxOperator {{ $labels.namespace }}/{{ $labels.instance }} answers many requests with 5xx.',
+            '{{ $value | humanizePercentage }} of the requests to route {{ $labels.route }} (server {{ $labels.server }}) of NginxOperator {{ $labels.namespace }}/{{ $labels.instance }} got a 5xx status for %(routeErrorsFor)s.' % cfg,
+          ),
+          alert(
+            'NginxRouteSlow',
+            |||
+              (%(routeLatencyP99)s) > %(routeLatencyThresholdSeconds)g
+              and
+              %(routeRequestRate)s >= %(routeMinRequestRate)g
+            ||| % (cfg + { routeLatencyP99: routeLatencyP99, routeRequestRate: routeRequestRate }),
+            cfg.routeLatencyFor,
+            'warning',
+            'Route {{ $labels.route }} of NginxOperator {{ $labels.namespace }}/{{ $labels.instance }} is slow.',
+            'The 99th percentile of the time nginx took to answer route {{ $labels.route }} (server {{ $labels.server }}) of NginxOperator {{ $labels.namespace }}/{{ $labels.instance }} has been {{ $value | humanizeDuration }} for %(routeLatencyFor)s, over %(routeLatencyThresholdSeconds)gs.' % cfg,
+          ),
+        ],
+      },
+      {
         name: 'nginx-backups',
         rules: [
           alert(
@@ -247,10 +304,27 @@
           },
         ],
       },
+      {
+        name: 'nginx-routes.rules',
+        rules: [
+          {
+            record: 'namespace_instance_server_route:nginx_route_requests:rate%(rateInterval)s' % cfg,
+            expr: routeRequestRate,
+          },
+          {
+            record: 'namespace_instance_server_route:nginx_route_errors:ratio_rate%(rateInterval)s' % cfg,
+            expr: routeErrorRatio,
+          },
+          {
+            record: 'namespace_instance_server_route:nginx_route_request_duration_seconds:p99_rate%(rateInterval)s' % cfg,
+            expr: routeLatencyP99,
+          },
+        ],
+      },
     ],
   },
 
   grafanaDashboards+:: {
-    'nginx-operator.json': (import 'dashboard.libsonnet')(cfg, reconcileDurationP99),
+    'nginx-operator.json': (import 'dashboard.libsonnet')(cfg, reconcileDurationP99, routeLabels),
   },
 }

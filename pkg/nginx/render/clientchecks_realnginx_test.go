@@ -59,10 +59,10 @@ func TestRealNginxRoutesSpeaksAndGuardsTheDoorAsClientsExpect(t *testing.T) {
 	// A dual-stack Service makes nginx listen on IPv6 too (see below).
 	spec.Service = v1beta1.ServiceSpec{IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicyPreferDualStack), IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}}
 	healthPort := int32(tools.Port(t))
-	proc := startRendered(t, nginxBin, validationtest.Spec(t, spec), healthPort, fixtures.Content, func(paths Paths) {
+	proc := startRendered(t, nginxBin, validationtest.Spec(t, spec), healthPort, fixtures.Content, func(paths *Paths) {
 		// The secure upstream's own certificate is the CA nginx trusts.
-		writeCA(t, paths, opts.SecureCAKind, clientchecks.SecureCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}))
-		writeCA(t, paths, "Secret", clientchecks.PartnersCA, fixtures.PartnersCA.CertPEM)
+		writeCA(t, *paths, opts.SecureCAKind, clientchecks.SecureCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: secure.Certificate().Raw}))
+		writeCA(t, *paths, "Secret", clientchecks.PartnersCA, fixtures.PartnersCA.CertPEM)
 	})
 	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", opts.HTTPPort), nil)
 	tools.Must(t, err)

@@ -73,8 +73,8 @@ func TestRealNginxProxiesGRPCInPlainTextAndTLSWithStatuses(t *testing.T) {
 				&v1beta1.BackendTLS{Hostname: "example.com", CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: "backend-ca"}})},
 		}},
 	}
-	proc := startRendered(t, nginxBin, validationtest.Spec(t, spec), int32(tools.Port(t)), nil, func(paths Paths) {
-		writeCA(t, paths, "Secret", "backend-ca", ca.CertPEM)
+	proc := startRendered(t, nginxBin, validationtest.Spec(t, spec), int32(tools.Port(t)), nil, func(paths *Paths) {
+		writeCA(t, *paths, "Secret", "backend-ca", ca.CertPEM)
 	})
 
 	plain := grpc.WithTransportCredentials(insecure.NewCredentials())

@@ -20,6 +20,9 @@ func (r *renderer) http(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		conf.D("server_tokens", "off"),
 	}
 	out = append(out, accessLog(cfg.AccessLog)...)
+	if r.countRequests {
+		out = append(out, r.requestLog()...)
+	}
 	out = append(out,
 		conf.D("sendfile", "on"),
 		conf.D("keepalive_timeout", itoa(cfg.KeepaliveTimeoutSeconds)),
@@ -121,9 +124,13 @@ func (r *renderer) healthServer() conf.Directive {
 	if r.opts.IPv6 {
 		body = append(body, conf.D("listen", "[::]:"+port))
 	}
+	var declared []conf.Directive
+	if r.countRequests {
+		declared = declareRequestVariables()
+	}
 	return conf.B("server", nil, append(body,
 		conf.D("access_log", "off"),
-		conf.B("location", []string{"=", "/healthz"}, conf.D("return", "200", "ok\n")),
+		conf.B("location", []string{"=", "/healthz"}, append(declared, conf.D("return", "200", "ok\n"))...),
 	)...)
 }
 

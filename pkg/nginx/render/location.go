@@ -128,7 +128,8 @@ func sizeBytes(size string) int64 {
 func (r *renderer) handler(server int, s v1beta1.Server, j int, l v1beta1.Location) []conf.Directive {
 	id, tls := locationID(server, j), s.TLS
 	auth, authenticated := authOf(server, s, j, l)
-	var body, corsHeaders []conf.Directive
+	body := r.requestLabels(l)
+	var corsHeaders []conf.Directive
 	if l.CORS != nil {
 		// The preflight's answer comes first: nginx runs a location's
 		// if and return in their order, before its handler.
@@ -167,7 +168,12 @@ func (r *renderer) handler(server int, s v1beta1.Server, j int, l v1beta1.Locati
 		body = append(body, authDirectives(auth, grpc, errorPageDirectives(server, s.ErrorPages))...)
 	}
 	if l.DisableAccessLog {
-		body = append(body, conf.D("access_log", "off"))
+		// The request is still counted: the reloader's log stays.
+		if r.countRequests {
+			body = append(body, r.requestLogDirective())
+		} else {
+			body = append(body, conf.D("access_log", "off"))
+		}
 	}
 	return body
 }

@@ -56,15 +56,15 @@ func testPaths(t *testing.T, dir string, spec *v1beta1.NginxOperatorSpec) Paths 
 // startRendered starts the real nginx on loopback with spec (as
 // validation.NginxOperator returns it) rendered with every upstream's
 // endpoint at 127.0.0.1 (localEndpoints), after writing content (file name to body) into its document
-// root and calling prepare, when set, with its paths.
-func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpec, healthPort int32, content map[string]string, prepare func(Paths)) *tools.Process {
+// root and calling prepare, when set, with its paths (which it may change).
+func startRendered(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpec, healthPort int32, content map[string]string, prepare func(*Paths)) *tools.Process {
 	t.Helper()
 	return startRenderedWith(t, nginxBin, spec, healthPort, content, prepare, localEndpoints(spec))
 }
 
 // startRenderedWith is startRendered with the proxied Services resolved as
 // services.
-func startRenderedWith(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpec, healthPort int32, content map[string]string, prepare func(Paths), services map[string]Service) *tools.Process {
+func startRenderedWith(t *testing.T, nginxBin string, spec *v1beta1.NginxOperatorSpec, healthPort int32, content map[string]string, prepare func(*Paths), services map[string]Service) *tools.Process {
 	t.Helper()
 	dir := t.TempDir()
 	// Worker processes of an nginx started as root run as "nobody", which
@@ -77,7 +77,7 @@ func startRenderedWith(t *testing.T, nginxBin string, spec *v1beta1.NginxOperato
 		tools.Must(t, os.WriteFile(filepath.Join(paths.Content, file), []byte(body), 0o644))
 	}
 	if prepare != nil {
-		prepare(paths)
+		prepare(&paths)
 	}
 	opts := renderOptions(spec, paths)
 	opts.HealthPort, opts.Services = int(healthPort), services

@@ -47,6 +47,10 @@ type Paths struct {
 	Auth string
 	// MimeTypes is the mime.types file to include.
 	MimeTypes string
+	// RequestLog is the unix datagram socket the nginx-reloader counts
+	// requests from (requestmetrics.go); "" where no reloader listens:
+	// then no request is counted.
+	RequestLog string
 }
 
 // PodPaths are the paths inside the nginx pods the operator builds.
@@ -54,6 +58,7 @@ func PodPaths() Paths {
 	return Paths{
 		Temp: layout.TempMountPath, Content: layout.ContentMountPath, TLS: layout.TLSMountPath,
 		CA: layout.CAMountPath, Auth: layout.AuthMountPath, MimeTypes: "/etc/nginx/mime.types",
+		RequestLog: layout.RequestLogSocket,
 	}
 }
 
@@ -122,6 +127,7 @@ func Config(spec *v1beta1.NginxOperatorSpec, opts Options) ([]byte, error) {
 // Directives is Config before text: the whole configuration as a tree.
 func Directives(spec *v1beta1.NginxOperatorSpec, opts Options) ([]conf.Directive, error) {
 	r := &renderer{opts: opts.withDefaults()}
+	r.countRequests = r.requestMetricsOn(spec)
 	tree := inheritShared(r.main(spec))
 	return tree, errors.Join(r.invalid...)
 }
@@ -138,6 +144,9 @@ type renderer struct {
 	// upstreams name the upstream block of each proxy location by its id,
 	// and the blocks by what makes them the same (sharedUpstream).
 	upstreams, upstreamsByKey map[string]string
+	// countRequests logs every request to the reloader's socket
+	// (requestmetrics.go).
+	countRequests bool
 }
 
 // refuse records a fault of the spec (see renderer.invalid).

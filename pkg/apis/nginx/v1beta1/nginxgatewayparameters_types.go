@@ -42,7 +42,9 @@ type NginxGatewayParametersSpec struct {
 	// +optional
 	Config *NginxSettings `json:"config,omitempty"`
 
-	// Metrics turns on nginx's stub_status for the exporter sidecar.
+	// Metrics turns on the exporter sidecar and the per-request metrics,
+	// labelled by route (httproute/<namespace>/<name>), as an
+	// NginxOperator's spec.metrics.
 	// +optional
 	Metrics *MetricsSpec `json:"metrics,omitempty"`
 

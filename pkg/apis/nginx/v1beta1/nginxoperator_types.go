@@ -939,6 +939,16 @@ type Location struct {
 	// +kubebuilder:validation:Pattern=`^[ -~]+$`
 	Path string `json:"path"`
 
+	// Name labels the location's requests in the request metrics (label
+	// route); unset, they are labelled with the path. Locations may share
+	// a name: their requests are counted together. An instance a Gateway
+	// owns names each location after its route, as
+	// httproute/<namespace>/<name> (at most 327 characters).
+	// +optional
+	// +kubebuilder:validation:MaxLength=330
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-A-Za-z0-9_.:/]*[A-Za-z0-9])?$`
+	Name string `json:"name,omitempty"`
+
 	// Exact matches the path exactly instead of as a prefix: the older
 	// spelling of pathType: Exact.
 	// +optional
@@ -1874,9 +1884,27 @@ type VolumeClaimTemplate struct {
 // MetricsSpec turns nginx metrics on.
 type MetricsSpec struct {
 	// Enabled serves stub_status on loopback inside the pod and runs the
-	// nginx-prometheus-exporter sidecar, whose port is named "metrics".
+	// nginx-prometheus-exporter sidecar, whose port is named "metrics";
+	// and the nginx-reloader of each pod counts every request on its port
+	// "reloader" (see requests). NginxMonitors scrape both.
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
+
+	// Requests are the per-request metrics of a monitored instance: nginx
+	// sends a line per request to the nginx-reloader in its pod, which
+	// exports nginx_route_requests_total and histograms of request and
+	// upstream duration, labelled by server, route (the location's name, or
+	// its path), Service and status class.
+	// +optional
+	Requests *RequestMetrics `json:"requests,omitempty"`
+}
+
+// RequestMetrics configures the per-request metrics.
+type RequestMetrics struct {
+	// Disabled stops counting requests, where the cost of a log line per
+	// request matters more than the metrics (see the docs' figures).
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
 }
 
 // ServiceSpec configures the client Service.
