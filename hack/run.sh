@@ -84,7 +84,7 @@ fi
 for try in $(seq 10); do
   if "$kubectl" wait --for condition=Established --timeout=60s \
     crd/nginxoperators.nginx.operator.dev crd/nginxmonitors.nginx.operator.dev crd/nginxbackups.nginx.operator.dev \
-    crd/nginxgatewayparameters.nginx.operator.dev; then
+    crd/nginxgatewayparameters.nginx.operator.dev crd/nginxexternalauths.nginx.operator.dev; then
     break
   fi
   [ "$try" -lt 10 ] || { echo "the CRDs did not become established" >&2; exit 1; }

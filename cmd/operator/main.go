@@ -1,6 +1,6 @@
 // Command operator is nginx-operator: one binary that runs the controllers for
 // NginxOperator, NginxMonitor and NginxBackup (and the Gateway controllers,
-// which read NginxGatewayParameters), and prints its CRDs and version.
+// which read NginxGatewayParameters and NginxExternalAuths), and prints its CRDs and version.
 //
 //	operator [run] [flags]   run the operator (the default)
 //	operator backup [flags]  back up an instance (run by the NginxBackup Job)

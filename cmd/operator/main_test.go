@@ -31,7 +31,7 @@ func TestDispatch(t *testing.T) {
 	}
 }
 
-func TestCRDsPrintsTheFourCRDsAsYAMLDocuments(t *testing.T) {
+func TestCRDsPrintsTheFiveCRDsAsYAMLDocuments(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := dispatch([]string{"crds"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
@@ -47,7 +47,7 @@ func TestCRDsPrintsTheFourCRDsAsYAMLDocuments(t *testing.T) {
 		}
 		names = append(names, o.GetName())
 	}
-	want := "nginxbackups.nginx.operator.dev nginxgatewayparameters.nginx.operator.dev nginxmonitors.nginx.operator.dev nginxoperators.nginx.operator.dev"
+	want := "nginxbackups.nginx.operator.dev nginxexternalauths.nginx.operator.dev nginxgatewayparameters.nginx.operator.dev nginxmonitors.nginx.operator.dev nginxoperators.nginx.operator.dev"
 	if strings.Join(names, " ") != want {
 		t.Errorf("CRDs = %v, want %s", names, want)
 	}

@@ -137,7 +137,7 @@ const (
 
 	shortDescription = "Runs nginx web servers and reverse proxies from typed configuration, with monitoring and backups."
 
-	description = `nginx-operator runs [nginx](https://nginx.org) on Kubernetes from three custom resources (and, for Gateway API, a fourth: the parameters of Gateways), in the style of prometheus-operator.
+	description = `nginx-operator runs [nginx](https://nginx.org) on Kubernetes from three custom resources (and, for Gateway API, the parameters of Gateways and an external authentication filter), in the style of prometheus-operator.
 
 ## NginxOperator
 
@@ -154,6 +154,7 @@ Selects nginx instances by label across namespaces and writes a Prometheus scrap
 ## NginxGatewayParameters
 
 With the Gateway API CRDs installed, each Gateway of a class naming the controller ` + "`nginx.operator.dev/gateway-controller`" + ` becomes an NginxOperator; its settings (replicas, image, nginx tuning, Service type, resources, pod placement) come from the NginxGatewayParameters its class or the Gateway names.
+Route rules ask for external authentication with an ExtensionRef filter naming an NginxExternalAuth of their namespace.
 
 ## NginxBackup
 
@@ -375,6 +376,14 @@ var crdUI = map[string]crdDescription{
 			{Path: "replicas", DisplayName: "Replicas", XDescriptors: []string{xPodCount}},
 			{Path: "image", DisplayName: "Image", XDescriptors: []string{xText}},
 			{Path: "service.type", DisplayName: "Service type", XDescriptors: []string{xText}},
+		},
+	},
+	"NginxExternalAuth/v1beta1": {
+		DisplayName: "Nginx External Auth",
+		Description: "External authentication (an authentication Service asked about each request, with sign-in redirect and cached answers) that HTTPRoute and GRPCRoute rules name in an ExtensionRef filter.",
+		SpecDescriptors: []descriptor{
+			{Path: "service", DisplayName: "Service", Description: "The authentication Service, in the filter's namespace.", XDescriptors: []string{xText}},
+			{Path: "port", DisplayName: "Port", XDescriptors: []string{xNumber}},
 		},
 	},
 	"NginxBackup/v1beta1": {

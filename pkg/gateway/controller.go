@@ -35,7 +35,7 @@ const (
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;grpcroutes;referencegrants,verbs=list;watch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status;grpcroutes/status,verbs=patch
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=create;patch
-// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxgatewayparameters,verbs=list;watch
+// +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxgatewayparameters;nginxexternalauths,verbs=list;watch
 
 // Setup is what the Gateway controllers need besides the manager.
 type Setup struct {
@@ -108,6 +108,8 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute), builder.WithPredicates(specOrMetadataChanged)).
 		Watches(&gatewayv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&v1beta1.NginxGatewayParameters{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
+		// Filters change seldom; each Gateway reads those its routes name.
+		Watches(&v1beta1.NginxExternalAuth{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{}))
 	referenced := map[string]handler.TypedMapFunc[*metav1.PartialObjectMetadata, reconcile.Request]{

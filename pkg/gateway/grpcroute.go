@@ -20,17 +20,26 @@ const KindGRPCRoute = gatewayv1.Kind("GRPCRoute")
 func grpcRule(gw *gatewayv1.Gateway, rt *gatewayv1.GRPCRoute, rule gatewayv1.GRPCRouteRule, refs references) ruleOutcome {
 	var out ruleOutcome
 	handler := v1beta1.Location{Name: routeName("grpcroute", rt.Namespace, rt.Name)}
+	resolved := true
 	for _, f := range rule.Filters {
+		if isExtensionRef(gatewayv1.HTTPRouteFilterType(f.Type), f.ExtensionRef) {
+			resolved = out.externalAuthFilter(&handler, rt.Namespace, f.ExtensionRef, refs) && resolved
+			continue
+		}
 		out.refuse(applyFilter(&handler, httpFilterOf(f)))
 	}
-	var backendRefs []gatewayv1.BackendRef
-	for _, b := range rule.BackendRefs {
-		backendRefs = append(backendRefs, out.backendRef(b.BackendRef, len(b.Filters)))
+	if resolved {
+		var backendRefs []gatewayv1.BackendRef
+		for _, b := range rule.BackendRefs {
+			backendRefs = append(backendRefs, out.backendRef(b.BackendRef, len(b.Filters)))
+		}
+		backends, fault, message := resolveBackends(gw, KindGRPCRoute, rt.Namespace, backendRefs, refs)
+		out.refFailed(fault, message)
+		backends, tls := out.backendTLS(gw, backends, refs.tls)
+		handler = sendTo(handler, backends, "GRPC", tls)
+	} else {
+		handler = unresolvedFilter(handler)
 	}
-	backends, fault, message := resolveBackends(gw, KindGRPCRoute, rt.Namespace, backendRefs, refs)
-	out.refFailed(fault, message)
-	backends, tls := out.backendTLS(gw, backends, refs.tls)
-	handler = sendTo(handler, backends, "GRPC", tls)
 	var matches []gatewayv1.HTTPRouteMatch
 	for _, m := range rule.Matches {
 		matches = append(matches, httpMatchOf(m))

@@ -31,14 +31,21 @@ func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTT
 	var out ruleOutcome
 	handler := v1beta1.Location{Name: routeName("httproute", rt.Namespace, rt.Name)}
 	var mirrors []v1beta1.Mirror
+	resolved := true
 	for _, f := range rule.Filters {
-		if f.Type == gatewayv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
+		switch {
+		case f.Type == gatewayv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil:
 			mirrors = append(mirrors, out.mirror(gw, rt.Namespace, f.RequestMirror, refs)...)
-			continue
+		case isExtensionRef(f.Type, f.ExtensionRef):
+			resolved = out.externalAuthFilter(&handler, rt.Namespace, f.ExtensionRef, refs) && resolved
+		default:
+			out.refuse(applyFilter(&handler, f))
 		}
-		out.refuse(applyFilter(&handler, f))
 	}
-	if handler.Redirect == nil {
+	switch {
+	case !resolved:
+		handler = unresolvedFilter(handler)
+	case handler.Redirect == nil:
 		var backendRefs []gatewayv1.BackendRef
 		for _, b := range rule.BackendRefs {
 			backendRefs = append(backendRefs, out.backendRef(b.BackendRef, len(b.Filters)))

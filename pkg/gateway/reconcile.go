@@ -139,7 +139,8 @@ func (r *gatewayReconciler) classOf(ctx context.Context, gw *gatewayv1.Gateway) 
 // (what copies of them are made of: see applyCertificateCopies).
 func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (Inputs, map[types.NamespacedName]*corev1.Secret, error) {
 	in := Inputs{Gateway: gw, Grants: map[string][]gatewayv1.ReferenceGrant{}, Secrets: map[types.NamespacedName]bool{},
-		Services: map[types.NamespacedName]bool{}, NamespaceLabels: map[string]map[string]string{}}
+		Services: map[types.NamespacedName]bool{}, NamespaceLabels: map[string]map[string]string{},
+		ExternalAuths: map[types.NamespacedName]*v1beta1.ExternalAuth{}}
 	sources := map[types.NamespacedName]*corev1.Secret{}
 	routes, err := listRoutes(ctx, r.Client, client.MatchingFields{routeParentIndex: client.ObjectKeyFromObject(gw).String()})
 	if err != nil {
@@ -183,6 +184,9 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 			in.Services[key] = ok
 			services = append(services, key)
 		}
+		if err := r.readExternalAuths(ctx, &in, rt); err != nil {
+			return in, nil, err
+		}
 		if _, done := in.NamespaceLabels[rt.GetNamespace()]; !done {
 			ns := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
 			if err := r.Client.Get(ctx, types.NamespacedName{Name: rt.GetNamespace()}, ns); client.IgnoreNotFound(err) != nil {
@@ -192,6 +196,25 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 		}
 	}
 	return in, sources, r.readPolicies(ctx, &in, services)
+}
+
+// readExternalAuths records in in the NginxExternalAuths rt's filters name
+// that exist.
+func (r *gatewayReconciler) readExternalAuths(ctx context.Context, in *Inputs, rt client.Object) error {
+	for _, key := range externalAuthsOf(rt) {
+		if _, known := in.ExternalAuths[key]; known {
+			continue
+		}
+		var auth v1beta1.NginxExternalAuth
+		if err := r.Client.Get(ctx, key, &auth); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		in.ExternalAuths[key] = &auth.Spec
+	}
+	return nil
 }
 
 // servable returns the Secret when it exists and holds a certificate and

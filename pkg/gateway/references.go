@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 )
 
 // references is what the objects of a Gateway refer to, as the controller
@@ -20,6 +22,8 @@ type references struct {
 	services map[types.NamespacedName]bool
 	// tls are the BackendTLSPolicies of the Services.
 	tls tlsPolicies
+	// externalAuths are the NginxExternalAuths that exist.
+	externalAuths map[types.NamespacedName]*v1beta1.ExternalAuth
 }
 
 // granted reports whether a ReferenceGrant in to's namespace lets objects

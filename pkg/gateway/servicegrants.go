@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,7 +16,8 @@ import (
 // another namespace (nginx.ServiceGrants), from the cache of the Gateway
 // controllers: the namespace consents through a ReferenceGrant that names
 // NginxOperators, or, for the instance of a Gateway, through the
-// HTTPRoutes attached to that Gateway that may refer to the Service.
+// HTTPRoutes attached to that Gateway that may refer to the Service (as a
+// backend, or as the Service of an NginxExternalAuth of theirs).
 //
 // The second rule is why a Gateway's instance needs no grant of its own,
 // and why it cannot be abused: an instance that claims to be a Gateway's
@@ -52,6 +54,35 @@ func (g ServiceGrants) PermitsService(ctx context.Context, nginx *v1beta1.NginxO
 		_, kind := routeStatus(rt)
 		if rt.GetNamespace() == svc.Namespace || grantedBy(grants.Items, Group, kind, rt.GetNamespace(), "", "Service", svc.Name) {
 			return true, nil
+		}
+	}
+	return g.authenticatesWith(ctx, gw, svc)
+}
+
+// authenticatesWith reports whether a route attached to gw, in svc's
+// namespace, names an NginxExternalAuth of its namespace whose Service is
+// svc: a route may send its requests to be checked by its own namespace's
+// Service, as it may send them to one.
+func (g ServiceGrants) authenticatesWith(ctx context.Context, gw, svc types.NamespacedName) (bool, error) {
+	routes, err := listRoutes(ctx, g.Client, client.InNamespace(svc.Namespace))
+	if err != nil {
+		return false, err
+	}
+	for _, rt := range routes {
+		if !namesParent(rt, gw) {
+			continue
+		}
+		for _, key := range externalAuthsOf(rt) {
+			var auth v1beta1.NginxExternalAuth
+			if err := g.Client.Get(ctx, key, &auth); err != nil {
+				if apierrors.IsNotFound(err) {
+					continue
+				}
+				return false, err
+			}
+			if auth.Spec.Service == svc.Name {
+				return true, nil
+			}
 		}
 	}
 	return false, nil

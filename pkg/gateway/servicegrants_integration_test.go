@@ -5,6 +5,7 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -163,4 +164,62 @@ func TestAGatewaysInstanceSendsWhereItsRoutesMayAndNowhereElse(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("the look-alike's configuration: %v, want none", err)
 	}
+}
+
+// TestAnExtensionRefFilterAuthenticatesWithTheRoutesNamespacesService: a
+// route of another namespace than the Gateway's names an NginxExternalAuth
+// of its own namespace; the Gateway's instance asks that filter's Service
+// (an upstream of the instance, with no grant: the route may use its own
+// namespace's Services) about the rule's requests. Without the filter the
+// route's ResolvedRefs says FilterNotFound.
+func TestAnExtensionRefFilterAuthenticatesWithTheRoutesNamespacesService(t *testing.T) {
+	ctx, ns, apps, c := setupTwoNamespaces(t)
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
+	from := gatewayv1.NamespacesFromAll
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(class.Name),
+		Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+			AllowedRoutes: &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: &from}}}},
+	}}
+	service := func(name string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: apps},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}, Selector: map[string]string{"app": name}}}
+	}
+	filter := &v1beta1.NginxExternalAuth{ObjectMeta: metav1.ObjectMeta{Name: "oauth", Namespace: apps},
+		Spec: v1beta1.ExternalAuth{Service: "oauth2", Port: 8080, Path: "/oauth2/auth"}}
+	route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "members", Namespace: apps}, Spec: gatewayv1.HTTPRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "shared", Namespace: ptr.To(gatewayv1.Namespace(ns))}}},
+		Rules: []gatewayv1.HTTPRouteRule{{
+			Filters: []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterExtensionRef,
+				ExtensionRef: &gatewayv1.LocalObjectReference{Group: "nginx.operator.dev", Kind: "NginxExternalAuth", Name: "oauth"}}},
+			BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{
+				Name: "shop", Port: ptr.To(gatewayv1.PortNumber(8080))}}}}}},
+	}}
+	create(t, c, class, gw, service("shop"), service("oauth2"), filter, route)
+	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("shared")}
+	wantState := func(what, resolved string, upstreams ...string) {
+		t.Helper()
+		tools.Eventually(t, time.Minute, what, func() error {
+			var rt gatewayv1.HTTPRoute
+			if err := c.Get(ctx, client.ObjectKeyFromObject(route), &rt); err != nil {
+				return err
+			}
+			if len(rt.Status.Parents) != 1 || condition(rt.Status.Parents[0].Conditions, "ResolvedRefs") != resolved {
+				return fmt.Errorf("route status %+v", rt.Status.Parents)
+			}
+			degraded, got, err := upstreamOf(ctx, c, instance)
+			if err != nil {
+				return err
+			}
+			if slices.Sort(got); degraded != "False/AsExpected" || fmt.Sprint(got) != fmt.Sprint(upstreams) {
+				return fmt.Errorf("instance Degraded %s, upstreams %v, want %v", degraded, got, upstreams)
+			}
+			return nil
+		})
+	}
+	wantState("the route resolved, its Service and the filter's upstreams of the instance", "True/ResolvedRefs", apps+"/oauth2", apps+"/shop")
+	tools.Must(t, c.Delete(ctx, filter))
+	wantState("without the filter, the rule answers 500 and the route says why", "False/FilterNotFound")
 }

@@ -43,6 +43,9 @@ type Inputs struct {
 	BackendTLSPolicies []gatewayv1.BackendTLSPolicy
 	CAConfigMaps       map[types.NamespacedName]bool
 	ServicePortNames   map[types.NamespacedName]map[int32]string
+	// ExternalAuths are the specs of the NginxExternalAuths the routes'
+	// ExtensionRef filters name that exist.
+	ExternalAuths map[types.NamespacedName]*v1beta1.ExternalAuth
 	// Refused are routes whose locations the apiserver refused in the
 	// instance (see Translation.RoutesRefusedBy), with its reasons: they
 	// are left out and told why.
@@ -92,7 +95,7 @@ type RouteParents struct {
 // routes. It is pure: everything it reads is in in.
 func Translate(in Inputs) Translation {
 	gw := in.Gateway
-	refs := references{grants: in.Grants, secrets: in.Secrets, services: in.Services,
+	refs := references{grants: in.Grants, secrets: in.Secrets, services: in.Services, externalAuths: in.ExternalAuths,
 		tls: judgePolicies(in.BackendTLSPolicies, in.CAConfigMaps, in.ServicePortNames)}
 	ls := readListeners(gw, refs)
 	b := newServerBuilder(ls)

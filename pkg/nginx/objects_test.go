@@ -166,7 +166,8 @@ func TestNginxConnectsToTheServicesAddress(t *testing.T) {
 }
 
 // nginx runs under the reloader, copied in by an init container from the
-// operator's image, with the files it must reload on watch.
+// operator's image, with the files it must reload on watch and the
+// socket nginx sends its request lines to.
 func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 	n := testInstance("web")
 	n.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
@@ -176,7 +177,7 @@ func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 		t.Errorf("init containers %+v, want the reloader's installer from operator:1", pod.InitContainers)
 	}
 	cmd := strings.Join(pod.Containers[0].Command, " ")
-	want := "/reloader/nginx-reloader -listen-address=:18082 -config=/etc/nginx/operator/nginx.conf -work-config=/tmp/nginx.conf -push-key=/etc/nginx/operator/push-key -watch=/etc/nginx/operator -watch=/etc/nginx/tls -- nginx -c /tmp/nginx.conf -g daemon off;"
+	want := "/reloader/nginx-reloader -listen-address=:18082 -config=/etc/nginx/operator/nginx.conf -work-config=/tmp/nginx.conf -push-key=/etc/nginx/operator/push-key -watch=/etc/nginx/operator -request-log=/tmp/request-metrics.sock -watch=/etc/nginx/tls -- nginx -c /tmp/nginx.conf -g daemon off;"
 	if cmd != want {
 		t.Errorf("nginx command\n%s\nwant\n%s", cmd, want)
 	}

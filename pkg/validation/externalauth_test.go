@@ -21,10 +21,10 @@ func TestExternalAuthRefusesBadValuesWithMessagesUsersUnderstand(t *testing.T) {
 		want   []string
 	}{
 		{"no service", func(o *v1beta1.NginxOperator) { auth(o, v1beta1.ExternalAuth{Path: "/check"}) },
-			[]string{at, "set service and port; with disabled: true, none of service, path and tls"}},
+			[]string{at, "set service and port; with disabled: true, none of service, namespace, path and tls"}},
 		{"disabled with a service", func(o *v1beta1.NginxOperator) {
 			auth(o, v1beta1.ExternalAuth{Service: "auth", Port: 80, Disabled: true})
-		}, []string{at, "with disabled: true, none of service, path and tls"}},
+		}, []string{at, "with disabled: true, none of service, namespace, path and tls"}},
 		{"a service without its port", func(o *v1beta1.NginxOperator) { auth(o, v1beta1.ExternalAuth{Service: "auth"}) },
 			[]string{at, "service and port go together"}},
 		{"a path with a variable", func(o *v1beta1.NginxOperator) {

@@ -476,6 +476,7 @@ func corpusFields() []corpusField {
 		{"config.servers[].connectionLimit.exempt.keys[]", setAt(append(srv0, "connectionLimit", "exempt", "keys", 0)...), str("~^", "default", "$1")},
 		{"config.servers[].connectionLimit.exempt.clients[]", setAt(append(srv0, "connectionLimit", "exempt", "clients", 0)...), str("all", "10.0.0.1", "fd00::/8")},
 		{"config.servers[].externalAuth.service", setAt(append(srv0, "externalAuth", "service")...), str("auth.other-ns", "auth:80", "AUTH")},
+		{"config.servers[].externalAuth.namespace", setAt(append(srv0, "externalAuth", "namespace")...), str("other-ns", "kube-system", "Other", "a.b", "../x", "-x", strings.Repeat("n", 64))},
 		{"config.servers[].externalAuth.port", setAt(append(srv0, "externalAuth", "port")...), nums()},
 		{"config.servers[].externalAuth.path", setAt(append(srv0, "externalAuth", "path")...), str(slashed...)},
 		{"config.servers[].externalAuth.responseHeaders[]", setAt(append(srv0, "externalAuth", "responseHeaders", 0)...),

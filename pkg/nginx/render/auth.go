@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
@@ -64,6 +66,11 @@ func (a externalAuth) upstreamID() string { return "auth_" + a.id }
 // service is a location that proxies to the authentication's Service, for
 // the upstream machinery.
 func (a externalAuth) service() v1beta1.Location {
+	if a.spec.Namespace != "" {
+		// Only a backend names another namespace's Service.
+		return v1beta1.Location{Proxy: &v1beta1.ProxyLocation{TLS: a.spec.TLS, Backends: []v1beta1.Backend{
+			{Service: a.spec.Service, Namespace: a.spec.Namespace, Port: a.spec.Port, Weight: ptr.To[int32](1)}}}}
+	}
 	return v1beta1.Location{Proxy: &v1beta1.ProxyLocation{Service: a.spec.Service, Port: a.spec.Port, TLS: a.spec.TLS}}
 }
 
@@ -155,7 +162,7 @@ func (r *renderer) authLocation(a externalAuth) []conf.Directive {
 		conf.D("proxy_pass_request_body", "off"),
 		conf.D("proxy_http_version", "1.1"),
 	)
-	for _, h := range authRequestHeaders(ServiceDNSName(a.spec.Service, r.opts.Namespace)) {
+	for _, h := range authRequestHeaders(ServiceDNSName(a.spec.Service, cmp.Or(a.spec.Namespace, r.opts.Namespace))) {
 		body = append(body, conf.D("proxy_set_header", h.Name, h.Value))
 	}
 	body = append(body,

@@ -118,7 +118,7 @@ func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 	}
 	for _, a := range externalAuthsOf(spec) {
 		if a.Service != "" {
-			proxied([]backend{{service: a.Service, port: a.Port}})
+			proxied([]backend{{namespace: a.Namespace, service: a.Service, port: a.Port}})
 		}
 	}
 	auth := func(a *v1beta1.HTTPBasicAuth) {

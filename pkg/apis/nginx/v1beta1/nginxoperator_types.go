@@ -694,7 +694,7 @@ type HTTPBasicAuth struct {
 // none in timeoutSeconds (the service down), is answered 500. The limits
 // count a request before the service is asked; ipAccess and basicAuth
 // apply as well: a request must pass all of them.
-// +kubebuilder:validation:XValidation:rule="(has(self.disabled) && self.disabled) ? !has(self.service) && !has(self.path) && !has(self.tls) : has(self.service)",message="set service and port; with disabled: true, none of service, path and tls"
+// +kubebuilder:validation:XValidation:rule="(has(self.disabled) && self.disabled) ? !has(self.service) && !has(self.namespace) && !has(self.path) && !has(self.tls) : has(self.service)",message="set service and port; with disabled: true, none of service, namespace, path and tls"
 // +kubebuilder:validation:XValidation:rule="has(self.service) == has(self.port)",message="service and port go together"
 type ExternalAuth struct {
 	// Service is the name of a Service in this namespace, reached at its
@@ -706,6 +706,15 @@ type ExternalAuth struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
 	Service string `json:"service,omitempty"`
+	// Namespace is the Service's namespace when it is not this one, with
+	// that namespace's consent as for a backend's (see Backend.namespace).
+	// An instance a Gateway owns may also use the Service of an
+	// NginxExternalAuth that an HTTPRoute attached to the Gateway names,
+	// in the route's namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace,omitempty"`
 	// Port of the Service.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
