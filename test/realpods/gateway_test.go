@@ -3,6 +3,7 @@ package realpods
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/test/echo"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -54,6 +56,22 @@ func routeCondition(ctx context.Context, cl client.Client, rt *gatewayv1.HTTPRou
 	return ""
 }
 
+// waitProgrammed waits for gw's Programmed condition: its instance and
+// Service exist.
+func waitProgrammed(ctx context.Context, t *testing.T, cl client.Client, gw *gatewayv1.Gateway) {
+	t.Helper()
+	tools.Eventually(t, 2*time.Minute, "the Gateway Programmed", func() error {
+		var got gatewayv1.Gateway
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(gw), &got); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed)); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("conditions %+v", got.Status.Conditions)
+		}
+		return nil
+	})
+}
+
 // A Gateway as its clients see it, through its instance's Service: routes
 // added, changed and broken under load while every request of the routes
 // that stay good is answered, each by the backend its route names at the
@@ -75,16 +93,7 @@ func TestAGatewayChangesRoutesUnderLoadWithoutLosingARequest(t *testing.T) {
 	tools.Must(t, cl.Create(ctx, gw))
 	tools.Must(t, cl.Create(ctx, a))
 
-	tools.Eventually(t, 2*time.Minute, "the Gateway Programmed", func() error {
-		var got gatewayv1.Gateway
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(gw), &got); err != nil {
-			return err
-		}
-		if c := meta.FindStatusCondition(got.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed)); c == nil || c.Status != metav1.ConditionTrue {
-			return fmt.Errorf("conditions %+v", got.Status.Conditions)
-		}
-		return nil
-	})
+	waitProgrammed(ctx, t, cl, gw)
 	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, gateway.InstanceName("web")))
 	servedBy := func(what, path, backend string) {
 		t.Helper()
@@ -236,4 +245,67 @@ func TestAGatewaysParametersReachItsPods(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A Gateway route whose rule names an NginxExternalAuth, as its clients see
+// it through the Gateway's Service: without credentials the authentication
+// Service's 401 is sent back; with them the backend answers and sees the
+// user the authentication Service named, where the client claimed
+// another; forbidden credentials get 403.
+func TestAGatewayRouteAsksItsNginxExternalAuthAboutEachRequest(t *testing.T) {
+	ctx, c, ns, cs, cl := setup(t)
+	dial := realcluster.NodeOf(c).DialContext
+	runTestServers(ctx, t, cs, ns, "auth", 1)
+	runTestServers(ctx, t, cs, ns, "members", 1)
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	tools.Must(t, cl.Create(ctx, class))
+	t.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(class.Name),
+		Listeners:        []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}},
+	}}
+	filter := &v1beta1.NginxExternalAuth{ObjectMeta: metav1.ObjectMeta{Name: "check", Namespace: ns},
+		Spec: v1beta1.ExternalAuth{Service: "auth", Port: 80, Path: echo.AuthPath, ResponseHeaders: []string{"X-Auth-User"}}}
+	route := httpRoute(ns, "members", "/members", "members", false)
+	route.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterExtensionRef,
+		ExtensionRef: &gatewayv1.LocalObjectReference{Group: "nginx.operator.dev", Kind: "NginxExternalAuth", Name: "check"}}}
+	for _, obj := range []client.Object{gw, filter, route} {
+		tools.Must(t, cl.Create(ctx, obj))
+	}
+	waitProgrammed(ctx, t, cl, gw)
+	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, gateway.InstanceName("web")))
+	hc := keepAliveClient(dial)
+	ask := func(bearer string) (int, echo.Seen) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/members/page", nil)
+		tools.Must(t, err)
+		req.Header.Set("X-Auth-User", "mallory")
+		if bearer != "" {
+			req.Header.Set("Authorization", bearer)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, echo.Seen{}
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		seen, _ := echo.Decode(string(body))
+		return resp.StatusCode, seen
+	}
+	var last string
+	if !framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) bool {
+		status, seen := ask(echo.AuthorizedBearer)
+		last = fmt.Sprintf("%d from %q, X-Auth-User %q", status, seen.Server, seen.Headers.Get("X-Auth-User"))
+		return status == http.StatusOK && strings.HasPrefix(seen.Server, "members-") && seen.Headers.Get("X-Auth-User") == echo.AuthorizedUser
+	}) {
+		t.Fatalf("with credentials: %s; want 200 from members with X-Auth-User %s", last, echo.AuthorizedUser)
+	}
+	if status, _ := ask(""); status != http.StatusUnauthorized {
+		t.Errorf("without credentials: %d, want 401", status)
+	}
+	if status, _ := ask(echo.ForbiddenBearer); status != http.StatusForbidden {
+		t.Errorf("forbidden credentials: %d, want 403", status)
+	}
+	if got := routeCondition(ctx, cl, route, "ResolvedRefs"); got != "True/ResolvedRefs" {
+		t.Errorf("route ResolvedRefs %s", got)
+	}
 }
