@@ -44,7 +44,7 @@ func main() {
 	pushKey := flag.String("push-key", "", "the file holding the key pushed configurations are signed with")
 	interval := flag.Duration("interval", time.Second, "how often to look at the watched files")
 	install := flag.String("install", "", "copy this binary to the given path and exit")
-	requestLog := flag.String("request-log", "", "the unix datagram socket to bind for nginx's request lines, counted on /metrics; empty: none")
+	requestLog := flag.String("request-log", "", "the loopback UDP address to bind for nginx's request lines, counted on /metrics; empty: none")
 	flag.Var(&watch, "watch", "a file or directory nginx reads when it loads its configuration; repeatable (default: the directory of -config)")
 	flag.Parse()
 	if *install != "" {

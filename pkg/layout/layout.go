@@ -89,9 +89,11 @@ const (
 	// the reloader copies the mounted one there, or writes the one the
 	// operator pushes.
 	WorkConfigPath = TempMountPath + "/nginx.conf"
-	// RequestLogSocket is the unix datagram socket the reloader counts
-	// nginx's requests from (request metrics), on the emptyDir both write.
-	RequestLogSocket = TempMountPath + "/request-metrics.sock"
+	// RequestLogAddress is the loopback UDP address the reloader counts
+	// nginx's requests from (request metrics). Only the pod's own
+	// containers reach its loopback; a UDP port takes no TCP port from
+	// spec.ports.
+	RequestLogAddress = "127.0.0.1:18083"
 	// MaxConfigSize is the largest nginx.conf the config Secret carries:
 	// the apiserver refuses a Secret whose keys and values add up to more
 	// than 1 MiB.

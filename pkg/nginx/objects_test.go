@@ -177,7 +177,7 @@ func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 		t.Errorf("init containers %+v, want the reloader's installer from operator:1", pod.InitContainers)
 	}
 	cmd := strings.Join(pod.Containers[0].Command, " ")
-	want := "/reloader/nginx-reloader -listen-address=:18082 -config=/etc/nginx/operator/nginx.conf -work-config=/tmp/nginx.conf -push-key=/etc/nginx/operator/push-key -watch=/etc/nginx/operator -request-log=/tmp/request-metrics.sock -watch=/etc/nginx/tls -- nginx -c /tmp/nginx.conf -g daemon off;"
+	want := "/reloader/nginx-reloader -listen-address=:18082 -config=/etc/nginx/operator/nginx.conf -work-config=/tmp/nginx.conf -push-key=/etc/nginx/operator/push-key -watch=/etc/nginx/operator -request-log=127.0.0.1:18083 -watch=/etc/nginx/tls -- nginx -c /tmp/nginx.conf -g daemon off;"
 	if cmd != want {
 		t.Errorf("nginx command\n%s\nwant\n%s", cmd, want)
 	}

@@ -171,7 +171,7 @@ func reloaderCommand(refs render.References) []string {
 		"-watch=" + layout.ConfigMountPath,
 		// Always bound: turning request metrics on or off changes
 		// nginx.conf only, which a push replaces in place.
-		"-request-log=" + layout.RequestLogSocket,
+		"-request-log=" + layout.RequestLogAddress,
 	}
 	paths := render.PodPaths()
 	if len(refs.Of(render.UseTLS)) > 0 {

@@ -3,25 +3,25 @@ package reloader
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 )
 
-// Request metrics: nginx sends one syslog line per request to a unix
-// datagram socket the reloader reads (the renderer's request_metrics log
-// format: server, route, Service, status, request time and upstream
-// response time, tab-separated). Requests counts them by server, route and
-// Service, the labels the configuration set, and by status class.
+// Request metrics: nginx sends one syslog line per request as a UDP
+// datagram to a loopback address the reloader reads (the renderer's
+// request_metrics log format: server, route, Service, status, request time
+// and upstream response time, tab-separated). Requests counts them by
+// server, route and Service, the labels the configuration set, and by
+// status class.
 //
-// The socket is non-blocking on nginx's side: when the reloader falls
-// behind, the kernel's queue fills (net.unix.max_dgram_qlen datagrams) and
-// nginx drops the line rather than wait. Counts are then short by what was
-// dropped; requests are never slowed.
+// Sending never blocks nginx: when the reloader falls behind and its
+// socket's receive buffer is full, the kernel drops the datagram and counts
+// it (the "drops" of the socket in /proc/net/udp), which the reloader
+// reports as reloader_request_lines_dropped_total. Counts are then short by
+// that much; requests are never slowed.
 
 // MaxRouteSeries bounds the label sets (server, route, Service) a pod
 // reports: past it, new label sets are counted under OverflowLabel. The
@@ -57,6 +57,8 @@ type Requests struct {
 	series    map[routeKey]*routeSeries
 	order     []routeKey // first seen first: the metrics' order
 	malformed uint64
+	// port is the UDP port Serve reads, whose drops the kernel counts.
+	port int
 }
 
 // NewRequests returns an empty count.
@@ -64,27 +66,33 @@ func NewRequests() *Requests {
 	return &Requests{series: map[routeKey]*routeSeries{}}
 }
 
-// ListenRequests binds a unix datagram socket at path for nginx to send
-// request lines to, replacing a stale one. Any user of the pod may write
-// to it: nginx's workers may run as another user than the reloader, and
-// the emptyDir it is on is the pod's alone.
-func ListenRequests(path string) (*net.UnixConn, error) {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("removing the stale request socket: %w", err)
-	}
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+// requestBufferBytes is the receive buffer the reloader asks for: room for
+// thousands of lines while it is not scheduled. The kernel caps it at
+// net.core.rmem_max (208 KiB by default, some 300 lines).
+const requestBufferBytes = 4 << 20
+
+// ListenRequests binds the loopback UDP address for nginx to send request
+// lines to.
+func ListenRequests(address string) (*net.UDPConn, error) {
+	addr, err := net.ResolveUDPAddr("udp", address)
 	if err != nil {
 		return nil, fmt.Errorf("request metrics: %w", err)
 	}
-	if err := os.Chmod(path, 0o666); err != nil {
-		_ = conn.Close()
+	conn, err := net.ListenUDP("udp", addr)
+	if err != nil {
 		return nil, fmt.Errorf("request metrics: %w", err)
 	}
+	_ = conn.SetReadBuffer(requestBufferBytes) // capped, never refused
 	return conn, nil
 }
 
 // Serve counts the lines conn receives until ctx ends, then closes conn.
-func (q *Requests) Serve(ctx context.Context, conn *net.UnixConn) error {
+func (q *Requests) Serve(ctx context.Context, conn *net.UDPConn) error {
+	if port, ok := conn.LocalAddr().(*net.UDPAddr); ok {
+		q.mu.Lock()
+		q.port = port.Port
+		q.mu.Unlock()
+	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	// nginx writes at most 2 KiB to syslog per line; a longer datagram
@@ -206,6 +214,10 @@ func (q *Requests) write(b *bytes.Buffer) {
 	defer q.mu.Unlock()
 	fmt.Fprintf(b, "# HELP reloader_request_lines_malformed_total Request lines from nginx the reloader could not read.\n"+
 		"# TYPE reloader_request_lines_malformed_total counter\nreloader_request_lines_malformed_total %d\n", q.malformed)
+	if dropped, ok := udpDrops(q.port); ok {
+		fmt.Fprintf(b, "# HELP reloader_request_lines_dropped_total Request lines the kernel dropped, the reloader's receive buffer full: requests not counted.\n"+
+			"# TYPE reloader_request_lines_dropped_total counter\nreloader_request_lines_dropped_total %d\n", dropped)
+	}
 	// The families are declared with no series too, for readers to find
 	// the names before the first request.
 	const requests = "nginx_route_requests_total"

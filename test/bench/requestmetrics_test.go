@@ -26,10 +26,12 @@ import (
 // BenchmarkRequestMetrics measures what counting every request costs: the
 // real nginx under the real nginx-reloader, as in a pod, answers as many
 // small requests as 32 keep-alive clients send for BENCH_REQUEST_SECONDS
-// (default 5), with request metrics off and on. It reports requests per
-// second, the reloader's CPU (a share of one core and per 1,000
-// requests) and, with metrics on, the share of requests the count
-// missed: lines nginx dropped because the reloader's socket was full.
+// (default 5), with request metrics off and on, and then, with them on, a
+// steady BENCH_REQUEST_RATE requests per second (default 5,000). It
+// reports requests per second, the reloader's CPU (a share of one core and
+// per 1,000 requests) and, with metrics on, the share of requests the
+// count missed: lines nginx dropped because the reloader's socket was
+// full.
 //
 //	go test ./test/bench -run '^$' -bench RequestMetrics -benchtime 1x
 func BenchmarkRequestMetrics(b *testing.B) {
@@ -38,33 +40,43 @@ func BenchmarkRequestMetrics(b *testing.B) {
 	if s, err := strconv.Atoi(os.Getenv("BENCH_REQUEST_SECONDS")); err == nil && s > 0 {
 		seconds = s
 	}
-	for _, on := range []bool{false, true} {
-		name := map[bool]string{false: "off", true: "on"}[on]
+	rate := 5000
+	if r, err := strconv.Atoi(os.Getenv("BENCH_REQUEST_RATE")); err == nil && r > 0 {
+		rate = r
+	}
+	for _, run := range []struct {
+		name string
+		on   bool
+		rate int // requests per second, 0: as many as nginx answers
+	}{{"off", false, 0}, {"on", true, 0}, {fmt.Sprintf("on-at-%d-per-second", rate), true, rate}} {
+		on := run.on
+		name := run.name
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
-				r := runRequestLoad(b, nginxBin, reloaderBin, on, time.Duration(seconds)*time.Second)
+				r := runRequestLoad(b, nginxBin, reloaderBin, on, run.rate, time.Duration(seconds)*time.Second)
 				b.ReportMetric(r.perSecond, "req/s")
 				b.ReportMetric(r.reloaderCores*100, "%-core-reloader")
 				b.ReportMetric(r.reloaderMsPer1k, "ms-reloader/1k-req")
 				if on {
 					b.ReportMetric(r.droppedShare*100, "%-dropped")
 				}
-				b.Logf("metrics %s: %d requests in %v, %.0f/s; reloader CPU %.1f%% of a core, %.2f ms per 1,000 requests; counted %d (%.2f%% dropped)",
-					name, r.sent, r.took.Round(time.Millisecond), r.perSecond, r.reloaderCores*100, r.reloaderMsPer1k, r.counted, r.droppedShare*100)
+				b.Logf("metrics %s: %d requests in %v, %.0f/s; reloader CPU %.1f%% of a core, %.2f ms per 1,000 requests; counted %d (%.2f%% dropped; the kernel counted %d drops)",
+					name, r.sent, r.took.Round(time.Millisecond), r.perSecond, r.reloaderCores*100, r.reloaderMsPer1k, r.counted, r.droppedShare*100, r.kernelDropped)
 			}
 		})
 	}
 }
 
 type requestLoad struct {
-	sent, counted                                           int64
+	sent, counted, kernelDropped                            int64
 	took                                                    time.Duration
 	perSecond, reloaderCores, reloaderMsPer1k, droppedShare float64
 }
 
 // runRequestLoad starts nginx under the reloader with request metrics on
-// or off and loads it for d.
-func runRequestLoad(b *testing.B, nginxBin, reloaderBin string, on bool, d time.Duration) requestLoad {
+// or off and loads it for d, at rate requests per second (0: as fast as
+// it answers).
+func runRequestLoad(b *testing.B, nginxBin, reloaderBin string, on bool, rate int, d time.Duration) requestLoad {
 	dir, err := os.MkdirTemp("", "reqbench")
 	tools.Must(b, err)
 	b.Cleanup(func() { _ = os.RemoveAll(dir) })
@@ -77,11 +89,14 @@ func runRequestLoad(b *testing.B, nginxBin, reloaderBin string, on bool, d time.
 			{Path: "/", Name: "bench", Respond: &v1beta1.RespondLocation{Status: 200, Body: "ok"}},
 		}}}},
 	})
-	paths := render.Paths{Temp: dir, Content: dir, TLS: dir, CA: dir, Auth: dir, MimeTypes: filepath.Join(dir, "mime.types"), RequestLog: filepath.Join(dir, "r.sock")}
+	paths := render.Paths{Temp: dir, Content: dir, TLS: dir, CA: dir, Auth: dir, MimeTypes: filepath.Join(dir, "mime.types"), RequestLog: fmt.Sprintf("127.0.0.1:%d", tools.Port(b))}
 	tools.Must(b, os.WriteFile(paths.MimeTypes, []byte("types {}\n"), 0o644))
 	cfg, err := render.Config(spec, render.Options{Paths: paths, HealthPort: tools.Port(b)})
 	tools.Must(b, err)
-	conf := filepath.Join(dir, "nginx.conf")
+	// nginx.conf alone in the directory the reloader watches (it hashes
+	// every file there each second), as in a pod.
+	tools.Must(b, os.Mkdir(filepath.Join(dir, "conf"), 0o755))
+	conf := filepath.Join(dir, "conf", "nginx.conf")
 	tools.Must(b, os.WriteFile(conf, cfg, 0o644))
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -93,6 +108,12 @@ func runRequestLoad(b *testing.B, nginxBin, reloaderBin string, on bool, d time.
 	log, err := os.Create(filepath.Join(dir, "reloader.log"))
 	tools.Must(b, err)
 	reloader.Stdout, reloader.Stderr = log, log
+	b.Cleanup(func() {
+		if b.Failed() {
+			out, _ := os.ReadFile(log.Name())
+			b.Logf("reloader and nginx:\n%s\nnginx.conf:\n%s", out, cfg)
+		}
+	})
 	tools.Must(b, reloader.Start())
 	defer func() { cancel(); _ = reloader.Wait() }()
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
@@ -103,17 +124,27 @@ func runRequestLoad(b *testing.B, nginxBin, reloaderBin string, on bool, d time.
 		}
 		return err
 	})
-	before := countedRequests(b, metricsPort)
+	before, droppedBefore := countedRequests(b, metricsPort)
 
 	cpu0 := cpuSeconds(b, reloader.Process.Pid)
 	var sent atomic.Int64
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
-	for range 32 {
+	const clients = 32
+	for range clients {
 		wg.Go(func() {
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			var tick <-chan time.Time
+			if rate > 0 {
+				ticker := time.NewTicker(time.Second * clients / time.Duration(rate))
+				defer ticker.Stop()
+				tick = ticker.C
+			}
 			for time.Now().Before(deadline) {
+				if tick != nil {
+					<-tick
+				}
 				resp, err := client.Get(url)
 				if err != nil {
 					continue
@@ -128,9 +159,9 @@ func runRequestLoad(b *testing.B, nginxBin, reloaderBin string, on bool, d time.
 	took := time.Since(start)
 	time.Sleep(500 * time.Millisecond) // the socket's queue drains
 	cpu := cpuSeconds(b, reloader.Process.Pid) - cpu0
-	counted := countedRequests(b, metricsPort) - before
+	counted, dropped := countedRequests(b, metricsPort)
 
-	r := requestLoad{sent: sent.Load(), counted: counted, took: took}
+	r := requestLoad{sent: sent.Load(), counted: counted - before, kernelDropped: dropped - droppedBefore, took: took}
 	r.perSecond = float64(r.sent) / took.Seconds()
 	r.reloaderCores = cpu / took.Seconds()
 	r.reloaderMsPer1k = cpu * 1000 / float64(r.sent) * 1000
@@ -140,21 +171,28 @@ func runRequestLoad(b *testing.B, nginxBin, reloaderBin string, on bool, d time.
 	return r
 }
 
-// countedRequests adds the reloader's nginx_route_requests_total samples.
-func countedRequests(b *testing.B, port int) int64 {
+// countedRequests adds the reloader's nginx_route_requests_total samples,
+// and returns reloader_request_lines_dropped_total too.
+func countedRequests(b *testing.B, port int) (counted, dropped int64) {
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	tools.Must(b, err)
 	defer resp.Body.Close()
-	var total int64
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "nginx_route_requests_total{") {
+		line := sc.Text()
+		value := func() int64 {
 			n, err := strconv.ParseInt(line[strings.LastIndexByte(line, ' ')+1:], 10, 64)
 			tools.Must(b, err)
-			total += n
+			return n
+		}
+		switch {
+		case strings.HasPrefix(line, "nginx_route_requests_total{"):
+			counted += value()
+		case strings.HasPrefix(line, "reloader_request_lines_dropped_total "):
+			dropped = value()
 		}
 	}
-	return total
+	return counted, dropped
 }
 
 // cpuSeconds is the CPU time process pid used itself (utime and stime of

@@ -281,4 +281,10 @@ func requestsCountedExactly(ctx context.Context, t *testing.T, promAPI *tools.Pr
 		t.Fatalf("Prometheus never counted exactly the requests sent: %s", last)
 	}
 	t.Logf("nginx_route_requests_total through Prometheus: %s", last)
+	// Each pod's kernel counted the lines its reloader had no room for:
+	// none at this rate.
+	dropped, err := query(ctx, promAPI, fmt.Sprintf(`reloader_request_lines_dropped_total{job=%q,instance="web"}`, job))
+	if err != nil || len(dropped) != 2 || dropped["web-0"] != "0" || dropped["web-1"] != "0" {
+		t.Errorf("reloader_request_lines_dropped_total by pod: %v (%v), want 0 for web-0 and web-1", dropped, err)
+	}
 }

@@ -47,7 +47,7 @@ type Paths struct {
 	Auth string
 	// MimeTypes is the mime.types file to include.
 	MimeTypes string
-	// RequestLog is the unix datagram socket the nginx-reloader counts
+	// RequestLog is the loopback UDP address the nginx-reloader counts
 	// requests from (requestmetrics.go); "" where no reloader listens:
 	// then no request is counted.
 	RequestLog string
@@ -58,7 +58,7 @@ func PodPaths() Paths {
 	return Paths{
 		Temp: layout.TempMountPath, Content: layout.ContentMountPath, TLS: layout.TLSMountPath,
 		CA: layout.CAMountPath, Auth: layout.AuthMountPath, MimeTypes: "/etc/nginx/mime.types",
-		RequestLog: layout.RequestLogSocket,
+		RequestLog: layout.RequestLogAddress,
 	}
 }
 

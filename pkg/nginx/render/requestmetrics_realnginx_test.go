@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,18 +19,12 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
-// countRequests binds a reloader's request socket for the nginx prepare
+// countRequests binds a reloader's request address for the nginx prepare
 // starts: set as startRendered's prepare, it points the configuration at
-// the socket. Requests are counted until the test ends.
+// it. Requests are counted until the test ends.
 func countRequests(t *testing.T) (*reloader.Requests, func(*Paths)) {
 	t.Helper()
-	// A socket's path has at most 107 bytes: a test's TempDir may be longer.
-	dir, err := os.MkdirTemp("", "requests")
-	tools.Must(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	tools.Must(t, os.Chmod(dir, 0o755)) // for workers running as nobody
-	socket := filepath.Join(dir, "requests.sock")
-	conn, err := reloader.ListenRequests(socket)
+	conn, err := reloader.ListenRequests("127.0.0.1:0")
 	tools.Must(t, err)
 	requests := reloader.NewRequests()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -44,7 +36,8 @@ func countRequests(t *testing.T) (*reloader.Requests, func(*Paths)) {
 			t.Error(err)
 		}
 	})
-	return requests, func(p *Paths) { p.RequestLog = socket }
+	address := conn.LocalAddr().String()
+	return requests, func(p *Paths) { p.RequestLog = address }
 }
 
 // requestSamples are the request metrics requests would serve, by series.

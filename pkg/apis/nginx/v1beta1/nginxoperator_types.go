@@ -1900,7 +1900,8 @@ type MetricsSpec struct {
 	Enabled bool `json:"enabled,omitempty"`
 
 	// Requests are the per-request metrics of a monitored instance: nginx
-	// sends a line per request to the nginx-reloader in its pod, which
+	// sends a line per request (a UDP datagram on the pod's loopback,
+	// 127.0.0.1:18083) to the nginx-reloader in its pod, which
 	// exports nginx_route_requests_total and histograms of request and
 	// upstream duration, labelled by server, route (the location's name, or
 	// its path), Service and status class.
