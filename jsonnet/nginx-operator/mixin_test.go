@@ -286,7 +286,7 @@ func TestMixinAlertsCarrySeverityAnnotationsAndDocumentedRunbook(t *testing.T) {
 	}
 	want := []string{
 		"NginxBackupFailed", "NginxBackupTooOld", "NginxConfigReloadFailed", "NginxDown", "NginxInstanceUnavailable",
-		"NginxMonitorMatchesNothing", "NginxOperatorDown", "NginxOperatorNoLeader", "NginxOperatorReconcileErrors", "NginxRouteErrors", "NginxRouteSlow",
+		"NginxMonitorMatchesNothing", "NginxOperatorDown", "NginxOperatorNoLeader", "NginxOperatorReconcileErrors", "NginxRequestLinesDropped", "NginxRouteErrors", "NginxRouteSlow",
 	}
 	sort.Strings(names)
 	if diff := cmp.Diff(want, names); diff != "" {

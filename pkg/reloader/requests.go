@@ -214,9 +214,12 @@ func (q *Requests) write(b *bytes.Buffer) {
 	defer q.mu.Unlock()
 	fmt.Fprintf(b, "# HELP reloader_request_lines_malformed_total Request lines from nginx the reloader could not read.\n"+
 		"# TYPE reloader_request_lines_malformed_total counter\nreloader_request_lines_malformed_total %d\n", q.malformed)
+	// Declared always; a sample only where the kernel counts the socket's
+	// drops (a reloader that serves, on Linux).
+	fmt.Fprintf(b, "# HELP reloader_request_lines_dropped_total Request lines the kernel dropped, the reloader's receive buffer full: requests not counted.\n"+
+		"# TYPE reloader_request_lines_dropped_total counter\n")
 	if dropped, ok := udpDrops(q.port); ok {
-		fmt.Fprintf(b, "# HELP reloader_request_lines_dropped_total Request lines the kernel dropped, the reloader's receive buffer full: requests not counted.\n"+
-			"# TYPE reloader_request_lines_dropped_total counter\nreloader_request_lines_dropped_total %d\n", dropped)
+		fmt.Fprintf(b, "reloader_request_lines_dropped_total %d\n", dropped)
 	}
 	// The families are declared with no series too, for readers to find
 	// the names before the first request.

@@ -205,6 +205,9 @@ function(cfg, reconcileDurationP99, routeLabels)
           timeseries('Service duration p99', 's', [
             target('histogram_quantile(0.99, sum by (namespace, instance, service, le) (max by (namespace, instance, pod, server, route, service, le) (rate(nginx_route_upstream_duration_seconds_bucket{%s,%s}[%s]))))' % [rl, ns, r], '{{namespace}}/{{instance}} {{service}}'),
           ], 'How long the proxied Services took to answer, every endpoint tried included.'),
+          timeseries('Request lines dropped', 'short', [
+            target('sum by (namespace, instance) (max by (namespace, instance, pod) (rate(reloader_request_lines_dropped_total{%s,%s}[%s])))' % [rl, ns, r], '{{namespace}}/{{instance}}'),
+          ], 'Lines per second the kernel dropped before a reloader read them: requests served but missing from the panels beside.'),
         ],
       },
     ]),

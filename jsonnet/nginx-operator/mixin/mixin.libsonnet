@@ -54,6 +54,11 @@
     routeLatencyThresholdSeconds: 1,
     routeLatencyFor: '15m',
     routeMinRequestRate: 0.1,
+    // A pod's request metrics are short when the kernel drops more than
+    // this share of its request lines (reloader_request_lines_dropped_total)
+    // for requestLinesDroppedFor.
+    requestLinesDroppedRatioThreshold: 0.01,
+    requestLinesDroppedFor: '15m',
 
     // Window of rate() in rules and dashboard panels.
     rateInterval: '5m',
@@ -218,6 +223,25 @@
             'warning',
             'Route {{ $labels.route }} of NginxOperator {{ $labels.namespace }}/{{ $labels.instance }} is slow.',
             'The 99th percentile of the time nginx took to answer route {{ $labels.route }} (server {{ $labels.server }}) of NginxOperator {{ $labels.namespace }}/{{ $labels.instance }} has been {{ $value | humanizeDuration }} for %(routeLatencyFor)s, over %(routeLatencyThresholdSeconds)gs.' % cfg,
+          ),
+          alert(
+            'NginxRequestLinesDropped',
+            // Per pod: the lines the kernel dropped against those the
+            // reloader counted, both from the same reloader.
+            |||
+              sum by (namespace, instance, pod) (rate(reloader_request_lines_dropped_total{%(nginxReloaderSelector)s}[%(rateInterval)s]))
+                /
+              (
+                sum by (namespace, instance, pod) (rate(reloader_request_lines_dropped_total{%(nginxReloaderSelector)s}[%(rateInterval)s]))
+                  +
+                sum by (namespace, instance, pod) (rate(nginx_route_requests_total{%(nginxReloaderSelector)s}[%(rateInterval)s]))
+              )
+                > %(requestLinesDroppedRatioThreshold)g
+            ||| % cfg,
+            cfg.requestLinesDroppedFor,
+            'info',
+            'The request metrics of pod {{ $labels.namespace }}/{{ $labels.pod }} miss requests.',
+            'The kernel dropped {{ $value | humanizePercentage }} of the request lines nginx sent to the reloader of pod {{ $labels.pod }} of NginxOperator {{ $labels.namespace }}/{{ $labels.instance }} for %(requestLinesDroppedFor)s: the reloader does not keep up, and nginx_route_requests_total is short by as much. Requests are served.' % cfg,
           ),
         ],
       },
