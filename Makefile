@@ -87,7 +87,7 @@ UNIT_PKGS = $(shell go list ./... | grep -v -E '/test/($(subst $() $(),|,$(E2E_D
 
 .PHONY: test-unit
 test-unit: ## Unit tier: pure tests only (go test -short; no cluster, no installed binaries, no root), about a minute.
-	go test -short -tags unit -vet=off $(UNIT_PKGS)
+	go test -short -tags unit -vet=off -ldflags="-s -w" $(UNIT_PKGS)
 
 .PHONY: test-integration
 test-integration: test-deps ## Integration tier: the packages outside test/'s end-to-end suites, with a real control plane, nginx, promtool and Prometheus.

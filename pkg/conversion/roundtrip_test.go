@@ -24,8 +24,15 @@ import (
 // between the webhook and the apiserver. The comparison normalises only what
 // JSON cannot tell apart (see cmpOpts).
 
-// roundTrips is how many random objects of each version the plain test checks.
-const roundTrips = 1000
+// roundTrips is how many random objects of each version the plain test
+// checks: a fifth of them in the unit tier (-short), which keeps to its
+// minute; the integration tier checks them all.
+func roundTrips() int {
+	if testing.Short() {
+		return 200
+	}
+	return 1000
+}
 
 func newFiller(f *randfill.Filler) *randfill.Filler {
 	codecs := serializer.NewCodecFactory(runtime.NewScheme())
@@ -137,13 +144,14 @@ func checkAlpha(t testing.TB, a *v1alpha1.NginxOperator) {
 }
 
 func TestRandomV1beta1ObjectsSurviveARoundTripThroughV1alpha1(t *testing.T) {
+	objects := roundTrips()
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	f := newFiller(randfill.NewWithSeed(seed))
 	// Count what the generator produced, so a generator that degenerated (all
 	// objects empty, say) fails the test instead of passing it vacuously.
 	var specAnn, statusAnn, noAnn, multiPort int
-	for range roundTrips {
+	for range objects {
 		b := randomBeta(f)
 		a := checkBeta(t, b)
 		_, s := a.Annotations[AnnotationSpec]
@@ -161,18 +169,19 @@ func TestRandomV1beta1ObjectsSurviveARoundTripThroughV1alpha1(t *testing.T) {
 			multiPort++
 		}
 	}
-	t.Logf("%d objects: %d with a spec annotation, %d with a status annotation, %d with several ports", roundTrips, specAnn, statusAnn, multiPort)
-	if specAnn < roundTrips/2 || statusAnn < roundTrips/2 || multiPort == 0 {
+	t.Logf("%d objects: %d with a spec annotation, %d with a status annotation, %d with several ports", objects, specAnn, statusAnn, multiPort)
+	if specAnn < objects/2 || statusAnn < objects/2 || multiPort == 0 {
 		t.Errorf("generator too weak: want most objects to need both annotations and some to have several ports")
 	}
 }
 
 func TestRandomV1alpha1ObjectsSurviveARoundTripThroughV1beta1(t *testing.T) {
+	objects := roundTrips()
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	f := newFiller(randfill.NewWithSeed(seed))
 	var withAnn, withPort int
-	for range roundTrips {
+	for range objects {
 		a := randomAlpha(t, f)
 		checkAlpha(t, a)
 		if _, ok := a.Annotations[AnnotationSpec]; ok {
@@ -182,8 +191,8 @@ func TestRandomV1alpha1ObjectsSurviveARoundTripThroughV1beta1(t *testing.T) {
 			withPort++
 		}
 	}
-	t.Logf("%d objects: %d with preserved v1beta1 fields, %d with a port", roundTrips, withAnn, withPort)
-	if withAnn < roundTrips/4 || withAnn > roundTrips*3/4 || withPort == 0 || withPort == roundTrips {
+	t.Logf("%d objects: %d with preserved v1beta1 fields, %d with a port", objects, withAnn, withPort)
+	if withAnn < objects/4 || withAnn > objects*3/4 || withPort == 0 || withPort == objects {
 		t.Errorf("generator too weak: want both plain and down-converted objects, with and without port")
 	}
 }

@@ -108,24 +108,20 @@ func Load(kind, version string) (*Schema, error) {
 }
 
 // ShippedSchema is the OpenAPI schema of version of the shipped CRD whose
-// kind is kind, decoded afresh: a caller may change it (a test removes a rule
-// to prove that nothing else enforces it) and Compile the result.
+// kind is kind, a copy of its own: a caller may change it (a test removes a
+// rule to prove that nothing else enforces it) and Compile the result.
 func ShippedSchema(kind, version string) (*apiextensionsv1.JSONSchemaProps, error) {
-	files, err := crds.Files()
+	shipped, err := shippedCRDs()
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range files {
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := yaml.Unmarshal(f, &crd); err != nil {
-			return nil, fmt.Errorf("decoding a shipped CRD: %w", err)
-		}
+	for _, crd := range shipped {
 		if crd.Spec.Names.Kind != kind {
 			continue
 		}
 		for _, v := range crd.Spec.Versions {
 			if v.Name == version && v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-				return v.Schema.OpenAPIV3Schema, nil
+				return v.Schema.OpenAPIV3Schema.DeepCopy(), nil
 			}
 		}
 		return nil, fmt.Errorf("CRD of %s has no schema for version %s", kind, version)
@@ -133,8 +129,35 @@ func ShippedSchema(kind, version string) (*apiextensionsv1.JSONSchemaProps, erro
 	return nil, fmt.Errorf("no shipped CRD for kind %s", kind)
 }
 
+// shippedCRDs decodes the shipped CRDs once: decoding their YAML costs more
+// than copying a schema.
+var shippedCRDs = sync.OnceValues(func() ([]apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := crds.Files()
+	if err != nil {
+		return nil, err
+	}
+	decoded := make([]apiextensionsv1.CustomResourceDefinition, len(files))
+	for i, f := range files {
+		if err := yaml.Unmarshal(f, &decoded[i]); err != nil {
+			return nil, fmt.Errorf("decoding a shipped CRD: %w", err)
+		}
+	}
+	return decoded, nil
+})
+
 // Compile compiles a CRD version's OpenAPI schema for validation.
 func Compile(v1Props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
+	s, err := compileOpenAPI(v1Props)
+	if err != nil {
+		return nil, err
+	}
+	s.cel = cel.NewValidator(s.structural, true, celconfig.PerCallLimit)
+	return s, nil
+}
+
+// compileOpenAPI compiles all of a schema but its CEL rules, which cost
+// most of Compile's time.
+func compileOpenAPI(v1Props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 	var internal apiextensions.JSONSchemaProps
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v1Props, &internal, nil); err != nil {
 		return nil, fmt.Errorf("converting the schema: %w", err)
@@ -147,11 +170,7 @@ func Compile(v1Props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling the schema: %w", err)
 	}
-	return &Schema{
-		structural: structural,
-		openAPI:    openAPI,
-		cel:        cel.NewValidator(structural, true, celconfig.PerCallLimit),
-	}, nil
+	return &Schema{structural: structural, openAPI: openAPI}, nil
 }
 
 // lazy compiles the schema once, on first use; tests prove the shipped CRDs
