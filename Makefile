@@ -57,11 +57,12 @@ node-binaries: ## Build (once) kubelet, kube-proxy, containerd, ctr and CoreDNS,
 	@bash hack/install-node-binaries.sh >/dev/null
 
 .PHONY: test-deps
-test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx 1.26 (built from source), Prometheus, the nginx exporter, versitygw (S3), helm, a real node (kubelet, containerd, runc, CNI).
+test-deps: kube-binaries ## Install what the tests run for real: Kubernetes binaries, nginx 1.26 (built from source), Prometheus, the nginx exporter, cert-manager's controllers, versitygw (S3), helm, a real node (kubelet, containerd, runc, CNI).
 	@bash hack/install-test-deps.sh
 	@bash hack/install-nginx.sh >/dev/null
 	@bash hack/install-prometheus.sh >/dev/null
 	@bash hack/install-prometheus-operator.sh >/dev/null
+	@bash hack/install-cert-manager.sh >/dev/null
 	@bash hack/install-versitygw.sh >/dev/null
 	@bash hack/install-helm.sh >/dev/null
 	@bash hack/install-node-binaries.sh >/dev/null

@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -91,6 +92,9 @@ type Reconciler struct {
 	// routedReferences are what the servers of routed instances name,
 	// which the cache's reference index cannot see (see instancesIndexed).
 	routedReferences routedReferences
+	// certificates applies and watches cert-manager Certificates; nil
+	// applies none.
+	certificates *certificateAPI
 	// newPushKeys are the push keys generated for instances whose config
 	// Secret the cache does not show with one yet (see pushKey).
 	newPushKeys sync.Map
@@ -127,12 +131,19 @@ type Setup struct {
 	// (pkg/gateway publishes them); nil serves every instance from its
 	// own spec.
 	Routes *routetable.Table
+	// CertificateCache builds the cache of the operator's cert-manager
+	// Certificates, once an instance asks for one and the API is served;
+	// nil applies none (tls.issuerRef then reports CertManagerNotInstalled).
+	CertificateCache func() (cache.Cache, error)
 }
 
 // SetupWithManager registers the controller: it reconciles NginxOperator
 // objects and owns their children, so a deleted or edited child is restored.
 func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 	r := &Reconciler{Deps: k8sutil.NewDeps(mgr), Images: s.Images, Operator: s.Operator, Grants: s.Grants, Routes: s.Routes}
+	if s.CertificateCache != nil {
+		r.certificates = &certificateAPI{mgr: mgr, newCache: s.CertificateCache}
+	}
 	registerMetrics()
 	b, err := r.watchReferences(mgr, s.References, ctrl.NewControllerManagedBy(mgr))
 	if err != nil {
@@ -151,7 +162,7 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 	if s.Routes != nil {
 		b = b.WatchesRawSource(source.Channel(s.Routes.Events(), &handler.EnqueueRequestForObject{}))
 	}
-	return b.
+	c, err := b.
 		Named(ControllerName).
 		// The controller's own status writes would wake it once more each:
 		// only a spec change (generation), a deletion, or a change of the
@@ -172,12 +183,19 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		// in a row; with 4 workers, 1,000 new instances converged 15%
 		// slower than with 8 (test/bench), the CPU being the apiserver's.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
-		Complete(metrics.Instrument(ControllerName, &k8sutil.StatusReconciler[*v1beta1.NginxOperator]{
+		Build(metrics.Instrument(ControllerName, &k8sutil.StatusReconciler[*v1beta1.NginxOperator]{
 			Client: r.Client,
 			New:    func() *v1beta1.NginxOperator { return &v1beta1.NginxOperator{} },
 			Forget: r.forget,
 			Sync:   r.sync,
 		}))
+	if err != nil {
+		return err
+	}
+	if r.certificates != nil {
+		r.certificates.watch = c.Watch
+	}
+	return nil
 }
 
 // sync brings one instance's children in line with its spec, observes
@@ -199,8 +217,15 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 		}
 		return ctrl.Result{}, nil
 	}
+	// A Certificate cert-manager has yet to issue, or one it cannot, does
+	// not stop the rest: the instance serves what it can.
+	certificates, certResult, certErr := r.syncCertificates(ctx, nginx)
 	p, sts, result, err := r.apply(ctx, nginx)
-	o := observed{plan: p, err: err, sts: sts, pods: r.pods(ctx, nginx, sts)}
+	if err == nil {
+		err = certErr
+	}
+	result.RequeueAfter = sooner(result.RequeueAfter, certResult.RequeueAfter)
+	o := observed{plan: p, err: err, sts: sts, pods: r.pods(ctx, nginx, sts), certificates: certificates}
 	if err == nil {
 		o.configs = r.podConfigs(nginx, o.pods, p.inputs, nginx.Status.ConfigHash)
 		o.restoreFailure = r.restoreFailure(ctx, nginx, sts)
@@ -261,7 +286,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 
 // sooner is the shorter of two requeue delays, 0 being none.
 func sooner(a, b time.Duration) time.Duration {
-	if a == 0 || b < a {
+	if a == 0 || (b != 0 && b < a) {
 		return b
 	}
 	return a

@@ -93,6 +93,9 @@ type observed struct {
 	pods           []corev1.Pod
 	configs        podConfigs
 	restoreFailure string
+	// certificates is the report on the instance's cert-manager
+	// Certificates; nil when it asks for none.
+	certificates *certificateReport
 }
 
 // setStatus builds the whole status from what the reconcile observed: the
@@ -106,6 +109,7 @@ func setStatus(nginx *v1beta1.NginxOperator, o observed) {
 		nginx.Status.Upstreams = o.plan.upstreams
 	}
 	observe(nginx, o.sts, o.pods, o.configs, o.err)
+	setCertificatesCondition(nginx, o.certificates)
 	if o.err == nil {
 		setRestoreStatus(nginx, o.sts, o.restoreFailure)
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/backup"
+	"github.com/nginx-operator/nginx-operator/pkg/certmanager"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
@@ -186,6 +187,9 @@ func addControllers(cfg *rest.Config, mgr manager.Manager, opts Options) error {
 		Operator:   nginx.OperatorPods{Namespace: opts.Namespace, Labels: PodLabels()},
 		Grants:     grants,
 		Routes:     routes,
+		CertificateCache: func() (cache.Cache, error) {
+			return cache.New(mgr.GetConfig(), CertificateCacheOptions(opts, mgr))
+		},
 	}); err != nil {
 		return fmt.Errorf("setting up the NginxOperator controller: %w", err)
 	}
@@ -237,6 +241,18 @@ func ReferenceCacheOptions(opts Options, mgr manager.Manager, namespace string) 
 		ByObject: map[client.Object]cache.ByObject{&discoveryv1.EndpointSlice{}: {Transform: nginx.TrimEndpointSlice}}}
 	scopeToNamespaces(&c, opts)
 	c.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	return c
+}
+
+// CertificateCacheOptions scope the cache of cert-manager Certificates,
+// which the NginxOperator controller starts once an instance asks for one
+// and the API is served (it cannot be part of the managed cache, which
+// fails to start without the CRD): the operator's own Certificates in the
+// watched namespaces.
+func CertificateCacheOptions(opts Options, mgr manager.Manager) cache.Options {
+	c := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultTransform: TrimForCache,
+		ByObject: map[client.Object]cache.ByObject{&certmanager.Certificate{}: {Label: k8sutil.ManagedSelector()}}}
+	scopeToNamespaces(&c, opts)
 	return c
 }
 

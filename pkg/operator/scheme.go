@@ -11,15 +11,18 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1alpha1"
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/certmanager"
 )
 
-// NewScheme knows the built-in kinds, both versions of the operator's API
-// and Gateway API's v1 kinds.
+// NewScheme knows the built-in kinds, both versions of the operator's API,
+// Gateway API's v1 kinds, and the part of cert-manager's API the operator
+// writes (the Certificate).
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(v1beta1.AddToScheme(s))
 	utilruntime.Must(v1alpha1.AddToScheme(s))
 	utilruntime.Must(gatewayv1.Install(s))
+	utilruntime.Must(certmanager.AddToScheme(s))
 	return s
 }

@@ -205,6 +205,15 @@ func anyOf[T any](lists ...[]T) []any {
 }
 
 // setAt is a setter of the value at path (map keys and list indexes).
+// issuerRef sets field of servers[1]'s tls.issuerRef to the value, with a
+// valid name, which the field needs.
+func issuerRef(field string) func(spec map[string]any, v any) {
+	return func(spec map[string]any, v any) {
+		setAt("config", "servers", 1, "tls", "issuerRef", "name")(spec, "letsencrypt")
+		setAt("config", "servers", 1, "tls", "issuerRef", field)(spec, v)
+	}
+}
+
 func setAt(path ...any) func(spec map[string]any, v any) {
 	return func(spec map[string]any, v any) {
 		var cur any = spec
@@ -444,6 +453,11 @@ func corpusFields() []corpusField {
 		{"config.tls.sessionCacheMiB", setAt("config", "tls", "sessionCacheMiB"), nums(512, 513)},
 		{"config.tls.sessionTimeoutMinutes", setAt("config", "tls", "sessionTimeoutMinutes"), nums(1440, 1441)},
 		{"config.servers[].tls.hsts.maxAgeSeconds", setAt("config", "servers", 1, "tls", "hsts", "maxAgeSeconds"), nums(63072000, 63072001)},
+		{"config.servers[].tls.issuerRef.name", setAt("config", "servers", 1, "tls", "issuerRef", "name"), str("letsencrypt", "Letsencrypt", "a..b")},
+		{"config.servers[].tls.issuerRef.kind", issuerRef("kind"), shortStr("ClusterIssuer", "issuer", "Issuer ", "AWSPCAIssuer")},
+		{"config.servers[].tls.issuerRef.group", issuerRef("group"), shortStr("cert-manager.io", "awspca.cert-manager.io", "Cert-Manager.io")},
+		{"config.servers[].tls.issuerRef.duration", issuerRef("duration"), shortStr("2160h", "1h", "59m59s", "1h30m", "1d", "-1h", "90 days", "9999999h")},
+		{"config.servers[].tls.issuerRef.renewBefore", issuerRef("renewBefore"), shortStr("720h", "5m", "4m59s", "2160h", "2159h", "1ms")},
 		{"config.servers[].tls.clientCertificates.caCertificate.name", setAt("config", "servers", 1, "tls", "clientCertificates", "caCertificate", "name"), str("../../etc", ".", "..", "a/b")},
 		{"config.servers[].tls.clientCertificates.caCertificate.key", setAt("config", "servers", 1, "tls", "clientCertificates", "caCertificate", "key"), str("..", ".", "../ca.crt", "a/b")},
 		{"config.servers[].tls.clientCertificates.verifyDepth", setAt("config", "servers", 1, "tls", "clientCertificates", "verifyDepth"), nums(8, 9)},

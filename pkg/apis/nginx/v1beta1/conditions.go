@@ -17,4 +17,7 @@ const (
 	ConditionReady = "Ready"
 	// ConditionRestored: every replica's content was seeded from spec.restore.
 	ConditionRestored = "Restored"
+	// ConditionCertificatesReady: cert-manager issued every certificate the
+	// servers ask for with tls.issuerRef; absent when none does.
+	ConditionCertificatesReady = "CertificatesReady"
 )

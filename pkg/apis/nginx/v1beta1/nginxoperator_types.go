@@ -353,6 +353,7 @@ const (
 // Server is one nginx virtual server. Two locations with the same path are
 // reported by the controller (condition Degraded, reason InvalidConfig): a
 // schema rule comparing every pair would exceed the apiserver's CEL budget.
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.issuerRef) || (has(self.serverNames) && self.serverNames.exists(n, n != '_'))",message="tls.issuerRef needs serverNames: the certificate is issued for the server's names"
 // +kubebuilder:validation:XValidation:rule="!has(self.redirectToHTTPS) || (!has(self.tls) && (!has(self.locations) || size(self.locations) == 0) && !has(self.ipAccess) && !has(self.basicAuth) && !has(self.rateLimit) && !has(self.connectionLimit))",message="redirectToHTTPS answers every request of the server with a redirect: it cannot be combined with tls, locations, ipAccess, basicAuth, rateLimit or connectionLimit, which would never apply"
 type Server struct {
 	// Port is the name of the entry of spec.ports this server listens on.
@@ -500,6 +501,62 @@ type TLS struct {
 	// ingress-nginx's auth-tls-secret).
 	// +optional
 	ClientCertificates *ClientCertificates `json:"clientCertificates,omitempty"`
+
+	// IssuerRef asks cert-manager for the certificate: the operator applies a
+	// cert-manager.io/v1 Certificate named after secretName, for the
+	// serverNames of every server that names this Secret and this issuer,
+	// and cert-manager writes the Secret and renews it; nginx serves each
+	// renewal in place. Needs cert-manager: where its API is not served,
+	// condition CertificatesReady says so. ingress-nginx's
+	// cert-manager.io/issuer and cert-manager.io/cluster-issuer annotations.
+	// +optional
+	IssuerRef *IssuerRef `json:"issuerRef,omitempty"`
+}
+
+// IssuerRef names the cert-manager issuer of a server's certificate, and
+// how long the certificate lives.
+// +kubebuilder:validation:XValidation:rule="!has(self.duration) || duration(self.duration) >= duration('1h')",message="duration must be at least 1h, the shortest certificate cert-manager issues"
+// +kubebuilder:validation:XValidation:rule="!has(self.renewBefore) || duration(self.renewBefore) >= duration('5m')",message="renewBefore must be at least 5m, as cert-manager requires"
+// +kubebuilder:validation:XValidation:rule="!has(self.renewBefore) || duration(self.renewBefore) < duration(has(self.duration) ? self.duration : '2160h')",message="renewBefore must be shorter than duration (cert-manager's default duration is 2160h, 90 days)"
+type IssuerRef struct {
+	// Name of the Issuer (in this namespace) or ClusterIssuer.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+
+	// Kind of the issuer: Issuer, ClusterIssuer, or an external issuer's
+	// kind (with its group).
+	// +optional
+	// +kubebuilder:default=Issuer
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
+	Kind string `json:"kind,omitempty"`
+
+	// Group of the issuer's API: cert-manager.io for cert-manager's own
+	// issuers, another for an external issuer.
+	// +optional
+	// +kubebuilder:default=cert-manager.io
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Group string `json:"group,omitempty"`
+
+	// Duration the certificate is valid for, in hours, minutes and seconds
+	// ("2160h"); cert-manager's default, 90 days, when empty.
+	// ingress-nginx's cert-manager.io/duration annotation.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,7}(h|m|s))+$`
+	Duration string `json:"duration,omitempty"`
+
+	// RenewBefore is how long before it expires cert-manager renews the
+	// certificate ("720h"); cert-manager's default, a third of its
+	// duration, when empty. ingress-nginx's cert-manager.io/renew-before
+	// annotation.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,7}(h|m|s))+$`
+	RenewBefore string `json:"renewBefore,omitempty"`
 }
 
 // HSTS is the Strict-Transport-Security header of a TLS server.
