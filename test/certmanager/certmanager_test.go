@@ -91,7 +91,7 @@ func TestCertManagerIssuesTheCertificateTLSIssuerRefAsksFor(t *testing.T) {
 	}
 	// A renewal (asked for as cmctl renew does) changes the Secret, and
 	// the instance takes it.
-	renew(ctx, t, c, ns)
+	framework.RenewCertificate(ctx, t, c, ns, "web-tls")
 	if !framework.WaitFor(ctx, time.Minute, func(context.Context) bool {
 		return servedCertificate(ctx, t, c, ns).SerialNumber.Cmp(first.SerialNumber) != 0
 	}) {
@@ -109,18 +109,6 @@ func TestCertManagerIssuesTheCertificateTLSIssuerRefAsksFor(t *testing.T) {
 		return apierrors.IsNotFound(err) && framework.InstanceCondition(ctx, c, ns, "web", v1beta1.ConditionCertificatesReady) == nil
 	}) {
 		t.Fatal("without tls.issuerRef, the Certificate or condition CertificatesReady is still there")
-	}
-}
-
-// renew asks cert-manager to issue the Certificate again now, as cmctl
-// renew does: with its Issuing condition.
-func renew(ctx context.Context, t *testing.T, c client.Client, ns string) {
-	t.Helper()
-	patch := []byte(`{"status":{"conditions":[{"type":"Issuing","status":"True","reason":"ManuallyTriggered","message":"renewed by the test",` +
-		`"lastTransitionTime":"` + time.Now().UTC().Format(time.RFC3339) + `"}]}}`)
-	cert := &certmanager.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-tls"}}
-	if err := c.Status().Patch(ctx, cert, client.RawPatch("application/merge-patch+json", patch)); err != nil {
-		t.Fatal(err)
 	}
 }
 

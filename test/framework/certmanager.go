@@ -7,8 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -53,4 +57,20 @@ func RunCertManager(t testing.TB, c *Cluster, gatewayAPI bool) *tools.Process {
 		args = append(args, "-enable-gateway-api")
 	}
 	return tools.Start(t, "cert-manager", bin, args...)
+}
+
+// RenewCertificate asks cert-manager to issue the Certificate name again
+// now, as cmctl renew does: with its Issuing condition.
+func RenewCertificate(ctx context.Context, t testing.TB, c client.Client, namespace, name string) {
+	t.Helper()
+	patch := []byte(`{"status":{"conditions":[{"type":"Issuing","status":"True","reason":"ManuallyTriggered","message":"renewed by the test",` +
+		`"lastTransitionTime":"` + time.Now().UTC().Format(time.RFC3339) + `"}]}}`)
+	cert := &unstructured.Unstructured{}
+	cert.SetAPIVersion("cert-manager.io/v1")
+	cert.SetKind("Certificate")
+	cert.SetNamespace(namespace)
+	cert.SetName(name)
+	if err := c.Status().Patch(ctx, cert, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
 }

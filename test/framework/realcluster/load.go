@@ -2,6 +2,7 @@ package realcluster
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,10 +32,24 @@ type Load struct {
 	done     sync.WaitGroup
 }
 
+// StartLoad starts a Load of workers on the Service address addr over HTTP.
 func StartLoad(ctx context.Context, t *testing.T, n *node.Node, addr string, workers int) *Load {
+	t.Helper()
+	return startLoad(ctx, t, n, "http://"+addr+"/", nil, workers)
+}
+
+// StartHTTPSLoad is StartLoad over HTTPS: each request is a new connection,
+// whose handshake verifies the server's certificate with config.
+func StartHTTPSLoad(ctx context.Context, t *testing.T, n *node.Node, addr string, config *tls.Config, workers int) *Load {
+	t.Helper()
+	return startLoad(ctx, t, n, "https://"+addr+"/", config, workers)
+}
+
+func startLoad(ctx context.Context, t *testing.T, n *node.Node, url string, config *tls.Config, workers int) *Load {
 	t.Helper()
 	l := &Load{stop: make(chan struct{})}
 	client := n.HTTPClient()
+	client.Transport.(*http.Transport).TLSClientConfig = config
 	// Failures are what is counted, not latency: on 2 cores shared with the
 	// rest of make test an answer can take seconds; a refused or reset
 	// connection, or an error status, is what a bad rollout causes.
@@ -45,10 +60,11 @@ func StartLoad(ctx context.Context, t *testing.T, n *node.Node, addr string, wor
 	// connection at once (see node.rejectUntranslatedServiceAddresses);
 	// each try is a new connection of at most 3 s.
 	probe := n.HTTPClient()
+	probe.Transport.(*http.Transport).TLSClientConfig = config
 	probe.Timeout = 3 * time.Second
 	inARow := 0
 	if !framework.WaitFor(ctx, 30*time.Second, func(context.Context) bool {
-		resp, err := probe.Get("http://" + addr + "/")
+		resp, err := probe.Get(url)
 		if err != nil {
 			inARow = 0
 			return false
@@ -61,7 +77,7 @@ func StartLoad(ctx context.Context, t *testing.T, n *node.Node, addr string, wor
 		inARow++
 		return inARow >= 20
 	}) {
-		t.Fatalf("the Service %s does not answer from the node", addr)
+		t.Fatalf("the Service %s does not answer from the node", url)
 	}
 	for range workers {
 		l.done.Add(1)
@@ -76,7 +92,7 @@ func StartLoad(ctx context.Context, t *testing.T, n *node.Node, addr string, wor
 					return
 				case <-tick.C:
 				}
-				l.request(client, "http://"+addr+"/")
+				l.request(client, url)
 			}
 		}()
 	}

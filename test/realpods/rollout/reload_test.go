@@ -550,23 +550,36 @@ func echo(t *testing.T, ws *websocket.Conn, msg string) {
 // a new one (the node refuses one to a Service kube-proxy has yet to
 // program: see node.rejectUntranslatedServiceAddresses).
 func certificateUnit(ctx context.Context, n *node.Node, addr string, roots *x509.CertPool, name string) (string, error) {
+	cert, err := servedCertificate(ctx, n, addr, roots, name)
+	if err != nil {
+		return "", err
+	}
+	if len(cert.Subject.OrganizationalUnit) == 0 {
+		return "", fmt.Errorf("%s served a certificate without an organizational unit", addr)
+	}
+	return cert.Subject.OrganizationalUnit[0], nil
+}
+
+// servedCertificate is the certificate a new connection to addr from the
+// node gets, verified against roots for name.
+func servedCertificate(ctx context.Context, n *node.Node, addr string, roots *x509.CertPool, name string) (*x509.Certificate, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	conn, err := n.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer conn.Close()
 	tc := tls.Client(conn, &tls.Config{RootCAs: roots, ServerName: name})
 	_ = tc.SetDeadline(time.Now().Add(5 * time.Second))
 	if err := tc.Handshake(); err != nil {
-		return "", err
+		return nil, err
 	}
 	certs := tc.ConnectionState().PeerCertificates
-	if len(certs) == 0 || len(certs[0].Subject.OrganizationalUnit) == 0 {
-		return "", fmt.Errorf("%s served a certificate without an organizational unit", addr)
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("%s served no certificate", addr)
 	}
-	return certs[0].Subject.OrganizationalUnit[0], nil
+	return certs[0], nil
 }
 
 func median(d []time.Duration) time.Duration {
