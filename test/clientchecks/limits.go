@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -89,20 +90,28 @@ func keyedRateLimit(t *testing.T, tg *Target) {
 // While one is in progress (held by the Service), a second with the same
 // cookie gets 429, one with another cookie passes; once the first is
 // answered, the cookie may be used again.
+//
+// nginx frees a request's slot when it finishes the request, just after
+// sending the end of the answer: a new request on another connection,
+// which another worker may take, can come before that. The session's next
+// request goes on the held request's own connection, which nginx reads only
+// once it finished the request before, as a browser reuses its connection.
 func cookieConnectionLimit(t *testing.T, tg *Target) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	url := tg.url("http", AppHost, "/one-at-a-time/")
 	cookie := func(v string) string { return sessionCookie + "=" + v + "; theme=dark" }
+	session := tg.client(Untrusted)
+	transport(session).DisableKeepAlives = false
 	held := make(chan error, 1)
 	started := make(chan struct{})
 	go func() {
 		// ?flush=1: the answer's header comes at once, the body after
 		// the sleep: the request is in progress until then.
-		resp, err := tg.client(Untrusted).Do(request(ctx, t, http.MethodGet, url+"?flush=1&sleep=4s", nil, "Cookie", cookie("alice")))
+		resp, err := session.Do(request(ctx, t, http.MethodGet, url+"?flush=1&sleep=4s", nil, "Cookie", cookie("alice")))
 		close(started)
 		if err == nil {
-			_, err = resp.Body.Read(make([]byte, 1))
+			_, err = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
 		held <- err
@@ -117,7 +126,7 @@ func cookieConnectionLimit(t *testing.T, tg *Target) {
 	if err := <-held; err != nil {
 		t.Fatalf("the held request: %v", err)
 	}
-	if resp, _ := get(t, tg.client(Untrusted), url, "Cookie", cookie("alice")); resp.StatusCode != http.StatusOK {
+	if resp, _ := get(t, session, url, "Cookie", cookie("alice")); resp.StatusCode != http.StatusOK {
 		t.Errorf("the session's next request once the first was answered: %s, want 200", resp.Status)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -47,6 +48,11 @@ type nginxEnv struct {
 
 	mu      sync.Mutex
 	secrets map[string]bool
+	// childVerdicts are the API server's verdicts on the children checked
+	// so far, by their JSON: most cases change nginx.conf only, and build
+	// the same Service, StatefulSet and policies as the case before, which
+	// the API server would judge the same way again.
+	childVerdicts sync.Map
 }
 
 func newNginxEnv(t *testing.T, ns string) *nginxEnv {
@@ -136,7 +142,7 @@ func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1be
 	}
 	applier := &k8sutil.Applier{Client: c, Reader: c, Scheme: c.Scheme()}
 	for _, child := range children {
-		if err := applier.CheckOwned(ctx, owner, child); err != nil {
+		if err := h.checkChild(ctx, applier, owner, child); err != nil {
 			if k8sutil.RefusedBody(err) {
 				return k8sutil.InvalidSpec(nginx.ReasonInvalidConfig, "%v", err)
 			}
@@ -144,6 +150,26 @@ func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1be
 		}
 	}
 	return nil
+}
+
+// checkChild is applier.CheckOwned, once per distinct child: a child the
+// API server refused or accepted before gets the same verdict. Errors that
+// are not a verdict (the API server unreachable) are not kept.
+func (h *nginxEnv) checkChild(ctx context.Context, applier *k8sutil.Applier, owner, child client.Object) error {
+	body, err := json.Marshal(child)
+	if err != nil {
+		return err
+	}
+	key := fmt.Sprintf("%T\x00%s", child, body)
+	if verdict, ok := h.childVerdicts.Load(key); ok {
+		err, _ := verdict.(error)
+		return err
+	}
+	err = applier.CheckOwned(ctx, owner, child)
+	if err == nil || k8sutil.RefusedBody(err) {
+		h.childVerdicts.Store(key, err)
+	}
+	return err
 }
 
 func (h *nginxEnv) renderOptions() render.Options {
