@@ -4,6 +4,7 @@ package certmanager_test
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -20,12 +21,15 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
+var env = framework.NewEnv(framework.Options{})
+
+func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
+
 // A Gateway annotated for cert-manager's gateway-shim gets from the real
 // cert-manager a Certificate for its HTTPS listener's hostname, in the
 // Secret the listener names: the listener, whose certificate did not
-// resolve before, resolves it then. (It runs after the test above, which
-// needs cert-manager's CRDs absent: this one installs Gateway API's before
-// its operator starts, which looks for them at start.)
+// resolve before, resolves it then. Gateway API's CRDs are installed
+// before the operator starts, which looks for them at start.
 func TestCertManagersGatewayShimGivesAnAnnotatedGatewayItsCertificate(t *testing.T) {
 	if err := framework.InstallGatewayAPICRDs(context.Background(), env.Cluster(t).Config); err != nil {
 		t.Fatal(err)

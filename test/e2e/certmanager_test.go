@@ -1,12 +1,9 @@
-//go:build !unit
-
-package certmanager_test
+package e2e
 
 import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -26,17 +23,19 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
-var env = framework.NewEnv(framework.Options{})
-
-func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
-
 // An instance whose server asks for its certificate with tls.issuerRef
 // says that cert-manager is not installed, then, once it is, gets a
-// Certificate for its server names that the real cert-manager issues into
-// the Secret it serves; a renewal reaches the instance (its TLS digest
-// changes), and without issuerRef the Certificate is deleted.
+// Certificate for its server names that the real cert-manager (its
+// controllers, hack/certmanager) issues into the Secret it serves; a changed
+// issuerRef reaches the Certificate, a renewal reaches the instance (its TLS
+// digest changes), and without issuerRef the Certificate is deleted. The
+// operator runs as the bundle's ServiceAccount: the test uses each of its
+// permissions on Certificates. It needs cert-manager's CRDs absent at its
+// start, and installs them: no other test of the package asks for them.
 func TestCertManagerIssuesTheCertificateTLSIssuerRefAsksFor(t *testing.T) {
-	ctx, ns, _, c := inprocess.Setup(t, env, inprocess.WithOperator(nil))
+	t.Parallel()
+	ctx, ns, _ := withOperator(t)
+	c := inprocess.Client(t, cluster.Config)
 	web := &v1beta1.NginxOperator{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
 		Spec: v1beta1.NginxOperatorSpec{
@@ -52,7 +51,7 @@ func TestCertManagerIssuesTheCertificateTLSIssuerRefAsksFor(t *testing.T) {
 	}
 	waitCertificatesReady(ctx, t, c, ns, metav1.ConditionFalse, nginx.ReasonCertManagerNotInstalled)
 
-	framework.RunCertManager(t, env.Cluster(t), false)
+	framework.RunCertManager(t, cluster, false)
 	lookAgain(ctx, t, c, ns)
 	// The Issuer does not exist yet: cert-manager says why it cannot issue.
 	waitCertificatesReady(ctx, t, c, ns, metav1.ConditionFalse, nginx.ReasonCertificateNotReady)
@@ -62,7 +61,7 @@ func TestCertManagerIssuesTheCertificateTLSIssuerRefAsksFor(t *testing.T) {
 	}
 	want := certmanager.CertificateSpec{SecretName: "web-tls", DNSNames: []string{"example.com", "www.example.com"},
 		IssuerRef: certmanager.IssuerRef{Name: "selfsigned", Kind: "Issuer", Group: "cert-manager.io"}}
-	if !equalSpecs(cert.Spec, want) || !metav1.IsControlledBy(&cert, getInstance(ctx, t, c, ns)) {
+	if !equalSpecs(cert.Spec, want) || !metav1.IsControlledBy(&cert, webOf(ctx, t, c, ns)) {
 		t.Fatalf("the Certificate is %+v, owned by %v; want %+v, controlled by the instance", cert.Spec, cert.OwnerReferences, want)
 	}
 
@@ -75,7 +74,7 @@ func TestCertManagerIssuesTheCertificateTLSIssuerRefAsksFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCertificatesReady(ctx, t, c, ns, metav1.ConditionTrue, nginx.ReasonCertificatesIssued)
-	first := servedCertificate(ctx, t, c, ns)
+	first := issuedCertificate(ctx, t, c, ns)
 	if !slices.Equal(first.DNSNames, want.DNSNames) {
 		t.Errorf("the issued certificate is for %v, want %v", first.DNSNames, want.DNSNames)
 	}
@@ -93,11 +92,11 @@ func TestCertManagerIssuesTheCertificateTLSIssuerRefAsksFor(t *testing.T) {
 	// the instance takes it.
 	framework.RenewCertificate(ctx, t, c, ns, "web-tls")
 	if !framework.WaitFor(ctx, time.Minute, func(context.Context) bool {
-		return servedCertificate(ctx, t, c, ns).SerialNumber.Cmp(first.SerialNumber) != 0
+		return issuedCertificate(ctx, t, c, ns).SerialNumber.Cmp(first.SerialNumber) != 0
 	}) {
 		t.Fatal("cert-manager did not renew the certificate")
 	}
-	if renewed := servedCertificate(ctx, t, c, ns); renewed.NotAfter.Sub(renewed.NotBefore) != 2*time.Hour {
+	if renewed := issuedCertificate(ctx, t, c, ns); renewed.NotAfter.Sub(renewed.NotBefore) != 2*time.Hour {
 		t.Errorf("the renewed certificate lasts %s, want the 2h of its issuerRef", renewed.NotAfter.Sub(renewed.NotBefore))
 	}
 	waitTLSDigest(ctx, t, c, ns, firstDigest)
@@ -112,7 +111,8 @@ func TestCertManagerIssuesTheCertificateTLSIssuerRefAsksFor(t *testing.T) {
 	}
 }
 
-func getInstance(ctx context.Context, t *testing.T, c client.Client, ns string) *v1beta1.NginxOperator {
+// webOf is the instance web of namespace ns.
+func webOf(ctx context.Context, t *testing.T, c client.Client, ns string) *v1beta1.NginxOperator {
 	t.Helper()
 	var web v1beta1.NginxOperator
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &web); err != nil {
@@ -132,14 +132,14 @@ func equalSpecs(a, b certmanager.CertificateSpec) bool {
 func lookAgain(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	t.Helper()
 	patch := []byte(`{"metadata":{"annotations":{"example.com/look-again":"` + time.Now().Format(time.RFC3339Nano) + `"}}}`)
-	if err := c.Patch(ctx, getInstance(ctx, t, c, ns), client.RawPatch("application/merge-patch+json", patch)); err != nil {
+	if err := c.Patch(ctx, webOf(ctx, t, c, ns), client.RawPatch("application/merge-patch+json", patch)); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func setIssuerRef(ctx context.Context, t *testing.T, c client.Client, ns string, ref *v1beta1.IssuerRef) {
 	t.Helper()
-	web := getInstance(ctx, t, c, ns)
+	web := webOf(ctx, t, c, ns)
 	web.Spec.Config.Servers[0].TLS.IssuerRef = ref
 	if err := c.Update(ctx, web); err != nil {
 		t.Fatal(err)
@@ -158,8 +158,8 @@ func waitCertificatesReady(ctx context.Context, t *testing.T, c client.Client, n
 	t.Logf("CertificatesReady %s %s: %s", status, reason, last.Message)
 }
 
-// servedCertificate is the certificate in the Secret the server serves.
-func servedCertificate(ctx context.Context, t *testing.T, c client.Client, ns string) *x509.Certificate {
+// issuedCertificate is the certificate in the Secret the server serves.
+func issuedCertificate(ctx context.Context, t *testing.T, c client.Client, ns string) *x509.Certificate {
 	t.Helper()
 	var secret corev1.Secret
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-tls"}, &secret); err != nil {
