@@ -46,6 +46,7 @@ verify: generate ## Fail when generated files are stale or gofmt/go vet complain
 	@test -z "$$(git status --porcelain --untracked-files=all -- config pkg bundle.yaml bundle charts Documentation jsonnet)" || { git status --porcelain -- config pkg bundle.yaml bundle charts Documentation jsonnet; echo "untracked generated files: commit them" >&2; exit 1; }
 	@out=$$(gofmt -l $$(git ls-files '*.go')); test -z "$$out" || { echo "gofmt needed: $$out" >&2; exit 1; }
 	go vet ./...
+	cd hack/certmanager && go vet ./...
 	bash -n hack/*.sh .ci/run
 
 .PHONY: kube-binaries
