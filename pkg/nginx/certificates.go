@@ -53,6 +53,11 @@ func Certificates(nginx *v1beta1.NginxOperator) ([]*certmanager.Certificate, err
 	return out, nil
 }
 
+// asksForCertificates tells whether a server of nginx has tls.issuerRef.
+func asksForCertificates(nginx *v1beta1.NginxOperator) bool {
+	return slices.ContainsFunc(nginx.Spec.Config.Servers, func(s v1beta1.Server) bool { return s.TLS != nil && s.TLS.IssuerRef != nil })
+}
+
 // certificatesVerdict is the CertificatesReady condition of an instance
 // whose Certificates are certs as the cache shows them (nil for one not
 // applied yet): True when cert-manager says each is Ready, else False with

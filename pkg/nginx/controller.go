@@ -220,6 +220,11 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 	// A Certificate cert-manager has yet to issue, or one it cannot, does
 	// not stop the rest: the instance serves what it can.
 	certificates, certResult, certErr := r.syncCertificates(ctx, nginx)
+	if certErr != nil && asksForCertificates(nginx) {
+		// The condition says what stopped the Certificates, rather than
+		// leaving an instance that asks for them without a word.
+		certificates = &certificateReport{metav1.ConditionFalse, k8sutil.ReasonOf(certErr, ReasonCertificateNotReady), certErr.Error()}
+	}
 	p, sts, result, err := r.apply(ctx, nginx)
 	if err == nil {
 		err = certErr

@@ -102,6 +102,23 @@ func TestCertManagerIssuesTheCertificateTLSIssuerRefAsksFor(t *testing.T) {
 	waitTLSDigest(ctx, t, c, ns, firstDigest)
 	waitCertificatesReady(ctx, t, c, ns, metav1.ConditionTrue, nginx.ReasonCertificatesIssued)
 
+	// Two issuers for one Secret: the condition says why, and the
+	// Certificate stays as it was.
+	web = webOf(ctx, t, c, ns)
+	other := *web.Spec.Config.Servers[0].DeepCopy()
+	other.ServerNames, other.TLS.IssuerRef = []string{"other.example.com"}, &v1beta1.IssuerRef{Name: "other"}
+	web.Spec.Config.Servers = append(web.Spec.Config.Servers, other)
+	if err := c.Update(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	waitCertificatesReady(ctx, t, c, ns, metav1.ConditionFalse, nginx.ReasonInvalidConfig)
+	web = webOf(ctx, t, c, ns)
+	web.Spec.Config.Servers = web.Spec.Config.Servers[:1]
+	if err := c.Update(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	waitCertificatesReady(ctx, t, c, ns, metav1.ConditionTrue, nginx.ReasonCertificatesIssued)
+
 	setIssuerRef(ctx, t, c, ns, nil)
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-tls"}, &certmanager.Certificate{})
