@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -286,10 +287,16 @@ func TestAMonitorDefaultRemovedFromTheCRDIsRestatedNowhere(t *testing.T) {
 	}
 }
 
+// shippedProps is the shipped NginxOperator v1beta1 schema, decoded once:
+// each case edits a copy of its own.
+var shippedProps = sync.OnceValues(func() (*apiextensionsv1.JSONSchemaProps, error) {
+	return validation.ShippedSchema("NginxOperator", "v1beta1")
+})
+
 // compileShipped compiles the shipped NginxOperator schema.
 func compileShipped(t *testing.T) *validation.Schema {
 	t.Helper()
-	props, err := validation.ShippedSchema("NginxOperator", "v1beta1")
+	props, err := shippedProps()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,10 +313,11 @@ func compileShipped(t *testing.T) *validation.Schema {
 // every rule again.
 func compileWithout(t *testing.T, shipped *validation.Schema, path []string, remove func(*apiextensionsv1.JSONSchemaProps)) *validation.Schema {
 	t.Helper()
-	props, err := validation.ShippedSchema("NginxOperator", "v1beta1")
+	decoded, err := shippedProps()
 	if err != nil {
 		t.Fatal(err)
 	}
+	props := decoded.DeepCopy()
 	var schemaPath []string
 	for _, p := range path {
 		if p == "items" || p == "properties" {

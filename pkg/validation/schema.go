@@ -108,42 +108,32 @@ func Load(kind, version string) (*Schema, error) {
 }
 
 // ShippedSchema is the OpenAPI schema of version of the shipped CRD whose
-// kind is kind, a copy of its own: a caller may change it (a test removes a
-// rule to prove that nothing else enforces it) and Compile the result.
+// kind is kind, decoded afresh: a caller may change it (a test removes a rule
+// to prove that nothing else enforces it) and Compile the result. Nothing
+// keeps the decoded CRDs: the operator compiles each schema once, and the
+// CRDs' Go form would stay in its heap for nothing.
 func ShippedSchema(kind, version string) (*apiextensionsv1.JSONSchemaProps, error) {
-	shipped, err := shippedCRDs()
+	files, err := crds.Files()
 	if err != nil {
 		return nil, err
 	}
-	for _, crd := range shipped {
+	for _, f := range files {
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := yaml.Unmarshal(f, &crd); err != nil {
+			return nil, fmt.Errorf("decoding a shipped CRD: %w", err)
+		}
 		if crd.Spec.Names.Kind != kind {
 			continue
 		}
 		for _, v := range crd.Spec.Versions {
 			if v.Name == version && v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
-				return v.Schema.OpenAPIV3Schema.DeepCopy(), nil
+				return v.Schema.OpenAPIV3Schema, nil
 			}
 		}
 		return nil, fmt.Errorf("CRD of %s has no schema for version %s", kind, version)
 	}
 	return nil, fmt.Errorf("no shipped CRD for kind %s", kind)
 }
-
-// shippedCRDs decodes the shipped CRDs once: decoding their YAML costs more
-// than copying a schema.
-var shippedCRDs = sync.OnceValues(func() ([]apiextensionsv1.CustomResourceDefinition, error) {
-	files, err := crds.Files()
-	if err != nil {
-		return nil, err
-	}
-	decoded := make([]apiextensionsv1.CustomResourceDefinition, len(files))
-	for i, f := range files {
-		if err := yaml.Unmarshal(f, &decoded[i]); err != nil {
-			return nil, fmt.Errorf("decoding a shipped CRD: %w", err)
-		}
-	}
-	return decoded, nil
-})
 
 // Compile compiles a CRD version's OpenAPI schema for validation.
 func Compile(v1Props *apiextensionsv1.JSONSchemaProps) (*Schema, error) {
