@@ -104,19 +104,14 @@ func TestCertManagerIssuesTheCertificateTLSIssuerRefAsksFor(t *testing.T) {
 
 	// Two issuers for one Secret: the condition says why, and the
 	// Certificate stays as it was.
-	web = webOf(ctx, t, c, ns)
-	other := *web.Spec.Config.Servers[0].DeepCopy()
-	other.ServerNames, other.TLS.IssuerRef = []string{"other.example.com"}, &v1beta1.IssuerRef{Name: "other"}
-	web.Spec.Config.Servers = append(web.Spec.Config.Servers, other)
-	if err := c.Update(ctx, web); err != nil {
-		t.Fatal(err)
-	}
+	key := client.ObjectKey{Namespace: ns, Name: "web"}
+	framework.UpdateInstance(ctx, t, c, key, func(web *v1beta1.NginxOperator) {
+		other := *web.Spec.Config.Servers[0].DeepCopy()
+		other.ServerNames, other.TLS.IssuerRef = []string{"other.example.com"}, &v1beta1.IssuerRef{Name: "other"}
+		web.Spec.Config.Servers = append(web.Spec.Config.Servers, other)
+	})
 	waitCertificatesReady(ctx, t, c, ns, metav1.ConditionFalse, nginx.ReasonInvalidConfig)
-	web = webOf(ctx, t, c, ns)
-	web.Spec.Config.Servers = web.Spec.Config.Servers[:1]
-	if err := c.Update(ctx, web); err != nil {
-		t.Fatal(err)
-	}
+	framework.UpdateInstance(ctx, t, c, key, func(web *v1beta1.NginxOperator) { web.Spec.Config.Servers = web.Spec.Config.Servers[:1] })
 	waitCertificatesReady(ctx, t, c, ns, metav1.ConditionTrue, nginx.ReasonCertificatesIssued)
 
 	setIssuerRef(ctx, t, c, ns, nil)
@@ -156,11 +151,9 @@ func lookAgain(ctx context.Context, t *testing.T, c client.Client, ns string) {
 
 func setIssuerRef(ctx context.Context, t *testing.T, c client.Client, ns string, ref *v1beta1.IssuerRef) {
 	t.Helper()
-	web := webOf(ctx, t, c, ns)
-	web.Spec.Config.Servers[0].TLS.IssuerRef = ref
-	if err := c.Update(ctx, web); err != nil {
-		t.Fatal(err)
-	}
+	framework.UpdateInstance(ctx, t, c, client.ObjectKey{Namespace: ns, Name: "web"}, func(web *v1beta1.NginxOperator) {
+		web.Spec.Config.Servers[0].TLS.IssuerRef = ref
+	})
 }
 
 func waitCertificatesReady(ctx context.Context, t *testing.T, c client.Client, ns string, status metav1.ConditionStatus, reason string) {
