@@ -144,7 +144,7 @@ func (r *Reconciler) serviceEndpoints(ctx context.Context, namespace, name strin
 }
 
 // endpointAddresses are the "address:port" nginx sends a Service's port
-// to, sorted (nginx.conf changes only when they do): its ready endpoints,
+// of protocol to, sorted (nginx.conf changes only when they do): its ready endpoints,
 // at the target port the EndpointSlices give for the Service port of that
 // number (a named targetPort differs from pod to pod); where none is
 // ready, those still serving while they terminate, as kube-proxy does.
@@ -153,9 +153,16 @@ func (r *Reconciler) serviceEndpoints(ctx context.Context, namespace, name strin
 // family count, the family of the address clients used before (a pod of a
 // single-stack instance cannot reach the other); FQDN slices are for
 // kube-proxy's eyes only.
-func endpointAddresses(svc *corev1.Service, port int32, endpointSlices []discoveryv1.EndpointSlice) []string {
+func endpointAddresses(svc *corev1.Service, port int32, protocol corev1.Protocol, endpointSlices []discoveryv1.EndpointSlice) []string {
+	// An unset protocol is TCP, in the Service as in its slices.
+	is := func(p *corev1.Protocol) bool {
+		if p == nil || *p == "" {
+			return protocol == corev1.ProtocolTCP
+		}
+		return *p == protocol
+	}
 	i := slices.IndexFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool {
-		return p.Port == port && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP)
+		return p.Port == port && is(&p.Protocol)
 	})
 	if i < 0 {
 		return nil
@@ -167,7 +174,7 @@ func endpointAddresses(svc *corev1.Service, port int32, endpointSlices []discove
 			continue
 		}
 		j := slices.IndexFunc(s.Ports, func(p discoveryv1.EndpointPort) bool {
-			return ptr.Deref(p.Name, "") == name && (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) && p.Port != nil
+			return ptr.Deref(p.Name, "") == name && is(p.Protocol) && p.Port != nil
 		})
 		if j < 0 {
 			continue

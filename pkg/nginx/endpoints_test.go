@@ -55,15 +55,25 @@ func TestEndpointAddressesAreTheReadyEndpointsAtTheirTargetPort(t *testing.T) {
 		{"a port the Service does not have", 8080, []discoveryv1.EndpointSlice{
 			slice(discoveryv1.AddressTypeIPv4, 8080, ep("10.0.0.1", yes, yes, no)),
 		}, nil},
-		{"a UDP port", 53, []discoveryv1.EndpointSlice{
+		{"a UDP port asked for as TCP", 53, []discoveryv1.EndpointSlice{
 			slice(discoveryv1.AddressTypeIPv4, 53, ep("10.0.0.1", yes, yes, no)),
 		}, nil},
+		{"a UDP port, from its slices' UDP port", -53, []discoveryv1.EndpointSlice{
+			slice(discoveryv1.AddressTypeIPv4, 8080, ep("10.0.0.1", yes, yes, no)),
+			{AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{ep("10.0.0.2", yes, yes, no)},
+				Ports: []discoveryv1.EndpointPort{{Name: ptr.To("dns"), Port: ptr.To[int32](5353), Protocol: ptr.To(corev1.ProtocolUDP)}}},
+		}, []string{"10.0.0.2:5353"}},
 		{"a slice without the port's name", 80, []discoveryv1.EndpointSlice{
 			{AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{ep("10.0.0.1", yes, yes, no)},
 				Ports: []discoveryv1.EndpointPort{{Name: ptr.To("metrics"), Port: ptr.To[int32](9113)}}},
 		}, nil},
 	} {
-		if diff := cmp.Diff(tc.want, endpointAddresses(svc, tc.port, tc.slices)); diff != "" {
+		// A negative port is that port of protocol UDP.
+		port, protocol := tc.port, corev1.ProtocolTCP
+		if port < 0 {
+			port, protocol = -port, corev1.ProtocolUDP
+		}
+		if diff := cmp.Diff(tc.want, endpointAddresses(svc, port, protocol, tc.slices)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}
@@ -75,7 +85,7 @@ func TestEndpointAddressesAreTheReadyEndpointsAtTheirTargetPort(t *testing.T) {
 	for family, want := range map[corev1.IPFamily][]string{corev1.IPv4Protocol: {"10.0.0.1:8080"}, corev1.IPv6Protocol: {"[fd00::1]:8080"}} {
 		svc := svc.DeepCopy()
 		svc.Spec.IPFamilies = []corev1.IPFamily{family, corev1.IPv4Protocol}
-		if diff := cmp.Diff(want, endpointAddresses(svc, 80, dualStack)); diff != "" {
+		if diff := cmp.Diff(want, endpointAddresses(svc, 80, corev1.ProtocolTCP, dualStack)); diff != "" {
 			t.Errorf("a dual-stack Service whose first family is %s (-want +got):\n%s", family, diff)
 		}
 	}

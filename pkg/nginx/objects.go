@@ -114,7 +114,7 @@ func ServiceAccount(nginx *v1beta1.NginxOperator) *corev1.ServiceAccount {
 func servicePorts(nginx *v1beta1.NginxOperator, numbers []int32) []corev1.ServicePort {
 	var ports []corev1.ServicePort
 	for i, p := range nginx.Spec.Ports {
-		sp := corev1.ServicePort{Name: p.Name, Port: numbers[i], TargetPort: intstr.FromString(p.Name), Protocol: corev1.ProtocolTCP}
+		sp := corev1.ServicePort{Name: p.Name, Port: numbers[i], TargetPort: intstr.FromString(p.Name), Protocol: protocolOf(p)}
 		if p.H2C {
 			// Tells a load balancer or mesh in front of the Service to
 			// speak plain-text HTTP/2 to it.
@@ -123,6 +123,14 @@ func servicePorts(nginx *v1beta1.NginxOperator, numbers []int32) []corev1.Servic
 		ports = append(ports, sp)
 	}
 	return ports
+}
+
+// protocolOf is p's protocol: TCP unless it is UDP.
+func protocolOf(p v1beta1.Port) corev1.Protocol {
+	if p.Protocol == corev1.ProtocolUDP {
+		return corev1.ProtocolUDP
+	}
+	return corev1.ProtocolTCP
 }
 
 // Service is what clients use: each of spec.ports on its Service port (as

@@ -104,7 +104,7 @@ func nginxContainer(nginx *v1beta1.NginxOperator, in Inputs, mounts []corev1.Vol
 		{Name: layout.ReloaderPortName, ContainerPort: layout.ReloaderPort, Protocol: corev1.ProtocolTCP},
 	}
 	for _, p := range spec.Ports {
-		ports = append(ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: corev1.ProtocolTCP})
+		ports = append(ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: protocolOf(p)})
 	}
 	probe := func(period int32) *corev1.Probe {
 		return &corev1.Probe{

@@ -84,7 +84,7 @@ func (r *Reconciler) resolve(ctx context.Context, nginx *v1beta1.NginxOperator) 
 				tls = append(tls, map[string][]byte{corev1.TLSCertKey: o.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: o.Data[corev1.TLSPrivateKeyKey]})
 			}
 		case *corev1.Service:
-			svc, err := r.proxiedService(ctx, o, ref.Ports)
+			svc, err := r.proxiedService(ctx, o, ref)
 			if err != nil {
 				return nil, err
 			}
@@ -120,9 +120,12 @@ func (m *resolved) upstreamStatus() []v1beta1.UpstreamStatus {
 		if namespace == m.namespace {
 			namespace = ""
 		}
-		for _, port := range ref.Ports {
+		status := func(port int32, udp bool) {
 			u := v1beta1.UpstreamStatus{Service: ref.Name, Namespace: namespace, Port: port}
-			addrs, atEndpoints := svc.Upstream(port, false)
+			if udp {
+				u.Protocol = corev1.ProtocolUDP
+			}
+			addrs, atEndpoints := svc.Upstream(port, udp, false)
 			if atEndpoints {
 				u.Endpoints = int32(len(addrs))
 			}
@@ -131,14 +134,21 @@ func (m *resolved) upstreamStatus() []v1beta1.UpstreamStatus {
 			}
 			out = append(out, u)
 		}
+		for _, port := range ref.Ports {
+			status(port, false)
+		}
+		for _, port := range ref.UDPPorts {
+			status(port, true)
+		}
 	}
 	return out
 }
 
 // proxiedService is where nginx sends svc: its own address (serviceAddress)
 // and, but for an ExternalName Service or without an EndpointSlice cache,
-// the endpoints of each of ports from the cached EndpointSlices.
-func (r *Reconciler) proxiedService(ctx context.Context, svc *corev1.Service, ports []int32) (render.Service, error) {
+// the endpoints of each of the ports ref names from the cached
+// EndpointSlices.
+func (r *Reconciler) proxiedService(ctx context.Context, svc *corev1.Service, ref render.Reference) (render.Service, error) {
 	out := render.Service{Address: serviceAddress(svc)}
 	if r.Endpoints == nil || svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return out, nil
@@ -148,8 +158,14 @@ func (r *Reconciler) proxiedService(ctx context.Context, svc *corev1.Service, po
 		return out, err
 	}
 	out.AtEndpoints, out.Endpoints = true, map[int32][]string{}
-	for _, port := range ports {
-		out.Endpoints[port] = endpointAddresses(svc, port, slices)
+	for _, port := range ref.Ports {
+		out.Endpoints[port] = endpointAddresses(svc, port, corev1.ProtocolTCP, slices)
+	}
+	if len(ref.UDPPorts) > 0 {
+		out.UDPEndpoints = map[int32][]string{}
+	}
+	for _, port := range ref.UDPPorts {
+		out.UDPEndpoints[port] = endpointAddresses(svc, port, corev1.ProtocolUDP, slices)
 	}
 	return out, nil
 }

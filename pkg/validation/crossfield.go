@@ -26,8 +26,11 @@ import (
 // A header named twice in one requestHeaders or responseHeaders (set, add
 // and remove together, in any case): the same pairwise comparison, for
 // every location, is beyond the budget too.
+//
+// A TLS server name twice on one port among its streams and servers: the
+// same pairwise comparison of names.
 func crossField(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
+	errs := streamNameRules(spec.Config, path.Child("config"))
 	for i, s := range spec.Config.Servers {
 		seen := map[string]bool{}
 		for j, l := range s.Locations {
@@ -154,6 +157,36 @@ func room(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorList {
 	for i, s := range spec.Config.Servers {
 		if n := len(s.Locations); n > v1beta1.MaxLocations {
 			errs = append(errs, field.TooMany(servers.Index(i).Child("locations"), n, v1beta1.MaxLocations))
+		}
+	}
+	return errs
+}
+
+// streamNameRules: on one port, a server name belongs to one stream, and
+// a stream's name to no server: nginx would send the name's connections
+// to the stream alone (stream.go's router), and never to the other.
+func streamNameRules(cfg v1beta1.NginxConfig, config *field.Path) field.ErrorList {
+	if len(cfg.Streams) == 0 {
+		return nil
+	}
+	var errs field.ErrorList
+	owner := map[[2]string]string{}
+	for i, s := range cfg.Streams {
+		for j, name := range s.ServerNames {
+			at := config.Child("streams").Index(i).Child("serverNames").Index(j)
+			if was, taken := owner[[2]string{s.Port, name}]; taken {
+				errs = append(errs, field.Duplicate(at, name+" (on port "+s.Port+", already "+was+"'s)"))
+				continue
+			}
+			owner[[2]string{s.Port, name}] = at.String()
+		}
+	}
+	for i, s := range cfg.Servers {
+		for j, name := range s.ServerNames {
+			if was, taken := owner[[2]string{s.Port, name}]; taken {
+				at := config.Child("servers").Index(i).Child("serverNames").Index(j)
+				errs = append(errs, field.Invalid(at, name, "is "+was+" on the same port: its connections go to the stream, never to this server; give the name to one of them"))
+			}
 		}
 	}
 	return errs

@@ -11,10 +11,10 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
 
-// main is the main context: the processes, the events context and the
-// http context.
+// main is the main context: the processes, the events context, the http
+// context and, with streams, the stream context (stream.go).
 func (r *renderer) main(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
-	return []conf.Directive{
+	out := []conf.Directive{
 		conf.D("worker_processes", workerProcesses(spec.Resources)),
 		conf.D("worker_shutdown_timeout", strconv.FormatInt(workerShutdownTimeout(spec.Pod.TerminationGracePeriodSeconds), 10)+"s"),
 		conf.D("pid", r.temp("nginx.pid")),
@@ -22,6 +22,10 @@ func (r *renderer) main(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		conf.B("events", nil, conf.D("worker_connections", itoa(spec.Config.WorkerConnections))),
 		conf.B("http", nil, r.http(spec)...),
 	}
+	if len(spec.Config.Streams) > 0 {
+		out = append(out, conf.B("stream", nil, r.stream(spec)...))
+	}
+	return out
 }
 
 // temp is a file or directory under the writable temp path.

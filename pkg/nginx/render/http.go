@@ -49,10 +49,10 @@ func (r *renderer) http(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 	)
 	out = append(out, compression(cfg.Gzip)...)
 	if slices.ContainsFunc(cfg.Servers, func(s v1beta1.Server) bool { return s.TLS != nil }) {
-		out = append(out, tlsPolicy(cfg.TLS)...)
+		out = append(out, tlsPolicy(cfg.TLS, "TLS")...)
 	}
 	out = append(out, realIP(cfg)...)
-	out = append(out, requestVariables(cfg, r.opts.ServicePorts)...)
+	out = append(out, requestVariables(cfg, r.opts.ServicePorts, len(r.routed) > 0)...)
 	out = append(out, r.healthServer())
 	if spec.Metrics.Enabled {
 		out = append(out, r.stubStatusServer())
@@ -188,16 +188,18 @@ func compression(g *v1beta1.Gzip) []conf.Directive {
 	return out
 }
 
-// tlsPolicy applies to every TLS server: nginx picks the protocol and
-// cipher on the port's default server, before SNI names another. Session
-// tickets are off: their keys would differ between pods and never rotate;
-// the shared cache resumes sessions within a pod instead.
-func tlsPolicy(p v1beta1.TLSPolicy) []conf.Directive {
+// tlsPolicy applies to every TLS server (or TLS stream, with a cache
+// zone of its own: nginx refuses one zone for two modules): nginx picks
+// the protocol and cipher on the port's default server, before SNI names
+// another. Session tickets are off: their keys would differ between pods
+// and never rotate; the shared cache resumes sessions within a pod
+// instead.
+func tlsPolicy(p v1beta1.TLSPolicy, cacheZone string) []conf.Directive {
 	return []conf.Directive{
 		conf.D("ssl_protocols", p.Protocols...),
 		conf.D("ssl_ciphers", strings.Join(p.Ciphers, ":")),
 		conf.D("ssl_prefer_server_ciphers", "off"),
-		conf.D("ssl_session_cache", "shared:TLS:"+itoa(p.SessionCacheMiB)+"m"),
+		conf.D("ssl_session_cache", "shared:"+cacheZone+":"+itoa(p.SessionCacheMiB)+"m"),
 		conf.D("ssl_session_timeout", itoa(p.SessionTimeoutMinutes)+"m"),
 		conf.D("ssl_session_tickets", "off"),
 	}

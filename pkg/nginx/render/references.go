@@ -49,10 +49,13 @@ type Reference struct {
 	// Keys are the keys of the object nginx reads (the htpasswd files of
 	// basic auth, the certificates of a CA), in order of first use.
 	Keys []string
-	// Ports are the ports of a proxied Service that locations send to, in
-	// order of first use; ClusterIP tells that some location sends to the
-	// Service's own address (useClusterIP).
+	// Ports are the TCP ports of a proxied Service that locations and
+	// streams send to, in order of first use, and UDPPorts its UDP ports
+	// that streams on UDP ports send to; ClusterIP tells that some
+	// location or stream sends to the Service's own address
+	// (useClusterIP).
 	Ports     []int32
+	UDPPorts  []int32
 	ClusterIP bool
 }
 
@@ -100,11 +103,20 @@ func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 			w.add(UseTLS, "Secret", s.TLS.SecretName, "")
 		}
 	}
+	for _, s := range spec.Config.Streams {
+		if s.TLS != nil {
+			w.add(UseTLS, "Secret", s.TLS.SecretName, "")
+		}
+	}
 	proxied := func(bs []backend) {
 		for _, b := range bs {
 			ref := w.addIn(UseProxy, "Service", b.namespace, b.service, "")
-			if !slices.Contains(ref.Ports, b.port) {
-				ref.Ports = append(ref.Ports, b.port)
+			ports := &ref.Ports
+			if b.udp {
+				ports = &ref.UDPPorts
+			}
+			if !slices.Contains(*ports, b.port) {
+				*ports = append(*ports, b.port)
 			}
 			ref.ClusterIP = ref.ClusterIP || b.clusterIP
 		}
@@ -120,6 +132,9 @@ func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 		if a.Service != "" {
 			proxied([]backend{{namespace: a.Namespace, service: a.Service, port: a.Port}})
 		}
+	}
+	for _, s := range spec.Config.Streams {
+		proxied(streamBackends(s, isUDP(spec, s.Port)))
 	}
 	auth := func(a *v1beta1.HTTPBasicAuth) {
 		if a != nil && !a.Disabled {
@@ -212,6 +227,8 @@ type backend struct {
 	// clusterIP sends to the Service's own address (useClusterIP), not
 	// its endpoints.
 	clusterIP bool
+	// udp: the Service's port of protocol UDP (a stream's on a UDP port).
+	udp bool
 }
 
 // backendsOf are the Services nginx sends p's requests to: its one
@@ -227,6 +244,18 @@ func backendsOf(p *v1beta1.ProxyLocation) []backend {
 	for _, b := range p.Backends {
 		if weight := ptr.Deref(b.Weight, 0); weight > 0 {
 			out = append(out, backend{namespace: b.Namespace, service: b.Service, port: b.Port, weight: weight, clusterIP: b.UseClusterIP})
+		}
+	}
+	return out
+}
+
+// streamBackends are the Services a stream relays to, with a weight above
+// 0 (as backendsOf), on their UDP ports with udp.
+func streamBackends(s v1beta1.Stream, udp bool) []backend {
+	var out []backend
+	for _, b := range s.Backends {
+		if weight := ptr.Deref(b.Weight, 0); weight > 0 {
+			out = append(out, backend{namespace: b.Namespace, service: b.Service, port: b.Port, weight: weight, clusterIP: b.UseClusterIP, udp: udp})
 		}
 	}
 	return out
@@ -278,8 +307,8 @@ func (p Paths) AuthFile(a v1beta1.HTTPBasicAuth) string {
 	return p.Dir(Reference{Use: UseBasicAuth, Kind: "Secret", Name: a.SecretName}) + "/" + a.Key
 }
 
-// TLSDir is where the certificate and key of a TLS server's Secret are
-// under p.
-func (p Paths) TLSDir(t *v1beta1.TLS) string {
-	return p.Dir(Reference{Use: UseTLS, Kind: "Secret", Name: t.SecretName})
+// TLSDir is where the certificate and key of the TLS Secret secretName
+// (a server's or a stream's) are under p.
+func (p Paths) TLSDir(secretName string) string {
+	return p.Dir(Reference{Use: UseTLS, Kind: "Secret", Name: secretName})
 }

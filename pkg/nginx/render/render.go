@@ -126,7 +126,7 @@ func Config(spec *v1beta1.NginxOperatorSpec, opts Options) ([]byte, error) {
 
 // Directives is Config before text: the whole configuration as a tree.
 func Directives(spec *v1beta1.NginxOperatorSpec, opts Options) ([]conf.Directive, error) {
-	r := &renderer{opts: opts.withDefaults()}
+	r := &renderer{opts: opts.withDefaults(), routed: routedPorts(spec)}
 	r.countRequests = r.requestMetricsOn(spec)
 	tree := inheritShared(r.main(spec))
 	return tree, errors.Join(r.invalid...)
@@ -147,6 +147,9 @@ type renderer struct {
 	// countRequests logs every request to the reloader's socket
 	// (requestmetrics.go).
 	countRequests bool
+	// routed are the ports whose TLS servers listen behind a stream
+	// router (stream.go), by name.
+	routed map[string]bool
 }
 
 // refuse records a fault of the spec (see renderer.invalid).

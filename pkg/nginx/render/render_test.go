@@ -328,6 +328,35 @@ var specs = map[string]v1beta1.NginxOperatorSpec{
 				}},
 		}},
 	},
+	// Streams: a port shared by TLS passthrough (by name, with a default
+	// for the other names) and an HTTPS server moved to Service port 443; a
+	// database split by weight and told the client's address; DNS over
+	// UDP and TCP on one number; TLS terminated for a broker.
+	"streams": {
+		Ports: []v1beta1.Port{
+			{Name: "https", ContainerPort: 8443, ServicePort: 443},
+			{Name: "db", ContainerPort: 5432},
+			{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP},
+			{Name: "dns-tcp", ContainerPort: 5353},
+			{Name: "amqps", ContainerPort: 5671},
+		},
+		Config: v1beta1.NginxConfig{
+			Servers: []v1beta1.Server{{Port: "https", ServerNames: []string{"www.example.com"}, TLS: &v1beta1.TLS{SecretName: "www-tls"},
+				Locations: []v1beta1.Location{{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "web", Port: 80}}}}},
+			Streams: []v1beta1.Stream{
+				{Port: "https", ServerNames: []string{"db.example.com", "*.vault.example.com"}, Backends: []v1beta1.Backend{{Service: "vault", Port: 8200}}},
+				{Port: "https", ServerNames: []string{"mq.example.com"}, TLS: &v1beta1.StreamTLS{SecretName: "mq-tls"},
+					Backends: []v1beta1.Backend{{Service: "rabbitmq", Port: 5672}}},
+				{Port: "db", LoadBalancingMethod: "least_conn", ProxyProtocol: true, IdleTimeoutSeconds: 3600,
+					Backends: []v1beta1.Backend{{Service: "postgres", Port: 5432, Weight: ptr.To[int32](3)}, {Service: "postgres-canary", Port: 5432, Weight: ptr.To[int32](1)}}},
+				{Port: "dns", ExpectedResponses: ptr.To[int32](1), LoadBalancingMethod: "hash consistent",
+					Backends: []v1beta1.Backend{{Service: "coredns", Port: 53}}},
+				{Port: "dns-tcp", Backends: []v1beta1.Backend{{Service: "coredns", Port: 53}}},
+				{Port: "amqps", TLS: &v1beta1.StreamTLS{SecretName: "mq-tls"}, ConnectTimeoutSeconds: 2,
+					Backends: []v1beta1.Backend{{Service: "rabbitmq", Port: 5672}}},
+			},
+		},
+	},
 }
 
 // renderOptions are the options the controller would pass for spec: IPv6
@@ -353,6 +382,10 @@ func clusterEndpoints(spec *v1beta1.NginxOperatorSpec) map[string]Service {
 		for _, port := range ref.Ports {
 			s.Endpoints[port] = []string{fmt.Sprintf("10.244.%d.1:8080", i), fmt.Sprintf("10.244.%d.2:8080", i)}
 		}
+		s.UDPEndpoints = map[int32][]string{}
+		for _, port := range ref.UDPPorts {
+			s.UDPEndpoints[port] = []string{fmt.Sprintf("10.244.%d.1:5353", i), fmt.Sprintf("10.244.%d.2:5353", i)}
+		}
 		out[ServiceKey(ref.Namespace, ref.Name)] = s
 	}
 	return out
@@ -368,6 +401,10 @@ func localEndpoints(spec *v1beta1.NginxOperatorSpec) map[string]Service {
 		s := Service{Address: "127.0.0.1", AtEndpoints: true, Endpoints: map[int32][]string{}}
 		for _, port := range ref.Ports {
 			s.Endpoints[port] = []string{"127.0.0.1:" + strconv.Itoa(int(port))}
+		}
+		s.UDPEndpoints = map[int32][]string{}
+		for _, port := range ref.UDPPorts {
+			s.UDPEndpoints[port] = []string{"127.0.0.1:" + strconv.Itoa(int(port))}
 		}
 		out[ServiceKey(ref.Namespace, ref.Name)] = s
 	}

@@ -16,15 +16,21 @@ type Service struct {
 	// Address.
 	AtEndpoints bool
 	// Endpoints are the "address:port" of the ready pods behind each
-	// Service port, sorted; a port without any has none.
+	// Service port of protocol TCP, sorted; a port without any has none.
 	Endpoints map[int32][]string
+	// UDPEndpoints are Endpoints for the Service's UDP ports.
+	UDPEndpoints map[int32][]string
 }
 
-// Upstream is where nginx sends the Service's port: its endpoints
+// Upstream is where nginx sends the Service's port (of protocol UDP with
+// udp, else TCP): its endpoints
 // (atEndpoints), or its own address where the Service is not reached at
 // its pods or the location asks for that (clusterIP).
-func (s Service) Upstream(port int32, clusterIP bool) (addrs []string, atEndpoints bool) {
+func (s Service) Upstream(port int32, udp, clusterIP bool) (addrs []string, atEndpoints bool) {
 	if s.AtEndpoints && !clusterIP {
+		if udp {
+			return slices.Clip(s.UDPEndpoints[port]), true
+		}
 		return slices.Clip(s.Endpoints[port]), true
 	}
 	return []string{s.Address + ":" + itoa(port)}, false

@@ -18,7 +18,7 @@ func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		ports[p.Name] = p
 	}
 	servers := spec.Config.Servers
-	if len(servers) == 0 && len(spec.Ports) > 0 {
+	if len(servers) == 0 && len(spec.Config.Streams) == 0 && len(spec.Ports) > 0 {
 		servers = []v1beta1.Server{{Port: spec.Ports[0].Name, DefaultServer: true}}
 	}
 	var out []conf.Directive
@@ -60,6 +60,9 @@ func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 // before 1.25.1 knows; later ones accept it with a deprecation warning. On
 // a plain-text port (h2c) it serves HTTP/2 with prior knowledge.
 func (r *renderer) listen(cfg v1beta1.NginxConfig, s v1beta1.Server, p v1beta1.Port) []conf.Directive {
+	if r.routed[p.Name] {
+		return r.routedListen(cfg, s, p)
+	}
 	port := p.ContainerPort
 	var options []string
 	switch {
@@ -82,6 +85,26 @@ func (r *renderer) listen(cfg v1beta1.NginxConfig, s v1beta1.Server, p v1beta1.P
 		out = append(out, conf.D("listen", append([]string{"[::]:" + itoa(port)}, options...)...))
 	}
 	return out
+}
+
+// routedListen is the listen directive of a TLS server on a port with a
+// stream router (stream.go): the port's socket, with the router's PROXY
+// header, whose address nginx takes as the client's (realip), as the
+// router's own peer when a load balancer's PROXY header named none.
+func (r *renderer) routedListen(cfg v1beta1.NginxConfig, s v1beta1.Server, p v1beta1.Port) []conf.Directive {
+	args := []string{r.httpSocket(p.Name), "ssl"}
+	if !cfg.DisableHTTP2 {
+		args = append(args, "http2")
+	}
+	args = append(args, "proxy_protocol")
+	if s.DefaultServer {
+		args = append(args, "default_server")
+	}
+	return []conf.Directive{
+		conf.D("listen", args...),
+		conf.D("set_real_ip_from", "unix:"),
+		conf.D("real_ip_header", "proxy_protocol"),
+	}
 }
 
 // errorPages sends each listed status to a named location that serves the
@@ -126,7 +149,7 @@ func (r *renderer) serverTLS(t *v1beta1.TLS) []conf.Directive {
 	if t == nil {
 		return nil
 	}
-	dir := r.opts.Paths.TLSDir(t)
+	dir := r.opts.Paths.TLSDir(t.SecretName)
 	out := []conf.Directive{
 		conf.D("ssl_certificate", dir+"/tls.crt"),
 		conf.D("ssl_certificate_key", dir+"/tls.key"),

@@ -12,21 +12,27 @@ import (
 // rounded.
 const maxWeightScale = 10000
 
-// upstreamServers are the server lines of a proxy location's upstream:
-// each backend's endpoints (Service.Upstream), or its Service's own
-// address where it asks for that (useClusterIP) or is not reached at its
-// pods. A backend with no ready endpoint
-// has no server, so its share goes to the others; with none at all the
-// location answers 503 (see proxy). Across several weighted backends each
-// endpoint carries its backend's weight divided among its endpoints, so a
-// Service with more pods does not draw more than its weight.
+// upstreamServers are the server lines of a proxy location's upstream
+// (weightedServers).
 func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
-	backends := backendsOf(p)
+	return r.weightedServers(backendsOf(p), backupsAllowed(p.LoadBalancingMethod) && p.SessionAffinity == nil)
+}
+
+// weightedServers are the server lines of an upstream of backends: each
+// backend's endpoints (Service.Upstream), or its Service's own address
+// where it asks for that (useClusterIP) or is not reached at its pods. A
+// backend with no ready endpoint has no server, so its share goes to the
+// others; with none at all there is no server (a location answers 503, a
+// stream closes the connection). Across several weighted backends each
+// endpoint carries its backend's weight divided among its endpoints, so a
+// Service with more pods does not draw more than its weight. With backups,
+// the Services' own addresses follow as backup servers (clusterBackups).
+func (r *renderer) weightedServers(backends []backend, backups bool) []conf.Directive {
 	addrs := make([][]string, len(backends))
 	pods := make([]bool, len(backends))
 	counts := make([]int64, 0, len(backends))
 	for i, b := range backends {
-		addrs[i], pods[i] = r.opts.service(b).Upstream(b.port, b.clusterIP)
+		addrs[i], pods[i] = r.opts.service(b).Upstream(b.port, b.udp, b.clusterIP)
 		if len(addrs[i]) > 0 {
 			counts = append(counts, int64(len(addrs[i])))
 		}
@@ -51,19 +57,29 @@ func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
 			servers = append(servers, conf.D("server", args...))
 		}
 	}
-	if len(servers) == 0 {
-		return nil
+	if len(servers) == 0 || !backups {
+		return servers
 	}
-	return append(servers, r.clusterBackups(p, backends, addrs, pods)...)
+	return append(servers, r.clusterBackups(backends, addrs, pods)...)
+}
+
+// backupsAllowed tells whether an upstream balanced by method may have
+// backup servers: nginx refuses them beside the hash, ip_hash and random
+// methods (and cookie affinity hashes).
+func backupsAllowed(method string) bool {
+	switch method {
+	case "", "round_robin", "least_conn":
+		return true
+	}
+	return false
 }
 
 // clusterBackups are the Services' own addresses as backup servers of an
 // upstream of pods: nginx tries them only after every pod it knows failed
-// a request, which happens while a backend rolls faster than a changed
-// nginx.conf reaches the pods (a second or two), its old pods gone and its
-// new ones not yet listed; kube-proxy knows the new ones by then. nginx
-// refuses backup servers beside the hash, ip_hash and random methods (and
-// cookie affinity hashes).
+// a request (or a connection), which happens while a backend rolls faster
+// than a changed nginx.conf reaches the pods (a second or two), its old
+// pods gone and its new ones not yet listed; kube-proxy knows the new ones
+// by then.
 //
 // A backup is never marked failed (max_fails=0, as the pods): behind the
 // Service's address kube-proxy picks a pod per connection, and while it
@@ -72,15 +88,7 @@ func (r *renderer) upstreamServers(p *v1beta1.ProxyLocation) []conf.Directive {
 // 10s) that one failure took the backup out for 10 s, and every request
 // that found the listed pods gone in that time got 502 (3 GETs of 24,601
 // in a rollout under load, TestProxyLosesNoRequestWhileTheBackendRolls).
-func (r *renderer) clusterBackups(p *v1beta1.ProxyLocation, backends []backend, addrs [][]string, pods []bool) []conf.Directive {
-	switch p.LoadBalancingMethod {
-	case "", "round_robin", "least_conn":
-	default:
-		return nil
-	}
-	if p.SessionAffinity != nil {
-		return nil
-	}
+func (r *renderer) clusterBackups(backends []backend, addrs [][]string, pods []bool) []conf.Directive {
 	var out []conf.Directive
 	for i, b := range backends {
 		if pods[i] && len(addrs[i]) > 0 {

@@ -43,23 +43,41 @@ const (
 // ($realip_remote_addr keeps it when realIP replaces $remote_addr with a
 // header's address), or, behind the PROXY protocol, the address the load
 // balancer reports, since a load balancer that speaks it adds no headers.
-func requestVariables(cfg v1beta1.NginxConfig, servicePorts map[int32]int32) []conf.Directive {
+//
+// With routed ports (a stream router in front of their TLS servers, see
+// stream.go), the servers behind a router take the hop, and the port the
+// client came in on, from the router's PROXY header: the connection's peer
+// is the router's socket there, and its local port none.
+func requestVariables(cfg v1beta1.NginxConfig, servicePorts map[int32]int32, routed bool) []conf.Directive {
+	var out []conf.Directive
 	hop := "$realip_remote_addr"
 	if cfg.RealIP != nil && cfg.RealIP.ProxyProtocol {
 		hop = "$remote_addr"
+	}
+	listenPort := "$server_port"
+	mapBlock := func(source, variable string, entries ...conf.Directive) conf.Directive {
+		return conf.B("map", []string{source, variable}, entries...)
+	}
+	if routed {
+		if hop != "$remote_addr" {
+			out = append(out, mapBlock(hop, varHop, conf.D("default", hop), conf.D("unix:", "$remote_addr")))
+			hop = varHop
+		}
+		out = append(out, mapBlock("$server_port:$proxy_protocol_server_port", varListenPort,
+			conf.D("default", "$server_port"),
+			conf.D("~^:([0-9]+)$", "$1"),
+		))
+		listenPort = varListenPort
 	}
 	geo := []conf.Directive{conf.D("default", "0")}
 	for _, cidr := range cfg.TrustedProxies {
 		geo = append(geo, conf.D(cidr, "1"))
 	}
-	clientPort := "$server_port"
+	clientPort := listenPort
 	if len(servicePorts) > 0 {
 		clientPort = varServicePort
 	}
-	mapBlock := func(source, variable string, entries ...conf.Directive) conf.Directive {
-		return conf.B("map", []string{source, variable}, entries...)
-	}
-	out := []conf.Directive{
+	out = append(out,
 		conf.B("geo", []string{hop, varTrustedHop}, geo...),
 		mapBlock("$http_upgrade", varConnectionUpgrade,
 			conf.D("default", "upgrade"),
@@ -99,25 +117,32 @@ func requestVariables(cfg v1beta1.NginxConfig, servicePorts map[int32]int32) []c
 			conf.D("http:80", ""),
 			conf.D("https:443", ""),
 		),
-	}
-	return append(out, servicePortMap(servicePorts)...)
+	)
+	return append(out, servicePortMap(servicePorts, listenPort)...)
 }
+
+// varHop and varListenPort are the hop and the port the client came in on
+// where some servers listen behind a stream router (requestVariables).
+const (
+	varHop        = "$hop_addr"
+	varListenPort = "$listen_port"
+)
 
 // varServicePort is the Service port of the port a request came in on.
 const varServicePort = "$service_port"
 
 // servicePortMap defines varServicePort where a Service port differs from
-// the container port nginx listens on; without one the client's port is
-// $server_port.
-func servicePortMap(ports map[int32]int32) []conf.Directive {
+// the container port nginx listens on, listenPort; without one the
+// client's port is listenPort.
+func servicePortMap(ports map[int32]int32, listenPort string) []conf.Directive {
 	if len(ports) == 0 {
 		return nil
 	}
-	entries := []conf.Directive{conf.D("default", "$server_port")}
+	entries := []conf.Directive{conf.D("default", listenPort)}
 	for _, container := range slices.Sorted(maps.Keys(ports)) {
 		entries = append(entries, conf.D(itoa(container), itoa(ports[container])))
 	}
-	return []conf.Directive{conf.B("map", []string{"$server_port", varServicePort}, entries...)}
+	return []conf.Directive{conf.B("map", []string{listenPort, varServicePort}, entries...)}
 }
 
 // partVariable is the variable holding the request's header, cookie or

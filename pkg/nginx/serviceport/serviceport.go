@@ -72,12 +72,13 @@ const (
 )
 
 // servedBy says what each of spec.ports serves: TLS when its servers use
-// it, plain HTTP when they do not, nothing when no server listens on it.
-// An instance without servers gets nginx's default server on its first
-// port (see render), a plain-HTTP one.
+// it, plain HTTP when they do not, nothing when no server listens on it
+// (streams alone, or nothing at all). An instance without servers or
+// streams gets nginx's default server on its first port (see render), a
+// plain-HTTP one.
 func servedBy(spec *v1beta1.NginxOperatorSpec) []serves {
 	out := make([]serves, len(spec.Ports))
-	if len(spec.Config.Servers) == 0 && len(out) > 0 {
+	if len(spec.Config.Servers) == 0 && len(spec.Config.Streams) == 0 && len(out) > 0 {
 		out[0] = servesHTTP
 	}
 	for _, s := range spec.Config.Servers {
@@ -114,11 +115,16 @@ func servedBy(spec *v1beta1.NginxOperatorSpec) []serves {
 func Resolve(spec *v1beta1.NginxOperatorSpec, rule Rule) Ports {
 	served := servedBy(spec)
 	out := Ports{Rule: rule, Service: make([]int32, len(spec.Ports)), HTTPSRedirect: HTTPS}
-	taken := map[int32]bool{}
+	// A TCP and a UDP port may share a number: taken is by protocol.
+	type portOf struct {
+		number int32
+		udp    bool
+	}
+	taken := map[portOf]bool{}
 	for i, p := range spec.Ports {
 		if p.ServicePort != 0 {
 			out.Service[i] = p.ServicePort
-			taken[p.ServicePort] = true
+			taken[portOf{p.ServicePort, p.Protocol == corev1.ProtocolUDP}] = true
 		}
 	}
 	for i, p := range spec.Ports {
@@ -134,11 +140,11 @@ func Resolve(spec *v1beta1.NginxOperatorSpec, rule Rule) Ports {
 				port = HTTP
 			}
 		}
-		if taken[port] {
+		if taken[portOf{port, p.Protocol == corev1.ProtocolUDP}] {
 			port = p.ContainerPort
 		}
 		out.Service[i] = port
-		taken[port] = true
+		taken[portOf{port, p.Protocol == corev1.ProtocolUDP}] = true
 	}
 	tls := -1
 	for i, s := range served {
@@ -156,12 +162,13 @@ func Resolve(spec *v1beta1.NginxOperatorSpec, rule Rule) Ports {
 	return out
 }
 
-// Moved maps the containerPort of each of spec.ports whose Service port
-// differs to that Service port: what a client of the Service used.
+// Moved maps the containerPort of each TCP port of spec.ports whose
+// Service port differs to that Service port: what a client of the Service
+// used, which HTTP's redirects and X-Forwarded-Port name.
 func (p Ports) Moved(spec *v1beta1.NginxOperatorSpec) map[int32]int32 {
 	out := map[int32]int32{}
 	for i, port := range spec.Ports {
-		if i < len(p.Service) && p.Service[i] != port.ContainerPort {
+		if i < len(p.Service) && p.Service[i] != port.ContainerPort && port.Protocol != corev1.ProtocolUDP {
 			out[port.ContainerPort] = p.Service[i]
 		}
 	}

@@ -24,6 +24,14 @@ const MaxWorkerProcesses = 128
 // +kubebuilder:validation:XValidation:rule="!has(self.metrics) || !has(self.metrics.enabled) || !self.metrics.enabled || !has(self.ports) || !self.ports.exists(p, p.name == 'metrics')",message="the port name metrics is the exporter's when metrics.enabled is true: rename the port"
 // +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.servers) || !has(self.ports) || self.config.servers.all(s, !has(s.tls) || !self.ports.exists(p, p.name == s.port && has(p.h2c) && p.h2c))",message="h2c is for plain-text ports: a port with TLS servers offers HTTP/2 by ALPN (see config.disableHTTP2)"
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, !has(p.nodePort)) || (has(self.service) && has(self.service.type) && self.service.type in ['NodePort', 'LoadBalancer'])",message="ports[].nodePort needs service.type NodePort or LoadBalancer: a ClusterIP Service has no node ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.servers) || !has(self.ports) || self.config.servers.all(s, !self.ports.exists(p, p.name == s.port && p.protocol == 'UDP'))",message="servers speak HTTP over TCP: a config.servers[].port cannot be a UDP port"
+// +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.streams) || self.config.streams.all(s, has(self.ports) && self.ports.exists(p, p.name == s.port))",message="every config.streams[].port must be the name of one of spec.ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.streams) || !has(self.ports) || self.config.streams.all(s, !self.ports.exists(p, p.name == s.port && p.protocol == 'UDP') || (!has(s.serverNames) && !has(s.tls) && !(has(s.proxyProtocol) && s.proxyProtocol)))",message="a stream on a UDP port relays datagrams: serverNames, tls and proxyProtocol are for TCP ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.streams) || !has(self.ports) || self.config.streams.all(s, !has(s.expectedResponses) || self.ports.exists(p, p.name == s.port && p.protocol == 'UDP'))",message="expectedResponses counts the datagrams a backend answers with: it is for streams on UDP ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.streams) || self.config.streams.all(s, has(s.serverNames) || self.config.streams.exists_one(t, t.port == s.port && !has(t.serverNames)))",message="a port can have only one stream without serverNames"
+// +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.streams) || !has(self.config.servers) || self.config.streams.all(t, has(t.serverNames) || !self.config.servers.exists(s, s.port == t.port))",message="a stream without serverNames takes every connection of its port: it cannot share the port with servers (give the stream serverNames to pass TLS connections through by name)"
+// +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.config.streams) || !has(self.config.servers) || self.config.servers.all(s, has(s.tls) || !self.config.streams.exists(t, t.port == s.port))",message="servers that share a port with streams must use TLS: nginx sends each connection to a stream or to the servers by its TLS server name"
+// +kubebuilder:validation:XValidation:rule="(has(self.config) && ((has(self.config.servers) && size(self.config.servers) > 0) || (has(self.config.streams) && size(self.config.streams) > 0))) || !has(self.ports) || self.ports[0].protocol != 'UDP'",message="without servers or streams, nginx's default HTTP server listens on the first port: it must be a TCP port"
 type NginxOperatorSpec struct {
 	// Replicas is the number of nginx pods; the scale subresource reads and
 	// writes it, so a HorizontalPodAutoscaler may target the NginxOperator when
@@ -61,10 +69,10 @@ type NginxOperatorSpec struct {
 	// +kubebuilder:default={{name: http, containerPort: 8080}}
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
-	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.containerPort == p.containerPort))",message="containerPort values must be unique"
-	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.servicePort) || self.exists_one(q, has(q.servicePort) && q.servicePort == p.servicePort))",message="servicePort values must be unique"
-	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.servicePort) || self.all(q, has(q.servicePort) || q.containerPort != p.servicePort))",message="a servicePort may not be the containerPort of a port without servicePort, whose Service port may be its containerPort: set that port's servicePort too"
-	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.nodePort) || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort))",message="nodePort values must be unique"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.containerPort == p.containerPort && (has(q.protocol) && q.protocol == 'UDP') == (has(p.protocol) && p.protocol == 'UDP')))",message="containerPort values must be unique among the ports of one protocol"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.servicePort) || self.exists_one(q, has(q.servicePort) && q.servicePort == p.servicePort && (has(q.protocol) && q.protocol == 'UDP') == (has(p.protocol) && p.protocol == 'UDP')))",message="servicePort values must be unique among the ports of one protocol"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.servicePort) || self.all(q, has(q.servicePort) || q.containerPort != p.servicePort || (has(q.protocol) && q.protocol == 'UDP') != (has(p.protocol) && p.protocol == 'UDP')))",message="a servicePort may not be the containerPort of a port without servicePort, whose Service port may be its containerPort: set that port's servicePort too"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !has(p.nodePort) || self.exists_one(q, has(q.nodePort) && q.nodePort == p.nodePort && (has(q.protocol) && q.protocol == 'UDP') == (has(p.protocol) && p.protocol == 'UDP')))",message="nodePort values must be unique among the ports of one protocol"
 	Ports []Port `json:"ports,omitempty"`
 
 	// ForceRedeploy rolls every pod whenever its value changes; any string
@@ -180,6 +188,7 @@ type RestoreSpec struct {
 // +kubebuilder:validation:XValidation:rule="!(self.containerPort in [18080, 18081, 18082, 9113])",message="containerPort 18080, 18081, 18082 and 9113 are reserved by the operator (health, stub_status, reloader, exporter)"
 // +kubebuilder:validation:XValidation:rule="!has(self.servicePort) || !(self.servicePort in [9113, 18082])",message="servicePort 9113 and 18082 are the Service's metrics ports (exporter, reloader): choose another"
 // +kubebuilder:validation:XValidation:rule="!(self.name in ['health', 'reloader'])",message="the port names health and reloader are the operator's: rename the port"
+// +kubebuilder:validation:XValidation:rule="!has(self.h2c) || !self.h2c || self.protocol != 'UDP'",message="h2c is HTTP/2 over TCP: a UDP port cannot set it"
 type Port struct {
 	// Name of the port, an IANA service name; servers and the Service refer to it.
 	// +kubebuilder:validation:MinLength=1
@@ -224,10 +233,12 @@ type Port struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	NodePort int32 `json:"nodePort,omitempty"`
-	// Protocol of the port; only TCP.
+	// Protocol of the port: TCP, or UDP for a port whose stream relays
+	// datagrams (config.streams). A TCP and a UDP port may share a
+	// containerPort and a servicePort, as DNS's 53 does.
 	// +optional
 	// +kubebuilder:default=TCP
-	// +kubebuilder:validation:Enum=TCP
+	// +kubebuilder:validation:Enum=TCP;UDP
 	Protocol corev1.Protocol `json:"protocol,omitempty"`
 	// H2C makes the port's plain-text servers speak HTTP/2 to clients that
 	// start with it (HTTP/2 with prior knowledge, as gRPC clients do): what
@@ -249,12 +260,21 @@ type Port struct {
 type NginxConfig struct {
 	NginxSettings `json:",inline"`
 
-	// Servers are nginx's virtual servers. With none, one server on the first
-	// port serves the content at /.
+	// Servers are nginx's virtual servers. With none (and no streams), one
+	// server on the first port serves the content at /.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	Servers []Server `json:"servers,omitempty"`
+
+	// Streams relay TCP connections and UDP datagrams to Services, below
+	// HTTP (nginx's stream module): a database, a message broker, DNS, or
+	// TLS connections passed through by their server name to a backend
+	// that terminates them itself.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Streams []Stream `json:"streams,omitempty"`
 }
 
 // NginxSettings tune nginx for all its servers: the settings of
@@ -2151,7 +2171,7 @@ type NginxOperatorStatus struct {
 	// condition reports one under way or failed.
 	// +optional
 	Restore *RestoreSpec `json:"restore,omitempty"`
-	// Upstreams are the Service ports the proxy locations send to, and
+	// Upstreams are the Service ports the proxy locations and streams send to, and
 	// where nginx sends each: how many ready endpoints (pods), or the one
 	// address of an ExternalName Service.
 	// +optional
@@ -2177,6 +2197,10 @@ type UpstreamStatus struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Port is the Service's port.
 	Port int32 `json:"port"`
+	// Protocol of the Service's port: UDP for a stream on a UDP port,
+	// otherwise unset (TCP).
+	// +optional
+	Protocol corev1.Protocol `json:"protocol,omitempty"`
 	// Endpoints is how many ready endpoints of the Service nginx sends the
 	// port's requests to; with none, the locations that only send there
 	// answer 503.
