@@ -81,7 +81,9 @@ func isUDP(spec *v1beta1.NginxOperatorSpec, name string) bool {
 }
 
 // Where the servers behind a router listen, under the temp path.
-func (r *renderer) streamSocket(i int) string { return "unix:" + r.temp("stream-"+strconv.Itoa(i)+".sock") }
+func (r *renderer) streamSocket(i int) string {
+	return "unix:" + r.temp("stream-"+strconv.Itoa(i)+".sock")
+}
 func (r *renderer) httpSocket(port string) string {
 	return "unix:" + r.temp("https-"+port+".sock")
 }
