@@ -48,7 +48,8 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 		Image:            "nginx:1.27",
 		ImagePullPolicy:  corev1.PullIfNotPresent,
 		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "regcred"}},
-		Ports:            []v1beta1.Port{{Name: "http", ContainerPort: 8080, Protocol: tcp, H2C: true}, {Name: "https", ContainerPort: 8443, Protocol: tcp}},
+		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080, Protocol: tcp, H2C: true}, {Name: "https", ContainerPort: 8443, Protocol: tcp},
+			{Name: "db", ContainerPort: 5432, Protocol: tcp}, {Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP}},
 		ForceRedeploy:    "2026-01-01",
 		Config: v1beta1.NginxConfig{
 			NginxSettings: v1beta1.NginxSettings{
@@ -122,6 +123,15 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 					ClientCertificates: &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "Secret", Name: "clients-ca", Key: "ca.crt"}, VerifyDepth: 2}},
 					Locations: []v1beta1.Location{{Path: "/", Static: &v1beta1.StaticLocation{}}}},
 				{Port: "http", ServerNames: []string{"plain.example.com"}, RedirectToHTTPS: &v1beta1.HTTPSRedirect{Port: ptr.To[int32](8443), Code: 308}},
+			},
+			Streams: []v1beta1.Stream{
+				{Port: "https", ServerNames: []string{"vault.example.com", "*.db.example.com"}, ProxyProtocol: true,
+					Backends: []v1beta1.Backend{{Service: "vault", Port: 8200, Weight: ptr.To[int32](1)}}, ConnectTimeoutSeconds: 5, IdleTimeoutSeconds: 600},
+				{Port: "db", TLS: &v1beta1.StreamTLS{SecretName: "db-tls"}, LoadBalancingMethod: "least_conn",
+					Backends: []v1beta1.Backend{{Service: "postgres", Port: 5432, Weight: ptr.To[int32](3)}, {Service: "postgres-canary", Namespace: "other-ns", Port: 5432, Weight: ptr.To[int32](1)}},
+					ConnectTimeoutSeconds: 5, IdleTimeoutSeconds: 3600},
+				{Port: "dns", Backends: []v1beta1.Backend{{Service: "coredns", Port: 53, Weight: ptr.To[int32](1)}}, ExpectedResponses: ptr.To[int32](1),
+					LoadBalancingMethod: "hash consistent", ConnectTimeoutSeconds: 5, IdleTimeoutSeconds: 30},
 			},
 		},
 		Content: v1beta1.Content{VolumeClaimTemplate: &v1beta1.VolumeClaimTemplate{
@@ -439,6 +449,20 @@ func corpusFields() []corpusField {
 		{"config.servers[].locations[].proxy.sessionAffinity.cookie.sameSite", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "sameSite")...), shortStr("None", "Strict", "lax")},
 		{"config.servers[].locations[].proxy.sessionAffinity.cookie.maxAgeSeconds", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "maxAgeSeconds")...), nums(31536000, 31536001)},
 		{"ports[].h2c", setAt("ports", 1, "h2c"), anyOf([]any{true, false, "true", int64(1)})},
+		{"ports[].protocol", setAt("ports", 2, "protocol"), shortStr("UDP", "TCP", "SCTP", "tcp", "udp")},
+		{"config.streams[].port", setAt("config", "streams", 1, "port"), str("http", "https", "dns", "metrics", "DB", "db ")},
+		{"config.streams[].serverNames[]", setAt("config", "streams", 0, "serverNames", 0), str(append(serverNames, "www.example.com", "example.com", "default", "include", "hostnames", "volatile", "\\default")...)},
+		{"config.streams[].tls.secretName", setAt("config", "streams", 1, "tls", "secretName"), str("../../etc", ".", "..", "a/b", "web-tls")},
+		{"config.streams[].backends[].service", setAt("config", "streams", 1, "backends", 0, "service"), str("postgres-canary", "API", "api.other-ns")},
+		{"config.streams[].backends[].namespace", setAt("config", "streams", 1, "backends", 1, "namespace"), str("kube-system", "Other", "a.b", "../x")},
+		{"config.streams[].backends[].port", setAt("config", "streams", 2, "backends", 0, "port"), nums(53, 5353)},
+		{"config.streams[].backends[].weight", setAt("config", "streams", 1, "backends", 0, "weight"), nums(1000, 1001)},
+		{"config.streams[].loadBalancingMethod", setAt("config", "streams", 1, "loadBalancingMethod"),
+			shortStr("hash", "ip_hash", "least_time connect", "random two least_conn", "hash consistent; include /etc/passwd")},
+		{"config.streams[].proxyProtocol", setAt("config", "streams", 1, "proxyProtocol"), anyOf([]any{true, false, "true", int64(1)})},
+		{"config.streams[].connectTimeoutSeconds", setAt("config", "streams", 1, "connectTimeoutSeconds"), nums(75, 76)},
+		{"config.streams[].idleTimeoutSeconds", setAt("config", "streams", 1, "idleTimeoutSeconds"), nums(86400, 86401)},
+		{"config.streams[].expectedResponses", setAt("config", "streams", 2, "expectedResponses"), nums(1000, 1001)},
 		{"config.servers[].locations[].proxy.useClusterIP", setAt(loc(1, "proxy", "useClusterIP")...), anyOf([]any{true, false, "true", int64(1)})},
 		{"config.realIP.header", setAt("config", "realIP", "header"), str("X-Forwarded-For", "proxy_protocol", "X Real IP", "X-Real-IP:", strings.Repeat("X", 65))},
 		{"config.realIP (PROXY protocol and a header)", func(spec map[string]any, v any) {
@@ -702,6 +726,38 @@ func structures() []struct {
 		}},
 		{"buffering on a gRPC location", func(s map[string]any) {
 			setAt(append(srv(0), "locations", 5, "proxy", "buffering")...)(s, map[string]any{"disabled": true})
+		}},
+		{"a stream without serverNames on the port of the TLS servers", func(s map[string]any) {
+			delete(getAt(s, "config", "streams", 0).(map[string]any), "serverNames")
+		}},
+		{"a plain-text server on a stream's port", func(s map[string]any) { setAt(append(srv(0), "port")...)(s, "db") }},
+		{"a server on the UDP port", func(s map[string]any) { setAt(append(srv(0), "port")...)(s, "dns") }},
+		{"two streams without serverNames on one port", func(s map[string]any) { setAt("config", "streams", 2, "port")(s, "db") }},
+		{"a name of a stream and of a server on one port", func(s map[string]any) {
+			setAt("config", "streams", 0, "serverNames")(s, []any{"example.com"})
+		}},
+		{"a name of two streams on one port", func(s map[string]any) {
+			setAt("config", "streams", 1, "port")(s, "https")
+			setAt("config", "streams", 1, "serverNames")(s, []any{"vault.example.com"})
+		}},
+		{"TLS on a UDP stream", func(s map[string]any) { setAt("config", "streams", 2, "tls")(s, map[string]any{"secretName": "dns-tls"}) }},
+		{"the PROXY protocol from TLS terminated behind the router", func(s map[string]any) {
+			setAt("config", "streams", 0, "tls")(s, map[string]any{"secretName": "vault-tls"})
+		}},
+		{"expectedResponses on a TCP stream", func(s map[string]any) { setAt("config", "streams", 1, "expectedResponses")(s, int64(1)) }},
+		{"a stream on a port name spec.ports lacks", func(s map[string]any) { setAt("config", "streams", 1, "port")(s, "pg") }},
+		{"a stream with every backend weighed 0", func(s map[string]any) {
+			setAt("config", "streams", 2, "backends", 0, "weight")(s, int64(0))
+		}},
+		{"33 streams", func(s map[string]any) {
+			s["config"].(map[string]any)["streams"] = manyOf(33, func(i int) any {
+				return map[string]any{"port": "https", "serverNames": []any{fmt.Sprintf("s%d.example.com", i)},
+					"backends": []any{map[string]any{"service": "vault", "port": int64(8200)}}}
+			})
+		}},
+		{"two UDP ports on one containerPort", func(s map[string]any) {
+			setAt("ports", 2, "protocol")(s, "UDP")
+			setAt("ports", 2, "containerPort")(s, int64(5353))
 		}},
 		{"9 imagePullSecrets", func(s map[string]any) {
 			s["imagePullSecrets"] = manyOf(9, func(i int) any { return map[string]any{"name": fmt.Sprintf("r%d", i)} })

@@ -28,6 +28,9 @@ func treeMeaning(dirs []conf.Directive) []string {
 		if top.Name == "worker_processes" {
 			out = append(out, workersMeaning(top)...)
 		}
+		if top.Name == "stream" {
+			out = append(out, streamMeaning(top)...)
+		}
 		if top.Name != "http" {
 			continue
 		}
@@ -71,15 +74,7 @@ func serverMeaning(srv conf.Directive) []string {
 	for _, d := range srv.Block {
 		switch d.Name {
 		case "listen":
-			port, err := strconv.Atoi(strings.TrimPrefix(d.Args[0], "[::]:"))
-			switch {
-			case err != nil:
-				out = append(out, fmt.Sprintf("listen %q is not a port", d.Args[0]))
-			case port < 1024 || port > 65535:
-				out = append(out, fmt.Sprintf("listen %d: not a port an unprivileged nginx can use", port))
-			case reservedPorts[port]:
-				out = append(out, fmt.Sprintf("listen %d: a port the operator reserves", port))
-			}
+			out = append(out, listenMeaning(d)...)
 		case "server_name":
 			for _, n := range d.Args {
 				if strings.HasPrefix(n, "~") || strings.Contains(n, "$") {
@@ -98,6 +93,64 @@ func serverMeaning(srv conf.Directive) []string {
 			for _, a := range d.Args {
 				for _, v := range foreignVariables(a) {
 					out = append(out, fmt.Sprintf("%s argument %q expands %s, a variable the renderer does not write", d.Name, a, v))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rendererSocket is a socket the renderer has a server listen on behind a
+// stream router, under the temp path (the pod's /tmp, or the test's
+// <dir>/tmp).
+var rendererSocket = regexp.MustCompile(`^unix:(/[A-Za-z0-9._-]+)*` + regexp.QuoteMeta(layout.TempMountPath) + `/(https-[a-z0-9-]+|stream-[0-9]+)\.sock$`)
+
+// listenMeaning: a port an unprivileged nginx may use and the operator
+// does not reserve, or one of the renderer's sockets.
+func listenMeaning(d conf.Directive) []string {
+	if rendererSocket.MatchString(d.Args[0]) {
+		return nil
+	}
+	port, err := strconv.Atoi(strings.TrimPrefix(d.Args[0], "[::]:"))
+	switch {
+	case err != nil:
+		return []string{fmt.Sprintf("listen %q is not a port", d.Args[0])}
+	case port < 1024 || port > 65535:
+		return []string{fmt.Sprintf("listen %d: not a port an unprivileged nginx can use", port)}
+	case reservedPorts[port]:
+		return []string{fmt.Sprintf("listen %d: a port the operator reserves", port)}
+	}
+	return nil
+}
+
+// streamUpstream is what a stream's proxy_pass may name: its upstream
+// block, the closed one, or its port's route.
+var streamUpstream = regexp.MustCompile(`^(stream_[0-9]+|stream_closed|\$stream_route_[0-9]+)$`)
+
+// streamMeaning: the stream servers listen where HTTP servers may, relay
+// to the renderer's upstreams, and a router's names are names (escaped
+// with a backslash), never a regular expression, a variable or a map
+// parameter (default, include), which nginx's map would read.
+func streamMeaning(stream conf.Directive) []string {
+	var out []string
+	for _, d := range stream.Block {
+		switch d.Name {
+		case "server":
+			for _, sd := range d.Block {
+				switch {
+				case sd.Name == "listen":
+					out = append(out, listenMeaning(sd)...)
+				case sd.Name == "proxy_pass" && !streamUpstream.MatchString(sd.Args[0]):
+					out = append(out, fmt.Sprintf("stream proxy_pass %q is not an upstream of the renderer's", sd.Args[0]))
+				}
+			}
+		case "map":
+			for _, e := range d.Block {
+				if e.Name == "hostnames" || e.Name == "default" {
+					continue
+				}
+				if !strings.HasPrefix(e.Name, `\`) || strings.Contains(e.Name, "$") || !rendererSocket.MatchString(e.Args[0]) {
+					out = append(out, fmt.Sprintf("stream route %q %q is not a name to a socket of the renderer's", e.Name, e.Args))
 				}
 			}
 		}

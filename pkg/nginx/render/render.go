@@ -6,8 +6,9 @@
 // affinity, keepalive) and upstreamservers.go its server lines, grpc.go a
 // gRPC location's statuses, redirect.go a redirect, access.go the access
 // rules and rate limits of a server or a location, references.go the
-// objects a spec names and where their files are, and resolved.go what the
-// controller read of the proxied Services. The http-level blocks that
+// objects a spec names and where their files are, resolved.go what the
+// controller read of the proxied Services, and stream.go the stream
+// context (config.streams: TCP, UDP and TLS passthrough). The http-level blocks that
 // locations refer to (upstreams, maps, rate limit zones) are built in a
 // pass of their own (http.go's httpBlocks).
 //

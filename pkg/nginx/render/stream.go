@@ -65,9 +65,12 @@ type streamPort struct {
 // routedPorts are the names of the ports with a router: their HTTP
 // servers listen on the port's socket (httpSocket).
 func routedPorts(spec *v1beta1.NginxOperatorSpec) map[string]bool {
-	out := map[string]bool{}
+	var out map[string]bool
 	for _, sp := range streamPortsOf(spec) {
 		if sp.routed {
+			if out == nil {
+				out = map[string]bool{}
+			}
 			out[sp.port.Name] = true
 		}
 	}
@@ -104,31 +107,13 @@ func (r *renderer) stream(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 	if cfg.RealIP != nil && cfg.RealIP.ProxyProtocol {
 		// The load balancer's PROXY header names the client on the ports
 		// nginx listens on itself; the servers behind a router trust only
-		// the router (streamServer).
+		// the router (routedStreamServer).
 		for _, cidr := range cfg.TrustedProxies {
 			out = append(out, conf.D("set_real_ip_from", cidr))
 		}
 	}
-	closed := false
-	// Streams with the same upstream (the same servers and balancing)
-	// share the first one's block, as locations do (sharedUpstream).
-	upstreams, byKey := make([]string, len(cfg.Streams)), map[string]string{}
-	for i, s := range cfg.Streams {
-		servers := r.weightedServers(streamBackends(s, isUDP(spec, s.Port)), backupsAllowed(s.LoadBalancingMethod))
-		if len(servers) == 0 {
-			upstreams[i], closed = closedUpstream, true
-			continue
-		}
-		body := append(streamBalancing(s.LoadBalancingMethod), servers...)
-		key := directivesKey(body)
-		if name, ok := byKey[key]; ok {
-			upstreams[i] = name
-			continue
-		}
-		upstreams[i] = "stream_" + strconv.Itoa(i)
-		byKey[key] = upstreams[i]
-		out = append(out, conf.B("upstream", []string{upstreams[i]}, body...))
-	}
+	blocks, upstreams, closed := r.streamUpstreams(spec)
+	out = append(out, blocks...)
 	var servers []conf.Directive
 	for _, sp := range streamPortsOf(spec) {
 		if !sp.routed {
@@ -149,6 +134,32 @@ func (r *renderer) stream(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		out = append(out, conf.B("upstream", []string{closedUpstream}, conf.D("server", "127.0.0.1:1", "down")))
 	}
 	return append(out, servers...)
+}
+
+// streamUpstreams are the upstream blocks of the streams, and the name of
+// each stream's: a stream with no ready pod gets closedUpstream (and
+// closed says one does), and streams with the same upstream (the same
+// servers and balancing) share the first one's block, as locations do
+// (sharedUpstream).
+func (r *renderer) streamUpstreams(spec *v1beta1.NginxOperatorSpec) (blocks []conf.Directive, names []string, closed bool) {
+	names, byKey := make([]string, len(spec.Config.Streams)), map[string]string{}
+	for i, s := range spec.Config.Streams {
+		servers := r.weightedServers(streamBackends(s, isUDP(spec, s.Port)), backupsAllowed(s.LoadBalancingMethod))
+		if len(servers) == 0 {
+			names[i], closed = closedUpstream, true
+			continue
+		}
+		body := append(streamBalancing(s.LoadBalancingMethod), servers...)
+		key := directivesKey(body)
+		if name, ok := byKey[key]; ok {
+			names[i] = name
+			continue
+		}
+		names[i] = "stream_" + strconv.Itoa(i)
+		byKey[key] = names[i]
+		blocks = append(blocks, conf.B("upstream", []string{names[i]}, body...))
+	}
+	return blocks, names, closed
 }
 
 // streamLog writes every connection (or UDP session) to the container's
@@ -277,7 +288,10 @@ func (r *renderer) router(cfg v1beta1.NginxConfig, sp streamPort) (route, server
 			continue
 		}
 		for _, name := range s.ServerNames {
-			entries = append(entries, conf.D(name, r.streamSocket(i)))
+			// A backslash makes any name a name: "default", "include",
+			// "hostnames" and "volatile" are parameters of map otherwise
+			// (nginx strips it, before it reads a wildcard).
+			entries = append(entries, conf.D(`\`+name, r.streamSocket(i)))
 		}
 	}
 	entries = append(entries, conf.D("default", fallback))

@@ -2173,11 +2173,11 @@ type NginxOperatorStatus struct {
 	Restore *RestoreSpec `json:"restore,omitempty"`
 	// Upstreams are the Service ports the proxy locations and streams send to, and
 	// where nginx sends each: how many ready endpoints (pods), or the one
-	// address of an ExternalName Service.
+	// address of an ExternalName Service. (Atomic, not a map by Service
+	// and port: the operator alone writes it, and one Service name and
+	// port may appear twice, in two namespaces or for TCP and UDP.)
 	// +optional
-	// +listType=map
-	// +listMapKey=service
-	// +listMapKey=port
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1024
 	Upstreams []UpstreamStatus `json:"upstreams,omitempty"`
 	// Conditions: Available, Progressing, Degraded, Reconciled and, with
