@@ -98,15 +98,8 @@ func (refs References) TLSSecrets() []string {
 // reference: it need not exist.
 func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 	var w referenceWalk
-	for _, s := range spec.Config.Servers {
-		if s.TLS != nil {
-			w.add(UseTLS, "Secret", s.TLS.SecretName, "")
-		}
-	}
-	for _, s := range spec.Config.Streams {
-		if s.TLS != nil {
-			w.add(UseTLS, "Secret", s.TLS.SecretName, "")
-		}
+	for _, name := range tlsSecretsOf(spec) {
+		w.add(UseTLS, "Secret", name, "")
 	}
 	proxied := func(bs []backend) {
 		for _, b := range bs {
@@ -167,6 +160,23 @@ func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 		w.add(UseContent, "ConfigMap", cm.Name, "")
 	}
 	return w.refs
+}
+
+// tlsSecretsOf are the TLS Secrets of spec's servers and streams, in
+// order, as often as they are named.
+func tlsSecretsOf(spec *v1beta1.NginxOperatorSpec) []string {
+	var out []string
+	for _, s := range spec.Config.Servers {
+		if s.TLS != nil {
+			out = append(out, s.TLS.SecretName)
+		}
+	}
+	for _, s := range spec.Config.Streams {
+		if s.TLS != nil {
+			out = append(out, s.TLS.SecretName)
+		}
+	}
+	return out
 }
 
 // externalAuthsOf are the external authentications spec's servers and

@@ -49,25 +49,13 @@ const (
 // client came in on, from the router's PROXY header: the connection's peer
 // is the router's socket there, and its local port none.
 func requestVariables(cfg v1beta1.NginxConfig, servicePorts map[int32]int32, routed bool) []conf.Directive {
-	var out []conf.Directive
 	hop := "$realip_remote_addr"
 	if cfg.RealIP != nil && cfg.RealIP.ProxyProtocol {
 		hop = "$remote_addr"
 	}
-	listenPort := "$server_port"
+	out, hop, listenPort := routedVariables(routed, hop)
 	mapBlock := func(source, variable string, entries ...conf.Directive) conf.Directive {
 		return conf.B("map", []string{source, variable}, entries...)
-	}
-	if routed {
-		if hop != "$remote_addr" {
-			out = append(out, mapBlock(hop, varHop, conf.D("default", hop), conf.D("unix:", "$remote_addr")))
-			hop = varHop
-		}
-		out = append(out, mapBlock("$server_port:$proxy_protocol_server_port", varListenPort,
-			conf.D("default", "$server_port"),
-			conf.D("~^:([0-9]+)$", "$1"),
-		))
-		listenPort = varListenPort
 	}
 	geo := []conf.Directive{conf.D("default", "0")}
 	for _, cidr := range cfg.TrustedProxies {
@@ -119,6 +107,26 @@ func requestVariables(cfg v1beta1.NginxConfig, servicePorts map[int32]int32, rou
 		),
 	)
 	return append(out, servicePortMap(servicePorts, listenPort)...)
+}
+
+// routedVariables are the maps of the hop and the client's port where
+// servers listen behind a stream router: there, the connection's peer is
+// the router's socket ("unix:"), and the client and its port are the
+// router's PROXY header's. Without routed ports, they are hop and
+// $server_port as they are.
+func routedVariables(routed bool, hop string) (maps []conf.Directive, hopVariable, listenPort string) {
+	if !routed {
+		return nil, hop, "$server_port"
+	}
+	if hop != "$remote_addr" {
+		maps = append(maps, conf.B("map", []string{hop, varHop}, conf.D("default", hop), conf.D("unix:", "$remote_addr")))
+		hop = varHop
+	}
+	maps = append(maps, conf.B("map", []string{"$server_port:$proxy_protocol_server_port", varListenPort},
+		conf.D("default", "$server_port"),
+		conf.D("~^:([0-9]+)$", "$1"),
+	))
+	return maps, hop, varListenPort
 }
 
 // varHop and varListenPort are the hop and the port the client came in on
