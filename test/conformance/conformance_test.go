@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -170,6 +172,7 @@ func TestTheSuitesBackendsAnswerItsClientsFromTheNode(t *testing.T) {
 		}
 		return nil
 	})
+	fromTheHost(ctx, t, httpIP, clusterIP(dns))
 	tools.Eventually(t, time.Minute, "echo-basic answering gRPC", func() error {
 		resp, err := clients.GRPC.SendRPC(t, net.JoinHostPort(grpcIP, "8080"), confgrpc.ExpectedResponse{EchoRequest: &pb.EchoRequest{}}, 5*time.Second)
 		switch {
@@ -356,6 +359,48 @@ func TestGatewayHTTPAndGRPCProfilesPassTheConformanceSuite(t *testing.T) {
 	t.Logf("whole run: %s", time.Since(began).Round(time.Millisecond))
 }
 
+// fromTheHost: the test's own process, with plain dialers as the suite's
+// TCP, UDP and TLS tests use, reaches echo-basic's Service over TCP and
+// CoreDNS's over UDP (its whoami zone, foo.bar.com, answers; it forwards
+// every other name to the internet, which the machine may not reach).
+func fromTheHost(ctx context.Context, t *testing.T, echoIP, dnsIP string) {
+	t.Helper()
+	tools.Eventually(t, time.Minute, "echo-basic answering a plain dialer of the host", func() error {
+		conn, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(echoIP, "8080"))
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(conn, "GET /host HTTP/1.1\r\nHost: backends.example\r\nConnection: close\r\n\r\n")
+		status, err := bufio.NewReader(conn).ReadString('\n')
+		if err != nil || !strings.HasPrefix(status, "HTTP/1.1 200") {
+			return fmt.Errorf("status line %q, %v", status, err)
+		}
+		return nil
+	})
+	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "udp", net.JoinHostPort(dnsIP, "53"))
+	}}
+	tools.Eventually(t, time.Minute, "CoreDNS answering a UDP query of the host", func() error {
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		// whoami puts the client's address in the additional section:
+		// the resolver finds no answer (IsNotFound), which is an answer.
+		_, err := resolver.LookupHost(ctx, "foo.bar.com.")
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+			return nil
+		}
+		return err
+	})
+}
+
+// routeServices routes the Service range from the host through the
+// package's node once (node.RouteServicesFromHost): the suite's TCP, UDP
+// and TLS clients dial a Gateway's address from the test's process.
+var routeServices sync.Once
+
 // cluster is the package's cluster, which the first test to ask starts
 // (after realcluster.Require built the images), saying what it took.
 func cluster(t *testing.T) *framework.Cluster {
@@ -363,6 +408,11 @@ func cluster(t *testing.T) *framework.Cluster {
 	realcluster.Require(t)
 	began := time.Now()
 	c := env.Cluster(t)
+	var routeErr error
+	routeServices.Do(func() { routeErr = realcluster.NodeOf(c).RouteServicesFromHost() })
+	if routeErr != nil {
+		t.Fatal(routeErr)
+	}
 	if d := time.Since(began); d > time.Second {
 		t.Logf("cluster with a real node up in %s (images: echo-basic as %v, CoreDNS as %s)",
 			d.Round(time.Millisecond), goImageNames(backends), backends.CoreDNS)

@@ -167,6 +167,26 @@ func (nw *network) setup(pid int) error {
 	return nil
 }
 
+// RouteServicesFromHost routes the clusters' Service addresses
+// (framework.ServiceCIDR) from the host through the node, where
+// kube-proxy's rules translate them: a process on the host then reaches a
+// ClusterIP with a plain dialer, as a client outside the cluster reaches a
+// load balancer in front of it. Gateway API's conformance suite dials the
+// Gateway addresses of its TCP, UDP and TLS tests so, with no way to give
+// it a dialer (DialContext). One node of the machine at a time can have
+// the route (every cluster uses the same Service range); it goes with the
+// node's link when the node stops.
+func (n *Node) RouteServicesFromHost() error {
+	if n.net == nil {
+		return errors.New("the node is not running")
+	}
+	route := []string{"ip", "route", "add", framework.ServiceCIDR, "via", n.net.nodeIP, "dev", n.net.hostIf}
+	if out, err := exec.Command(route[0], route[1:]...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w: %s (another node of this machine may have the route)", strings.Join(route, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
 // bridgeMAC is the bridge's address: locally administered (0a:58, as the
 // CNI bridge plugin once derived it) followed by the gateway's IPv4
 // address, so two nodes' bridges never share one.
