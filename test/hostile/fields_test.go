@@ -50,7 +50,7 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 		ImagePullSecrets: []corev1.LocalObjectReference{{Name: "regcred"}},
 		Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080, Protocol: tcp, H2C: true}, {Name: "https", ContainerPort: 8443, Protocol: tcp},
 			{Name: "db", ContainerPort: 5432, Protocol: tcp}, {Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP}},
-		ForceRedeploy:    "2026-01-01",
+		ForceRedeploy: "2026-01-01",
 		Config: v1beta1.NginxConfig{
 			NginxSettings: v1beta1.NginxSettings{
 				WorkerConnections: 1024, ClientMaxBodySize: "1m", KeepaliveTimeoutSeconds: 65,
@@ -128,7 +128,7 @@ func baseSpec() v1beta1.NginxOperatorSpec {
 				{Port: "https", ServerNames: []string{"vault.example.com", "*.db.example.com"}, ProxyProtocol: true,
 					Backends: []v1beta1.Backend{{Service: "vault", Port: 8200, Weight: ptr.To[int32](1)}}, ConnectTimeoutSeconds: 5, IdleTimeoutSeconds: 600},
 				{Port: "db", TLS: &v1beta1.StreamTLS{SecretName: "db-tls"}, LoadBalancingMethod: "least_conn",
-					Backends: []v1beta1.Backend{{Service: "postgres", Port: 5432, Weight: ptr.To[int32](3)}, {Service: "postgres-canary", Namespace: "other-ns", Port: 5432, Weight: ptr.To[int32](1)}},
+					Backends:              []v1beta1.Backend{{Service: "postgres", Port: 5432, Weight: ptr.To[int32](3)}, {Service: "postgres-canary", Namespace: "other-ns", Port: 5432, Weight: ptr.To[int32](1)}},
 					ConnectTimeoutSeconds: 5, IdleTimeoutSeconds: 3600},
 				{Port: "dns", Backends: []v1beta1.Backend{{Service: "coredns", Port: 53, Weight: ptr.To[int32](1)}}, ExpectedResponses: ptr.To[int32](1),
 					LoadBalancingMethod: "hash consistent", ConnectTimeoutSeconds: 5, IdleTimeoutSeconds: 30},
@@ -740,7 +740,9 @@ func structures() []struct {
 			setAt("config", "streams", 1, "port")(s, "https")
 			setAt("config", "streams", 1, "serverNames")(s, []any{"vault.example.com"})
 		}},
-		{"TLS on a UDP stream", func(s map[string]any) { setAt("config", "streams", 2, "tls")(s, map[string]any{"secretName": "dns-tls"}) }},
+		{"TLS on a UDP stream", func(s map[string]any) {
+			setAt("config", "streams", 2, "tls")(s, map[string]any{"secretName": "dns-tls"})
+		}},
 		{"the PROXY protocol from TLS terminated behind the router", func(s map[string]any) {
 			setAt("config", "streams", 0, "tls")(s, map[string]any{"secretName": "vault-tls"})
 		}},
