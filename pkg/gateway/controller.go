@@ -32,8 +32,8 @@ const (
 	GatewayClassControllerName = "gatewayclass"
 )
 
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;grpcroutes;referencegrants,verbs=list;watch
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status;grpcroutes/status,verbs=patch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses;gateways;httproutes;grpcroutes;tlsroutes;tcproutes;udproutes;referencegrants,verbs=list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gatewayclasses/status;gateways/status;httproutes/status;grpcroutes/status;tlsroutes/status;tcproutes/status;udproutes/status,verbs=patch
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxoperators,verbs=create;patch
 // +kubebuilder:rbac:groups=nginx.operator.dev,resources=nginxgatewayparameters;nginxexternalauths,verbs=list;watch
 
@@ -74,7 +74,8 @@ func CanRun(ctx context.Context, mgr ctrl.Manager) (bool, string) {
 // manager whose scheme knows Gateway API's kinds. The caller checks CanRun
 // first.
 func SetupWithManager(mgr ctrl.Manager, s Setup) error {
-	if err := indexRoutes(mgr); err != nil {
+	kinds := ServedRouteKinds(mgr)
+	if err := indexRoutes(mgr, kinds); err != nil {
 		return err
 	}
 	deps := k8sutil.NewDeps(mgr)
@@ -91,7 +92,7 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		})); err != nil {
 		return err
 	}
-	r := &gatewayReconciler{Deps: deps, references: s.References, routes: s.Routes, backendTLS: servesBackendTLSPolicies(mgr)}
+	r := &gatewayReconciler{Deps: deps, references: s.References, routes: s.Routes, backendTLS: servesBackendTLSPolicies(mgr), kinds: kinds}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(GatewayControllerName).
 		// The Gateway's and the routes' status is the controller's own
@@ -104,14 +105,15 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 		// The instance's Service holds the Gateway's addresses.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gatewayOfService)).
 		Watches(&gatewayv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.gatewaysOfClass)).
-		Watches(&gatewayv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute), builder.WithPredicates(specOrMetadataChanged)).
-		Watches(&gatewayv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute), builder.WithPredicates(specOrMetadataChanged)).
 		Watches(&gatewayv1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		Watches(&v1beta1.NginxGatewayParameters{}, handler.EnqueueRequestsFromMapFunc(r.allGateways)).
 		// Filters change seldom; each Gateway reads those its routes name.
 		Watches(&v1beta1.NginxExternalAuth{}, handler.EnqueueRequestsFromMapFunc(r.allGateways), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.allGateways),
 			builder.OnlyMetadata, builder.WithPredicates(predicate.LabelChangedPredicate{}))
+	for _, kind := range kinds {
+		b = b.Watches(newRoute(kind), handler.EnqueueRequestsFromMapFunc(gatewaysOfRoute), builder.WithPredicates(specOrMetadataChanged))
+	}
 	referenced := map[string]handler.TypedMapFunc[*metav1.PartialObjectMetadata, reconcile.Request]{
 		"Service": r.gatewaysReferring("Service"), "Secret": r.gatewaysReferring("Secret")}
 	if r.backendTLS {
@@ -128,7 +130,8 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 			handler.TypedEnqueueRequestsFromMapFunc(referenced[kind]),
 			predicate.TypedResourceVersionChangedPredicate[*metav1.PartialObjectMetadata]{}))
 	}
-	mgr.GetLogger().Info("Gateway API is served: the GatewayClass and Gateway controllers run", "controllerName", ControllerName, "backendTLSPolicy", r.backendTLS)
+	mgr.GetLogger().Info("Gateway API is served: the GatewayClass and Gateway controllers run", "controllerName", ControllerName, "backendTLSPolicy", r.backendTLS,
+		"routeKinds", kinds)
 	return b.Complete(metrics.Instrument(GatewayControllerName, reconcile.Func(r.reconcile)))
 }
 
@@ -146,10 +149,11 @@ const (
 	gatewaySecretIndex = "gateway.nginx.operator.dev/secret"
 )
 
-func indexRoutes(mgr ctrl.Manager) error {
+func indexRoutes(mgr ctrl.Manager, kinds RouteKinds) error {
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
-	for _, obj := range []client.Object{&gatewayv1.HTTPRoute{}, &gatewayv1.GRPCRoute{}} {
+	for _, kind := range kinds {
+		obj := newRoute(kind)
 		if err := idx.IndexField(ctx, obj, routeParentIndex, func(o client.Object) []string { return keys(parentsOf(o)) }); err != nil {
 			return err
 		}
@@ -199,6 +203,12 @@ func routeParentRefs(rt client.Object) ([]gatewayv1.ParentReference, []gatewayv1
 		return rt.Spec.ParentRefs, rt.Status.Parents
 	case *gatewayv1.GRPCRoute:
 		return rt.Spec.ParentRefs, rt.Status.Parents
+	case *gatewayv1.TLSRoute:
+		return rt.Spec.ParentRefs, rt.Status.Parents
+	case *gatewayv1.TCPRoute:
+		return rt.Spec.ParentRefs, rt.Status.Parents
+	case *gatewayv1.UDPRoute:
+		return rt.Spec.ParentRefs, rt.Status.Parents
 	}
 	return nil, nil
 }
@@ -224,6 +234,8 @@ func backendsOf(rt client.Object) []types.NamespacedName {
 				refs = append(refs, b.BackendRef)
 			}
 		}
+	default:
+		refs = streamBackendRefs(rt)
 	}
 	out := make([]types.NamespacedName, 0, len(refs))
 	for _, b := range refs {
@@ -313,7 +325,7 @@ func (r *gatewayReconciler) gatewaysReferring(kind string) func(context.Context,
 
 // gatewaysOfService are the Gateways of the routes that name Service svc.
 func (r *gatewayReconciler) gatewaysOfService(ctx context.Context, svc types.NamespacedName) []reconcile.Request {
-	routes, err := listRoutes(ctx, r.Client, client.MatchingFields{routeBackendIndex: svc.String()})
+	routes, err := listRoutes(ctx, r.Client, r.kinds, client.MatchingFields{routeBackendIndex: svc.String()})
 	if err != nil {
 		log.FromContext(ctx).Error(err, "listing routes by Service")
 		return nil
@@ -341,24 +353,4 @@ func (r *gatewayReconciler) gatewayOfService(ctx context.Context, obj client.Obj
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: gw.Name}}}
-}
-
-// listRoutes are the HTTPRoutes and GRPCRoutes that opts select.
-func listRoutes(ctx context.Context, c client.Reader, opts ...client.ListOption) ([]client.Object, error) {
-	var httpRoutes gatewayv1.HTTPRouteList
-	if err := c.List(ctx, &httpRoutes, opts...); err != nil {
-		return nil, err
-	}
-	var grpcRoutes gatewayv1.GRPCRouteList
-	if err := c.List(ctx, &grpcRoutes, opts...); err != nil {
-		return nil, err
-	}
-	out := make([]client.Object, 0, len(httpRoutes.Items)+len(grpcRoutes.Items))
-	for i := range httpRoutes.Items {
-		out = append(out, &httpRoutes.Items[i])
-	}
-	for i := range grpcRoutes.Items {
-		out = append(out, &grpcRoutes.Items[i])
-	}
-	return out, nil
 }

@@ -19,8 +19,10 @@ type listener struct {
 	// invalidKinds: allowedRoutes.kinds names a kind it cannot serve.
 	invalidKinds bool
 	// unsupported is why the listener cannot be served at all, as a
-	// reason of its Accepted condition; "" when it can.
-	unsupported gatewayv1.ListenerConditionReason
+	// reason of its Accepted condition, and unsupportedMessage says so;
+	// "" when it can.
+	unsupported        gatewayv1.ListenerConditionReason
+	unsupportedMessage string
 	// conflict is why the listener conflicts with another of the
 	// Gateway; "" for none.
 	conflict gatewayv1.ListenerConditionReason
@@ -52,7 +54,24 @@ func (l *listener) serves() bool {
 var routeKinds = map[gatewayv1.ProtocolType][]gatewayv1.Kind{
 	gatewayv1.HTTPProtocolType:  {KindHTTPRoute, KindGRPCRoute},
 	gatewayv1.HTTPSProtocolType: {KindHTTPRoute, KindGRPCRoute},
+	gatewayv1.TLSProtocolType:   {KindTLSRoute},
+	gatewayv1.TCPProtocolType:   {KindTCPRoute},
+	gatewayv1.UDPProtocolType:   {KindUDPRoute},
 }
+
+// isStream reports a listener whose routes become streams (stream.go of
+// the renderer): TLS passed through, TCP and UDP.
+func (l *listener) isStream() bool {
+	switch l.Protocol {
+	case gatewayv1.TLSProtocolType, gatewayv1.TCPProtocolType, gatewayv1.UDPProtocolType:
+		return true
+	}
+	return false
+}
+
+// passthroughOnly is why a TLS listener that terminates TLS is not
+// accepted: its streams pass TLS through to the backends.
+const passthroughOnly = "TLS listeners pass TLS through (tls.mode Passthrough) in this release; terminate TLS with protocol HTTPS"
 
 // Route kinds, and the API group of Gateway API's kinds.
 const (
@@ -67,8 +86,11 @@ func readListeners(gw *gatewayv1.Gateway, refs references) []*listener {
 	for i, spec := range gw.Spec.Listeners {
 		l := &listener{Listener: spec}
 		supported, ok := routeKinds[spec.Protocol]
-		if !ok {
-			l.unsupported = gatewayv1.ListenerReasonUnsupportedProtocol
+		switch {
+		case !ok:
+			l.unsupported, l.unsupportedMessage = gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported", spec.Protocol)
+		case spec.Protocol == gatewayv1.TLSProtocolType && (spec.TLS == nil || ptr.Deref(spec.TLS.Mode, gatewayv1.TLSModeTerminate) != gatewayv1.TLSModePassthrough):
+			l.unsupported, l.unsupportedMessage = gatewayv1.ListenerReasonUnsupportedValue, passthroughOnly
 		}
 		l.kinds, l.invalidKinds = allowedKinds(spec.AllowedRoutes, supported)
 		if spec.Protocol == gatewayv1.HTTPSProtocolType {
@@ -109,24 +131,50 @@ func allowedKinds(allowed *gatewayv1.AllowedRoutes, supported []gatewayv1.Kind) 
 	return out, invalid
 }
 
-// markConflicts finds listeners that share a port with another of a
-// different protocol, or with another of the same protocol and hostname.
-// Gateway API lets an implementation keep one of them; here neither is
-// served, so that the choice never depends on the order of the list.
+// markConflicts finds listeners that share a port with another of an
+// incompatible protocol, or with another of a compatible one and the same
+// hostname. Gateway API lets an implementation keep one of them; here
+// neither is served, so that the choice never depends on the order of the
+// list.
 func markConflicts(ls []*listener) {
 	for i, a := range ls {
 		for j, b := range ls {
-			if i == j || a.Port != b.Port {
+			if i == j || a.Port != b.Port || !sameTransport(a.Protocol, b.Protocol) {
 				continue
 			}
 			switch {
-			case a.Protocol != b.Protocol:
+			case !compatible(a.Protocol, b.Protocol):
 				a.conflict = gatewayv1.ListenerReasonProtocolConflict
-			case hostnameOf(a.Hostname) == hostnameOf(b.Hostname) && a.conflict == "":
+			case a.conflict != "":
+			case hostnameOf(a.Hostname) == hostnameOf(b.Hostname) || !carriesHostname(a.Protocol):
 				a.conflict = gatewayv1.ListenerReasonHostnameConflict
 			}
 		}
 	}
+}
+
+// carriesHostname reports whether a protocol tells listeners of one port
+// apart by hostname: TCP and UDP carry none, so two such listeners of a
+// port always conflict.
+func carriesHostname(p gatewayv1.ProtocolType) bool {
+	return p != gatewayv1.TCPProtocolType && p != gatewayv1.UDPProtocolType
+}
+
+// sameTransport reports whether two protocols are both over UDP or both
+// over TCP: a UDP listener shares its port number with any TCP one, as
+// DNS's 53 does.
+func sameTransport(a, b gatewayv1.ProtocolType) bool {
+	return (a == gatewayv1.UDPProtocolType) == (b == gatewayv1.UDPProtocolType)
+}
+
+// compatible reports whether listeners of two protocols can share a port:
+// the same protocol, or HTTPS and TLS, which nginx tells apart by the TLS
+// server name (a stream router, see the renderer's stream.go).
+func compatible(a, b gatewayv1.ProtocolType) bool {
+	tlsBased := func(p gatewayv1.ProtocolType) bool {
+		return p == gatewayv1.HTTPSProtocolType || p == gatewayv1.TLSProtocolType
+	}
+	return a == b || tlsBased(a) && tlsBased(b)
 }
 
 func hostnameOf(h *gatewayv1.Hostname) string {
@@ -147,7 +195,7 @@ func (l *listener) status(gen int64, programmed bool) gatewayv1.ListenerStatus {
 	}
 	accepted := cond(gatewayv1.ListenerConditionAccepted, true, gatewayv1.ListenerReasonAccepted, "the listener is valid")
 	if l.unsupported != "" {
-		accepted = cond(gatewayv1.ListenerConditionAccepted, false, l.unsupported, fmt.Sprintf("protocol %s is not supported", l.Protocol))
+		accepted = cond(gatewayv1.ListenerConditionAccepted, false, l.unsupported, l.unsupportedMessage)
 	}
 	conflicted := cond(gatewayv1.ListenerConditionConflicted, false, gatewayv1.ListenerReasonNoConflicts, "no other listener shares the port in a way that conflicts")
 	if l.conflict != "" {

@@ -37,6 +37,8 @@ type gatewayReconciler struct {
 	routes *routetable.Table
 	// backendTLS is set where the cluster serves BackendTLSPolicy.
 	backendTLS bool
+	// kinds are the route kinds the cluster serves.
+	kinds RouteKinds
 }
 
 // LabelGatewayName names, on an instance, the Gateway it serves (Gateway
@@ -64,7 +66,7 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 			// Its instance goes with it (owner reference); its routes
 			// forget it.
 			r.routes.Forget(instanceKey(req.NamespacedName))
-			routes, err := listRoutes(ctx, r.Client, client.MatchingFields{routeParentIndex: req.NamespacedName.String()})
+			routes, err := listRoutes(ctx, r.Client, r.kinds, client.MatchingFields{routeParentIndex: req.NamespacedName.String()})
 			if err != nil {
 				return reconcile.Result{}, err
 			}
@@ -142,7 +144,7 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 		Services: map[types.NamespacedName]bool{}, NamespaceLabels: map[string]map[string]string{},
 		ExternalAuths: map[types.NamespacedName]*v1beta1.ExternalAuth{}}
 	sources := map[types.NamespacedName]*corev1.Secret{}
-	routes, err := listRoutes(ctx, r.Client, client.MatchingFields{routeParentIndex: client.ObjectKeyFromObject(gw).String()})
+	routes, err := listRoutes(ctx, r.Client, r.kinds, client.MatchingFields{routeParentIndex: client.ObjectKeyFromObject(gw).String()})
 	if err != nil {
 		return in, nil, err
 	}
@@ -170,6 +172,12 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 			in.HTTPRoutes = append(in.HTTPRoutes, rt)
 		case *gatewayv1.GRPCRoute:
 			in.GRPCRoutes = append(in.GRPCRoutes, rt)
+		case *gatewayv1.TLSRoute:
+			in.TLSRoutes = append(in.TLSRoutes, rt)
+		case *gatewayv1.TCPRoute:
+			in.TCPRoutes = append(in.TCPRoutes, rt)
+		case *gatewayv1.UDPRoute:
+			in.UDPRoutes = append(in.UDPRoutes, rt)
 		}
 		for _, key := range backendsOf(rt) {
 			if _, known := in.Services[key]; known {
@@ -462,6 +470,12 @@ func routeStatus(rt client.Object) (*gatewayv1.RouteStatus, gatewayv1.Kind) {
 		return &rt.Status.RouteStatus, KindHTTPRoute
 	case *gatewayv1.GRPCRoute:
 		return &rt.Status.RouteStatus, KindGRPCRoute
+	case *gatewayv1.TLSRoute:
+		return &rt.Status.RouteStatus, KindTLSRoute
+	case *gatewayv1.TCPRoute:
+		return &rt.Status.RouteStatus, KindTCPRoute
+	case *gatewayv1.UDPRoute:
+		return &rt.Status.RouteStatus, KindUDPRoute
 	}
 	return &gatewayv1.RouteStatus{}, ""
 }
@@ -489,11 +503,20 @@ func keepTransitions(old, conds []metav1.Condition) []metav1.Condition {
 
 // routes are the routes of in, as objects.
 func (in Inputs) routes() []client.Object {
-	out := make([]client.Object, 0, len(in.HTTPRoutes)+len(in.GRPCRoutes))
+	out := make([]client.Object, 0, len(in.HTTPRoutes)+len(in.GRPCRoutes)+len(in.TLSRoutes)+len(in.TCPRoutes)+len(in.UDPRoutes))
 	for _, rt := range in.HTTPRoutes {
 		out = append(out, rt)
 	}
 	for _, rt := range in.GRPCRoutes {
+		out = append(out, rt)
+	}
+	for _, rt := range in.TLSRoutes {
+		out = append(out, rt)
+	}
+	for _, rt := range in.TCPRoutes {
+		out = append(out, rt)
+	}
+	for _, rt := range in.UDPRoutes {
 		out = append(out, rt)
 	}
 	return out

@@ -25,9 +25,12 @@ import (
 // route naming that Gateway as a parent was allowed to send, which is
 // where the Gateway sends anyway.
 type ServiceGrants struct {
-	// Client reads ReferenceGrants and HTTPRoutes, the latter indexed by
+	// Client reads ReferenceGrants and routes, the latter indexed by
 	// the Services they name (routeBackendIndex, see SetupWithManager).
 	Client client.Reader
+	// Kinds are the kinds of route the API server serves
+	// (ServedRouteKinds).
+	Kinds RouteKinds
 }
 
 // PermitsService implements nginx.ServiceGrants.
@@ -43,7 +46,7 @@ func (g ServiceGrants) PermitsService(ctx context.Context, nginx *v1beta1.NginxO
 	if !ok {
 		return false, nil
 	}
-	routes, err := listRoutes(ctx, g.Client, client.MatchingFields{routeBackendIndex: svc.String()})
+	routes, err := listRoutes(ctx, g.Client, g.Kinds, client.MatchingFields{routeBackendIndex: svc.String()})
 	if err != nil {
 		return false, err
 	}
@@ -64,7 +67,7 @@ func (g ServiceGrants) PermitsService(ctx context.Context, nginx *v1beta1.NginxO
 // svc: a route may send its requests to be checked by its own namespace's
 // Service, as it may send them to one.
 func (g ServiceGrants) authenticatesWith(ctx context.Context, gw, svc types.NamespacedName) (bool, error) {
-	routes, err := listRoutes(ctx, g.Client, client.InNamespace(svc.Namespace))
+	routes, err := listRoutes(ctx, g.Client, g.Kinds, client.InNamespace(svc.Namespace))
 	if err != nil {
 		return false, err
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +27,11 @@ type Inputs struct {
 	// Gateway.
 	HTTPRoutes []*gatewayv1.HTTPRoute
 	GRPCRoutes []*gatewayv1.GRPCRoute
+	// TLSRoutes, TCPRoutes and UDPRoutes are those naming the Gateway,
+	// where the API server serves them.
+	TLSRoutes []*gatewayv1.TLSRoute
+	TCPRoutes []*gatewayv1.TCPRoute
+	UDPRoutes []*gatewayv1.UDPRoute
 	// Grants are the ReferenceGrants of the namespaces the Gateway and its
 	// routes refer to, by namespace.
 	Grants map[string][]gatewayv1.ReferenceGrant
@@ -120,6 +126,9 @@ func Translate(in Inputs) Translation {
 		r := route{kind: KindGRPCRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
 		r.refused = in.Refused[r.ref()]
 		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
+	}
+	for _, r := range streamRoutes(in) {
+		routes = append(routes, b.placeStream(r, gw, ls, in.NamespaceLabels[r.meta.Namespace], refs))
 	}
 	tr := Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls), origins: b.origins,
 		Policies: refs.tls.verdicts}
@@ -312,36 +321,61 @@ func parentStatuses(gen int64, attachments []attachment, outcomes []ruleOutcome,
 }
 
 // serverBuilder collects the servers of the instance: one per port and
-// hostname, in the order they first appear.
+// hostname, in the order they first appear; and its streams
+// (streamroute.go).
 type serverBuilder struct {
 	ports   []v1beta1.Port
 	servers []v1beta1.Server
 	origins [][]RouteRef   // by server and location: the route it comes from
 	index   map[string]int // port name + " " + hostname -> server
+	// seen are the locations placed (server index + " " + match key), the
+	// TCP and UDP ports a route took (port name) and the TLS names
+	// (port name + " " + hostname).
 	seen    map[string]bool
+	streams []v1beta1.Stream
+	// httpPorts are the ports of HTTP and HTTPS listeners, which get a
+	// default server.
+	httpPorts map[string]bool
 }
 
 func newServerBuilder(ls []*listener) *serverBuilder {
-	b := &serverBuilder{index: map[string]int{}, seen: map[string]bool{}}
-	taken := map[int32]bool{}
+	b := &serverBuilder{index: map[string]int{}, seen: map[string]bool{}, httpPorts: map[string]bool{}}
+	// A TCP and a UDP port may share a number (containerPort).
+	taken := map[bool]map[int32]bool{false: {}, true: {}}
 	for _, l := range ls {
-		taken[int32(l.Port)] = true
+		taken[l.Protocol == gatewayv1.UDPProtocolType][int32(l.Port)] = true
 	}
 	for _, l := range ls {
 		if !l.serves() {
 			continue
 		}
-		name := portName(l.Port)
+		name := portNameOf(l)
 		if !slices.ContainsFunc(b.ports, func(p v1beta1.Port) bool { return p.Name == name }) {
-			b.ports = append(b.ports, v1beta1.Port{Name: name, ContainerPort: containerPort(l.Port, taken), ServicePort: int32(l.Port)})
+			port := v1beta1.Port{Name: name, ContainerPort: containerPort(l.Port, taken[l.Protocol == gatewayv1.UDPProtocolType]), ServicePort: int32(l.Port)}
+			if l.Protocol == gatewayv1.UDPProtocolType {
+				port.Protocol = corev1.ProtocolUDP
+			}
+			b.ports = append(b.ports, port)
 		}
-		b.server(l, hostnameOf(l.Hostname))
+		if !l.isStream() {
+			b.httpPorts[name] = true
+			b.server(l, hostnameOf(l.Hostname))
+		}
 	}
 	return b
 }
 
-// portName names the instance's port of a listener port.
+// portName names the instance's port of a listener port over TCP.
 func portName(port gatewayv1.PortNumber) string { return "p" + strconv.Itoa(int(port)) }
+
+// portNameOf names the instance's port of listener l: a UDP listener's
+// port is another than a TCP listener's of the same number.
+func portNameOf(l *listener) string {
+	if l.Protocol == gatewayv1.UDPProtocolType {
+		return "u" + strconv.Itoa(int(l.Port))
+	}
+	return portName(l.Port)
+}
 
 // containerPort is where nginx listens for a listener port: the port
 // itself when an unprivileged process may bind it, else one above 8000
@@ -436,7 +470,7 @@ type addition struct {
 func (b *serverBuilder) fits(adds []addition) bool {
 	servers := len(b.servers)
 	for _, p := range b.ports {
-		if !slices.ContainsFunc(b.servers, func(s v1beta1.Server) bool { return s.Port == p.Name && s.DefaultServer }) {
+		if b.httpPorts[p.Name] && !slices.ContainsFunc(b.servers, func(s v1beta1.Server) bool { return s.Port == p.Name && s.DefaultServer }) {
 			servers++
 		}
 	}
@@ -487,7 +521,7 @@ var notFoundLocation = v1beta1.Location{Path: "/", PathType: v1beta1.PathPrefixE
 func (b *serverBuilder) spec() v1beta1.NginxOperatorSpec {
 	servers := slices.Clone(b.servers)
 	for _, p := range b.ports {
-		if !slices.ContainsFunc(servers, func(s v1beta1.Server) bool { return s.Port == p.Name && s.DefaultServer }) {
+		if b.httpPorts[p.Name] && !slices.ContainsFunc(servers, func(s v1beta1.Server) bool { return s.Port == p.Name && s.DefaultServer }) {
 			var tls *v1beta1.TLS
 			if i := slices.IndexFunc(servers, func(s v1beta1.Server) bool { return s.Port == p.Name }); i >= 0 {
 				tls = servers[i].TLS
@@ -506,7 +540,7 @@ func (b *serverBuilder) spec() v1beta1.NginxOperatorSpec {
 	for i := range ports {
 		ports[i].H2C = servesGRPCInPlainText(servers, ports[i].Name)
 	}
-	return v1beta1.NginxOperatorSpec{Ports: ports, Config: v1beta1.NginxConfig{Servers: servers}}
+	return v1beta1.NginxOperatorSpec{Ports: ports, Config: v1beta1.NginxConfig{Servers: servers, Streams: slices.Clone(b.streams)}}
 }
 
 // servesGRPCInPlainText reports whether a plain-text server of port sends

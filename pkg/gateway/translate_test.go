@@ -383,6 +383,11 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 	}
 }
 
+func withHostname(l gatewayv1.Listener, host string) gatewayv1.Listener {
+	l.Hostname = ptr.To(gatewayv1.Hostname(host))
+	return l
+}
+
 func withReplicas(s v1beta1.NginxOperatorSpec) v1beta1.NginxOperatorSpec {
 	s.Replicas = ptr.To[int32](1)
 	return s
@@ -393,14 +398,32 @@ func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
 		CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "missing"}}}}
 	kinds := httpListener("kinds", 8080, "")
 	kinds.AllowedRoutes = &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "FooRoute"}, {Kind: KindHTTPRoute}}}
-	tcp := gatewayv1.Listener{Name: "tcp", Port: 9000, Protocol: gatewayv1.TCPProtocolType}
-	tr := Translate(Inputs{Gateway: gateway(httpListener("a", 80, ""), gatewayv1.Listener{Name: "b", Port: 80, Protocol: gatewayv1.HTTPSProtocolType}, https, kinds, tcp)})
+	stream := func(name string, port gatewayv1.PortNumber, protocol gatewayv1.ProtocolType, mode gatewayv1.TLSModeType) gatewayv1.Listener {
+		l := gatewayv1.Listener{Name: gatewayv1.SectionName(name), Port: port, Protocol: protocol}
+		if mode != "" {
+			l.TLS = &gatewayv1.ListenerTLSConfig{Mode: ptr.To(mode)}
+		}
+		return l
+	}
+	tr := Translate(Inputs{Gateway: gateway(httpListener("a", 80, ""), gatewayv1.Listener{Name: "b", Port: 80, Protocol: gatewayv1.HTTPSProtocolType}, https, kinds,
+		stream("sctp", 9000, "example.com/sctp", ""),
+		stream("terminate", 9443, gatewayv1.TLSProtocolType, gatewayv1.TLSModeTerminate),
+		withHostname(stream("passthrough", 443, gatewayv1.TLSProtocolType, gatewayv1.TLSModePassthrough), "db.example.com"),
+		stream("dns-tcp", 53, gatewayv1.TCPProtocolType, ""), stream("dns-udp", 53, gatewayv1.UDPProtocolType, ""),
+		stream("db", 5432, gatewayv1.TCPProtocolType, ""), stream("db-too", 5432, gatewayv1.TCPProtocolType, ""))})
+	fine := map[string]string{"Accepted": "True/Accepted", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "True/Programmed"}
+	twice := map[string]string{"Accepted": "True/Accepted", "Conflicted": "True/HostnameConflict", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "False/Invalid"}
 	want := map[string]map[string]string{
 		"a":     {"Accepted": "True/Accepted", "Conflicted": "True/ProtocolConflict", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "False/Invalid"},
 		"b":     {"Accepted": "True/Accepted", "Conflicted": "True/ProtocolConflict", "ResolvedRefs": "False/InvalidCertificateRef", "Programmed": "False/Invalid"},
 		"https": {"Accepted": "True/Accepted", "Conflicted": "False/NoConflicts", "ResolvedRefs": "False/InvalidCertificateRef", "Programmed": "False/Invalid"},
 		"kinds": {"Accepted": "True/Accepted", "Conflicted": "False/NoConflicts", "ResolvedRefs": "False/InvalidRouteKinds", "Programmed": "True/Programmed"},
-		"tcp":   {"Accepted": "False/UnsupportedProtocol", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "False/Invalid"},
+		"sctp":  {"Accepted": "False/UnsupportedProtocol", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "False/Invalid"},
+		// TLS listeners pass TLS through; HTTPS terminates it.
+		"terminate": {"Accepted": "False/UnsupportedValue", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "False/Invalid"},
+		// TLS passed through shares 443 with HTTPS by name; TCP and UDP
+		// share a number; two TCP listeners cannot share one.
+		"passthrough": fine, "dns-tcp": fine, "dns-udp": fine, "db": twice, "db-too": twice,
 	}
 	got := map[string]map[string]string{}
 	for _, l := range tr.listeners {

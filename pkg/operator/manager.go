@@ -177,7 +177,7 @@ func addControllers(cfg *rest.Config, mgr manager.Manager, opts Options) error {
 	var grants nginx.ServiceGrants
 	var routes *routetable.Table
 	if gatewayServed {
-		grants = gateway.ServiceGrants{Client: mgr.GetClient()}
+		grants = gateway.ServiceGrants{Client: mgr.GetClient(), Kinds: gateway.ServedRouteKinds(mgr)}
 		routes = routetable.New()
 	}
 	if err := nginx.SetupWithManager(mgr, nginx.Setup{

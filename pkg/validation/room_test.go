@@ -96,4 +96,9 @@ func TestTheInstanceBoundsAreTheCRDs(t *testing.T) {
 	if servers.MaxItems == nil || *servers.MaxItems != v1beta1.MaxServers || locations.MaxItems == nil || *locations.MaxItems != v1beta1.MaxLocations {
 		t.Errorf("the CRD's maxItems: servers %v, locations %v; v1beta1.MaxServers %d, MaxLocations %d", servers.MaxItems, locations.MaxItems, v1beta1.MaxServers, v1beta1.MaxLocations)
 	}
+	streams := props.Properties["spec"].Properties["config"].Properties["streams"]
+	names := streams.Items.Schema.Properties["serverNames"]
+	if streams.MaxItems == nil || *streams.MaxItems != v1beta1.MaxStreams || names.MaxItems == nil || *names.MaxItems != v1beta1.MaxStreamServerNames {
+		t.Errorf("the CRD's maxItems: streams %v, their serverNames %v; v1beta1.MaxStreams %d, MaxStreamServerNames %d", streams.MaxItems, names.MaxItems, v1beta1.MaxStreams, v1beta1.MaxStreamServerNames)
+	}
 }

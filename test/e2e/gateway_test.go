@@ -155,3 +155,73 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 		return nil
 	})
 }
+
+// The bundle's operator, as its ServiceAccount, serves a Gateway's TLS
+// (passthrough), TCP and UDP listeners: it reads the TLSRoutes, TCPRoutes
+// and UDPRoutes that attach (each kind watched where the cluster serves
+// it), gives the instance their streams, and tells each route where it
+// stands.
+func TestAGatewaysStreamRoutesRunUnderTheBundlesRBAC(t *testing.T) {
+	ctx, ns, _ := withOperator(t)
+	c := inprocess.Client(t, cluster.Config)
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-streams-" + ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
+	backend := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "backend", Namespace: ns}, Spec: corev1.ServiceSpec{
+		Ports:    []corev1.ServicePort{{Name: "tcp", Port: 5432}, {Name: "udp", Port: 53, Protocol: corev1.ProtocolUDP}},
+		Selector: map[string]string{"app": "backend"}}}
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "streams", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
+		GatewayClassName: gatewayv1.ObjectName(class.Name),
+		Listeners: []gatewayv1.Listener{
+			{Name: "tls", Port: 443, Protocol: gatewayv1.TLSProtocolType, TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)}},
+			{Name: "tcp", Port: 5432, Protocol: gatewayv1.TCPProtocolType},
+			{Name: "udp", Port: 53, Protocol: gatewayv1.UDPProtocolType},
+		},
+	}}
+	parent := func(section string) gatewayv1.CommonRouteSpec {
+		return gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: "streams", SectionName: ptr.To(gatewayv1.SectionName(section))}}}
+	}
+	to := func(port gatewayv1.PortNumber) []gatewayv1.BackendRef {
+		return []gatewayv1.BackendRef{{BackendObjectReference: gatewayv1.BackendObjectReference{Name: "backend", Port: ptr.To(port)}}}
+	}
+	routes := []client.Object{
+		&gatewayv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Name: "tls", Namespace: ns}, Spec: gatewayv1.TLSRouteSpec{CommonRouteSpec: parent("tls"),
+			Hostnames: []gatewayv1.Hostname{"db.example.com"}, Rules: []gatewayv1.TLSRouteRule{{BackendRefs: to(5432)}}}},
+		&gatewayv1.TCPRoute{ObjectMeta: metav1.ObjectMeta{Name: "tcp", Namespace: ns}, Spec: gatewayv1.TCPRouteSpec{CommonRouteSpec: parent("tcp"),
+			Rules: []gatewayv1.TCPRouteRule{{BackendRefs: to(5432)}}}},
+		&gatewayv1.UDPRoute{ObjectMeta: metav1.ObjectMeta{Name: "udp", Namespace: ns}, Spec: gatewayv1.UDPRouteSpec{CommonRouteSpec: parent("udp"),
+			Rules: []gatewayv1.UDPRouteRule{{BackendRefs: to(53)}}}},
+	}
+	for _, obj := range append([]client.Object{class, backend, gw}, routes...) {
+		tools.Must(t, c.Create(ctx, obj))
+	}
+	tools.Eventually(t, 2*time.Minute, "the instance's three streams", func() error {
+		var nginx v1beta1.NginxOperator
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("streams")}, &nginx); err != nil {
+			return err
+		}
+		if len(nginx.Spec.Config.Streams) != 3 {
+			return fmt.Errorf("streams %+v", nginx.Spec.Config.Streams)
+		}
+		return nil
+	})
+	tools.Eventually(t, time.Minute, "each route accepted", func() error {
+		for _, rt := range routes {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(rt), rt); err != nil {
+				return err
+			}
+			var parents []gatewayv1.RouteParentStatus
+			switch rt := rt.(type) {
+			case *gatewayv1.TLSRoute:
+				parents = rt.Status.Parents
+			case *gatewayv1.TCPRoute:
+				parents = rt.Status.Parents
+			case *gatewayv1.UDPRoute:
+				parents = rt.Status.Parents
+			}
+			if len(parents) != 1 || !meta.IsStatusConditionTrue(parents[0].Conditions, string(gatewayv1.RouteConditionAccepted)) {
+				return fmt.Errorf("%T %s: %+v", rt, rt.GetName(), parents)
+			}
+		}
+		return nil
+	})
+}

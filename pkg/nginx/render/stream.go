@@ -62,12 +62,12 @@ type streamPort struct {
 	servers bool
 }
 
-// routedPorts are the names of the ports with a router: their HTTP
-// servers listen on the port's socket (httpSocket).
+// routedPorts are the names of the ports whose HTTP servers sit behind a
+// router: they listen on the port's socket (httpSocket).
 func routedPorts(spec *v1beta1.NginxOperatorSpec) map[string]bool {
 	var out map[string]bool
 	for _, sp := range streamPortsOf(spec) {
-		if sp.routed {
+		if sp.routed && sp.servers {
 			if out == nil {
 				out = map[string]bool{}
 			}

@@ -1,5 +1,14 @@
 package v1beta1
 
+// MaxStreams and MaxStreamServerNames are the most streams an instance
+// has and the most server names a stream has: the maxItems of
+// NginxConfig.Streams and Stream.ServerNames (a test holds the CRD to
+// these). The Gateway translator keeps an instance within them.
+const (
+	MaxStreams           = 32
+	MaxStreamServerNames = 32
+)
+
 // Stream relays the connections (or datagrams) of one port to Services,
 // below HTTP: nginx reads nothing of what they carry but, with
 // serverNames, the server name a TLS client asks for.

@@ -1,0 +1,173 @@
+package gateway
+
+import (
+	"slices"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+)
+
+// Gateway API's routes below HTTP, which become the instance's streams
+// (v1beta1.Stream): a TLSRoute's connections are passed through by their
+// server name on a TLS listener's port, a TCPRoute's or a UDPRoute's take
+// a TCP or UDP listener's port whole.
+const (
+	KindTLSRoute = gatewayv1.Kind("TLSRoute")
+	KindTCPRoute = gatewayv1.Kind("TCPRoute")
+	KindUDPRoute = gatewayv1.Kind("UDPRoute")
+)
+
+// streamRoute is what the translation reads of a TLSRoute, TCPRoute or
+// UDPRoute: how it attaches, and the backends of its one rule.
+type streamRoute struct {
+	route
+	backendRefs []gatewayv1.BackendRef
+}
+
+// streamRoutes are the routes of in below HTTP, each kind oldest first.
+func streamRoutes(in Inputs) []streamRoute {
+	var out []streamRoute
+	add := func(kind gatewayv1.Kind, rt *route, rules [][]gatewayv1.BackendRef) {
+		r := streamRoute{route: *rt}
+		r.kind, r.refused = kind, in.Refused[RouteRef{Kind: kind, Key: types.NamespacedName{Namespace: rt.meta.Namespace, Name: rt.meta.Name}}]
+		for _, refs := range rules {
+			r.backendRefs = append(r.backendRefs, refs...)
+		}
+		out = append(out, r)
+	}
+	for _, rt := range sortedRoutes(in.TLSRoutes) {
+		rules := make([][]gatewayv1.BackendRef, 0, len(rt.Spec.Rules))
+		for _, rule := range rt.Spec.Rules {
+			rules = append(rules, rule.BackendRefs)
+		}
+		add(KindTLSRoute, &route{meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}, rules)
+	}
+	for _, rt := range sortedRoutes(in.TCPRoutes) {
+		rules := make([][]gatewayv1.BackendRef, 0, len(rt.Spec.Rules))
+		for _, rule := range rt.Spec.Rules {
+			rules = append(rules, rule.BackendRefs)
+		}
+		add(KindTCPRoute, &route{meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs}, rules)
+	}
+	for _, rt := range sortedRoutes(in.UDPRoutes) {
+		rules := make([][]gatewayv1.BackendRef, 0, len(rt.Spec.Rules))
+		for _, rule := range rt.Spec.Rules {
+			rules = append(rules, rule.BackendRefs)
+		}
+		add(KindUDPRoute, &route{meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs}, rules)
+	}
+	return out
+}
+
+// streamAddition is what a route adds on one listener: the names it takes
+// there (a TLS listener's; none on TCP and UDP), and its backends.
+type streamAddition struct {
+	listener *listener
+	hosts    []string
+	backends []v1beta1.Backend
+}
+
+// placeStream attaches r to the listeners of gw it may attach to, makes its
+// streams (unless the route is not accepted), and returns its status
+// entries. On a TCP or UDP listener the oldest route takes the port, and
+// the others are attached without traffic, as Gateway API has it; on a TLS
+// listener each name goes to the oldest route that has it.
+func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string, refs references) RouteParents {
+	attachments := attach(r.route, gw, ls, namespaceLabels)
+	backends, fault, message := resolveBackends(gw, r.kind, r.meta.Namespace, r.backendRefs, refs)
+	outcome := ruleOutcome{refFault: fault, refMessage: message}
+	unsupported := ""
+	if r.refused != "" {
+		unsupported = "the NginxOperator this Gateway becomes cannot hold what this route makes: " + r.refused
+	}
+	var adds []streamAddition
+	for _, a := range attachments {
+		if a.refused != "" || unsupported != "" {
+			continue
+		}
+		for i, l := range a.listeners {
+			if !l.serves() {
+				continue
+			}
+			add := streamAddition{listener: l, backends: backends}
+			for _, host := range a.hostnames[i] {
+				if l.Protocol == gatewayv1.TLSProtocolType && !takenByAMoreSpecificListener(l, host, ls) {
+					add.hosts = append(add.hosts, host)
+				}
+			}
+			adds = append(adds, add)
+		}
+	}
+	if !b.fitsStreams(adds) {
+		for i := range attachments {
+			if attachments[i].refused == "" {
+				attachments[i].refused, attachments[i].message = RouteReasonNoRoom, noStreamRoomMessage
+			}
+		}
+		adds = nil
+	}
+	for _, a := range attachments {
+		if a.refused == "" && unsupported == "" {
+			for _, l := range a.listeners {
+				l.attached++
+			}
+		}
+	}
+	for _, add := range adds {
+		b.addStream(add)
+	}
+	return RouteParents{Kind: r.kind, Key: types.NamespacedName{Namespace: r.meta.Namespace, Name: r.meta.Name},
+		Parents: parentStatuses(r.meta.Generation, attachments, []ruleOutcome{outcome}, unsupported)}
+}
+
+var noStreamRoomMessage = "the Gateway's nginx instance has no room for this route's streams: it holds at most " +
+	strconv.Itoa(v1beta1.MaxStreams) + " (one per TCP or UDP listener, one per TLS route and listener, of at most " +
+	strconv.Itoa(v1beta1.MaxStreamServerNames) + " names each); older routes keep theirs"
+
+// addStream makes add's streams: the port of a TCP or UDP listener, unless
+// an older route took it; on a TLS listener, the names no older route
+// took, in streams of at most v1beta1.MaxStreamServerNames names. A route
+// whose backends all failed to resolve takes what it may and sends
+// nowhere: its port, or its names, are then closed to clients.
+func (b *serverBuilder) addStream(add streamAddition) {
+	port := portNameOf(add.listener)
+	if add.listener.Protocol != gatewayv1.TLSProtocolType {
+		if b.seen[port] {
+			return
+		}
+		b.seen[port] = true
+		if len(add.backends) > 0 {
+			b.streams = append(b.streams, v1beta1.Stream{Port: port, Backends: add.backends})
+		}
+		return
+	}
+	var names []string
+	for _, host := range add.hosts {
+		if key := port + " " + host; !b.seen[key] {
+			b.seen[key] = true
+			names = append(names, host)
+		}
+	}
+	if len(add.backends) == 0 {
+		return
+	}
+	for chunk := range slices.Chunk(names, v1beta1.MaxStreamServerNames) {
+		b.streams = append(b.streams, v1beta1.Stream{Port: port, ServerNames: chunk, Backends: add.backends})
+	}
+}
+
+// fitsStreams reports whether the instance holds the streams adds would
+// make (an upper bound: names an older route took count too).
+func (b *serverBuilder) fitsStreams(adds []streamAddition) bool {
+	n := len(b.streams)
+	for _, a := range adds {
+		n += (len(a.hosts) + v1beta1.MaxStreamServerNames - 1) / v1beta1.MaxStreamServerNames
+		if a.listener.Protocol != gatewayv1.TLSProtocolType {
+			n++
+		}
+	}
+	return n <= v1beta1.MaxStreams
+}
