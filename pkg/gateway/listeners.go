@@ -90,7 +90,8 @@ func readListeners(gw *gatewayv1.Gateway, refs references) []*listener {
 		case !ok:
 			l.unsupported, l.unsupportedMessage = gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported", spec.Protocol)
 		case spec.Protocol == gatewayv1.TLSProtocolType && (spec.TLS == nil || ptr.Deref(spec.TLS.Mode, gatewayv1.TLSModeTerminate) != gatewayv1.TLSModePassthrough):
-			l.unsupported, l.unsupportedMessage = gatewayv1.ListenerReasonUnsupportedValue, passthroughOnly
+			// A listener that is not accepted supports no kind.
+			l.unsupported, l.unsupportedMessage, supported = gatewayv1.ListenerReasonUnsupportedValue, passthroughOnly, nil
 		}
 		l.kinds, l.invalidKinds = allowedKinds(spec.AllowedRoutes, supported)
 		if spec.Protocol == gatewayv1.HTTPSProtocolType {

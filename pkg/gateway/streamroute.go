@@ -130,16 +130,13 @@ var noStreamRoomMessage = "the Gateway's nginx instance has no room for this rou
 // addStream makes add's streams: the port of a TCP or UDP listener, unless
 // an older route took it; on a TLS listener, the names no older route
 // took, in streams of at most v1beta1.MaxStreamServerNames names. A route
-// whose backends all failed to resolve takes what it may and sends
-// nowhere: its port, or its names, are then closed to clients.
+// whose backends all failed to resolve takes what it may with a stream of
+// no backend: nginx closes its port, or its names, to clients.
 func (b *serverBuilder) addStream(add streamAddition) {
 	port := portNameOf(add.listener)
 	if add.listener.Protocol != gatewayv1.TLSProtocolType {
-		if b.seen[port] {
-			return
-		}
-		b.seen[port] = true
-		if len(add.backends) > 0 {
+		if !b.seen[port] {
+			b.seen[port] = true
 			b.streams = append(b.streams, v1beta1.Stream{Port: port, Backends: add.backends})
 		}
 		return
@@ -150,9 +147,6 @@ func (b *serverBuilder) addStream(add streamAddition) {
 			b.seen[key] = true
 			names = append(names, host)
 		}
-	}
-	if len(add.backends) == 0 {
-		return
 	}
 	for chunk := range slices.Chunk(names, v1beta1.MaxStreamServerNames) {
 		b.streams = append(b.streams, v1beta1.Stream{Port: port, ServerNames: chunk, Backends: add.backends})

@@ -73,6 +73,8 @@ func TestStreamRoutesBecomeStreamsBesideTheHTTPSServers(t *testing.T) {
 	wantStreams := []v1beta1.Stream{
 		{Port: "p443", ServerNames: []string{"orders.db.example.com"}, Backends: to("orders-db", 8443)},
 		{Port: "p443", ServerNames: []string{"reports.db.example.com"}, Backends: to("reports-db", 8443)},
+		// A name whose route's backend is missing is closed.
+		{Port: "p443", ServerNames: []string{"missing.db.example.com"}},
 		{Port: "p5432", Backends: to("pg-old", 5432)},
 		{Port: "u53", Backends: to("coredns", 53)},
 	}
@@ -120,8 +122,9 @@ func TestAStreamRouteToAnotherNamespaceNeedsAGrantFromItsKind(t *testing.T) {
 	rt := tcpRoute("pg", 1, "pg", "db")
 	rt.Spec.Rules[0].BackendRefs[0].Namespace = ptr.To(gatewayv1.Namespace("data"))
 	in := Inputs{Gateway: gw, TCPRoutes: []*gatewayv1.TCPRoute{rt}, Services: map[types.NamespacedName]bool{{Namespace: "data", Name: "db"}: true}}
-	if got := Translate(in); len(got.Spec.Config.Streams) != 0 || conditions(got.Routes[0].Parents[0].Conditions)["ResolvedRefs"] != "False/RefNotPermitted" {
-		t.Errorf("without a grant: streams %+v, route %v", got.Spec.Config.Streams, conditions(got.Routes[0].Parents[0].Conditions))
+	closed := []v1beta1.Stream{{Port: "p5432"}}
+	if got := Translate(in); !cmp.Equal(closed, got.Spec.Config.Streams) || conditions(got.Routes[0].Parents[0].Conditions)["ResolvedRefs"] != "False/RefNotPermitted" {
+		t.Errorf("without a grant: streams %+v (want the port closed), route %v", got.Spec.Config.Streams, conditions(got.Routes[0].Parents[0].Conditions))
 	}
 	grant := gatewayv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "tcp", Namespace: "data"}, Spec: gatewayv1.ReferenceGrantSpec{
 		From: []gatewayv1.ReferenceGrantFrom{{Group: Group, Kind: KindTCPRoute, Namespace: ns}},

@@ -20,7 +20,6 @@ const (
 // its other streams, or to its TLS servers (config.servers) by their
 // serverNames as ever: one port, 443 say, passes some names through to
 // backends that hold their own certificates and terminates the others.
-// +kubebuilder:validation:XValidation:rule="self.backends.exists(b, !has(b.weight) || b.weight > 0)",message="at least one backend needs a weight above 0: a stream with nowhere to send would close every connection"
 // +kubebuilder:validation:XValidation:rule="!(has(self.tls) && has(self.serverNames) && has(self.proxyProtocol) && self.proxyProtocol)",message="proxyProtocol cannot be combined with tls and serverNames: nginx terminates such a stream behind the port's router, where its PROXY header could not name the address the client connected to; give the stream a port of its own (without serverNames), or pass TLS through (without tls)"
 type Stream struct {
 	// Port is the name of the entry of spec.ports this stream listens on.
@@ -56,10 +55,13 @@ type Stream struct {
 	// Backends are the Services the stream relays to, each connection (or
 	// UDP session) to one ready pod of one of them, in shares by weight.
 	// A Service with no ready pod gets none: its share goes to the others.
+	// With no backend, or none with a weight above 0 and a ready pod,
+	// nginx closes each connection at once (and answers no datagram), as
+	// Gateway API has a route whose backends do not resolve.
+	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
-	Backends []Backend `json:"backends"`
+	Backends []Backend `json:"backends,omitempty"`
 
 	// LoadBalancingMethod picks the pod of each connection: round_robin
 	// (the default; weighted), least_conn (the pod with the fewest open
