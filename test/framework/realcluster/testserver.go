@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -46,6 +47,65 @@ func RunTestServer(ctx context.Context, t *testing.T, cs kubernetes.Interface, n
 			Ports:    []corev1.ServicePort{{Name: "http", Port: port, TargetPort: intstr.FromString("http")}},
 		},
 	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The ports of RunStreamServers's Service: StreamEchoPort (TCP) greets each
+// connection with "hello from <pod name>" and echoes its lines,
+// StreamDNSPort (UDP) answers a DNS TXT query for any name with the pod's
+// name, and StreamTLSPort, with a TLS Secret, greets and echoes over TLS
+// with the Secret's certificate.
+const (
+	StreamEchoPort int32 = 7000
+	StreamDNSPort  int32 = 53
+	StreamTLSPort  int32 = 443
+)
+
+// RunStreamServers runs replicas of the node's test server in its stream
+// mode (`testserver stream`) as the Deployment and Service name in ns, its
+// pods labelled app=name and ready once they accept connections; with
+// tlsSecret (a kubernetes.io/tls Secret), they serve StreamTLSPort too;
+// with lifecycle, their container has it (a preStop pause).
+func RunStreamServers(ctx context.Context, t testing.TB, cs kubernetes.Interface, ns, name string, replicas int32, tlsSecret string, lifecycle *corev1.Lifecycle) {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	container := corev1.Container{
+		Name: "server", Image: TestServer.Name, Args: []string{"stream", ":7000", ":5353"},
+		Ports: []corev1.ContainerPort{
+			{Name: "echo", ContainerPort: 7000},
+			{Name: "dns", ContainerPort: 5353, Protocol: corev1.ProtocolUDP},
+		},
+		ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("echo")}}, PeriodSeconds: 1},
+		SecurityContext: RestrictedContainer(),
+		Lifecycle:       lifecycle,
+	}
+	servicePorts := []corev1.ServicePort{
+		{Name: "echo", Port: StreamEchoPort, TargetPort: intstr.FromString("echo")},
+		{Name: "dns", Port: StreamDNSPort, TargetPort: intstr.FromString("dns"), Protocol: corev1.ProtocolUDP},
+	}
+	spec := corev1.PodSpec{AutomountServiceAccountToken: ptr.To(false)}
+	if tlsSecret != "" {
+		container.Args = append(container.Args, ":7443", "/tls/tls.crt", "/tls/tls.key")
+		container.Ports = append(container.Ports, corev1.ContainerPort{Name: "tls", ContainerPort: 7443})
+		container.VolumeMounts = []corev1.VolumeMount{{Name: "tls", MountPath: "/tls", ReadOnly: true}}
+		spec.Volumes = []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: tlsSecret}}}}
+		servicePorts = append(servicePorts, corev1.ServicePort{Name: "tls", Port: StreamTLSPort, TargetPort: intstr.FromString("tls")})
+	}
+	spec.Containers = []corev1.Container{container}
+	deployment := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+		},
+	}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	service := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{Selector: labels, Ports: servicePorts}}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, service, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

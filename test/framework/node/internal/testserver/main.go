@@ -16,6 +16,14 @@
 //	                         many endpoints of a Service
 //	testserver grpc ADDR     serve test/grpcecho's gRPC health service,
 //	                         named after the host, in plain text
+//	testserver stream ECHO DNS [TLS CERT KEY]
+//	                         greet each TCP connection on ECHO with "hello
+//	                         from <hostname>" and echo its lines back, as
+//	                         servers that speak first (SMTP, MySQL) do;
+//	                         answer DNS queries over UDP on DNS, a TXT
+//	                         query for any name with the host name; with
+//	                         TLS CERT KEY, greet and echo on TLS too, over
+//	                         TLS with CERT and KEY
 //	testserver probe URL...  print the apiserver's version, read through the
 //	                         kubernetes Service with the pod's service account,
 //	                         and the body of each URL; exit 1 on any failure
@@ -24,6 +32,7 @@
 package main
 
 import (
+	"bufio"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -38,6 +47,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/net/dns/dnsmessage"
 	"google.golang.org/grpc"
 
 	"github.com/nginx-operator/nginx-operator/test/echo"
@@ -70,6 +80,12 @@ func main() {
 			addr = os.Args[2]
 		}
 		serveGRPC(addr)
+	case "stream":
+		if len(os.Args) != 4 && len(os.Args) != 7 {
+			fmt.Fprintln(os.Stderr, "usage: testserver stream ECHO DNS [TLS CERT KEY]")
+			os.Exit(2)
+		}
+		serveStreams(os.Args[2], os.Args[3], os.Args[4:])
 	case "probe":
 		if !probe(os.Args[2:]) {
 			os.Exit(1)
@@ -146,6 +162,121 @@ func serveGRPC(addr string) {
 	grpcecho.Register(srv, host)
 	fmt.Fprintln(os.Stderr, srv.Serve(l))
 	os.Exit(1)
+}
+
+// serveStreams greets and echoes on TCP at echoAddr, answers DNS over UDP
+// at dnsAddr and, with tlsArgs (ADDR CERT KEY), greets and echoes over
+// TLS at ADDR, until one of them fails.
+func serveStreams(echoAddr, dnsAddr string, tlsArgs []string) {
+	host, _ := os.Hostname()
+	failed := make(chan error, 3)
+	l, err := net.Listen("tcp", echoAddr)
+	exitOn(err)
+	go func() { failed <- greetAndEcho(l, host) }()
+	pc, err := net.ListenPacket("udp", dnsAddr)
+	exitOn(err)
+	go func() { failed <- answerDNS(pc, host) }()
+	if len(tlsArgs) == 3 {
+		cert, err := tls.LoadX509KeyPair(tlsArgs[1], tlsArgs[2])
+		exitOn(err)
+		tl, err := tls.Listen("tcp", tlsArgs[0], &tls.Config{Certificates: []tls.Certificate{cert}})
+		exitOn(err)
+		go func() { failed <- greetAndEcho(tl, host) }()
+		fmt.Printf("greeting over TLS on %s\n", tl.Addr())
+	}
+	fmt.Printf("greeting on %s, answering DNS on %s\n", l.Addr(), pc.LocalAddr())
+	fmt.Fprintln(os.Stderr, <-failed)
+	os.Exit(1)
+}
+
+func exitOn(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// greetAndEcho accepts connections on l: each gets "hello from <host>" at
+// once, before the client says anything, and then every line it sends
+// back. It logs how each ended, which the pod's log keeps.
+func greetAndEcho(l net.Listener, host string) error {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			defer c.Close()
+			lines, err := echoLines(c, host)
+			fmt.Printf("connection from %s: %d lines, %v\n", c.RemoteAddr(), lines, err)
+		}()
+	}
+}
+
+func echoLines(c net.Conn, host string) (int, error) {
+	if _, err := fmt.Fprintf(c, "hello from %s\n", host); err != nil {
+		return 0, err
+	}
+	r := bufio.NewReader(c)
+	for n := 0; ; n++ {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return n, err
+		}
+		if _, err := io.WriteString(c, line); err != nil {
+			return n, err
+		}
+	}
+}
+
+// answerDNS answers each DNS query that arrives on pc (dnsAnswer).
+func answerDNS(pc net.PacketConn, host string) error {
+	buf := make([]byte, 4096)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return err
+		}
+		answer, err := dnsAnswer(buf[:n], host)
+		if err == nil {
+			_, err = pc.WriteTo(answer, from)
+		}
+		if err != nil {
+			fmt.Printf("DNS query from %s: %v\n", from, err)
+		}
+	}
+}
+
+// dnsAnswer is the authoritative answer to query: for a TXT query, of any
+// name, one record holding host; for another type, no record.
+func dnsAnswer(query []byte, host string) ([]byte, error) {
+	var p dnsmessage.Parser
+	h, err := p.Start(query)
+	if err != nil {
+		return nil, err
+	}
+	q, err := p.Question()
+	if err != nil {
+		return nil, err
+	}
+	b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true,
+		RecursionDesired: h.RecursionDesired, RecursionAvailable: true})
+	if err := b.StartQuestions(); err != nil {
+		return nil, err
+	}
+	if err := b.Question(q); err != nil {
+		return nil, err
+	}
+	if err := b.StartAnswers(); err != nil {
+		return nil, err
+	}
+	if q.Type == dnsmessage.TypeTXT {
+		rh := dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeTXT, Class: dnsmessage.ClassINET}
+		if err := b.TXTResource(rh, dnsmessage.TXTResource{TXT: []string{host}}); err != nil {
+			return nil, err
+		}
+	}
+	return b.Finish()
 }
 
 func probe(urls []string) bool {
