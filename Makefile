@@ -127,7 +127,7 @@ GATEWAY_API_VERSION  = $(shell go list -m -f '{{.Version}}' sigs.k8s.io/gateway-
 CONFORMANCE_REPORTS ?= conformance/reports/$(GATEWAY_API_VERSION)/nginx-operator
 
 .PHONY: conformance
-conformance: test-deps ## Run Gateway API's conformance suite (profiles GATEWAY-HTTP and GATEWAY-GRPC, the features the GatewayClass claims; make test runs it too) and rewrite its report in conformance/reports/.
+conformance: test-deps ## Run Gateway API's conformance suite (profiles GATEWAY-HTTP, -GRPC, -TLS, -TCP and -UDP, the features the GatewayClass claims; make test runs it too) and rewrite its report in conformance/reports/.
 	NGINX_OPERATOR_REQUIRE_TOOLS=1 CONFORMANCE_REPORT_DIR=$(CURDIR)/$(CONFORMANCE_REPORTS) CONFORMANCE_VERSION=$(VERSION) \
 		go test -count=1 -timeout 40m -v ./test/conformance/
 

@@ -38,7 +38,10 @@ const (
 // Profiles are the conformance profiles run. GATEWAY-GRPC sends gRPC in
 // cleartext to the same listener port as HTTP/1.1, which nginx serves on
 // one port from 1.25.1 on (the node's nginx is hack/install-nginx.sh's).
-var Profiles = []suite.ConformanceProfile{suite.GatewayHTTPConformanceProfile, suite.GatewayGRPCConformanceProfile}
+// GATEWAY-TLS, GATEWAY-TCP and GATEWAY-UDP dial the Gateway's address from
+// the test's process (node.RouteServicesFromHost).
+var Profiles = []suite.ConformanceProfile{suite.GatewayHTTPConformanceProfile, suite.GatewayGRPCConformanceProfile,
+	suite.GatewayTLSConformanceProfile, suite.GatewayTCPConformanceProfile, suite.GatewayUDPConformanceProfile}
 
 // ProfileNames are Profiles' names.
 func ProfileNames() []suite.ConformanceProfileName {

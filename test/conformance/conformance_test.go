@@ -185,7 +185,7 @@ func TestTheSuitesBackendsAnswerItsClientsFromTheNode(t *testing.T) {
 	})
 }
 
-func TestGatewayHTTPAndGRPCProfilesPassTheConformanceSuite(t *testing.T) {
+func TestGatewayProfilesPassTheConformanceSuite(t *testing.T) {
 	began := time.Now()
 	c := cluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 35*time.Minute)

@@ -1,7 +1,8 @@
 // Package conformance runs Gateway API's conformance suite
 // (sigs.k8s.io/gateway-api/conformance, the version go.mod requires, used
 // as a module: its tests, manifests and report as they are) against the
-// operator, for the profiles in Profiles (GATEWAY-HTTP and GATEWAY-GRPC),
+// operator, for the profiles in Profiles (GATEWAY-HTTP, GATEWAY-GRPC,
+// GATEWAY-TLS, GATEWAY-TCP and GATEWAY-UDP),
 // on a local cluster whose node runs pods for real
 // (test/framework/realcluster):
 //
