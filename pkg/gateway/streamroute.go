@@ -79,10 +79,7 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 	attachments := attach(r.route, gw, ls, namespaceLabels)
 	backends, fault, message := resolveBackends(gw, r.kind, r.meta.Namespace, r.backendRefs, refs)
 	outcome := ruleOutcome{refFault: fault, refMessage: message}
-	unsupported := ""
-	if r.refused != "" {
-		unsupported = "the NginxOperator this Gateway becomes cannot hold what this route makes: " + r.refused
-	}
+	unsupported := r.unsupported(nil)
 	var adds []streamAddition
 	for _, a := range attachments {
 		if a.refused != "" || unsupported != "" {
@@ -102,20 +99,10 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 		}
 	}
 	if !b.fitsStreams(adds) {
-		for i := range attachments {
-			if attachments[i].refused == "" {
-				attachments[i].refused, attachments[i].message = RouteReasonNoRoom, noStreamRoomMessage
-			}
-		}
+		refuseForRoom(attachments, noStreamRoomMessage)
 		adds = nil
 	}
-	for _, a := range attachments {
-		if a.refused == "" && unsupported == "" {
-			for _, l := range a.listeners {
-				l.attached++
-			}
-		}
-	}
+	countAttached(attachments, unsupported)
 	for _, add := range adds {
 		b.addStream(add)
 	}

@@ -192,10 +192,7 @@ func acceptedGeneration(conds []metav1.Condition) int64 {
 // route is not accepted), and returns the route's status entries.
 func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string, outcomes []ruleOutcome) RouteParents {
 	attachments := attach(r, gw, ls, namespaceLabels)
-	unsupported := firstUnsupported(outcomes)
-	if unsupported == "" && r.refused != "" {
-		unsupported = "the NginxOperator this Gateway becomes cannot hold what this route makes: " + r.refused
-	}
+	unsupported := r.unsupported(outcomes)
 	var adds []addition
 	for _, a := range attachments {
 		if a.refused != "" || unsupported != "" {
@@ -219,21 +216,10 @@ func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, na
 	// that the routes placed before it (older ones: see sortedRoutes)
 	// keep serving and later changes to them still apply.
 	if !b.fits(adds) {
-		for i := range attachments {
-			if attachments[i].refused == "" {
-				attachments[i].refused, attachments[i].message = RouteReasonNoRoom, noRoomMessage
-			}
-		}
+		refuseForRoom(attachments, noRoomMessage)
 		adds = nil
 	}
-	for _, a := range attachments {
-		if a.refused != "" || unsupported != "" {
-			continue
-		}
-		for _, l := range a.listeners {
-			l.attached++
-		}
-	}
+	countAttached(attachments, unsupported)
 	for _, add := range adds {
 		b.add(add)
 	}
@@ -280,6 +266,42 @@ func sortedRoutes[T metav1.Object](routes []T) []T {
 		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
 	})
 	return out
+}
+
+// unsupported is why route r, whose rules became outcomes, is not
+// accepted: what a rule cannot do, or what the apiserver refused of it;
+// "" when it is.
+func (r route) unsupported(outcomes []ruleOutcome) string {
+	if why := firstUnsupported(outcomes); why != "" || r.refused == "" {
+		return why
+	}
+	return "the NginxOperator this Gateway becomes cannot hold what this route makes: " + r.refused
+}
+
+// refuseForRoom refuses each attachment not refused already, with message:
+// the instance has no room for the route.
+func refuseForRoom(attachments []attachment, message string) {
+	for i := range attachments {
+		if attachments[i].refused == "" {
+			attachments[i].refused, attachments[i].message = RouteReasonNoRoom, message
+		}
+	}
+}
+
+// countAttached counts a route on each listener it is attached to: every
+// one of its accepted attachments, unless it is not accepted at all
+// (unsupported).
+func countAttached(attachments []attachment, unsupported string) {
+	if unsupported != "" {
+		return
+	}
+	for _, a := range attachments {
+		if a.refused == "" {
+			for _, l := range a.listeners {
+				l.attached++
+			}
+		}
+	}
 }
 
 func firstUnsupported(outcomes []ruleOutcome) string {
