@@ -27,6 +27,7 @@ var SupportedFeatures = []features.FeatureName{
 	features.SupportGRPCRouteNamedRouteRule,
 	features.SupportTCPRoute,
 	features.SupportTLSRoute,
+	features.SupportTLSRouteModeTerminate,
 	features.SupportUDPRoute,
 	features.SupportHTTPRoute,
 	features.SupportHTTPRoute303RedirectStatusCode,

@@ -60,7 +60,7 @@ var routeKinds = map[gatewayv1.ProtocolType][]gatewayv1.Kind{
 }
 
 // isStream reports a listener whose routes become streams (stream.go of
-// the renderer): TLS passed through, TCP and UDP.
+// the renderer): TLS (terminated or passed through), TCP and UDP.
 func (l *listener) isStream() bool {
 	switch l.Protocol {
 	case gatewayv1.TLSProtocolType, gatewayv1.TCPProtocolType, gatewayv1.UDPProtocolType:
@@ -69,9 +69,21 @@ func (l *listener) isStream() bool {
 	return false
 }
 
-// passthroughOnly is why a TLS listener that terminates TLS is not
-// accepted: its streams pass TLS through to the backends.
-const passthroughOnly = "TLS listeners pass TLS through (tls.mode Passthrough) in this release; terminate TLS with protocol HTTPS"
+// terminatesTLS reports a listener that serves a certificate: HTTPS, and
+// TLS in mode Terminate (Gateway API's default for TLS).
+func terminatesTLS(l gatewayv1.Listener) bool {
+	return l.Protocol == gatewayv1.HTTPSProtocolType || l.Protocol == gatewayv1.TLSProtocolType && !passesTLSThrough(l)
+}
+
+// passesTLSThrough reports a TLS listener in mode Passthrough.
+func passesTLSThrough(l gatewayv1.Listener) bool {
+	return l.Protocol == gatewayv1.TLSProtocolType && l.TLS != nil && ptr.Deref(l.TLS.Mode, gatewayv1.TLSModeTerminate) == gatewayv1.TLSModePassthrough
+}
+
+// mixedTermination is why TLS listeners of one port that terminate TLS
+// and pass it through are not accepted: the class does not claim
+// TLSRouteModeMixed, whose Gateway API contract is still experimental.
+const mixedTermination = "TLS listeners of one port must all terminate TLS or all pass it through (TLSRouteModeMixed is not supported)"
 
 // Route kinds, and the API group of Gateway API's kinds.
 const (
@@ -89,12 +101,12 @@ func readListeners(gw *gatewayv1.Gateway, refs references) []*listener {
 		switch {
 		case !ok:
 			l.unsupported, l.unsupportedMessage = gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported", spec.Protocol)
-		case spec.Protocol == gatewayv1.TLSProtocolType && (spec.TLS == nil || ptr.Deref(spec.TLS.Mode, gatewayv1.TLSModeTerminate) != gatewayv1.TLSModePassthrough):
+		case mixesTermination(spec, gw.Spec.Listeners):
 			// A listener that is not accepted supports no kind.
-			l.unsupported, l.unsupportedMessage, supported = gatewayv1.ListenerReasonUnsupportedValue, passthroughOnly, nil
+			l.unsupported, l.unsupportedMessage, supported = gatewayv1.ListenerReasonProtocolConflict, mixedTermination, nil
 		}
 		l.kinds, l.invalidKinds = allowedKinds(spec.AllowedRoutes, supported)
-		if spec.Protocol == gatewayv1.HTTPSProtocolType {
+		if terminatesTLS(spec) {
 			l.certificate, l.refFault, l.refMessage = refs.certificate(gw, spec.TLS)
 			l.secretName = l.certificate.Name
 			if l.refFault == "" && l.certificate.Namespace != gw.Namespace {
@@ -105,6 +117,14 @@ func readListeners(gw *gatewayv1.Gateway, refs references) []*listener {
 	}
 	markConflicts(out)
 	return out
+}
+
+// mixesTermination reports a TLS listener that shares its port with a TLS
+// listener of the other mode.
+func mixesTermination(l gatewayv1.Listener, all []gatewayv1.Listener) bool {
+	return l.Protocol == gatewayv1.TLSProtocolType && slices.ContainsFunc(all, func(o gatewayv1.Listener) bool {
+		return o.Port == l.Port && o.Protocol == gatewayv1.TLSProtocolType && passesTLSThrough(o) != passesTLSThrough(l)
+	})
 }
 
 // allowedKinds are the kinds of allowed the protocol supports (all it

@@ -11,8 +11,9 @@ import (
 )
 
 // Gateway API's routes below HTTP, which become the instance's streams
-// (v1beta1.Stream): a TLSRoute's connections are passed through by their
-// server name on a TLS listener's port, a TCPRoute's or a UDPRoute's take
+// (v1beta1.Stream): a TLSRoute's connections are passed through (or
+// terminated, with the listener's certificate) by their server name on a
+// TLS listener's port, a TCPRoute's or a UDPRoute's take
 // a TCP or UDP listener's port whole.
 const (
 	KindTLSRoute = gatewayv1.Kind("TLSRoute")
@@ -135,8 +136,12 @@ func (b *serverBuilder) addStream(add streamAddition) {
 			names = append(names, host)
 		}
 	}
+	var tls *v1beta1.StreamTLS
+	if terminatesTLS(add.listener.Listener) {
+		tls = &v1beta1.StreamTLS{SecretName: add.listener.secretName}
+	}
 	for chunk := range slices.Chunk(names, v1beta1.MaxStreamServerNames) {
-		b.streams = append(b.streams, v1beta1.Stream{Port: port, ServerNames: chunk, Backends: add.backends})
+		b.streams = append(b.streams, v1beta1.Stream{Port: port, ServerNames: chunk, TLS: tls, Backends: add.backends})
 	}
 }
 

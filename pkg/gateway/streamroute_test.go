@@ -136,3 +136,20 @@ func TestAStreamRouteToAnotherNamespaceNeedsAGrantFromItsKind(t *testing.T) {
 		t.Errorf("with a grant from TCPRoutes (-want +got):\n%s", diff)
 	}
 }
+
+// A TLS listener that terminates gives its routes' streams its
+// certificate: nginx terminates TLS for their names and relays plain
+// bytes.
+func TestATerminatingTLSListenersStreamsCarryItsCertificate(t *testing.T) {
+	terminate := gatewayv1.Listener{Name: "tls", Port: 8443, Protocol: gatewayv1.TLSProtocolType, Hostname: ptr.To(gatewayv1.Hostname("mq.example.com")),
+		TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModeTerminate), CertificateRefs: []gatewayv1.SecretObjectReference{certRef("", "mq-tls")}}}
+	in := Inputs{Gateway: gateway(terminate), Secrets: map[types.NamespacedName]bool{{Namespace: ns, Name: "mq-tls"}: true}, Services: services("rabbitmq"),
+		TLSRoutes: []*gatewayv1.TLSRoute{tlsRoute("mq", 1, "tls", []gatewayv1.Hostname{"mq.example.com"}, "rabbitmq")}}
+	tr := Translate(in)
+	want := []v1beta1.Stream{{Port: "p8443", ServerNames: []string{"mq.example.com"}, TLS: &v1beta1.StreamTLS{SecretName: "mq-tls"},
+		Backends: []v1beta1.Backend{{Service: "rabbitmq", Port: 8443, Weight: ptr.To[int32](1)}}}}
+	if diff := cmp.Diff(want, tr.Spec.Config.Streams); diff != "" {
+		t.Errorf("streams (-want +got):\n%s", diff)
+	}
+	validationtest.Spec(t, withReplicas(tr.Spec))
+}

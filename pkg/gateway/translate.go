@@ -232,7 +232,7 @@ func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, na
 func certificateCopies(gw *gatewayv1.Gateway, ls []*listener) map[string]types.NamespacedName {
 	var out map[string]types.NamespacedName
 	for _, l := range ls {
-		if !l.serves() || l.Protocol != gatewayv1.HTTPSProtocolType || l.certificate.Namespace == gw.Namespace {
+		if !l.serves() || !terminatesTLS(l.Listener) || l.certificate.Namespace == gw.Namespace {
 			continue
 		}
 		if out == nil {

@@ -408,6 +408,8 @@ func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
 	tr := Translate(Inputs{Gateway: gateway(httpListener("a", 80, ""), gatewayv1.Listener{Name: "b", Port: 80, Protocol: gatewayv1.HTTPSProtocolType}, https, kinds,
 		stream("sctp", 9000, "example.com/sctp", ""),
 		stream("terminate", 9443, gatewayv1.TLSProtocolType, gatewayv1.TLSModeTerminate),
+		stream("mixed-terminate", 9444, gatewayv1.TLSProtocolType, gatewayv1.TLSModeTerminate),
+		withHostname(stream("mixed-passthrough", 9444, gatewayv1.TLSProtocolType, gatewayv1.TLSModePassthrough), "p.example.com"),
 		withHostname(stream("passthrough", 443, gatewayv1.TLSProtocolType, gatewayv1.TLSModePassthrough), "db.example.com"),
 		stream("dns-tcp", 53, gatewayv1.TCPProtocolType, ""), stream("dns-udp", 53, gatewayv1.UDPProtocolType, ""),
 		stream("db", 5432, gatewayv1.TCPProtocolType, ""), stream("db-too", 5432, gatewayv1.TCPProtocolType, ""))})
@@ -419,8 +421,11 @@ func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
 		"https": {"Accepted": "True/Accepted", "Conflicted": "False/NoConflicts", "ResolvedRefs": "False/InvalidCertificateRef", "Programmed": "False/Invalid"},
 		"kinds": {"Accepted": "True/Accepted", "Conflicted": "False/NoConflicts", "ResolvedRefs": "False/InvalidRouteKinds", "Programmed": "True/Programmed"},
 		"sctp":  {"Accepted": "False/UnsupportedProtocol", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "False/Invalid"},
-		// TLS listeners pass TLS through; HTTPS terminates it.
-		"terminate": {"Accepted": "False/UnsupportedValue", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "False/Invalid"},
+		// A TLS listener that terminates needs its certificate, as HTTPS;
+		// one port's TLS listeners all terminate or all pass through.
+		"terminate":         {"Accepted": "True/Accepted", "Conflicted": "False/NoConflicts", "ResolvedRefs": "False/InvalidCertificateRef", "Programmed": "False/Invalid"},
+		"mixed-terminate":   {"Accepted": "False/ProtocolConflict", "Conflicted": "False/NoConflicts", "ResolvedRefs": "False/InvalidCertificateRef", "Programmed": "False/Invalid"},
+		"mixed-passthrough": {"Accepted": "False/ProtocolConflict", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "False/Invalid"},
 		// TLS passed through shares 443 with HTTPS by name; TCP and UDP
 		// share a number; two TCP listeners cannot share one.
 		"passthrough": fine, "dns-tcp": fine, "dns-udp": fine, "db": twice, "db-too": twice,

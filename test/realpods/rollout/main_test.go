@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -28,7 +30,12 @@ import (
 
 var env = framework.NewEnv(realcluster.FrameworkOptions(realcluster.Options{GoImages: []node.GoImage{realcluster.TestServer}}))
 
-func TestMain(m *testing.M) { os.Exit(env.Main(m)) }
+func TestMain(m *testing.M) {
+	// The tests' controller-runtime clients log nothing worth reading
+	// (and, without a logger, print a stack trace saying so).
+	ctrllog.SetLogger(logr.Discard())
+	os.Exit(env.Main(m))
+}
 
 // setup is realcluster.Setup for a test of at most 4 minutes, with the node.
 func setup(t testing.TB) (context.Context, string, kubernetes.Interface, client.Client, *node.Node) {
