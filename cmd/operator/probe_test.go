@@ -48,19 +48,24 @@ func TestProbeAsksTheConversionWebhook(t *testing.T) {
 	untrusted.StartTLS()
 	defer untrusted.Close()
 
+	// The probe retries until its timeout: a failing case waits it out, so
+	// theirs is short. The real handler's first conversion compiles the
+	// CRD's validation (lazily, once), which took more than 1.5 s on a
+	// loaded machine: a case that succeeds gets the probe's own default,
+	// and returns as soon as it has an answer.
 	for _, tc := range []struct {
-		name, url, ca string
-		code          int
-		out           string
+		name, url, ca, timeout string
+		code                   int
+		out                    string
 	}{
-		{"the real handler converts", webhook.URL + "/convert", writeCA(t, webhook), 0, "converted a v1alpha1 NginxOperator to v1beta1"},
-		{"an answer to another request", broken.URL, writeCA(t, broken), 1, `the response is for request "other"`},
-		{"a certificate the CA did not sign", untrusted.URL, writeCA(t, webhook), 1, "certificate"},
-		{"no CA", webhook.URL, "", 2, "--ca-file are required"},
+		{"the real handler converts", webhook.URL + "/convert", writeCA(t, webhook), "30s", 0, "converted a v1alpha1 NginxOperator to v1beta1"},
+		{"an answer to another request", broken.URL, writeCA(t, broken), "1500ms", 1, `the response is for request "other"`},
+		{"a certificate the CA did not sign", untrusted.URL, writeCA(t, webhook), "1500ms", 1, "certificate"},
+		{"no CA", webhook.URL, "", "1500ms", 2, "--ca-file are required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := dispatch([]string{"probe", "--url=" + tc.url, "--ca-file=" + tc.ca, "--timeout=1500ms"}, &stdout, &stderr)
+			code := dispatch([]string{"probe", "--url=" + tc.url, "--ca-file=" + tc.ca, "--timeout=" + tc.timeout}, &stdout, &stderr)
 			if code != tc.code || !strings.Contains(stdout.String()+stderr.String(), tc.out) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, stdout.String(), stderr.String(), tc.code, tc.out)
 			}

@@ -41,9 +41,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -166,13 +168,18 @@ func serveGRPC(addr string) {
 
 // serveStreams greets and echoes on TCP at echoAddr, answers DNS over UDP
 // at dnsAddr and, with tlsArgs (ADDR CERT KEY), greets and echoes over
-// TLS at ADDR, until one of them fails.
+// TLS at ADDR, until one of them fails, or until SIGTERM, when it drains
+// (drainStreams).
 func serveStreams(echoAddr, dnsAddr string, tlsArgs []string) {
 	host, _ := os.Hostname()
 	failed := make(chan error, 3)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM)
+	var open atomic.Int64
 	l, err := net.Listen("tcp", echoAddr)
 	exitOn(err)
-	go func() { failed <- greetAndEcho(l, host) }()
+	listeners := []net.Listener{l}
+	go func() { failed <- greetAndEcho(l, host, &open) }()
 	pc, err := net.ListenPacket("udp", dnsAddr)
 	exitOn(err)
 	go func() { failed <- answerDNS(pc, host) }()
@@ -181,12 +188,35 @@ func serveStreams(echoAddr, dnsAddr string, tlsArgs []string) {
 		exitOn(err)
 		tl, err := tls.Listen("tcp", tlsArgs[0], &tls.Config{Certificates: []tls.Certificate{cert}})
 		exitOn(err)
-		go func() { failed <- greetAndEcho(tl, host) }()
+		listeners = append(listeners, tl)
+		go func() { failed <- greetAndEcho(tl, host, &open) }()
 		fmt.Printf("greeting over TLS on %s\n", tl.Addr())
 	}
 	fmt.Printf("greeting on %s, answering DNS on %s\n", l.Addr(), pc.LocalAddr())
-	fmt.Fprintln(os.Stderr, <-failed)
-	os.Exit(1)
+	select {
+	case err := <-failed:
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	case <-stop:
+		drainStreams(listeners, &open)
+	}
+}
+
+// drainStreams stops as a server behind a Service should: it accepts no
+// new connection (the next is refused, and a proxy tries another pod) and
+// lets the open ones end as their clients end them, for up to 10 s.
+// Exiting at SIGTERM reset them: clients of a pod nginx had sent a
+// connection to just before the pod left its configuration lost it.
+func drainStreams(listeners []net.Listener, open *atomic.Int64) {
+	for _, l := range listeners {
+		l.Close()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for open.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	fmt.Printf("drained: %d connections still open\n", open.Load())
+	os.Exit(0)
 }
 
 func exitOn(err error) {
@@ -198,14 +228,17 @@ func exitOn(err error) {
 
 // greetAndEcho accepts connections on l: each gets "hello from <host>" at
 // once, before the client says anything, and then every line it sends
-// back. It logs how each ended, which the pod's log keeps.
-func greetAndEcho(l net.Listener, host string) error {
+// back. It logs how each ended, which the pod's log keeps, and counts
+// those open.
+func greetAndEcho(l net.Listener, host string, open *atomic.Int64) error {
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			return err
 		}
+		open.Add(1)
 		go func() {
+			defer open.Add(-1)
 			defer c.Close()
 			lines, err := echoLines(c, host)
 			fmt.Printf("connection from %s: %d lines, %v\n", c.RemoteAddr(), lines, err)
