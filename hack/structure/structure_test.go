@@ -23,7 +23,7 @@ const module = "github.com/nginx-operator/nginx-operator/"
 var layers = map[string]int{
 	// Leaves: no import of the project.
 	"pkg/apis/nginx/v1alpha1": 0, "pkg/apis/nginx/v1beta1": 0, "pkg/fsutil": 0, "pkg/k8sutil": 0,
-	"pkg/logging": 0, "pkg/version": 0, "pkg/storageversion": 0, "pkg/nginx/conf": 0, "pkg/certmanager": 0,
+	"pkg/logging": 0, "pkg/version": 0, "pkg/storageversion": 0, "pkg/nginx/conf": 0, "pkg/nginx/regex": 0, "pkg/certmanager": 0,
 	// Facts and rules every controller shares.
 	"pkg/layout": 1, "pkg/routetable": 1, "pkg/metrics": 1, "pkg/validation": 1, "pkg/reloader": 1, "pkg/backup/storage": 1,
 	// Pure builders.

@@ -9,15 +9,12 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// route is what attachment needs of an HTTPRoute or a GRPCRoute.
+// route is what attachment needs of a route of any kind.
 type route struct {
 	kind      gatewayv1.Kind
 	meta      metav1.ObjectMeta
 	parents   []gatewayv1.ParentReference
 	hostnames []gatewayv1.Hostname
-	// refused is why the apiserver refused what the route made (see
-	// Inputs.Refused); "" when it did not.
-	refused string
 }
 
 func (r route) ref() RouteRef {

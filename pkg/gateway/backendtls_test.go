@@ -97,7 +97,7 @@ func TestABackendTLSPolicyMakesItsBackendsLocationSpeakTLS(t *testing.T) {
 		},
 		CAConfigMaps: map[types.NamespacedName]bool{{Namespace: ns, Name: "ca"}: true},
 	}
-	got := Translate(in)
+	got := Translate(t.Context(), in)
 	tls := &v1beta1.BackendTLS{Hostname: "tls.example.com", CACertificate: &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "ca", Key: "ca.crt"}}
 	secure := proxy("/secure", "tls")
 	secure.Proxy.BackendProtocol, secure.Proxy.TLS = "HTTPS", tls

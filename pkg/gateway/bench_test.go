@@ -39,7 +39,7 @@ func BenchmarkARouteChangeAtAThousandRoutes(b *testing.B) {
 		instance := func(tr Translation) *v1beta1.NginxOperator {
 			return &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web-gateway", Namespace: ns}, Spec: withReplicas(tr.Spec)}
 		}
-		tr := Translate(in)
+		tr := Translate(b.Context(), in)
 		admitted, errs := validation.RoutedNginxOperator(ctx, instance(tr)) // the verdicts of the change before
 		if len(errs) > 0 {
 			b.Fatal(errs.ToAggregate())
@@ -47,7 +47,7 @@ func BenchmarkARouteChangeAtAThousandRoutes(b *testing.B) {
 		opts := render.Options{Paths: render.PodPaths(), Namespace: ns}
 		b.Run(shape+"/translate", func(b *testing.B) {
 			for b.Loop() {
-				tr = Translate(in)
+				tr = Translate(b.Context(), in)
 			}
 		})
 		b.Run(shape+"/check", func(b *testing.B) {

@@ -41,7 +41,7 @@ func TestAnExtensionRefToAnNginxExternalAuthAuthenticatesTheRulesRequests(t *tes
 		Services:      services("app", "oauth2-proxy"),
 		ExternalAuths: map[types.NamespacedName]*v1beta1.ExternalAuth{{Namespace: ns, Name: "oauth"}: oauth},
 	}
-	got := Translate(in)
+	got := Translate(t.Context(), in)
 	auth := *oauth
 	auth.Namespace = ns
 	answers := map[string]string{}

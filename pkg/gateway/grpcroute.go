@@ -8,6 +8,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/regex"
 )
 
 // KindGRPCRoute is Gateway API's gRPC route.
@@ -42,6 +43,7 @@ func grpcRule(gw *gatewayv1.Gateway, rt *gatewayv1.GRPCRoute, rule gatewayv1.GRP
 	}
 	var matches []gatewayv1.HTTPRouteMatch
 	for _, m := range rule.Matches {
+		out.refuse(methodRegexFault(m.Method))
 		matches = append(matches, httpMatchOf(m))
 	}
 	out.addLocations(matches, handler)
@@ -95,6 +97,27 @@ func grpcPath(m *gatewayv1.GRPCMethodMatch) *gatewayv1.HTTPPathMatch {
 	default:
 		return path(gatewayv1.PathMatchRegularExpression, "/[^/]+/"+regexp.QuoteMeta(method))
 	}
+}
+
+// methodRegexFault says why a method match by regular expressions cannot
+// be served ("" when it can): its service and its method are each judged
+// alone, so that neither closes the group grpcPath puts it in.
+func methodRegexFault(m *gatewayv1.GRPCMethodMatch) string {
+	if m == nil || ptr.Deref(m.Type, gatewayv1.GRPCMethodMatchExact) != gatewayv1.GRPCMethodMatchRegularExpression {
+		return ""
+	}
+	for _, part := range []struct {
+		name string
+		re   *string
+	}{{"service", m.Service}, {"method", m.Method}} {
+		if part.re == nil {
+			continue
+		}
+		if err := regex.Check(*part.re); err != nil {
+			return fmt.Sprintf("method match: %s %q %v", part.name, *part.re, err)
+		}
+	}
+	return ""
 }
 
 // orAny is re, or any one path element when re is empty.

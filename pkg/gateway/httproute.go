@@ -11,6 +11,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/regex"
 )
 
 // ruleOutcome is what one rule of a route becomes: a location for each
@@ -368,7 +369,31 @@ func resolveBackends(gw *gatewayv1.Gateway, kind gatewayv1.Kind, routeNamespace 
 			out = append(out, b)
 		}
 	}
-	return out, fault, message
+	return scaledWeights(out), fault, message
+}
+
+// maxWeight is the largest weight of an instance's backend (the CRD's
+// bound on v1beta1.Backend); Gateway API allows up to 1,000,000.
+const maxWeight = 1000
+
+// scaledWeights keeps the shares of backends within the instance's bound:
+// when a weight is above it, every weight is scaled in proportion so that
+// the largest is the bound, rounded to the nearest, and one above 0 stays
+// above 0 (a share of at least 1 in 1,000 of the largest's is then kept).
+func scaledWeights(backends []v1beta1.Backend) []v1beta1.Backend {
+	var top int64
+	for _, b := range backends {
+		top = max(top, int64(*b.Weight))
+	}
+	if top <= maxWeight {
+		return backends
+	}
+	for i, b := range backends {
+		if w := int64(*b.Weight); w > 0 {
+			backends[i].Weight = ptr.To(int32(max(1, (w*maxWeight+top/2)/top)))
+		}
+	}
+	return backends
 }
 
 // nativeHeaderName is what nginx can match a request header by: it drops
@@ -392,8 +417,8 @@ func matchLocation(m gatewayv1.HTTPRouteMatch, handler v1beta1.Location) (v1beta
 		}
 	}
 	if l.PathType == v1beta1.PathRegularExpression {
-		if _, err := regexp.Compile(l.Path); err != nil {
-			return l, fmt.Sprintf("path %q is not a regular expression RE2 reads: %v", l.Path, err)
+		if err := regex.Check(l.Path); err != nil {
+			return l, fmt.Sprintf("path %q %v", l.Path, err)
 		}
 	} else if strings.ContainsAny(l.Path, "$;") {
 		return l, fmt.Sprintf("path %q holds '$' or ';', which nginx cannot match", l.Path)
@@ -429,8 +454,8 @@ func matchLocation(m gatewayv1.HTTPRouteMatch, handler v1beta1.Location) (v1beta
 		match.Method = string(*m.Method)
 	}
 	for _, re := range regexesOf(match) {
-		if _, err := regexp.Compile(re); err != nil {
-			return l, fmt.Sprintf("%q is not a regular expression RE2 reads: %v", re, err)
+		if err := regex.Check(re); err != nil {
+			return l, fmt.Sprintf("%q %v", re, err)
 		}
 	}
 	l.Match = match

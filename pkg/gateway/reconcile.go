@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -88,7 +87,7 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 	if in.Parameters, err = r.parametersOf(ctx, &gw, class); err != nil {
 		return reconcile.Result{}, err
 	}
-	tr := Translate(in)
+	tr := Translate(ctx, in)
 	// The copies of certificates of other namespaces exist before the
 	// instance names them. An instance whose copies could not be written
 	// is left as it is: it would name a Secret that is missing or, were
@@ -107,7 +106,7 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 			instance = &live
 		}
 	default:
-		if tr, applyErr = r.withoutRefusedRoutes(ctx, &gw, in, tr); applyErr == nil {
+		if tr.Spec.Config.Servers, applyErr = checkInstance(ctx, &gw, tr.Spec); applyErr == nil {
 			// The servers first: the instance renders as soon as both are
 			// there.
 			r.routes.Publish(ctx, instanceKey(req.NamespacedName), gw.UID, tr.Spec.Config.Servers)
@@ -287,34 +286,21 @@ func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gat
 	return &live, nil
 }
 
-// withoutRefusedRoutes checks the instance tr, the translation of in,
-// makes against every rule of the NginxOperator CRD, with the room a
-// Gateway's routes need (validation.RoutedNginxOperator); when locations
-// of some routes break one, it translates again without them (they are
-// told why: see Translation.RoutesRefusedBy) and checks that. It returns
-// the translation kept, its servers as the check defaulted them, and the
-// errors no route's leaving out cures (the instance's own settings).
-func (r *gatewayReconciler) withoutRefusedRoutes(ctx context.Context, gw *gatewayv1.Gateway, in Inputs, tr Translation) (Translation, error) {
-	for round := 0; ; round++ {
-		checked, errs := validation.RoutedNginxOperator(ctx, &v1beta1.NginxOperator{
-			ObjectMeta: metav1.ObjectMeta{Name: InstanceName(gw.Name), Namespace: gw.Namespace}, Spec: tr.Spec})
-		if len(errs) == 0 {
-			// The servers as checked and defaulted are what the table
-			// publishes: the nginx controller checks only how they fit.
-			tr.Spec.Config.Servers = checked.Spec.Config.Servers
-			return tr, nil
-		}
-		refused := tr.RoutesRefusedBy(errs)
-		if len(refused) == 0 || round == maxIsolations {
-			return tr, fmt.Errorf("the instance breaks the NginxOperator's rules: %w", errs.ToAggregate())
-		}
-		in.Refused = maps.Clone(in.Refused)
-		if in.Refused == nil {
-			in.Refused = map[RouteRef]string{}
-		}
-		maps.Copy(in.Refused, refused)
-		tr = Translate(in)
+// checkInstance checks the instance spec, which Translate made of gw,
+// against every rule of the NginxOperator CRD, with the room a Gateway's
+// routes need (validation.RoutedNginxOperator), and returns its servers
+// as the check defaulted them. Translate left out every route whose
+// locations or streams break a rule, so an error here is the Gateway's own
+// (its parameters, its listeners): the instance is left as it was.
+func checkInstance(ctx context.Context, gw *gatewayv1.Gateway, spec v1beta1.NginxOperatorSpec) ([]v1beta1.Server, error) {
+	checked, errs := validation.RoutedNginxOperator(ctx, &v1beta1.NginxOperator{
+		ObjectMeta: metav1.ObjectMeta{Name: InstanceName(gw.Name), Namespace: gw.Namespace}, Spec: spec})
+	if len(errs) > 0 {
+		return spec.Config.Servers, fmt.Errorf("the instance breaks the NginxOperator's rules: %w", errs.ToAggregate())
 	}
+	// The servers as checked and defaulted are what the table publishes:
+	// the nginx controller checks only how they fit.
+	return checked.Spec.Config.Servers, nil
 }
 
 // programmed reports whether nginx serves the Gateway's listeners: the
@@ -354,7 +340,7 @@ func (r *gatewayReconciler) setStatus(ctx context.Context, gw *gatewayv1.Gateway
 	case tr.invalidParameters != "":
 		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalidParameters), tr.invalidParameters
 	case !tr.Accepted():
-		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonListenersNotValid), "no listener has a protocol this implementation serves (HTTP, HTTPS)"
+		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonListenersNotValid), "no listener has a protocol this implementation serves (HTTP, HTTPS, TLS, TCP, UDP)"
 	case !tr.AllListenersAccepted():
 		accepted.Reason, accepted.Message = string(gatewayv1.GatewayReasonListenersNotValid), "some listeners have a protocol this implementation does not serve: see their conditions"
 	}

@@ -33,13 +33,14 @@ func (r references) granted(fromKind gatewayv1.Kind, fromNamespace string, toGro
 	return grantedBy(r.grants[to.Namespace], Group, fromKind, fromNamespace, toGroup, toKind, to.Name)
 }
 
-// certificate is the Secret an HTTPS listener serves, or why it cannot: a
+// certificate is the Secret a listener that terminates TLS (HTTPS, or TLS
+// in mode Terminate) serves, or why it cannot: a
 // ResolvedRefs reason and a message. A Secret of another namespace than
 // the Gateway's, which a ReferenceGrant there lets it use, is served from a
 // copy in the Gateway's namespace (see CertificateCopyName).
 func (r references) certificate(gw *gatewayv1.Gateway, tls *gatewayv1.ListenerTLSConfig) (types.NamespacedName, gatewayv1.ListenerConditionReason, string) {
 	if tls == nil || len(tls.CertificateRefs) == 0 {
-		return types.NamespacedName{}, gatewayv1.ListenerReasonInvalidCertificateRef, "an HTTPS listener needs tls.certificateRefs"
+		return types.NamespacedName{}, gatewayv1.ListenerReasonInvalidCertificateRef, "a listener that terminates TLS needs tls.certificateRefs"
 	}
 	if tls.Mode != nil && *tls.Mode != gatewayv1.TLSModeTerminate {
 		return types.NamespacedName{}, gatewayv1.ListenerReasonInvalidCertificateRef, "an HTTPS listener terminates TLS: mode Passthrough is for TLS listeners"

@@ -8,6 +8,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
 // Gateway API's routes below HTTP, which become the instance's streams
@@ -33,7 +34,7 @@ func streamRoutes(in Inputs) []streamRoute {
 	var out []streamRoute
 	add := func(kind gatewayv1.Kind, rt *route, rules [][]gatewayv1.BackendRef) {
 		r := streamRoute{route: *rt}
-		r.kind, r.refused = kind, in.Refused[RouteRef{Kind: kind, Key: types.NamespacedName{Namespace: rt.meta.Namespace, Name: rt.meta.Name}}]
+		r.kind = kind
 		for _, refs := range rules {
 			r.backendRefs = append(r.backendRefs, refs...)
 		}
@@ -80,7 +81,7 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 	attachments := attach(r.route, gw, ls, namespaceLabels)
 	backends, fault, message := resolveBackends(gw, r.kind, r.meta.Namespace, r.backendRefs, refs)
 	outcome := ruleOutcome{refFault: fault, refMessage: message}
-	unsupported := r.unsupported(nil)
+	var unsupported string
 	var adds []streamAddition
 	for _, a := range attachments {
 		if a.refused != "" || unsupported != "" {
@@ -99,6 +100,9 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 			adds = append(adds, add)
 		}
 	}
+	if unsupported = b.breaksStreamRules(adds); unsupported != "" {
+		adds = nil
+	}
 	if !b.fitsStreams(adds) {
 		refuseForRoom(attachments, noStreamRoomMessage)
 		adds = nil
@@ -114,6 +118,28 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 var noStreamRoomMessage = "the Gateway's nginx instance has no room for this route's streams: it holds at most " +
 	strconv.Itoa(v1beta1.MaxStreams) + " (one per TCP or UDP listener, one per TLS route and listener, of at most " +
 	strconv.Itoa(v1beta1.MaxStreamServerNames) + " names each); older routes keep theirs"
+
+// breaksStreamRules says which rule of the NginxOperator's a stream adds
+// would make breaks, and how; "" when none does. Each add is judged by
+// its first stream: the others differ only in their names.
+func (b *serverBuilder) breaksStreamRules(adds []streamAddition) string {
+	for _, add := range adds {
+		s := add.stream(add.hosts[:min(len(add.hosts), v1beta1.MaxStreamServerNames)])
+		if _, errs := validation.RoutedStream(b.ctx, s); len(errs) > 0 {
+			return cannotHold(errs)
+		}
+	}
+	return ""
+}
+
+// stream is a stream of add with names, on its listener's port.
+func (add streamAddition) stream(names []string) v1beta1.Stream {
+	var tls *v1beta1.StreamTLS
+	if terminatesTLS(add.listener.Listener) {
+		tls = &v1beta1.StreamTLS{SecretName: add.listener.secretName}
+	}
+	return v1beta1.Stream{Port: portNameOf(add.listener), ServerNames: names, TLS: tls, Backends: add.backends}
+}
 
 // addStream makes add's streams: the port of a TCP or UDP listener, unless
 // an older route took it; on a TLS listener, the names no older route
@@ -136,12 +162,8 @@ func (b *serverBuilder) addStream(add streamAddition) {
 			names = append(names, host)
 		}
 	}
-	var tls *v1beta1.StreamTLS
-	if terminatesTLS(add.listener.Listener) {
-		tls = &v1beta1.StreamTLS{SecretName: add.listener.secretName}
-	}
 	for chunk := range slices.Chunk(names, v1beta1.MaxStreamServerNames) {
-		b.streams = append(b.streams, v1beta1.Stream{Port: port, ServerNames: chunk, TLS: tls, Backends: add.backends})
+		b.streams = append(b.streams, add.stream(chunk))
 	}
 }
 

@@ -66,7 +66,7 @@ func TestStreamRoutesBecomeStreamsBesideTheHTTPSServers(t *testing.T) {
 		TCPRoutes: []*gatewayv1.TCPRoute{tcpRoute("pg-new", 5, "pg", "pg-new"), tcpRoute("pg-old", 4, "pg", "pg-old")},
 		UDPRoutes: []*gatewayv1.UDPRoute{udpRoute("dns", 1, "dns", "coredns")},
 	}
-	tr := Translate(in)
+	tr := Translate(t.Context(), in)
 	to := func(service string, port int32) []v1beta1.Backend {
 		return []v1beta1.Backend{{Service: service, Port: port, Weight: ptr.To[int32](1)}}
 	}
@@ -123,14 +123,14 @@ func TestAStreamRouteToAnotherNamespaceNeedsAGrantFromItsKind(t *testing.T) {
 	rt.Spec.Rules[0].BackendRefs[0].Namespace = ptr.To(gatewayv1.Namespace("data"))
 	in := Inputs{Gateway: gw, TCPRoutes: []*gatewayv1.TCPRoute{rt}, Services: map[types.NamespacedName]bool{{Namespace: "data", Name: "db"}: true}}
 	closed := []v1beta1.Stream{{Port: "p5432"}}
-	if got := Translate(in); !cmp.Equal(closed, got.Spec.Config.Streams) || conditions(got.Routes[0].Parents[0].Conditions)["ResolvedRefs"] != "False/RefNotPermitted" {
+	if got := Translate(t.Context(), in); !cmp.Equal(closed, got.Spec.Config.Streams) || conditions(got.Routes[0].Parents[0].Conditions)["ResolvedRefs"] != "False/RefNotPermitted" {
 		t.Errorf("without a grant: streams %+v (want the port closed), route %v", got.Spec.Config.Streams, conditions(got.Routes[0].Parents[0].Conditions))
 	}
 	grant := gatewayv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "tcp", Namespace: "data"}, Spec: gatewayv1.ReferenceGrantSpec{
 		From: []gatewayv1.ReferenceGrantFrom{{Group: Group, Kind: KindTCPRoute, Namespace: ns}},
 		To:   []gatewayv1.ReferenceGrantTo{{Kind: "Service"}}}}
 	in.Grants = map[string][]gatewayv1.ReferenceGrant{"data": {grant}}
-	got := Translate(in)
+	got := Translate(t.Context(), in)
 	want := []v1beta1.Stream{{Port: "p5432", Backends: []v1beta1.Backend{{Service: "db", Namespace: "data", Port: 5432, Weight: ptr.To[int32](1)}}}}
 	if diff := cmp.Diff(want, got.Spec.Config.Streams); diff != "" {
 		t.Errorf("with a grant from TCPRoutes (-want +got):\n%s", diff)
@@ -145,7 +145,7 @@ func TestATerminatingTLSListenersStreamsCarryItsCertificate(t *testing.T) {
 		TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModeTerminate), CertificateRefs: []gatewayv1.SecretObjectReference{certRef("", "mq-tls")}}}
 	in := Inputs{Gateway: gateway(terminate), Secrets: map[types.NamespacedName]bool{{Namespace: ns, Name: "mq-tls"}: true}, Services: services("rabbitmq"),
 		TLSRoutes: []*gatewayv1.TLSRoute{tlsRoute("mq", 1, "tls", []gatewayv1.Hostname{"mq.example.com"}, "rabbitmq")}}
-	tr := Translate(in)
+	tr := Translate(t.Context(), in)
 	want := []v1beta1.Stream{{Port: "p8443", ServerNames: []string{"mq.example.com"}, TLS: &v1beta1.StreamTLS{SecretName: "mq-tls"},
 		Backends: []v1beta1.Backend{{Service: "rabbitmq", Port: 8443, Weight: ptr.To[int32](1)}}}}
 	if diff := cmp.Diff(want, tr.Spec.Config.Streams); diff != "" {

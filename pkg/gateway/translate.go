@@ -2,18 +2,22 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
 // ControllerName is the controllerName of the GatewayClasses this operator
@@ -52,10 +56,6 @@ type Inputs struct {
 	// ExternalAuths are the specs of the NginxExternalAuths the routes'
 	// ExtensionRef filters name that exist.
 	ExternalAuths map[types.NamespacedName]*v1beta1.ExternalAuth
-	// Refused are routes whose locations the apiserver refused in the
-	// instance (see Translation.RoutesRefusedBy), with its reasons: they
-	// are left out and told why.
-	Refused map[RouteRef]string
 	// Parameters are the settings the Gateway's class and the Gateway name.
 	Parameters Parameters
 }
@@ -81,9 +81,6 @@ type Translation struct {
 	// Policies are the verdicts on the BackendTLSPolicies of the routes'
 	// Services, for their status entries of this Gateway.
 	Policies map[types.NamespacedName]policyVerdict
-	// origins are the route each location of Spec's servers comes from,
-	// by server and location (the 404s, last, have none).
-	origins [][]RouteRef
 	// invalidParameters says why the parameters the Gateway's class or the
 	// Gateway name cannot be used; "" when they can, or without any.
 	invalidParameters string
@@ -98,13 +95,16 @@ type RouteParents struct {
 }
 
 // Translate computes the instance of in.Gateway and the statuses of its
-// routes. It is pure: everything it reads is in in.
-func Translate(in Inputs) Translation {
+// routes. It is pure: everything it reads is in in. Each route's
+// locations and streams are judged by the NginxOperator's rules as they
+// are made (validation.RoutedLocation and RoutedStream): a route that
+// breaks one is left out and told why, and the others are served.
+func Translate(ctx context.Context, in Inputs) Translation {
 	gw := in.Gateway
 	refs := references{grants: in.Grants, secrets: in.Secrets, services: in.Services, externalAuths: in.ExternalAuths,
 		tls: judgePolicies(in.BackendTLSPolicies, in.CAConfigMaps, in.ServicePortNames)}
 	ls := readListeners(gw, refs)
-	b := newServerBuilder(ls)
+	b := newServerBuilder(ctx, ls)
 	var routes []RouteParents
 	// HTTPRoutes first: of an HTTPRoute and a GRPCRoute with the same
 	// path and match on one host (which Gateway API leaves to the
@@ -115,7 +115,6 @@ func Translate(in Inputs) Translation {
 			outcomes[i] = httpRule(gw, rt, rule, refs)
 		}
 		r := route{kind: KindHTTPRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
-		r.refused = in.Refused[r.ref()]
 		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
 	}
 	for _, rt := range sortedRoutes(in.GRPCRoutes) {
@@ -124,13 +123,12 @@ func Translate(in Inputs) Translation {
 			outcomes[i] = grpcRule(gw, rt, rule, refs)
 		}
 		r := route{kind: KindGRPCRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
-		r.refused = in.Refused[r.ref()]
 		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
 	}
 	for _, r := range streamRoutes(in) {
 		routes = append(routes, b.placeStream(r, gw, ls, in.NamespaceLabels[r.meta.Namespace], refs))
 	}
-	tr := Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls), origins: b.origins,
+	tr := Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls),
 		Policies: refs.tls.verdicts}
 	tr.Spec.ChildMetadata = childMetadata(gw)
 	applyParameters(&tr.Spec, in.Parameters.Spec)
@@ -192,7 +190,10 @@ func acceptedGeneration(conds []metav1.Condition) int64 {
 // route is not accepted), and returns the route's status entries.
 func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string, outcomes []ruleOutcome) RouteParents {
 	attachments := attach(r, gw, ls, namespaceLabels)
-	unsupported := r.unsupported(outcomes)
+	unsupported := firstUnsupported(outcomes)
+	if unsupported == "" {
+		unsupported = b.breaksLocationRules(outcomes)
+	}
 	var adds []addition
 	for _, a := range attachments {
 		if a.refused != "" || unsupported != "" {
@@ -207,7 +208,7 @@ func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, na
 					continue
 				}
 				for _, o := range outcomes {
-					adds = append(adds, addition{l, host, o.locations, r.ref()})
+					adds = append(adds, addition{l, host, o.locations})
 				}
 			}
 		}
@@ -268,14 +269,32 @@ func sortedRoutes[T metav1.Object](routes []T) []T {
 	return out
 }
 
-// unsupported is why route r, whose rules became outcomes, is not
-// accepted: what a rule cannot do, or what the apiserver refused of it;
-// "" when it is.
-func (r route) unsupported(outcomes []ruleOutcome) string {
-	if why := firstUnsupported(outcomes); why != "" || r.refused == "" {
-		return why
+// breaksLocationRules says which rule of the NginxOperator's a location
+// of outcomes breaks, and how; "" when none does.
+func (b *serverBuilder) breaksLocationRules(outcomes []ruleOutcome) string {
+	for _, o := range outcomes {
+		for _, l := range o.locations {
+			if _, errs := validation.RoutedLocation(b.ctx, l); len(errs) > 0 {
+				return cannotHold(errs)
+			}
+		}
 	}
-	return "the NginxOperator this Gateway becomes cannot hold what this route makes: " + r.refused
+	return ""
+}
+
+// cannotHold is the message of a route whose location or stream breaks
+// the rules of the NginxOperator its Gateway becomes: errs, whose paths
+// start at the location or stream.
+func cannotHold(errs field.ErrorList) string {
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msg := e.ErrorBody()
+		if e.Field != "" && e.Field != "<nil>" {
+			msg = e.Field + ": " + msg
+		}
+		msgs = append(msgs, msg)
+	}
+	return "the NginxOperator this Gateway becomes cannot hold what this route makes: " + strings.Join(msgs, "; ")
 }
 
 // refuseForRoom refuses each attachment not refused already, with message:
@@ -346,9 +365,10 @@ func parentStatuses(gen int64, attachments []attachment, outcomes []ruleOutcome,
 // hostname, in the order they first appear; and its streams
 // (streamroute.go).
 type serverBuilder struct {
+	// ctx bounds the checks of the NginxOperator's rules.
+	ctx     context.Context
 	ports   []v1beta1.Port
 	servers []v1beta1.Server
-	origins [][]RouteRef   // by server and location: the route it comes from
 	index   map[string]int // port name + " " + hostname -> server
 	// seen are the locations placed (server index + " " + match key), the
 	// TCP and UDP ports a route took (port name) and the TLS names
@@ -360,8 +380,8 @@ type serverBuilder struct {
 	httpPorts map[string]bool
 }
 
-func newServerBuilder(ls []*listener) *serverBuilder {
-	b := &serverBuilder{index: map[string]int{}, seen: map[string]bool{}, httpPorts: map[string]bool{}}
+func newServerBuilder(ctx context.Context, ls []*listener) *serverBuilder {
+	b := &serverBuilder{ctx: ctx, index: map[string]int{}, seen: map[string]bool{}, httpPorts: map[string]bool{}}
 	// A TCP and a UDP port may share a number (containerPort).
 	taken := map[bool]map[int32]bool{false: {}, true: {}}
 	for _, l := range ls {
@@ -431,7 +451,6 @@ func (b *serverBuilder) server(l *listener, host string) int {
 	}
 	b.index[key] = len(b.servers)
 	b.servers = append(b.servers, s)
-	b.origins = append(b.origins, nil)
 	return b.index[key]
 }
 
@@ -450,7 +469,6 @@ func (b *serverBuilder) add(a addition) {
 		}
 		b.seen[key] = true
 		b.servers[i].Locations = append(b.servers[i].Locations, loc)
-		b.origins[i] = append(b.origins[i], a.route)
 	}
 }
 
@@ -481,7 +499,6 @@ type addition struct {
 	listener  *listener
 	host      string
 	locations []v1beta1.Location
-	route     RouteRef
 }
 
 // fits reports whether the instance's spec holds what adds would make of

@@ -116,7 +116,7 @@ var ignoreRouteNames = cmpopts.IgnoreFields(v1beta1.Location{}, "Name")
 // the request metrics), a rule answering 500 for a missing backend too;
 // the Gateway's own 404 has no name.
 func TestTranslateNamesEveryLocationAfterItsRoute(t *testing.T) {
-	got := Translate(Inputs{
+	got := Translate(t.Context(), Inputs{
 		Gateway: gateway(httpListener("http", 80, "")),
 		HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("shop", 1, nil,
 			gatewayv1.HTTPRouteRule{Matches: prefix("/cart"), BackendRefs: toService("cart")},
@@ -362,7 +362,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Translate(tc.in)
+			got := Translate(t.Context(), tc.in)
 			servers := got.Spec
 			servers.ChildMetadata = v1beta1.ChildMetadata{} // TestAGatewaysInfrastructureMetadataReachesEveryChild
 			if diff := cmp.Diff(tc.want, servers, ignoreRouteNames); diff != "" {
@@ -405,7 +405,7 @@ func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
 		}
 		return l
 	}
-	tr := Translate(Inputs{Gateway: gateway(httpListener("a", 80, ""), gatewayv1.Listener{Name: "b", Port: 80, Protocol: gatewayv1.HTTPSProtocolType}, https, kinds,
+	tr := Translate(t.Context(), Inputs{Gateway: gateway(httpListener("a", 80, ""), gatewayv1.Listener{Name: "b", Port: 80, Protocol: gatewayv1.HTTPSProtocolType}, https, kinds,
 		stream("sctp", 9000, "example.com/sctp", ""),
 		stream("terminate", 9443, gatewayv1.TLSProtocolType, gatewayv1.TLSModeTerminate),
 		stream("mixed-terminate", 9444, gatewayv1.TLSProtocolType, gatewayv1.TLSModeTerminate),
@@ -568,7 +568,7 @@ func TestTranslateServesACertificateOfAnotherNamespaceFromACopyWhereAGrantPermit
 		wantResolved: "True/ResolvedRefs",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := Translate(Inputs{Gateway: gateway(tc.listeners...), Grants: tc.grants, Secrets: tc.secrets})
+			tr := Translate(t.Context(), Inputs{Gateway: gateway(tc.listeners...), Grants: tc.grants, Secrets: tc.secrets})
 			var gotTLS []string
 			for _, s := range tr.Spec.Config.Servers {
 				if s.TLS != nil {
@@ -666,7 +666,7 @@ func TestARouteTheInstanceHasNoRoomForIsRefusedAndTheOlderOnesServe(t *testing.T
 			for i := range tc.fit + 5 {
 				in.HTTPRoutes = append(in.HTTPRoutes, tc.route(i))
 			}
-			tr := Translate(in)
+			tr := Translate(t.Context(), in)
 			routedValid(t, tr.Spec)
 			for i, rt := range tr.Routes {
 				want := "True/Accepted"
@@ -708,7 +708,7 @@ func TestAGatewaysSixtyFourHTTPSListenersAreAllProgrammed(t *testing.T) {
 		listeners = append(listeners, httpsListener(fmt.Sprintf("l%d", i), 443, fmt.Sprintf("h%d.example.com", i), certRef("", name)))
 	}
 	in.Gateway = gateway(listeners...)
-	tr := Translate(in)
+	tr := Translate(t.Context(), in)
 	routedValid(t, tr.Spec)
 	for _, l := range tr.listeners {
 		got := conditions(l.status(3, true).Conditions)
@@ -747,7 +747,7 @@ func TestARouteIsNotServedForHostnamesAMoreSpecificListenerTakes(t *testing.T) {
 		rt.Spec.ParentRefs[0].SectionName = ptr.To(gatewayv1.SectionName(l))
 		in.HTTPRoutes = append(in.HTTPRoutes, rt)
 	}
-	tr := Translate(in)
+	tr := Translate(t.Context(), in)
 	got := map[string][]string{} // server name -> its routes' paths
 	for _, s := range tr.Spec.Config.Servers {
 		name := strings.Join(s.ServerNames, ",")
@@ -769,9 +769,8 @@ func TestARouteIsNotServedForHostnamesAMoreSpecificListenerTakes(t *testing.T) {
 }
 
 // A route whose locations the NginxOperator's rules refuse (a header
-// nginx manages itself, which Gateway API lets a filter set) is found from
-// the rules' verdict on the instance, left out and told why; the instance
-// without it passes them.
+// nginx manages itself, which Gateway API lets a filter set) is left out
+// and told why as it is translated; the instance without it passes them.
 func TestARouteTheRulesRefuseIsLeftOutAndToldWhy(t *testing.T) {
 	bad := gatewayv1.HTTPRouteRule{Matches: prefix("/bad"), BackendRefs: toService("web"), Filters: []gatewayv1.HTTPRouteFilter{{
 		Type:                  gatewayv1.HTTPRouteFilterRequestHeaderModifier,
@@ -781,22 +780,15 @@ func TestARouteTheRulesRefuseIsLeftOutAndToldWhy(t *testing.T) {
 		httpRoute("good", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/good"), BackendRefs: toService("web")}),
 		httpRoute("bad", 2, nil, bad),
 	}}
-	tr := Translate(in)
-	_, errs := validation.RoutedNginxOperator(context.Background(), &v1beta1.NginxOperator{
-		ObjectMeta: metav1.ObjectMeta{Name: "web-gateway", Namespace: ns}, Spec: withReplicas(tr.Spec)})
-	refused := tr.RoutesRefusedBy(errs)
-	badRef := RouteRef{Kind: KindHTTPRoute, Key: types.NamespacedName{Namespace: ns, Name: "bad"}}
-	if len(refused) != 1 || !strings.Contains(refused[badRef], "requestHeaders: Invalid value") {
-		t.Fatalf("RoutesRefusedBy = %v, want route bad with the rules' message (errors: %v)", refused, errs)
-	}
-
-	in.Refused = refused
-	tr = Translate(in)
+	tr := Translate(t.Context(), in)
 	routedValid(t, tr.Spec)
 	for _, rt := range tr.Routes {
 		want := "True/Accepted"
 		if rt.Key.Name == "bad" {
 			want = "False/UnsupportedValue"
+			if msg := rt.Parents[0].Conditions[0].Message; !strings.Contains(msg, "requestHeaders: Invalid value") {
+				t.Errorf("route bad: message %q does not name the rule's field", msg)
+			}
 		}
 		if got := conditions(rt.Parents[0].Conditions)["Accepted"]; got != want {
 			t.Errorf("route %s: Accepted %s, want %s", rt.Key.Name, got, want)
@@ -816,7 +808,7 @@ func TestAGatewaysInfrastructureMetadataReachesEveryChild(t *testing.T) {
 		Labels:      map[gatewayv1.LabelKey]gatewayv1.LabelValue{"team": "a", LabelGatewayName: "impostor"},
 		Annotations: map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"example.com/owner": "team-a"},
 	}
-	tr := Translate(Inputs{Gateway: gw})
+	tr := Translate(t.Context(), Inputs{Gateway: gw})
 	want := v1beta1.ChildMetadata{
 		Labels:      map[string]string{"team": "a", LabelGatewayName: gw.Name},
 		Annotations: map[string]string{"example.com/owner": "team-a"},
@@ -834,7 +826,7 @@ func TestAGatewaysInfrastructureMetadataReachesEveryChild(t *testing.T) {
 func TestAGatewayWithUnusableParametersIsRefused(t *testing.T) {
 	gw := gateway(httpListener("http", 80, ""))
 	why := "infrastructure.parametersRef names InvalidParameters invalid of group \"invalid.io\""
-	tr := Translate(Inputs{Gateway: gw, Services: services("web"), Parameters: Parameters{Invalid: why}, HTTPRoutes: []*gatewayv1.HTTPRoute{
+	tr := Translate(t.Context(), Inputs{Gateway: gw, Services: services("web"), Parameters: Parameters{Invalid: why}, HTTPRoutes: []*gatewayv1.HTTPRoute{
 		httpRoute("web", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")}),
 	}})
 	if tr.Accepted() || tr.invalidParameters != why {

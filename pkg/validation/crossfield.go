@@ -1,12 +1,12 @@
 package validation
 
 import (
-	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/nginx/regex"
 )
 
 // crossField refuses what the CRD would refuse if it could afford to. Every
@@ -40,14 +40,20 @@ func crossField(spec *v1beta1.NginxOperatorSpec, path *field.Path) field.ErrorLi
 				errs = append(errs, field.Invalid(at.Child("path"), l.Path, "appears twice in this server with the same pathType and match"))
 			}
 			seen[key] = true
-			errs = append(errs, matchRules(l, at)...)
-			if name := repeatedHeader(l.RequestHeaders); name != "" {
-				errs = append(errs, field.Invalid(at.Child("requestHeaders"), name, "header appears more than once in set, add and remove"))
-			}
-			if name := repeatedHeader(l.ResponseHeaders); name != "" {
-				errs = append(errs, field.Invalid(at.Child("responseHeaders"), name, "header appears more than once in set, add and remove"))
-			}
+			errs = append(errs, locationRules(l, at)...)
 		}
+	}
+	return errs
+}
+
+// locationRules are crossField's rules on one location.
+func locationRules(l v1beta1.Location, at *field.Path) field.ErrorList {
+	errs := matchRules(l, at)
+	if name := repeatedHeader(l.RequestHeaders); name != "" {
+		errs = append(errs, field.Invalid(at.Child("requestHeaders"), name, "header appears more than once in set, add and remove"))
+	}
+	if name := repeatedHeader(l.ResponseHeaders); name != "" {
+		errs = append(errs, field.Invalid(at.Child("responseHeaders"), name, "header appears more than once in set, add and remove"))
 	}
 	return errs
 }
@@ -76,12 +82,14 @@ func repeatedHeader(m *v1beta1.HeaderModifier) string {
 }
 
 // matchRules: each header once in a match, and every regular expression of
-// the location compiles.
+// the location is one nginx compiles and reads as the controller does,
+// naming no variable (pkg/nginx/regex): one nginx refuses would stop the
+// whole instance's configuration.
 func matchRules(l v1beta1.Location, at *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	regex := func(at *field.Path, value string) {
-		if _, err := regexp.Compile(value); err != nil {
-			errs = append(errs, field.Invalid(at, value, "is not a regular expression: "+err.Error()))
+		if err := regex.Check(value); err != nil {
+			errs = append(errs, field.Invalid(at, value, err.Error()))
 		}
 	}
 	if v1beta1.PathTypeOf(l) == v1beta1.PathRegularExpression {

@@ -102,6 +102,28 @@ func routedNginxOperator(ctx context.Context, obj *v1beta1.NginxOperator, checkP
 	return out, append(errs, serverPairRules(out.Spec.Config.Servers, field.NewPath("spec", "config"))...)
 }
 
+// RoutedLocation is RoutedNginxOperator's verdict on one location, which a
+// front asks of each location a route makes as it builds them: a route
+// whose location breaks a rule is left out and told why, and the others
+// are served. It returns the location with the schema's defaults and the
+// errors, whose paths start at the location.
+func RoutedLocation(ctx context.Context, l v1beta1.Location) (v1beta1.Location, field.ErrorList) {
+	v, err := locationVerdicts.check(ctx, l)
+	if err != nil {
+		return l, field.ErrorList{field.InternalError(nil, err)}
+	}
+	return *v.defaulted.DeepCopy(), append(slices.Clone(v.errs), locationRules(v.defaulted, nil)...)
+}
+
+// RoutedStream is RoutedLocation for a stream a route makes.
+func RoutedStream(ctx context.Context, s v1beta1.Stream) (v1beta1.Stream, field.ErrorList) {
+	v, err := streamVerdicts.check(ctx, s)
+	if err != nil {
+		return s, field.ErrorList{field.InternalError(nil, err)}
+	}
+	return *v.defaulted.DeepCopy(), slices.Clone(v.errs)
+}
+
 // locationStandIn takes a server's locations' place while the server is
 // checked: a location every rule accepts.
 var locationStandIn = v1beta1.Location{Path: "/", Static: &v1beta1.StaticLocation{}}
@@ -145,6 +167,13 @@ var (
 		}
 		servers := props.Properties["spec"].Properties["config"].Properties["servers"]
 		return servers.Items.Schema.Properties["locations"].Items.Schema, nil
+	})}
+	streamVerdicts = &partVerdicts[v1beta1.Stream]{schema: lazyFrom(func() (*apiextensionsv1.JSONSchemaProps, error) {
+		props, err := controllerProps()
+		if err != nil {
+			return nil, err
+		}
+		return props.Properties["spec"].Properties["config"].Properties["streams"].Items.Schema, nil
 	})}
 )
 

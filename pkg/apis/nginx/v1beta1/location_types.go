@@ -44,8 +44,10 @@ type Location struct {
 	// match: /api matches /api, /api/v1 and /apis. PathPrefix matches
 	// element by element: /api matches /api and /api/v1 but not /apis, and
 	// a trailing '/' is ignored. Exact is the whole path. RegularExpression
-	// is a regular expression (RE2 syntax, which nginx's PCRE reads the
-	// same) that must match the whole path.
+	// is a regular expression that must match the whole path, in the
+	// syntax nginx's PCRE2 and RE2 read alike (Documentation/
+	// nginxoperator.md, "Regular expressions"): no named groups, no \x{…}
+	// or \p, printable ASCII.
 	//
 	// When several locations match a request, the most specific wins, in
 	// Gateway API's order: an exact path; then a regular expression, in

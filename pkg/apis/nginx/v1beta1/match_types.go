@@ -36,8 +36,8 @@ type RequestMatch struct {
 // HeaderMatch matches one request header by name (in any case) and value.
 type HeaderMatch struct {
 	// Type is Exact (unset): the value, case-sensitive; or
-	// RegularExpression: a regular expression (RE2 syntax) that must match
-	// the whole value.
+	// RegularExpression: a regular expression that must match the whole
+	// value, in the syntax nginx's PCRE2 and RE2 read alike (as a path's).
 	// +optional
 	// +kubebuilder:validation:Enum=Exact;RegularExpression
 	Type string `json:"type,omitempty"`
@@ -59,8 +59,8 @@ type HeaderMatch struct {
 // QueryParamMatch matches one query parameter by name and value.
 type QueryParamMatch struct {
 	// Type is Exact (unset): the value, case-sensitive; or
-	// RegularExpression: a regular expression (RE2 syntax) that must match
-	// the whole value.
+	// RegularExpression: a regular expression that must match the whole
+	// value, in the syntax nginx's PCRE2 and RE2 read alike (as a path's).
 	// +optional
 	// +kubebuilder:validation:Enum=Exact;RegularExpression
 	Type string `json:"type,omitempty"`
