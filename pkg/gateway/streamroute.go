@@ -167,6 +167,30 @@ func (b *serverBuilder) addStream(add streamAddition) {
 	}
 }
 
+// holdRouters gives each served TLS listener that shares its port with
+// HTTPS servers a stream for its own hostname, with no backend, unless a
+// route took that very name: nginx closes connections for a name of the
+// listener that no route takes, as Gateway API has it, rather than hand
+// them to the HTTPS servers. And the port keeps its router (render's
+// stream.go) while the listener is there, whatever its routes do: were
+// the last route's removal to take the router away, the HTTPS servers
+// would move from the router's socket to the port, and the requests of
+// connections the old workers still route would be lost in the reload.
+func (b *serverBuilder) holdRouters(ls []*listener) {
+	for _, l := range ls {
+		port := portNameOf(l)
+		if l.Protocol != gatewayv1.TLSProtocolType || !l.serves() || !b.httpPorts[port] || len(b.streams) >= v1beta1.MaxStreams {
+			continue
+		}
+		host := hostnameOf(l.Hostname)
+		if host == "" || b.seen[port+" "+host] {
+			continue
+		}
+		b.seen[port+" "+host] = true
+		b.streams = append(b.streams, streamAddition{listener: l}.stream([]string{host}))
+	}
+}
+
 // fitsStreams reports whether the instance holds the streams adds would
 // make (an upper bound: names an older route took count too).
 func (b *serverBuilder) fitsStreams(adds []streamAddition) bool {

@@ -77,6 +77,9 @@ func TestStreamRoutesBecomeStreamsBesideTheHTTPSServers(t *testing.T) {
 		{Port: "p443", ServerNames: []string{"missing.db.example.com"}},
 		{Port: "p5432", Backends: to("pg-old", 5432)},
 		{Port: "u53", Backends: to("coredns", 53)},
+		// The TLS listener's own name, which no route takes, is closed,
+		// and holds the port's router (holdRouters).
+		{Port: "p443", ServerNames: []string{"*.db.example.com"}},
 	}
 	if diff := cmp.Diff(wantStreams, tr.Spec.Config.Streams); diff != "" {
 		t.Errorf("streams (-want +got):\n%s", diff)
@@ -152,4 +155,30 @@ func TestATerminatingTLSListenersStreamsCarryItsCertificate(t *testing.T) {
 		t.Errorf("streams (-want +got):\n%s", diff)
 	}
 	validationtest.Spec(t, withReplicas(tr.Spec))
+}
+
+// A TLS listener beside an HTTPS listener on one port keeps the port's
+// router when its last route goes: the instance without any TLSRoute has
+// the same router, whose one stream, for the listener's hostname, closes
+// what no route takes. Were the router to go, the HTTPS servers would
+// move from its socket to the port in a reload, and requests of the
+// connections the old workers still route would be lost.
+func TestATLSListenerHoldsItsPortsRouterWithoutRoutes(t *testing.T) {
+	passthrough := gatewayv1.Listener{Name: "tls", Port: 443, Protocol: gatewayv1.TLSProtocolType, Hostname: ptr.To(gatewayv1.Hostname("db.example.com")),
+		TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)}}
+	in := Inputs{Gateway: gateway(httpsListener("https", 443, "www.example.com", certRef("", "www")), passthrough),
+		Secrets: map[types.NamespacedName]bool{{Namespace: ns, Name: "www"}: true}, Services: services("web", "db"),
+		HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("web", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")})}}
+	without := Translate(t.Context(), in)
+	if want := []v1beta1.Stream{{Port: "p443", ServerNames: []string{"db.example.com"}}}; !cmp.Equal(want, without.Spec.Config.Streams) {
+		t.Errorf("without routes: streams %+v, want %+v", without.Spec.Config.Streams, want)
+	}
+	in.TLSRoutes = []*gatewayv1.TLSRoute{tlsRoute("db", 2, "tls", []gatewayv1.Hostname{"db.example.com"}, "db")}
+	with := Translate(t.Context(), in)
+	if want := []v1beta1.Stream{{Port: "p443", ServerNames: []string{"db.example.com"}, Backends: []v1beta1.Backend{{Service: "db", Port: 8443, Weight: ptr.To[int32](1)}}}}; !cmp.Equal(want, with.Spec.Config.Streams) {
+		t.Errorf("with the route: streams %+v, want %+v", with.Spec.Config.Streams, want)
+	}
+	if !cmp.Equal(without.Spec.Config.Servers, with.Spec.Config.Servers) {
+		t.Error("the HTTPS servers differ with and without the TLSRoute")
+	}
 }

@@ -128,6 +128,7 @@ func Translate(ctx context.Context, in Inputs) Translation {
 	for _, r := range streamRoutes(in) {
 		routes = append(routes, b.placeStream(r, gw, ls, in.NamespaceLabels[r.meta.Namespace], refs))
 	}
+	b.holdRouters(ls)
 	tr := Translation{Spec: b.spec(), listeners: ls, Routes: routes, CertificateCopies: certificateCopies(gw, ls),
 		Policies: refs.tls.verdicts}
 	tr.Spec.ChildMetadata = childMetadata(gw)

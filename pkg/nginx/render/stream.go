@@ -43,7 +43,19 @@ func streamPortsOf(spec *v1beta1.NginxOperatorSpec) []streamPort {
 		if len(sp.streams) == 0 {
 			continue
 		}
-		sp.servers = slices.ContainsFunc(spec.Config.Servers, func(s v1beta1.Server) bool { return s.Port == p.Name })
+		seen := map[string]bool{}
+		for _, srv := range spec.Config.Servers {
+			if srv.Port != p.Name {
+				continue
+			}
+			sp.servers = true
+			for _, name := range srv.ServerNames {
+				if !seen[name] {
+					seen[name] = true
+					sp.serverNames = append(sp.serverNames, name)
+				}
+			}
+		}
 		out = append(out, sp)
 	}
 	return out
@@ -58,8 +70,10 @@ type streamPort struct {
 	streams []int
 	// routed: some stream names serverNames, so a router reads them.
 	routed bool
-	// servers: TLS servers share the port (routed only, as the CRD has it).
-	servers bool
+	// servers: TLS servers share the port (routed only, as the CRD has it);
+	// serverNames are their names, each once.
+	servers     bool
+	serverNames []string
 }
 
 // routedPorts are the names of the ports whose HTTP servers sit behind a
@@ -292,6 +306,14 @@ func (r *renderer) router(cfg v1beta1.NginxConfig, sp streamPort) (route, server
 			// "hostnames" and "volatile" are parameters of map otherwise
 			// (nginx strips it, before it reads a wildcard).
 			entries = append(entries, conf.D(`\`+name, r.streamSocket(i)))
+		}
+	}
+	// The servers' own names go to them, also where a stream's wildcard
+	// covers them: the map takes an exact name, or the longest wildcard,
+	// over a shorter wildcard, as a server name does in HTTP.
+	for _, name := range sp.serverNames {
+		if name != "_" { // the catch-all: default below
+			entries = append(entries, conf.D(`\`+name, r.httpSocket(sp.port.Name)))
 		}
 	}
 	entries = append(entries, conf.D("default", fallback))

@@ -204,7 +204,10 @@ func TestRealNginxRelaysStreamsAsClientsExpect(t *testing.T) {
 		},
 		Config: v1beta1.NginxConfig{
 			Servers: []v1beta1.Server{{Port: "shared", ServerNames: []string{"www.example.com"}, TLS: &v1beta1.TLS{SecretName: "www"},
-				Locations: []v1beta1.Location{{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "svc", Port: web}}}}},
+				Locations: []v1beta1.Location{{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "svc", Port: web}}}},
+				// A name under a stream's wildcard.
+				{Port: "shared", ServerNames: []string{"www.proxied.example.com"}, TLS: &v1beta1.TLS{SecretName: "www"},
+					Locations: []v1beta1.Location{{Path: "/", Proxy: &v1beta1.ProxyLocation{Service: "svc", Port: web}}}}},
 			Streams: []v1beta1.Stream{
 				{Port: "tcp", Backends: backend(plain)},
 				{Port: "udp", Backends: backend(dns), ExpectedResponses: ptr.To[int32](1)},
@@ -270,6 +273,14 @@ func TestRealNginxRelaysStreamsAsClientsExpect(t *testing.T) {
 		// (serviceport.Standard): what the client used.
 		if want := "xff=127.0.0.1 port=443 proto=https"; resp.StatusCode != 200 || body != want {
 			t.Errorf("terminated: %d %q, want %q: the HTTPS server behind the router sees the client's address and port", resp.StatusCode, body, want)
+		}
+	})
+
+	t.Run("a server's name under a stream's wildcard reaches the server", func(t *testing.T) {
+		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{ServerName: "www.proxied.example.com", InsecureSkipVerify: true}}}
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/", sharedPort), nil)
+		if resp, body := fetch(t, proc, client, req); resp.StatusCode != 200 || !strings.HasPrefix(body, "xff=127.0.0.1") {
+			t.Errorf("%d %q, want the server's answer, not the *.proxied.example.com stream's", resp.StatusCode, body)
 		}
 	})
 
