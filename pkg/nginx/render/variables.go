@@ -29,6 +29,8 @@ const (
 	varForwardedProto = "$forwarded_proto"
 	varForwardedHost  = "$forwarded_host"
 	varForwardedPort  = "$forwarded_port"
+	// varClientPort is the port the client used (requestVariables).
+	varClientPort = "$client_port"
 	// varForwardedPortSuffix is ":<port>" for a URL, or nothing for the
 	// scheme's default port.
 	varForwardedPortSuffix = "$forwarded_port_suffix"
@@ -61,9 +63,13 @@ func requestVariables(cfg v1beta1.NginxConfig, servicePorts map[int32]int32, rou
 	for _, cidr := range cfg.TrustedProxies {
 		geo = append(geo, conf.D(cidr, "1"))
 	}
-	clientPort := listenPort
+	// The port the client used: the one its Host names, as a client that
+	// came to a node port or the pod's address does; otherwise, as HTTP
+	// has it, the port of the Service it came through (the default port
+	// of the scheme for a browser, which leaves it out there).
+	portOfService := listenPort
 	if len(servicePorts) > 0 {
-		clientPort = varServicePort
+		portOfService = varServicePort
 	}
 	out = append(out,
 		conf.B("geo", []string{hop, varTrustedHop}, geo...),
@@ -74,6 +80,10 @@ func requestVariables(cfg v1beta1.NginxConfig, servicePorts map[int32]int32, rou
 		mapBlock("$http_host", varHostWithPort,
 			conf.D("default", "$http_host"),
 			conf.D("", "$host"),
+		),
+		mapBlock("$http_host", varClientPort,
+			conf.D("default", portOfService),
+			conf.D("~:([0-9]{1,5})$", "$1"),
 		),
 		// A trusted hop's list, with the hop appended. nginx's
 		// $proxy_add_x_forwarded_for would append $remote_addr, which
@@ -95,7 +105,7 @@ func requestVariables(cfg v1beta1.NginxConfig, servicePorts map[int32]int32, rou
 		),
 		// A trusted hop that names a scheme but no port used the scheme's.
 		mapBlock(varTrustedHop+":$http_x_forwarded_port:$http_x_forwarded_proto", varForwardedPort,
-			conf.D("default", clientPort),
+			conf.D("default", varClientPort),
 			conf.D("~^1:([0-9]{1,5}):", "$1"),
 			conf.D("1::https", "443"),
 			conf.D("1::http", "80"),
