@@ -27,7 +27,7 @@ var layers = map[string]int{
 	// Facts and rules every controller shares.
 	"pkg/layout": 1, "pkg/routetable": 1, "pkg/metrics": 1, "pkg/validation": 1, "pkg/reloader": 1, "pkg/backup/storage": 1,
 	// Pure builders.
-	"pkg/nginx/render": 2, "pkg/nginx/serviceport": 2, "pkg/nginx/prober": 2, "pkg/backup/jobs": 2, "pkg/backup/agent": 2, "pkg/validation/validationtest": 2,
+	"pkg/nginx/render": 2, "pkg/nginx/serviceport": 2, "pkg/gateway/conditions": 2, "pkg/nginx/prober": 2, "pkg/backup/jobs": 2, "pkg/backup/agent": 2, "pkg/validation/validationtest": 2,
 	// The controllers and the webhook: none imports another.
 	"pkg/nginx": 3, "pkg/monitor": 3, "pkg/backup": 3, "pkg/conversion": 3, "pkg/gateway": 3,
 	// The manager that runs them, and the binaries.
@@ -46,6 +46,9 @@ var only = map[string][]string{
 	"pkg/nginx/render": {"pkg/apis/nginx/v1beta1", "pkg/nginx/conf", "pkg/layout",
 		"k8s.io/api/core/v1", "k8s.io/apimachinery/pkg/api/resource", "k8s.io/utils/ptr"},
 	"pkg/reloader": {"pkg/fsutil"},
+	// The Gateway wing's catalog of conditions: Gateway API's and
+	// Kubernetes' condition types, and nothing that reads or writes.
+	"pkg/gateway/conditions": {"k8s.io/apimachinery/pkg/apis/meta/v1", "sigs.k8s.io/gateway-api/apis/v1"},
 	"pkg/fsutil":   {},
 	"test/echo":    {"golang.org/x/net/websocket"},
 	"test/clientchecks": {"pkg/apis/nginx/v1beta1", "test/echo", "test/tools", "golang.org/x/net/websocket",

@@ -11,6 +11,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 )
 
 // BackendTLSPolicy: a policy names Services (a port of one by its name,
@@ -76,7 +77,7 @@ func judgePolicies(policies []gatewayv1.BackendTLSPolicy, caConfigMaps map[types
 			out.winners[target] = key
 		}
 		if conflicted {
-			v.accepted = policyCondition(p, gatewayv1.PolicyConditionAccepted, false, gatewayv1.PolicyReasonConflicted,
+			v.accepted = conditions.PolicyNotAccepted(p.Generation, gatewayv1.PolicyReasonConflicted,
 				"an older BackendTLSPolicy names the same Service and port")
 			v.tls = nil
 		}
@@ -104,7 +105,7 @@ func ptrOr[T ~string](s *T) T {
 // instance's pods.
 func judgePolicy(p gatewayv1.BackendTLSPolicy, caConfigMaps map[types.NamespacedName]bool) policyVerdict {
 	val := p.Spec.Validation
-	resolved := policyCondition(p, gatewayv1.BackendTLSPolicyConditionResolvedRefs, true, gatewayv1.BackendTLSPolicyReasonResolvedRefs, "every CA certificate reference resolves")
+	resolved := conditions.PolicyResolvedRefs(p.Generation)
 	var trusted *v1beta1.CACertificateRef
 	for _, ref := range val.CACertificateRefs {
 		fault, message := gatewayv1.PolicyConditionReason(""), ""
@@ -118,33 +119,25 @@ func judgePolicy(p gatewayv1.BackendTLSPolicy, caConfigMaps map[types.Namespaced
 			trusted = &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: key.Name, Key: caCertificateKey}
 		}
 		if fault != "" && resolved.Status == metav1.ConditionTrue {
-			resolved = policyCondition(p, gatewayv1.BackendTLSPolicyConditionResolvedRefs, false, fault, message)
+			resolved = conditions.PolicyRefNotResolved(p.Generation, fault, message)
 		}
 	}
 	v := policyVerdict{resolved: resolved}
 	switch {
 	case val.WellKnownCACertificates != nil:
-		v.accepted = policyCondition(p, gatewayv1.PolicyConditionAccepted, false, gatewayv1.PolicyReasonInvalid,
+		v.accepted = conditions.PolicyNotAccepted(p.Generation, gatewayv1.PolicyReasonInvalid,
 			"wellKnownCACertificates is not supported: name a ConfigMap of CA certificates")
 	case len(val.SubjectAltNames) > 0:
-		v.accepted = policyCondition(p, gatewayv1.PolicyConditionAccepted, false, gatewayv1.PolicyReasonInvalid,
+		v.accepted = conditions.PolicyNotAccepted(p.Generation, gatewayv1.PolicyReasonInvalid,
 			"subjectAltNames is not supported: nginx verifies the certificate for hostname, the name it sends")
 	case trusted == nil:
-		v.accepted = policyCondition(p, gatewayv1.PolicyConditionAccepted, false, gatewayv1.BackendTLSPolicyReasonNoValidCACertificate,
+		v.accepted = conditions.PolicyNotAccepted(p.Generation, gatewayv1.BackendTLSPolicyReasonNoValidCACertificate,
 			"no caCertificateRef names a ConfigMap holding CA certificates")
 	default:
-		v.accepted = policyCondition(p, gatewayv1.PolicyConditionAccepted, true, gatewayv1.PolicyReasonAccepted, "nginx verifies the Services' certificates")
+		v.accepted = conditions.PolicyAccepted(p.Generation)
 		v.tls = &v1beta1.BackendTLS{Hostname: string(val.Hostname), CACertificate: trusted}
 	}
 	return v
-}
-
-func policyCondition(p gatewayv1.BackendTLSPolicy, typ gatewayv1.PolicyConditionType, ok bool, reason gatewayv1.PolicyConditionReason, message string) metav1.Condition {
-	status := metav1.ConditionFalse
-	if ok {
-		status = metav1.ConditionTrue
-	}
-	return metav1.Condition{Type: string(typ), Status: status, Reason: string(reason), Message: message, ObservedGeneration: p.Generation}
 }
 
 // of is the policy that applies to port of service: the one naming the

@@ -111,7 +111,7 @@ func TestABackendTLSPolicyMakesItsBackendsLocationSpeakTLS(t *testing.T) {
 	}
 	routes := map[string]string{}
 	for _, r := range got.Routes {
-		routes[r.Key.Name] = conditions(r.Parents[0].Conditions)["Accepted"]
+		routes[r.Key.Name] = byType(r.Parents[0].Conditions)["Accepted"]
 	}
 	if routes["mixed"] != "False/UnsupportedValue" || routes["secure"] != "True/Accepted" {
 		t.Errorf("route acceptance %v: want mixed refused, secure accepted", routes)

@@ -6,11 +6,12 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 	"sigs.k8s.io/gateway-api/pkg/features"
 )
 
@@ -66,17 +67,13 @@ func (r *classReconciler) sync(ctx context.Context, gc *gatewayv1.GatewayClass) 
 	if gc.Spec.ControllerName != ControllerName {
 		return reconcile.Result{}, nil
 	}
-	accepted := metav1.Condition{
-		Type: string(gatewayv1.GatewayClassConditionStatusAccepted), Status: metav1.ConditionTrue,
-		Reason: string(gatewayv1.GatewayClassReasonAccepted), Message: "nginx-operator runs the Gateways of this class, one NginxOperator each",
-		ObservedGeneration: gc.Generation,
-	}
+	accepted := conditions.ClassAccepted(gc.Generation)
 	params, err := readParameters(ctx, r.Client, classRef(gc))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if params.Invalid != "" {
-		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayClassReasonInvalidParameters), params.Invalid
+		accepted = conditions.ClassInvalidParameters(gc.Generation, params.Invalid)
 	}
 	meta.SetStatusCondition(&gc.Status.Conditions, accepted)
 	gc.Status.SupportedFeatures = supportedFeatures()

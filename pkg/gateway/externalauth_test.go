@@ -67,7 +67,7 @@ func TestAnExtensionRefToAnNginxExternalAuthAuthenticatesTheRulesRequests(t *tes
 	routes := map[string]map[string]string{}
 	for _, r := range got.Routes {
 		for _, p := range r.Parents {
-			routes[r.Key.Name] = conditions(p.Conditions)
+			routes[r.Key.Name] = byType(p.Conditions)
 		}
 	}
 	wantRoutes := map[string]map[string]string{

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 )
 
 // listener is one listener of a Gateway as the translation sees it: what
@@ -207,44 +209,30 @@ func hostnameOf(h *gatewayv1.Hostname) string {
 
 // status is the listener's status for a Gateway of generation gen.
 func (l *listener) status(gen int64, programmed bool) gatewayv1.ListenerStatus {
-	cond := func(t gatewayv1.ListenerConditionType, ok bool, reason gatewayv1.ListenerConditionReason, message string) metav1.Condition {
-		status := metav1.ConditionTrue
-		if !ok {
-			status = metav1.ConditionFalse
-		}
-		return metav1.Condition{Type: string(t), Status: status, Reason: string(reason), Message: message, ObservedGeneration: gen}
-	}
-	accepted := cond(gatewayv1.ListenerConditionAccepted, true, gatewayv1.ListenerReasonAccepted, "the listener is valid")
+	accepted := conditions.ListenerAccepted(gen)
 	if l.unsupported != "" {
-		accepted = cond(gatewayv1.ListenerConditionAccepted, false, l.unsupported, l.unsupportedMessage)
+		accepted = conditions.ListenerNotAccepted(gen, l.unsupported, l.unsupportedMessage)
 	}
-	conflicted := cond(gatewayv1.ListenerConditionConflicted, false, gatewayv1.ListenerReasonNoConflicts, "no other listener shares the port in a way that conflicts")
+	conflicted := conditions.ListenerNoConflicts(gen)
 	if l.conflict != "" {
-		conflicted = cond(gatewayv1.ListenerConditionConflicted, true, l.conflict, conflictMessage(l.conflict, l.Port))
+		conflicted = conditions.ListenerConflicted(gen, l.conflict, l.Port)
 	}
-	resolved := cond(gatewayv1.ListenerConditionResolvedRefs, true, gatewayv1.ListenerReasonResolvedRefs, "every reference resolves")
+	resolved := conditions.ListenerResolvedRefs(gen)
 	switch {
 	case l.refFault != "":
-		resolved = cond(gatewayv1.ListenerConditionResolvedRefs, false, l.refFault, l.refMessage)
+		resolved = conditions.ListenerRefNotResolved(gen, l.refFault, l.refMessage)
 	case l.invalidKinds:
-		resolved = cond(gatewayv1.ListenerConditionResolvedRefs, false, gatewayv1.ListenerReasonInvalidRouteKinds, "allowedRoutes.kinds names a kind this listener cannot serve")
+		resolved = conditions.ListenerInvalidRouteKinds(gen)
 	}
-	prog := cond(gatewayv1.ListenerConditionProgrammed, programmed && l.serves(), gatewayv1.ListenerReasonProgrammed, "nginx serves the listener")
+	prog := conditions.ListenerProgrammed(gen)
 	switch {
 	case !l.serves():
-		prog = cond(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonInvalid, "the listener is not valid: see its other conditions")
+		prog = conditions.ListenerInvalid(gen)
 	case !programmed:
-		prog = cond(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonPending, "nginx does not serve the configuration yet")
+		prog = conditions.ListenerPending(gen)
 	}
 	return gatewayv1.ListenerStatus{
 		Name: l.Name, SupportedKinds: l.kinds, AttachedRoutes: l.attached,
 		Conditions: []metav1.Condition{accepted, conflicted, resolved, prog},
 	}
-}
-
-func conflictMessage(reason gatewayv1.ListenerConditionReason, port gatewayv1.PortNumber) string {
-	if reason == gatewayv1.ListenerReasonProtocolConflict {
-		return fmt.Sprintf("another listener on port %d has another protocol", port)
-	}
-	return fmt.Sprintf("another listener on port %d has the same protocol and hostname", port)
 }

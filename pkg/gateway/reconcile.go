@@ -19,6 +19,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/routetable"
@@ -334,26 +335,25 @@ func (r *gatewayReconciler) setStatus(ctx context.Context, gw *gatewayv1.Gateway
 		s.Conditions = keepTransitions(was, s.Conditions)
 		gw.Status.Listeners = append(gw.Status.Listeners, s)
 	}
-	accepted := metav1.Condition{Type: string(gatewayv1.GatewayConditionAccepted), Status: metav1.ConditionTrue,
-		Reason: string(gatewayv1.GatewayReasonAccepted), Message: "NginxOperator " + InstanceName(gw.Name) + " serves this Gateway", ObservedGeneration: gen}
+	name := InstanceName(gw.Name)
+	accepted := conditions.GatewayAccepted(gen, name)
 	switch {
 	case tr.invalidParameters != "":
-		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalidParameters), tr.invalidParameters
+		accepted = conditions.GatewayInvalidParameters(gen, tr.invalidParameters)
 	case !tr.Accepted():
-		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonListenersNotValid), "no listener has a protocol this implementation serves (HTTP, HTTPS, TLS, TCP, UDP)"
+		accepted = conditions.GatewayNoServableListener(gen)
 	case !tr.AllListenersAccepted():
-		accepted.Reason, accepted.Message = string(gatewayv1.GatewayReasonListenersNotValid), "some listeners have a protocol this implementation does not serve: see their conditions"
+		accepted = conditions.GatewaySomeListenersNotValid(gen)
 	}
 	meta.SetStatusCondition(&gw.Status.Conditions, accepted)
-	prog := metav1.Condition{Type: string(gatewayv1.GatewayConditionProgrammed), Status: metav1.ConditionTrue,
-		Reason: string(gatewayv1.GatewayReasonProgrammed), Message: "a ready nginx pod serves the listeners", ObservedGeneration: gen}
+	prog := conditions.GatewayProgrammed(gen)
 	switch {
 	case !tr.Accepted():
-		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalid), "the Gateway is not accepted"
+		prog = conditions.GatewayNotProgrammedNotAccepted(gen)
 	case applyErr != nil:
-		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonInvalid), fmt.Sprintf("applying NginxOperator %s or its certificate copies: %v", InstanceName(gw.Name), applyErr)
+		prog = conditions.GatewayNotApplied(gen, name, applyErr)
 	case !ok:
-		prog.Status, prog.Reason, prog.Message = metav1.ConditionFalse, string(gatewayv1.GatewayReasonPending), "waiting for nginx to serve the configuration of NginxOperator "+InstanceName(gw.Name)
+		prog = conditions.GatewayPending(gen, name)
 	}
 	meta.SetStatusCondition(&gw.Status.Conditions, prog)
 	gw.Status.Addresses = r.addresses(ctx, gw)

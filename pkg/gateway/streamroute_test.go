@@ -97,7 +97,7 @@ func TestStreamRoutesBecomeStreamsBesideTheHTTPSServers(t *testing.T) {
 	gotRoutes := map[string]map[string]string{}
 	for _, r := range tr.Routes {
 		for _, p := range r.Parents {
-			gotRoutes[string(r.Kind)+" "+r.Key.Name] = conditions(p.Conditions)
+			gotRoutes[string(r.Kind)+" "+r.Key.Name] = byType(p.Conditions)
 		}
 	}
 	ok := map[string]string{"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"}
@@ -126,8 +126,8 @@ func TestAStreamRouteToAnotherNamespaceNeedsAGrantFromItsKind(t *testing.T) {
 	rt.Spec.Rules[0].BackendRefs[0].Namespace = ptr.To(gatewayv1.Namespace("data"))
 	in := Inputs{Gateway: gw, TCPRoutes: []*gatewayv1.TCPRoute{rt}, Services: map[types.NamespacedName]bool{{Namespace: "data", Name: "db"}: true}}
 	closed := []v1beta1.Stream{{Port: "p5432"}}
-	if got := Translate(t.Context(), in); !cmp.Equal(closed, got.Spec.Config.Streams) || conditions(got.Routes[0].Parents[0].Conditions)["ResolvedRefs"] != "False/RefNotPermitted" {
-		t.Errorf("without a grant: streams %+v (want the port closed), route %v", got.Spec.Config.Streams, conditions(got.Routes[0].Parents[0].Conditions))
+	if got := Translate(t.Context(), in); !cmp.Equal(closed, got.Spec.Config.Streams) || byType(got.Routes[0].Parents[0].Conditions)["ResolvedRefs"] != "False/RefNotPermitted" {
+		t.Errorf("without a grant: streams %+v (want the port closed), route %v", got.Spec.Config.Streams, byType(got.Routes[0].Parents[0].Conditions))
 	}
 	grant := gatewayv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "tcp", Namespace: "data"}, Spec: gatewayv1.ReferenceGrantSpec{
 		From: []gatewayv1.ReferenceGrantFrom{{Group: Group, Kind: KindTCPRoute, Namespace: ns}},

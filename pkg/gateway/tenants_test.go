@@ -115,7 +115,7 @@ func TestAHostileRegexRefusesOnlyItsOwnRoute(t *testing.T) {
 				}
 				tr := Translate(t.Context(), in)
 				for _, rt := range tr.Routes {
-					got := conditions(rt.Parents[0].Conditions)["Accepted"]
+					got := byType(rt.Parents[0].Conditions)["Accepted"]
 					switch {
 					case rt.Key.Namespace == ns && got != "True/Accepted":
 						t.Errorf("the other tenant's route: Accepted %s, want True/Accepted", got)
@@ -151,7 +151,7 @@ func TestAStreamRouteTheRulesRefuseIsLeftOutAlone(t *testing.T) {
 		UDPRoutes: []*gatewayv1.UDPRoute{udpRoute("dns", 3, "dns", "coredns")}}
 	tr := Translate(t.Context(), in)
 	for _, rt := range tr.Routes {
-		got := conditions(rt.Parents[0].Conditions)["Accepted"]
+		got := byType(rt.Parents[0].Conditions)["Accepted"]
 		want := "True/Accepted"
 		if rt.Key.Name == "hostile" {
 			want = "False/UnsupportedValue"
@@ -203,7 +203,7 @@ func TestWeightsAboveTheInstancesBoundKeepTheirShares(t *testing.T) {
 			in := Inputs{Gateway: gateway(gatewayv1.Listener{Name: "pg", Port: 5432, Protocol: gatewayv1.TCPProtocolType}),
 				Services: services("b0", "b1", "b2"), TCPRoutes: []*gatewayv1.TCPRoute{rt}}
 			tr := Translate(t.Context(), in)
-			if got := conditions(tr.Routes[0].Parents[0].Conditions)["Accepted"]; got != "True/Accepted" {
+			if got := byType(tr.Routes[0].Parents[0].Conditions)["Accepted"]; got != "True/Accepted" {
 				t.Fatalf("Accepted %s: %v", got, tr.Routes[0].Parents[0].Conditions)
 			}
 			var got []int32

@@ -16,6 +16,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
@@ -171,8 +172,7 @@ func pendRoutes(routes []RouteParents, msg string) {
 	for i := range routes {
 		for j := range routes[i].Parents {
 			p := &routes[i].Parents[j]
-			meta.SetStatusCondition(&p.Conditions, metav1.Condition{Type: string(gatewayv1.RouteConditionAccepted), Status: metav1.ConditionFalse,
-				Reason: string(gatewayv1.RouteReasonPending), Message: msg, ObservedGeneration: acceptedGeneration(p.Conditions)})
+			meta.SetStatusCondition(&p.Conditions, conditions.RoutePending(acceptedGeneration(p.Conditions), msg))
 		}
 	}
 }
@@ -303,7 +303,7 @@ func cannotHold(errs field.ErrorList) string {
 func refuseForRoom(attachments []attachment, message string) {
 	for i := range attachments {
 		if attachments[i].refused == "" {
-			attachments[i].refused, attachments[i].message = RouteReasonNoRoom, message
+			attachments[i].refused, attachments[i].message = conditions.RouteReasonNoRoom, message
 		}
 	}
 }
@@ -336,23 +336,21 @@ func firstUnsupported(outcomes []ruleOutcome) string {
 // parentStatuses are the route's conditions for each of its parentRefs to
 // the Gateway.
 func parentStatuses(gen int64, attachments []attachment, outcomes []ruleOutcome, unsupported string) []gatewayv1.RouteParentStatus {
-	resolved := metav1.Condition{Type: string(gatewayv1.RouteConditionResolvedRefs), Status: metav1.ConditionTrue,
-		Reason: string(gatewayv1.RouteReasonResolvedRefs), Message: "every backend resolves", ObservedGeneration: gen}
+	resolved := conditions.RouteResolvedRefs(gen)
 	for _, o := range outcomes {
 		if o.refFault != "" {
-			resolved.Status, resolved.Reason, resolved.Message = metav1.ConditionFalse, string(o.refFault), o.refMessage
+			resolved = conditions.RouteRefNotResolved(gen, o.refFault, o.refMessage)
 			break
 		}
 	}
 	var out []gatewayv1.RouteParentStatus
 	for _, a := range attachments {
-		accepted := metav1.Condition{Type: string(gatewayv1.RouteConditionAccepted), Status: metav1.ConditionTrue,
-			Reason: string(gatewayv1.RouteReasonAccepted), Message: "attached", ObservedGeneration: gen}
+		accepted := conditions.RouteAccepted(gen)
 		switch {
 		case a.refused != "":
-			accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(a.refused), a.message
+			accepted = conditions.RouteNotAccepted(gen, a.refused, a.message)
 		case unsupported != "":
-			accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, string(gatewayv1.RouteReasonUnsupportedValue), unsupported
+			accepted = conditions.RouteUnsupportedValue(gen, unsupported)
 		}
 		out = append(out, gatewayv1.RouteParentStatus{
 			ParentRef: a.ref, ControllerName: ControllerName,
@@ -472,10 +470,6 @@ func (b *serverBuilder) add(a addition) {
 		b.servers[i].Locations = append(b.servers[i].Locations, loc)
 	}
 }
-
-// RouteReasonNoRoom is the reason a route is not accepted when its
-// Gateway's instance cannot hold its locations (see serverBuilder.fits).
-const RouteReasonNoRoom gatewayv1.RouteConditionReason = "NoRoom"
 
 var noRoomMessage = fmt.Sprintf("the Gateway's nginx instance has no room for this route: it holds at most %d servers "+
 	"(one per listener port and hostname, and a default one per port) and %d locations per server (one per match of a rule), "+

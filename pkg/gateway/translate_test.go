@@ -17,6 +17,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
@@ -138,8 +139,8 @@ func TestTranslateNamesEveryLocationAfterItsRoute(t *testing.T) {
 
 var notFound = v1beta1.Location{Path: "/", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 404}}
 
-// conditions are a parent status's conditions as type=reason.
-func conditions(cs []metav1.Condition) map[string]string {
+// byType are a parent status's conditions as type=status/reason.
+func byType(cs []metav1.Condition) map[string]string {
 	out := map[string]string{}
 	for _, c := range cs {
 		out[c.Type] = string(c.Status) + "/" + c.Reason
@@ -371,7 +372,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 			gotRoutes := map[string]map[string]string{}
 			for _, r := range got.Routes {
 				for _, p := range r.Parents {
-					gotRoutes[r.Key.Name] = conditions(p.Conditions)
+					gotRoutes[r.Key.Name] = byType(p.Conditions)
 				}
 			}
 			if diff := cmp.Diff(tc.wantRoutes, gotRoutes); diff != "" {
@@ -433,7 +434,7 @@ func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
 	got := map[string]map[string]string{}
 	for _, l := range tr.listeners {
 		s := l.status(3, true)
-		got[string(s.Name)] = conditions(s.Conditions)
+		got[string(s.Name)] = byType(s.Conditions)
 		for _, c := range s.Conditions {
 			if c.ObservedGeneration != 3 {
 				t.Errorf("listener %s condition %s: observedGeneration %d, want 3", s.Name, c.Type, c.ObservedGeneration)
@@ -585,7 +586,7 @@ func TestTranslateServesACertificateOfAnotherNamespaceFromACopyWhereAGrantPermit
 				if l.Name != "https" {
 					continue
 				}
-				if got := conditions(l.status(3, true).Conditions)["ResolvedRefs"]; got != tc.wantResolved {
+				if got := byType(l.status(3, true).Conditions)["ResolvedRefs"]; got != tc.wantResolved {
 					t.Errorf("listener https ResolvedRefs %s, want %s (%s)", got, tc.wantResolved, l.refMessage)
 				}
 			}
@@ -671,9 +672,9 @@ func TestARouteTheInstanceHasNoRoomForIsRefusedAndTheOlderOnesServe(t *testing.T
 			for i, rt := range tr.Routes {
 				want := "True/Accepted"
 				if i >= tc.fit {
-					want = "False/" + string(RouteReasonNoRoom)
+					want = "False/" + string(conditions.RouteReasonNoRoom)
 				}
-				if got := conditions(rt.Parents[0].Conditions)["Accepted"]; got != want {
+				if got := byType(rt.Parents[0].Conditions)["Accepted"]; got != want {
 					t.Errorf("route %s (%d of %d that fit): Accepted %s, want %s", rt.Key.Name, i+1, tc.fit, got, want)
 				}
 			}
@@ -711,7 +712,7 @@ func TestAGatewaysSixtyFourHTTPSListenersAreAllProgrammed(t *testing.T) {
 	tr := Translate(t.Context(), in)
 	routedValid(t, tr.Spec)
 	for _, l := range tr.listeners {
-		got := conditions(l.status(3, true).Conditions)
+		got := byType(l.status(3, true).Conditions)
 		want := map[string]string{"Accepted": "True/Accepted", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "True/Programmed"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("listener %s (-want +got):\n%s", l.Name, diff)
@@ -790,7 +791,7 @@ func TestARouteTheRulesRefuseIsLeftOutAndToldWhy(t *testing.T) {
 				t.Errorf("route bad: message %q does not name the rule's field", msg)
 			}
 		}
-		if got := conditions(rt.Parents[0].Conditions)["Accepted"]; got != want {
+		if got := byType(rt.Parents[0].Conditions)["Accepted"]; got != want {
 			t.Errorf("route %s: Accepted %s, want %s", rt.Key.Name, got, want)
 		}
 	}
@@ -832,7 +833,7 @@ func TestAGatewayWithUnusableParametersIsRefused(t *testing.T) {
 	if tr.Accepted() || tr.invalidParameters != why {
 		t.Errorf("accepted %v, invalidParameters %q", tr.Accepted(), tr.invalidParameters)
 	}
-	if got := conditions(tr.Routes[0].Parents[0].Conditions)["Accepted"]; got != "False/Pending" {
+	if got := byType(tr.Routes[0].Parents[0].Conditions)["Accepted"]; got != "False/Pending" {
 		t.Errorf("the route: Accepted %s, want False/Pending", got)
 	}
 }

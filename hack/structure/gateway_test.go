@@ -1,0 +1,55 @@
+package structure
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The Gateway wing's statuses are decided in one place: every Gateway API
+// condition it writes is made by a constructor of pkg/gateway/conditions,
+// the catalog; no other production file of pkg/gateway builds a
+// metav1.Condition of its own. And no regular expression reads the
+// instance's field paths to find which route an error is of: each route
+// is judged as it is translated.
+func TestGatewayConditionsAreMadeOnlyInTheCatalog(t *testing.T) {
+	fset := token.NewFileSet()
+	checked := 0
+	err := filepath.WalkDir("../../pkg/gateway", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+			strings.Contains(filepath.ToSlash(path), "pkg/gateway/conditions/") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		checked++
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CompositeLit:
+				if sel, ok := n.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Condition" {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "metav1" {
+						t.Errorf("%s: a metav1.Condition made outside pkg/gateway/conditions", fset.Position(n.Pos()))
+					}
+				}
+			case *ast.BasicLit:
+				if n.Kind == token.STRING && (strings.Contains(n.Value, `spec\.config`) || strings.Contains(n.Value, `spec\\.config`)) {
+					t.Errorf("%s: a regular expression over the instance's field paths", fset.Position(n.Pos()))
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 10 {
+		t.Fatalf("checked %d files of pkg/gateway", checked)
+	}
+}
