@@ -49,8 +49,8 @@ var only = map[string][]string{
 	// The Gateway wing's catalog of conditions: Gateway API's and
 	// Kubernetes' condition types, and nothing that reads or writes.
 	"pkg/gateway/conditions": {"k8s.io/apimachinery/pkg/apis/meta/v1", "sigs.k8s.io/gateway-api/apis/v1"},
-	"pkg/fsutil":   {},
-	"test/echo":    {"golang.org/x/net/websocket"},
+	"pkg/fsutil":             {},
+	"test/echo":              {"golang.org/x/net/websocket"},
 	"test/clientchecks": {"pkg/apis/nginx/v1beta1", "test/echo", "test/tools", "golang.org/x/net/websocket",
 		"k8s.io/api/core/v1", "k8s.io/apimachinery/pkg/api/resource", "k8s.io/utils/ptr"},
 }
