@@ -198,19 +198,8 @@ func parentsOf(rt client.Object) []types.NamespacedName {
 
 // routeParentRefs are the parentRefs of rt's spec and its status entries.
 func routeParentRefs(rt client.Object) ([]gatewayv1.ParentReference, []gatewayv1.RouteParentStatus) {
-	switch rt := rt.(type) {
-	case *gatewayv1.HTTPRoute:
-		return rt.Spec.ParentRefs, rt.Status.Parents
-	case *gatewayv1.GRPCRoute:
-		return rt.Spec.ParentRefs, rt.Status.Parents
-	case *gatewayv1.TLSRoute:
-		return rt.Spec.ParentRefs, rt.Status.Parents
-	case *gatewayv1.TCPRoute:
-		return rt.Spec.ParentRefs, rt.Status.Parents
-	case *gatewayv1.UDPRoute:
-		return rt.Spec.ParentRefs, rt.Status.Parents
-	}
-	return nil, nil
+	p := partsOf(rt)
+	return p.parents, p.status.Parents
 }
 
 // backendsOf are the Services route rt names: its backends and mirrors.
@@ -235,7 +224,7 @@ func backendsOf(rt client.Object) []types.NamespacedName {
 			}
 		}
 	default:
-		refs = streamBackendRefs(rt)
+		refs = partsOf(rt).backendRefs
 	}
 	out := make([]types.NamespacedName, 0, len(refs))
 	for _, b := range refs {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -13,6 +14,16 @@ import (
 
 // KindGRPCRoute is Gateway API's gRPC route.
 const KindGRPCRoute = gatewayv1.Kind("GRPCRoute")
+
+var grpcRouteKind = routeKind{
+	kind: KindGRPCRoute, protocols: []gatewayv1.ProtocolType{gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType},
+	object: func() client.Object { return &gatewayv1.GRPCRoute{} },
+	list:   func() client.ObjectList { return &gatewayv1.GRPCRouteList{} },
+	parts: func(o client.Object) routeParts {
+		rt := o.(*gatewayv1.GRPCRoute)
+		return routeParts{meta: &rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames, status: &rt.Status.RouteStatus}
+	},
+}
 
 // grpcRule translates one rule of GRPCRoute rt, attached to Gateway gw:
 // gRPC is HTTP/2 with the method in the path (/<service>/<method>), so a

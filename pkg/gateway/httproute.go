@@ -8,11 +8,26 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/regex"
 )
+
+// KindHTTPRoute is Gateway API's HTTP route: its rules become locations
+// of the servers of its listeners' ports and hostnames.
+const KindHTTPRoute = gatewayv1.Kind("HTTPRoute")
+
+var httpRouteKind = routeKind{
+	kind: KindHTTPRoute, protocols: []gatewayv1.ProtocolType{gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType},
+	object: func() client.Object { return &gatewayv1.HTTPRoute{} },
+	list:   func() client.ObjectList { return &gatewayv1.HTTPRouteList{} },
+	parts: func(o client.Object) routeParts {
+		rt := o.(*gatewayv1.HTTPRoute)
+		return routeParts{meta: &rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames, status: &rt.Status.RouteStatus}
+	},
+}
 
 // ruleOutcome is what one rule of a route becomes: a location for each
 // of its matches, all with the rule's handler, and what is wrong with it.

@@ -53,13 +53,7 @@ func (l *listener) serves() bool {
 }
 
 // routeKinds are the kinds of route a listener of each protocol can serve.
-var routeKinds = map[gatewayv1.ProtocolType][]gatewayv1.Kind{
-	gatewayv1.HTTPProtocolType:  {KindHTTPRoute, KindGRPCRoute},
-	gatewayv1.HTTPSProtocolType: {KindHTTPRoute, KindGRPCRoute},
-	gatewayv1.TLSProtocolType:   {KindTLSRoute},
-	gatewayv1.TCPProtocolType:   {KindTCPRoute},
-	gatewayv1.UDPProtocolType:   {KindUDPRoute},
-}
+var routeKinds = routeKindsOf()
 
 // isStream reports a listener whose routes become streams (stream.go of
 // the renderer): TLS (terminated or passed through), TCP and UDP.
@@ -87,11 +81,8 @@ func passesTLSThrough(l gatewayv1.Listener) bool {
 // TLSRouteModeMixed, whose Gateway API contract is still experimental.
 const mixedTermination = "TLS listeners of one port must all terminate TLS or all pass it through (TLSRouteModeMixed is not supported)"
 
-// Route kinds, and the API group of Gateway API's kinds.
-const (
-	KindHTTPRoute = gatewayv1.Kind("HTTPRoute")
-	Group         = gatewayv1.Group(gatewayv1.GroupName)
-)
+// Group is the API group of Gateway API's kinds.
+const Group = gatewayv1.Group(gatewayv1.GroupName)
 
 // readListeners checks each listener of gw on its own (protocol, route
 // kinds, certificates) and against the others (conflicts).

@@ -172,12 +172,8 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 			in.HTTPRoutes = append(in.HTTPRoutes, rt)
 		case *gatewayv1.GRPCRoute:
 			in.GRPCRoutes = append(in.GRPCRoutes, rt)
-		case *gatewayv1.TLSRoute:
-			in.TLSRoutes = append(in.TLSRoutes, rt)
-		case *gatewayv1.TCPRoute:
-			in.TCPRoutes = append(in.TCPRoutes, rt)
-		case *gatewayv1.UDPRoute:
-			in.UDPRoutes = append(in.UDPRoutes, rt)
+		default:
+			in.StreamRoutes = append(in.StreamRoutes, rt)
 		}
 		for _, key := range backendsOf(rt) {
 			if _, known := in.Services[key]; known {
@@ -451,17 +447,8 @@ func conditionEqual(a, b metav1.Condition) bool {
 
 // routeStatus is the status of route rt, to change in place, and its kind.
 func routeStatus(rt client.Object) (*gatewayv1.RouteStatus, gatewayv1.Kind) {
-	switch rt := rt.(type) {
-	case *gatewayv1.HTTPRoute:
-		return &rt.Status.RouteStatus, KindHTTPRoute
-	case *gatewayv1.GRPCRoute:
-		return &rt.Status.RouteStatus, KindGRPCRoute
-	case *gatewayv1.TLSRoute:
-		return &rt.Status.RouteStatus, KindTLSRoute
-	case *gatewayv1.TCPRoute:
-		return &rt.Status.RouteStatus, KindTCPRoute
-	case *gatewayv1.UDPRoute:
-		return &rt.Status.RouteStatus, KindUDPRoute
+	if k := kindOf(rt); k != nil {
+		return k.parts(rt).status, k.kind
 	}
 	return &gatewayv1.RouteStatus{}, ""
 }
@@ -489,21 +476,12 @@ func keepTransitions(old, conds []metav1.Condition) []metav1.Condition {
 
 // routes are the routes of in, as objects.
 func (in Inputs) routes() []client.Object {
-	out := make([]client.Object, 0, len(in.HTTPRoutes)+len(in.GRPCRoutes)+len(in.TLSRoutes)+len(in.TCPRoutes)+len(in.UDPRoutes))
+	out := make([]client.Object, 0, len(in.HTTPRoutes)+len(in.GRPCRoutes)+len(in.StreamRoutes))
 	for _, rt := range in.HTTPRoutes {
 		out = append(out, rt)
 	}
 	for _, rt := range in.GRPCRoutes {
 		out = append(out, rt)
 	}
-	for _, rt := range in.TLSRoutes {
-		out = append(out, rt)
-	}
-	for _, rt := range in.TCPRoutes {
-		out = append(out, rt)
-	}
-	for _, rt := range in.UDPRoutes {
-		out = append(out, rt)
-	}
-	return out
+	return append(out, in.StreamRoutes...)
 }

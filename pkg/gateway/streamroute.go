@@ -5,61 +5,38 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
-// Gateway API's routes below HTTP, which become the instance's streams
-// (v1beta1.Stream): a TLSRoute's connections are passed through (or
-// terminated, with the listener's certificate) by their server name on a
-// TLS listener's port, a TCPRoute's or a UDPRoute's take
-// a TCP or UDP listener's port whole.
-const (
-	KindTLSRoute = gatewayv1.Kind("TLSRoute")
-	KindTCPRoute = gatewayv1.Kind("TCPRoute")
-	KindUDPRoute = gatewayv1.Kind("UDPRoute")
-)
+// Gateway API's routes below HTTP (tlsroute.go, tcproute.go and the like)
+// become the instance's streams (v1beta1.Stream).
 
-// streamRoute is what the translation reads of a TLSRoute, TCPRoute or
-// UDPRoute: how it attaches, and the backends of its one rule.
+// streamRoute is what the translation reads of a route below HTTP: how
+// it attaches, and the backends of its rules.
 type streamRoute struct {
 	route
 	backendRefs []gatewayv1.BackendRef
 }
 
-// streamRoutes are the routes of in below HTTP, each kind oldest first.
+// streamRoutes are the routes of in below HTTP, kind by kind in
+// kindTable's order, each kind oldest first.
 func streamRoutes(in Inputs) []streamRoute {
+	byKind := map[gatewayv1.Kind][]client.Object{}
+	for _, rt := range in.StreamRoutes {
+		if k := kindOf(rt); k != nil {
+			byKind[k.kind] = append(byKind[k.kind], rt)
+		}
+	}
 	var out []streamRoute
-	add := func(kind gatewayv1.Kind, rt *route, rules [][]gatewayv1.BackendRef) {
-		r := streamRoute{route: *rt}
-		r.kind = kind
-		for _, refs := range rules {
-			r.backendRefs = append(r.backendRefs, refs...)
+	for _, k := range kindTable {
+		for _, rt := range sortedRoutes(byKind[k.kind]) {
+			p := k.parts(rt)
+			out = append(out, streamRoute{backendRefs: p.backendRefs, route: route{kind: k.kind, meta: *p.meta, parents: p.parents, hostnames: p.hostnames}})
 		}
-		out = append(out, r)
-	}
-	for _, rt := range sortedRoutes(in.TLSRoutes) {
-		rules := make([][]gatewayv1.BackendRef, 0, len(rt.Spec.Rules))
-		for _, rule := range rt.Spec.Rules {
-			rules = append(rules, rule.BackendRefs)
-		}
-		add(KindTLSRoute, &route{meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}, rules)
-	}
-	for _, rt := range sortedRoutes(in.TCPRoutes) {
-		rules := make([][]gatewayv1.BackendRef, 0, len(rt.Spec.Rules))
-		for _, rule := range rt.Spec.Rules {
-			rules = append(rules, rule.BackendRefs)
-		}
-		add(KindTCPRoute, &route{meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs}, rules)
-	}
-	for _, rt := range sortedRoutes(in.UDPRoutes) {
-		rules := make([][]gatewayv1.BackendRef, 0, len(rt.Spec.Rules))
-		for _, rule := range rt.Spec.Rules {
-			rules = append(rules, rule.BackendRefs)
-		}
-		add(KindUDPRoute, &route{meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs}, rules)
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -56,15 +57,15 @@ func TestStreamRoutesBecomeStreamsBesideTheHTTPSServers(t *testing.T) {
 		gatewayv1.Listener{Name: "dns", Port: 53, Protocol: gatewayv1.UDPProtocolType})
 	in := Inputs{Gateway: gw, Secrets: map[types.NamespacedName]bool{{Namespace: ns, Name: "www"}: true}, Services: services("web", "orders-db", "reports-db", "pg-old", "pg-new", "coredns"),
 		HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("web", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")})},
-		TLSRoutes: []*gatewayv1.TLSRoute{
+		StreamRoutes: []client.Object{
 			tlsRoute("orders", 1, "tls", []gatewayv1.Hostname{"orders.db.example.com"}, "orders-db"),
 			// An older route's name stays its own; a name outside the
 			// listener's is not this listener's.
 			tlsRoute("reports", 2, "tls", []gatewayv1.Hostname{"reports.db.example.com", "orders.db.example.com", "other.example.com"}, "reports-db"),
 			tlsRoute("missing", 3, "tls", []gatewayv1.Hostname{"missing.db.example.com"}, "nowhere"),
+			tcpRoute("pg-new", 5, "pg", "pg-new"), tcpRoute("pg-old", 4, "pg", "pg-old"),
+			udpRoute("dns", 1, "dns", "coredns"),
 		},
-		TCPRoutes: []*gatewayv1.TCPRoute{tcpRoute("pg-new", 5, "pg", "pg-new"), tcpRoute("pg-old", 4, "pg", "pg-old")},
-		UDPRoutes: []*gatewayv1.UDPRoute{udpRoute("dns", 1, "dns", "coredns")},
 	}
 	tr := Translate(t.Context(), in)
 	to := func(service string, port int32) []v1beta1.Backend {
@@ -124,7 +125,7 @@ func TestAStreamRouteToAnotherNamespaceNeedsAGrantFromItsKind(t *testing.T) {
 	gw := gateway(gatewayv1.Listener{Name: "pg", Port: 5432, Protocol: gatewayv1.TCPProtocolType})
 	rt := tcpRoute("pg", 1, "pg", "db")
 	rt.Spec.Rules[0].BackendRefs[0].Namespace = ptr.To(gatewayv1.Namespace("data"))
-	in := Inputs{Gateway: gw, TCPRoutes: []*gatewayv1.TCPRoute{rt}, Services: map[types.NamespacedName]bool{{Namespace: "data", Name: "db"}: true}}
+	in := Inputs{Gateway: gw, StreamRoutes: []client.Object{rt}, Services: map[types.NamespacedName]bool{{Namespace: "data", Name: "db"}: true}}
 	closed := []v1beta1.Stream{{Port: "p5432"}}
 	if got := Translate(t.Context(), in); !cmp.Equal(closed, got.Spec.Config.Streams) || byType(got.Routes[0].Parents[0].Conditions)["ResolvedRefs"] != "False/RefNotPermitted" {
 		t.Errorf("without a grant: streams %+v (want the port closed), route %v", got.Spec.Config.Streams, byType(got.Routes[0].Parents[0].Conditions))
@@ -147,7 +148,7 @@ func TestATerminatingTLSListenersStreamsCarryItsCertificate(t *testing.T) {
 	terminate := gatewayv1.Listener{Name: "tls", Port: 8443, Protocol: gatewayv1.TLSProtocolType, Hostname: ptr.To(gatewayv1.Hostname("mq.example.com")),
 		TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModeTerminate), CertificateRefs: []gatewayv1.SecretObjectReference{certRef("", "mq-tls")}}}
 	in := Inputs{Gateway: gateway(terminate), Secrets: map[types.NamespacedName]bool{{Namespace: ns, Name: "mq-tls"}: true}, Services: services("rabbitmq"),
-		TLSRoutes: []*gatewayv1.TLSRoute{tlsRoute("mq", 1, "tls", []gatewayv1.Hostname{"mq.example.com"}, "rabbitmq")}}
+		StreamRoutes: []client.Object{tlsRoute("mq", 1, "tls", []gatewayv1.Hostname{"mq.example.com"}, "rabbitmq")}}
 	tr := Translate(t.Context(), in)
 	want := []v1beta1.Stream{{Port: "p8443", ServerNames: []string{"mq.example.com"}, TLS: &v1beta1.StreamTLS{SecretName: "mq-tls"},
 		Backends: []v1beta1.Backend{{Service: "rabbitmq", Port: 8443, Weight: ptr.To[int32](1)}}}}
@@ -173,7 +174,7 @@ func TestATLSListenerHoldsItsPortsRouterWithoutRoutes(t *testing.T) {
 	if want := []v1beta1.Stream{{Port: "p443", ServerNames: []string{"db.example.com"}}}; !cmp.Equal(want, without.Spec.Config.Streams) {
 		t.Errorf("without routes: streams %+v, want %+v", without.Spec.Config.Streams, want)
 	}
-	in.TLSRoutes = []*gatewayv1.TLSRoute{tlsRoute("db", 2, "tls", []gatewayv1.Hostname{"db.example.com"}, "db")}
+	in.StreamRoutes = []client.Object{tlsRoute("db", 2, "tls", []gatewayv1.Hostname{"db.example.com"}, "db")}
 	with := Translate(t.Context(), in)
 	if want := []v1beta1.Stream{{Port: "p443", ServerNames: []string{"db.example.com"}, Backends: []v1beta1.Backend{{Service: "db", Port: 8443, Weight: ptr.To[int32](1)}}}}; !cmp.Equal(want, with.Spec.Config.Streams) {
 		t.Errorf("with the route: streams %+v, want %+v", with.Spec.Config.Streams, want)

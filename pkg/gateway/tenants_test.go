@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -147,8 +148,7 @@ func TestAStreamRouteTheRulesRefuseIsLeftOutAlone(t *testing.T) {
 		hostile.Spec.Rules = append(hostile.Spec.Rules, gatewayv1.TCPRouteRule{BackendRefs: backendRefs("mq", 5672)})
 	}
 	in := Inputs{Gateway: gw, Services: tenantServices("pg", "mq", "coredns"),
-		TCPRoutes: []*gatewayv1.TCPRoute{tcpRoute("pg", 2, "pg", "pg"), hostile},
-		UDPRoutes: []*gatewayv1.UDPRoute{udpRoute("dns", 3, "dns", "coredns")}}
+		StreamRoutes: []client.Object{tcpRoute("pg", 2, "pg", "pg"), hostile, udpRoute("dns", 3, "dns", "coredns")}}
 	tr := Translate(t.Context(), in)
 	for _, rt := range tr.Routes {
 		got := byType(rt.Parents[0].Conditions)["Accepted"]
@@ -201,7 +201,7 @@ func TestWeightsAboveTheInstancesBoundKeepTheirShares(t *testing.T) {
 			rt := tcpRoute("pg", 1, "pg", "b0")
 			rt.Spec.Rules[0].BackendRefs = refs(tc.weights...)
 			in := Inputs{Gateway: gateway(gatewayv1.Listener{Name: "pg", Port: 5432, Protocol: gatewayv1.TCPProtocolType}),
-				Services: services("b0", "b1", "b2"), TCPRoutes: []*gatewayv1.TCPRoute{rt}}
+				Services: services("b0", "b1", "b2"), StreamRoutes: []client.Object{rt}}
 			tr := Translate(t.Context(), in)
 			if got := byType(tr.Routes[0].Parents[0].Conditions)["Accepted"]; got != "True/Accepted" {
 				t.Fatalf("Accepted %s: %v", got, tr.Routes[0].Parents[0].Conditions)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -32,11 +33,9 @@ type Inputs struct {
 	// Gateway.
 	HTTPRoutes []*gatewayv1.HTTPRoute
 	GRPCRoutes []*gatewayv1.GRPCRoute
-	// TLSRoutes, TCPRoutes and UDPRoutes are those naming the Gateway,
-	// where the API server serves them.
-	TLSRoutes []*gatewayv1.TLSRoute
-	TCPRoutes []*gatewayv1.TCPRoute
-	UDPRoutes []*gatewayv1.UDPRoute
+	// StreamRoutes are the routes below HTTP naming the Gateway, of the
+	// kinds the API server serves (kindTable's optional kinds).
+	StreamRoutes []client.Object
 	// Grants are the ReferenceGrants of the namespaces the Gateway and its
 	// routes refer to, by namespace.
 	Grants map[string][]gatewayv1.ReferenceGrant
