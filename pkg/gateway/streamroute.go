@@ -58,10 +58,9 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 	attachments := attach(r.route, gw, ls, namespaceLabels)
 	backends, fault, message := resolveBackends(gw, r.kind, r.meta.Namespace, r.backendRefs, refs)
 	outcome := ruleOutcome{refFault: fault, refMessage: message}
-	var unsupported string
 	var adds []streamAddition
 	for _, a := range attachments {
-		if a.refused != "" || unsupported != "" {
+		if a.refused != "" {
 			continue
 		}
 		for i, l := range a.listeners {
@@ -77,7 +76,8 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 			adds = append(adds, add)
 		}
 	}
-	if unsupported = b.breaksStreamRules(adds); unsupported != "" {
+	unsupported := b.breaksStreamRules(adds)
+	if unsupported != "" {
 		adds = nil
 	}
 	if !b.fitsStreams(adds) {
