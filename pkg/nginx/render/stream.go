@@ -115,6 +115,13 @@ const closedUpstream = "stream_closed"
 func (r *renderer) stream(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 	cfg := spec.Config
 	out := streamLog(cfg.AccessLog)
+	if slices.ContainsFunc(cfg.Streams, func(s v1beta1.Stream) bool { return len(s.ServerNames) > 0 }) {
+		// The routers' maps hold names of up to 253 characters, and a
+		// port's server names beside its streams' (2,048 of a Gateway's):
+		// nginx's defaults (buckets of one cache line, 2,048 entries)
+		// refuse the whole configuration for either.
+		out = append(out, conf.D("map_hash_bucket_size", "512"), conf.D("map_hash_max_size", "8192"))
+	}
 	if slices.ContainsFunc(cfg.Streams, func(s v1beta1.Stream) bool { return s.TLS != nil }) {
 		out = append(out, tlsPolicy(cfg.TLS, "STREAM_TLS")...)
 	}

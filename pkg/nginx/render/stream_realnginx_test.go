@@ -173,6 +173,9 @@ func peerSubject(conn net.Conn) string {
 // address through the router; a TLS stream terminates with nginx's
 // certificate; a name nothing takes is closed; and an open connection
 // outlives a reload that changes the configuration.
+// longName is a server name of 253 characters.
+var longName = strings.Repeat(strings.Repeat("a", 62)+".", 3) + strings.Repeat("b", 60) + ".io"
+
 func TestRealNginxRelaysStreamsAsClientsExpect(t *testing.T) {
 	nginxBin := tools.Nginx(t)
 	backendCA, err := tools.NewCA("backend CA", time.Hour)
@@ -215,6 +218,9 @@ func TestRealNginxRelaysStreamsAsClientsExpect(t *testing.T) {
 				{Port: "shared", ServerNames: []string{"*.proxied.example.com"}, ProxyProtocol: true, Backends: backend(proxied)},
 				{Port: "tls", TLS: &v1beta1.StreamTLS{SecretName: "broker"}, Backends: backend(plain)},
 				{Port: "named", ServerNames: []string{"only.example.com"}, Backends: backend(passthrough)},
+				// The longest name the schema allows: nginx's default map
+				// buckets refuse it.
+				{Port: "named", ServerNames: []string{longName}, Backends: backend(passthrough)},
 			},
 		},
 	}
@@ -269,10 +275,15 @@ func TestRealNginxRelaysStreamsAsClientsExpect(t *testing.T) {
 		if resp.TLS == nil || resp.TLS.PeerCertificates[0].Subject.CommonName != "example.com" {
 			t.Errorf("terminated: not nginx's own certificate (example.com): %+v", resp.TLS)
 		}
-		// The Service port of a port with TLS servers is 443
-		// (serviceport.Standard): what the client used.
-		if want := "xff=127.0.0.1 port=443 proto=https"; resp.StatusCode != 200 || body != want {
+		// The client named the port it used in Host.
+		if want := fmt.Sprintf("xff=127.0.0.1 port=%d proto=https", sharedPort); resp.StatusCode != 200 || body != want {
 			t.Errorf("terminated: %d %q, want %q: the HTTPS server behind the router sees the client's address and port", resp.StatusCode, body, want)
+		}
+		// A Host without a port came through the Service: the Service port
+		// of a port with TLS servers is 443 (serviceport.Standard).
+		req.Host = "www.example.com"
+		if resp, body := fetch(t, proc, client, req); resp.StatusCode != 200 || body != "xff=127.0.0.1 port=443 proto=https" {
+			t.Errorf("terminated, Host without a port: %d %q, want the Service port 443", resp.StatusCode, body)
 		}
 	})
 
