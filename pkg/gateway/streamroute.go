@@ -85,11 +85,12 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 		adds = nil
 	}
 	countAttached(attachments, unsupported)
+	placed := false
 	for _, add := range adds {
-		b.addStream(add)
+		placed = b.addStream(add) || placed
 	}
 	return RouteParents{Kind: r.kind, Key: types.NamespacedName{Namespace: r.meta.Namespace, Name: r.meta.Name},
-		Parents: parentStatuses(r.meta.Generation, attachments, []ruleOutcome{outcome}, unsupported)}
+		Parents: parentStatuses(r.meta.Generation, attachments, []ruleOutcome{outcome}, unsupported, len(adds) > 0 && !placed)}
 }
 
 var noStreamRoomMessage = "the Gateway's nginx instance has no room for this route's streams: it holds at most " +
@@ -123,14 +124,15 @@ func (add streamAddition) stream(names []string) v1beta1.Stream {
 // took, in streams of at most v1beta1.MaxStreamServerNames names. A route
 // whose backends all failed to resolve takes what it may with a stream of
 // no backend: nginx closes its port, or its names, to clients.
-func (b *serverBuilder) addStream(add streamAddition) {
+func (b *serverBuilder) addStream(add streamAddition) (placed bool) {
 	port := portNameOf(add.listener)
 	if add.listener.Protocol != gatewayv1.TLSProtocolType {
-		if !b.seen[port] {
-			b.seen[port] = true
-			b.streams = append(b.streams, v1beta1.Stream{Port: port, Backends: add.backends})
+		if b.seen[port] {
+			return false
 		}
-		return
+		b.seen[port] = true
+		b.streams = append(b.streams, v1beta1.Stream{Port: port, Backends: add.backends})
+		return true
 	}
 	var names []string
 	for _, host := range add.hosts {
@@ -142,6 +144,7 @@ func (b *serverBuilder) addStream(add streamAddition) {
 	for chunk := range slices.Chunk(names, v1beta1.MaxStreamServerNames) {
 		b.streams = append(b.streams, add.stream(chunk))
 	}
+	return len(names) > 0
 }
 
 // holdRouters gives each served TLS listener that shares its port with

@@ -13,6 +13,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 )
 
 // The tests of a shared Gateway: what one tenant's route holds is judged
@@ -217,5 +218,30 @@ func TestWeightsAboveTheInstancesBoundKeepTheirShares(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// TestARouteOlderRoutesTakeEntirelyIsToldSo: a younger HTTPRoute whose
+// one match an older route of another namespace has, and a younger
+// TCPRoute on a listener an older one takes, stay accepted (Gateway API's
+// precedence), and their Accepted condition says the older routes serve
+// their traffic; a route that adds a match of its own is told nothing of
+// the kind.
+func TestARouteOlderRoutesTakeEntirelyIsToldSo(t *testing.T) {
+	gw := gateway(allNamespaces(httpListener("http", 80, "")), allNamespaces(gatewayv1.Listener{Name: "pg", Port: 5432, Protocol: gatewayv1.TCPProtocolType}))
+	in := Inputs{Gateway: gw, Services: tenantServices("web", "pg"),
+		HTTPRoutes: []*gatewayv1.HTTPRoute{
+			httpRoute("old", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/app"), BackendRefs: toService("web")}),
+			inTenant(httpRoute("same", 2, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/app"), BackendRefs: toService("web")})),
+			inTenant(httpRoute("more", 3, nil, gatewayv1.HTTPRouteRule{Matches: append(prefix("/app"), prefix("/more")...), BackendRefs: toService("web")})),
+		},
+		StreamRoutes: []client.Object{tcpRoute("pg-old", 1, "pg", "pg"), inTenant(tcpRoute("pg-new", 2, "pg", "pg"))}}
+	overridden := conditions.RouteAcceptedOverridden(0).Message
+	for _, rt := range Translate(t.Context(), in).Routes {
+		c := rt.Parents[0].Conditions[0]
+		want := rt.Key.Name == "same" || rt.Key.Name == "pg-new"
+		if c.Status != metav1.ConditionTrue || (c.Message == overridden) != want {
+			t.Errorf("%s %s: Accepted %s %q, want True and told it is overridden: %v", rt.Kind, rt.Key.Name, c.Status, c.Message, want)
+		}
 	}
 }

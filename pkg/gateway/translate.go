@@ -221,11 +221,12 @@ func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*listener, na
 		adds = nil
 	}
 	countAttached(attachments, unsupported)
+	placed := 0
 	for _, add := range adds {
-		b.add(add)
+		placed += b.add(add)
 	}
 	return RouteParents{Kind: r.kind, Key: types.NamespacedName{Namespace: r.meta.Namespace, Name: r.meta.Name},
-		Parents: parentStatuses(r.meta.Generation, attachments, outcomes, unsupported)}
+		Parents: parentStatuses(r.meta.Generation, attachments, outcomes, unsupported, len(adds) > 0 && placed == 0)}
 }
 
 // certificateCopies are the copies the served listeners of gw need, by
@@ -333,8 +334,9 @@ func firstUnsupported(outcomes []ruleOutcome) string {
 }
 
 // parentStatuses are the route's conditions for each of its parentRefs to
-// the Gateway.
-func parentStatuses(gen int64, attachments []attachment, outcomes []ruleOutcome, unsupported string) []gatewayv1.RouteParentStatus {
+// the Gateway; overridden when older routes take all the route would
+// serve.
+func parentStatuses(gen int64, attachments []attachment, outcomes []ruleOutcome, unsupported string, overridden bool) []gatewayv1.RouteParentStatus {
 	resolved := conditions.RouteResolvedRefs(gen)
 	for _, o := range outcomes {
 		if o.refFault != "" {
@@ -345,6 +347,9 @@ func parentStatuses(gen int64, attachments []attachment, outcomes []ruleOutcome,
 	var out []gatewayv1.RouteParentStatus
 	for _, a := range attachments {
 		accepted := conditions.RouteAccepted(gen)
+		if overridden {
+			accepted = conditions.RouteAcceptedOverridden(gen)
+		}
 		switch {
 		case a.refused != "":
 			accepted = conditions.RouteNotAccepted(gen, a.refused, a.message)
@@ -458,7 +463,7 @@ func serverKey(l *listener, host string) string { return portName(l.Port) + " " 
 // add appends a's locations to the server of its listener and host, but
 // for one whose path, type and match an older route's location already
 // has there.
-func (b *serverBuilder) add(a addition) {
+func (b *serverBuilder) add(a addition) (placed int) {
 	i := b.server(a.listener, a.host)
 	for _, loc := range a.locations {
 		key := strconv.Itoa(i) + " " + v1beta1.LocationMatchKey(loc)
@@ -467,7 +472,9 @@ func (b *serverBuilder) add(a addition) {
 		}
 		b.seen[key] = true
 		b.servers[i].Locations = append(b.servers[i].Locations, loc)
+		placed++
 	}
+	return placed
 }
 
 var noRoomMessage = fmt.Sprintf("the Gateway's nginx instance has no room for this route: it holds at most %d servers "+

@@ -158,6 +158,14 @@ func RouteAccepted(gen int64) metav1.Condition {
 	return condition(gatewayv1.RouteConditionAccepted, true, gatewayv1.RouteReasonAccepted, "attached", gen)
 }
 
+// RouteAcceptedOverridden: the route is attached, and older routes take
+// all it would serve (Gateway API's precedence: the oldest route of a
+// match, a TLS name or a TCP or UDP listener's port serves it).
+func RouteAcceptedOverridden(gen int64) metav1.Condition {
+	return condition(gatewayv1.RouteConditionAccepted, true, gatewayv1.RouteReasonAccepted,
+		"attached, but older routes take all this route matches and serve its traffic", gen)
+}
+
 // RouteNotAccepted: the route is not attached to the parent, for reason.
 func RouteNotAccepted(gen int64, reason gatewayv1.RouteConditionReason, message string) metav1.Condition {
 	return condition(gatewayv1.RouteConditionAccepted, false, reason, message, gen)
