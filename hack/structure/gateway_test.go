@@ -53,3 +53,52 @@ func TestGatewayConditionsAreMadeOnlyInTheCatalog(t *testing.T) {
 		t.Fatalf("checked %d files of pkg/gateway", checked)
 	}
 }
+
+// A Gateway's translation runs once per reconcile: Translate is called at
+// one place of the wing's production code, the Gateway reconcile, outside
+// any loop (each route is judged as it is placed, so no round translates
+// again without the routes a check refused).
+func TestAGatewayIsTranslatedOncePerReconcile(t *testing.T) {
+	fset := token.NewFileSet()
+	var calls []string
+	err := filepath.WalkDir("../../pkg/gateway", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			var loops []ast.Node
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.ForStmt, *ast.RangeStmt:
+					loops = append(loops, n)
+				case *ast.CallExpr:
+					if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "Translate" {
+						where := fn.Name.Name
+						for _, l := range loops {
+							if l.Pos() <= n.Pos() && n.End() <= l.End() {
+								where += " (in a loop)"
+							}
+						}
+						calls = append(calls, where)
+					}
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || calls[0] != "reconcile" {
+		t.Errorf("Translate is called in %v, want once, in the Gateway reconcile and outside any loop", calls)
+	}
+}
