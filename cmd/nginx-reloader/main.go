@@ -46,6 +46,7 @@ func main() {
 	install := flag.String("install", "", "copy this binary to the given path and exit")
 	requestLog := flag.String("request-log", "", "the loopback UDP address to bind for nginx's request lines, counted on /metrics; empty: none")
 	flag.Var(&watch, "watch", "a file or directory nginx reads when it loads its configuration; repeatable (default: the directory of -config)")
+	files := flag.String("files", "", "the directory of the files a configuration's manifest names: a configuration is loaded once they are all there with the manifest's digests")
 	flag.Parse()
 	if *install != "" {
 		if err := reloader.Install(*install); err != nil {
@@ -63,7 +64,7 @@ func main() {
 		watch = paths{dir(*config)}
 	}
 	logger := log.New(os.Stderr, "nginx-reloader: ", log.LstdFlags)
-	r := reloader.New(reloader.Options{Nginx: args[0], Args: args[1:], Config: *config, Work: *work, PushKey: *pushKey, Watch: watch, Interval: *interval, Logf: logger.Printf})
+	r := reloader.New(reloader.Options{Nginx: args[0], Args: args[1:], Config: *config, Work: *work, PushKey: *pushKey, Watch: watch, Files: *files, Interval: *interval, Logf: logger.Printf})
 	// SIGTERM (Kubernetes' default) and SIGQUIT (nginx images' STOPSIGNAL)
 	// both end in a graceful quit of nginx.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)

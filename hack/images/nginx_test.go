@@ -58,16 +58,18 @@ func operatorSpecForTest(httpPort, httpsPort int32, upstreamPort int32) v1beta1.
 	}
 }
 
-// writeTLSSecret writes a tls.crt and tls.key for localhost into dir, as
-// the operator mounts a TLS Secret.
-func writeTLSSecret(t *testing.T, dir string) {
+// writeTLSSecret writes a certificate and key for localhost where paths
+// has nginx read those of the TLS Secret secret, as the operator copies
+// them into the pods' files.
+func writeTLSSecret(t *testing.T, paths render.Paths, secret string) {
 	t.Helper()
 	_, certPEM, keyPEM := framework.ServingCert(t, "localhost")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(paths.Files, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+	cert, key := paths.TLSFiles(secret)
+	for name, data := range map[string][]byte{cert: certPEM, key: keyPEM} {
+		if err := os.WriteFile(name, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,7 +93,7 @@ func TestNginxImageChecksOperatorConfig(t *testing.T) {
 		}
 	}
 	paths := render.Paths{
-		Temp: filepath.Join(work, "tmp"), Content: filepath.Join(work, "html"), TLS: filepath.Join(work, "tls"),
+		Temp: filepath.Join(work, "tmp"), Content: filepath.Join(work, "html"), Files: filepath.Join(work, "files"),
 		// The image's mime.types, at the path the pod's configuration names.
 		MimeTypes: filepath.Join(root, render.PodPaths().MimeTypes),
 	}
@@ -101,7 +103,7 @@ func TestNginxImageChecksOperatorConfig(t *testing.T) {
 		}
 	}
 	spec := operatorSpecForTest(18443, 18444, 18445)
-	writeTLSSecret(t, filepath.Join(paths.TLS, "web-tls"))
+	writeTLSSecret(t, paths, "web-tls")
 	conf, err := render.Config(validationtest.Spec(t, spec), render.Options{Paths: paths, Namespace: "team-a",
 		FallbackHost: "127.0.0.1"})
 	if err != nil {

@@ -279,8 +279,9 @@ func mountVolume(t *testing.T, root string, m corev1.VolumeMount, conf []byte) {
 		if err := os.WriteFile(filepath.Join(dir, layout.ConfigFile), conf, 0o644); err != nil {
 			t.Fatal(err)
 		}
-	case strings.HasPrefix(m.MountPath, layout.TLSMountPath+"/"):
-		writeTLSSecret(t, dir)
+	case m.MountPath == layout.FilesMountPath:
+		// The files Secrets: the instance's TLS Secret (operatorSpecForTest).
+		writeTLSSecret(t, render.Paths{Files: dir}, "web-tls")
 	case m.MountPath == "/tmp" || m.MountPath == nginxCache || m.MountPath == layout.ContentMountPath || m.MountPath == layout.ReloaderMountPath:
 		if err := os.Chmod(dir, 0o777); err != nil {
 			t.Fatal(err)

@@ -268,7 +268,7 @@ func TestACertificateOfAnotherNamespaceIsServedFromACopyThatFollowsItWhileAGrant
 		return condition(conds, "ResolvedRefs"), condition(conds, "Programmed"), nil
 	}
 	// servedFrom are the Secrets the instance's servers take their
-	// certificates from (their directories under the TLS mount).
+	// certificates from (by their files' names, render.FileName).
 	servedFrom := func() (map[string]bool, error) {
 		tree, err := served(ctx, c, instance)
 		if err != nil {
@@ -278,7 +278,7 @@ func TestACertificateOfAnotherNamespaceIsServedFromACopyThatFollowsItWhileAGrant
 		for _, s := range blocks(tree, "http", "server") {
 			for _, d := range s.Block {
 				if d.Name == "ssl_certificate" {
-					out[path.Base(path.Dir(d.Args[0]))] = true
+					out[strings.TrimSuffix(strings.TrimPrefix(path.Base(d.Args[0]), "tls_"), "_tls.crt")] = true
 				}
 			}
 		}

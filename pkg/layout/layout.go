@@ -32,15 +32,20 @@ const (
 
 // Annotations the operator writes on an instance's children and pods.
 const (
-	// ConfigHashAnnotation and TLSHashAnnotation record, on the config
-	// Secret, the configuration and the TLS Secrets' content it was written
-	// for; when either changes, the operator sets them on every pod too,
-	// which makes the kubelet refresh the pod's Secret volumes at once
-	// rather than on its next periodic sync, for the reloader to load them.
-	// (Operators before the reloader put them on the pod template, which
-	// rolled the pods instead.)
+	// ConfigHashAnnotation and FilesHashAnnotation record, on the config
+	// Secret, the configuration and the referenced files (certificates,
+	// keys, CA certificates, htpasswd files: the files Secrets' content)
+	// it was written for; when either changes, the operator sets them on
+	// every pod too, which makes the kubelet refresh the pod's Secret
+	// volumes at once rather than on its next periodic sync, for the
+	// reloader to load them. (Operators before the reloader put them on the
+	// pod template, which rolled the pods instead.)
 	ConfigHashAnnotation = "nginx.operator.dev/config-hash"
-	TLSHashAnnotation    = "nginx.operator.dev/tls-hash"
+	FilesHashAnnotation  = "nginx.operator.dev/files-hash"
+	// TLSHashAnnotation is the nudge of operators before the files
+	// Secrets (release 0.3.0 and earlier), which digested the TLS Secrets
+	// alone: the operator removes it from the pods it nudges.
+	TLSHashAnnotation = "nginx.operator.dev/tls-hash"
 	// ForceRedeployAnnotation on the pod template rolls the pods when
 	// spec.forceRedeploy changes.
 	ForceRedeployAnnotation = "nginx.operator.dev/force-redeploy"
@@ -98,13 +103,25 @@ const (
 	// the apiserver refuses a Secret whose keys and values add up to more
 	// than 1 MiB.
 	MaxConfigSize = 1<<20 - len(ConfigFile) - len(PushKeyFile) - PushKeyLength
-	TLSMountPath  = "/etc/nginx/tls"
-	// CAMountPath holds the CA certificates proxy locations verify their
-	// Services with and TLS servers verify clients with: one directory per
-	// ConfigMap or Secret, <kind in lower case>/<name>.
-	CAMountPath = "/etc/nginx/ca"
-	// AuthMountPath holds one directory per basic-auth Secret.
-	AuthMountPath = "/etc/nginx/auth"
+	// FilesMountPath holds every file nginx reads of the objects an
+	// instance references (TLS certificates and keys, CA certificates,
+	// htpasswd files), each under a name of its own (pkg/nginx/render's
+	// FileName), in one directory: the projected volume FilesVolume, whose
+	// sources are the instance's files Secrets (Names.FilesSecret), every
+	// one of them optional. The operator copies the referenced data into
+	// those Secrets, so the pod template is the same whatever the instance
+	// references, and a new certificate reaches running pods as a new
+	// configuration does, without a restart.
+	FilesMountPath = "/etc/nginx/files"
+	FilesVolume    = "files"
+	// FileShards is how many files Secrets an instance has at most, and
+	// the projected volume's sources: a Secret carries 1 MiB
+	// (MaxFilesSecretSize), so the files of an instance may take up to
+	// FileShards MiB.
+	FileShards = 4
+	// MaxFilesSecretSize is what one files Secret carries at most, its keys
+	// counted with its values (the apiserver refuses a Secret above 1 MiB).
+	MaxFilesSecretSize = 1 << 20
 	// MetricsPortName is the exporter's container and Service port.
 	MetricsPortName = "metrics"
 	// HealthPortName is the port the kubelet probes.
@@ -176,6 +193,14 @@ func NamesFor(instance string) Names {
 		PodDisruptionBudget: base,
 		NetworkPolicy:       base,
 	}
+}
+
+// FilesSecret is the name of the instance's files Secret shard (0 to
+// FileShards-1): the copies of the files nginx reads of the objects the
+// instance references (see FilesMountPath).
+// (The StatefulSet's name is the names' base.)
+func (n Names) FilesSecret(shard int) string {
+	return n.StatefulSet + "-nginx-files-" + strconv.Itoa(shard)
 }
 
 // Labels are the labels of the instance's children and pods.

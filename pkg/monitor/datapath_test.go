@@ -51,7 +51,7 @@ func TestRealPrometheusScrapesTheExporterAndTheReloaderWithTheGeneratedConfig(t 
 		Ports:   []v1beta1.Port{{Name: "http", ContainerPort: int32(httpPort)}},
 		Metrics: v1beta1.MetricsSpec{Enabled: true},
 	}
-	paths := render.Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), MimeTypes: filepath.Join(dir, "mime.types")}
+	paths := render.Paths{Temp: dir, Content: filepath.Join(dir, "html"), Files: filepath.Join(dir, "files"), MimeTypes: filepath.Join(dir, "mime.types")}
 	tools.Must(t, os.MkdirAll(paths.Content, 0o755))
 	tools.Must(t, os.WriteFile(paths.MimeTypes, []byte("types {\n    text/html html;\n}\n"), 0o644))
 	tools.Must(t, os.WriteFile(filepath.Join(paths.Content, "index.html"), []byte("hello\n"), 0o644))

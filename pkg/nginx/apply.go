@@ -124,9 +124,10 @@ func (r *Reconciler) refused(nginx *v1beta1.NginxOperator, child client.Object, 
 	return err
 }
 
-// applyChildren applies the plan's children in order, deletes a
-// optional child the spec no longer asks for, and nudges the pods
-// when the configuration changed.
+// applyChildren applies the plan's children in order, deletes an
+// optional child the spec no longer asks for (a files Secret that holds no
+// file, after the config Secret), and nudges the pods when the
+// configuration or its files changed.
 func (r *Reconciler) applyChildren(ctx context.Context, nginx *v1beta1.NginxOperator, p *plan) error {
 	for _, obj := range p.unwanted {
 		if err := r.deleteUnwanted(ctx, nginx, obj); err != nil {
@@ -145,6 +146,11 @@ func (r *Reconciler) applyChildren(ctx context.Context, nginx *v1beta1.NginxOper
 		}
 		if _, ok := child.(*corev1.Secret); ok && outcome == k8sutil.Updated {
 			configChanged = true
+		}
+	}
+	for _, obj := range p.unwantedFiles {
+		if err := r.deleteUnwanted(ctx, nginx, obj); err != nil {
+			return err
 		}
 	}
 	if configChanged {

@@ -4,9 +4,11 @@
 // resolve.go's resolved model, what the spec references as read once from
 // the cluster (Secrets, ConfigMaps, the proxied Services and their
 // endpoints, the instance's own Service), which nginx.conf is rendered
-// from (pkg/nginx/render) and status.upstreams reads; apply.go dry-runs and
-// applies the children; objects.go and pod.go build them (pure functions
-// of the spec); reload.go nudges the pods after a new configuration;
+// from (pkg/nginx/render) and status.upstreams reads; files.go lays the
+// files nginx reads of the references out over the files Secrets; apply.go
+// dry-runs and applies the children; objects.go and pod.go build them
+// (pure functions of the spec); reload.go nudges the pods after a new
+// configuration;
 // podconfigs.go sorts what each pod's reloader loaded, as the prober
 // (pkg/nginx/prober) last read it; status.go builds the whole status from
 // all of it in one place (setStatus); restore.go seeds content from a
@@ -232,7 +234,7 @@ func (r *Reconciler) sync(ctx context.Context, nginx *v1beta1.NginxOperator) (ct
 	result.RequeueAfter = sooner(result.RequeueAfter, certResult.RequeueAfter)
 	o := observed{plan: p, err: err, sts: sts, pods: r.pods(ctx, nginx, sts), certificates: certificates}
 	if err == nil {
-		o.configs = r.podConfigs(nginx, o.pods, p.inputs, nginx.Status.ConfigHash)
+		o.configs = r.podConfigs(nginx, sts, o.pods, p.inputs, nginx.Status.ConfigHash)
 		o.restoreFailure = r.restoreFailure(ctx, nginx, sts)
 	}
 	wasDegradedBy := degradedBy(nginx)

@@ -363,10 +363,10 @@ func TestRotatedTLSSecretNudgesThePodsAndRollsNone(t *testing.T) {
 		if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.ConfigSecret}, &cfg) != nil {
 			return ""
 		}
-		return cfg.Annotations[layout.TLSHashAnnotation]
+		return cfg.Annotations[layout.FilesHashAnnotation]
 	}
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool { return tlsHash(ctx) != "" }) {
-		t.Fatal("the config Secret records no TLS hash")
+		t.Fatal("the config Secret records no files hash")
 	}
 	first := tlsHash(ctx)
 	var sts appsv1.StatefulSet
@@ -396,9 +396,9 @@ func TestRotatedTLSSecretNudgesThePodsAndRollsNone(t *testing.T) {
 	// operator back (nothing is polled).
 	if !framework.WaitFor(ctx, 30*time.Second, func(ctx context.Context) bool {
 		h := tlsHash(ctx)
-		return h != "" && h != first && c.Get(ctx, client.ObjectKeyFromObject(pod), pod) == nil && pod.Annotations[layout.TLSHashAnnotation] == h
+		return h != "" && h != first && c.Get(ctx, client.ObjectKeyFromObject(pod), pod) == nil && pod.Annotations[layout.FilesHashAnnotation] == h
 	}) {
-		t.Fatalf("a rotated certificate: config Secret TLS hash %q (was %q), pod annotations %v", tlsHash(ctx), first, pod.Annotations)
+		t.Fatalf("a rotated certificate: config Secret files hash %q (was %q), pod annotations %v", tlsHash(ctx), first, pod.Annotations)
 	}
 	var after appsv1.StatefulSet
 	if err := c.Get(ctx, client.ObjectKeyFromObject(&sts), &after); err != nil {

@@ -417,12 +417,17 @@ func TestServiceTrafficFieldsAndBasicAuthSecretsReachTheCluster(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("edge").StatefulSet}, &sts); err != nil {
 		t.Fatal(err)
 	}
+	// The htpasswd file is the files Secret's, which the pods mount.
+	var files corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("edge").FilesSecret(0)}, &files); err != nil || string(files.Data["auth_users_auth"]) != "a:{SHA}x\n" {
+		t.Errorf("the basic auth Secret's file is not in the files Secret (%v): %v", err, files.Data)
+	}
 	mounted := false
 	for _, m := range sts.Spec.Template.Spec.Containers[0].VolumeMounts {
-		mounted = mounted || m.MountPath == "/etc/nginx/auth/users" && m.ReadOnly
+		mounted = mounted || m.MountPath == layout.FilesMountPath && m.ReadOnly
 	}
 	if !mounted {
-		t.Errorf("the basic auth Secret is not mounted read-only at /etc/nginx/auth/users: %+v", sts.Spec.Template.Spec.Containers[0].VolumeMounts)
+		t.Errorf("the files are not mounted read-only at %s: %+v", layout.FilesMountPath, sts.Spec.Template.Spec.Containers[0].VolumeMounts)
 	}
 }
 

@@ -22,20 +22,23 @@ import (
 // nginx under the nginx-reloader, so a new configuration or certificate is
 // loaded in place. Upgrading from an operator before "3" rolls every
 // instance's pods once; "4" runs nginx from the reloader's working copy of
-// nginx.conf, which the operator pushes to. (The nginx.operator.dev/
+// nginx.conf, which the operator pushes to; "5" mounts the files nginx
+// reads of the references from the instance's files Secrets, one volume
+// whatever the instance references, where "4" had a volume of each
+// referenced Secret and ConfigMap (so a new certificate rolled the pods). (The nginx.operator.dev/
 // prefix of the operator's annotations is reserved: admission refuses user
 // annotations under it, and the operator's values win over
 // spec.pod.annotations anyway.)
-const PodTemplateVersion = "4"
+const PodTemplateVersion = "5"
 
 // Inputs is everything the builders need besides the instance.
 type Inputs struct {
 	Config     []byte // rendered nginx.conf
 	ConfigHash string
 	Image      string // spec.image or the operator's default
-	// References are the objects the spec names (render.ReferencesOf): the
-	// pods mount the TLS, basic-auth and CA ones, and the reloader watches
-	// what nginx loads of them.
+	// References are the objects the spec names (render.ReferencesOf). No
+	// builder reads them: the pod template is the same whatever the spec
+	// references (the files Secrets carry their files).
 	References render.References
 	// ExporterImage runs the nginx-prometheus-exporter sidecar of instances
 	// with spec.metrics.enabled.
@@ -46,8 +49,9 @@ type Inputs struct {
 	// Restore, when set, is the init container that seeds the content volume
 	// (spec.restore) and the volumes it needs besides that one.
 	Restore *RestoreInit
-	// TLSHash digests the TLS Secrets' content; empty without TLS.
-	TLSHash string
+	// FilesHash digests the files nginx reads of the references (the
+	// manifest at the head of Config); empty without any.
+	FilesHash string
 	// PushKey signs the configurations the operator pushes to the pods'
 	// reloaders (layout.PushKeyFile).
 	PushKey []byte

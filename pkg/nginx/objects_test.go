@@ -110,7 +110,7 @@ func TestNginxKeepsServingWhileTheEndpointsDropAStoppingPod(t *testing.T) {
 // rolls the pods. Documentation/nginxoperator.md has the same table.
 func TestANewConfigurationOrCertificateReloadsAndAPodChangeRolls(t *testing.T) {
 	base := testInstance("web")
-	in := Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1", Config: []byte("one"), ConfigHash: "h1", TLSHash: "t1"}
+	in := Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1", Config: []byte("one"), ConfigHash: "h1", FilesHash: "f1"}
 	template := func(n *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec {
 		return StatefulSet(n, in).Spec.Template
 	}
@@ -122,7 +122,13 @@ func TestANewConfigurationOrCertificateReloadsAndAPodChangeRolls(t *testing.T) {
 		wantSecret bool
 	}{
 		{"a new configuration", func(_ *v1beta1.NginxOperator, in *Inputs) { in.Config, in.ConfigHash = []byte("two"), "h2" }, false, true},
-		{"a rotated certificate", func(_ *v1beta1.NginxOperator, in *Inputs) { in.TLSHash = "t2" }, false, true},
+		{"a rotated certificate", func(_ *v1beta1.NginxOperator, in *Inputs) { in.FilesHash = "f2" }, false, true},
+		{"a new certificate, CA or htpasswd file", func(n *v1beta1.NginxOperator, in *Inputs) {
+			n.Spec.Config.Servers = append(n.Spec.Config.Servers, v1beta1.Server{Port: "http", TLS: &v1beta1.TLS{SecretName: "new-tls"},
+				BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "users", Key: "auth"}})
+			in.References = render.ReferencesOf(&n.Spec)
+			in.Config, in.ConfigHash, in.FilesHash = []byte("two"), "h2", "f2"
+		}, false, true},
 		{"scaling", func(n *v1beta1.NginxOperator, _ *Inputs) { n.Spec.Replicas = ptr.To[int32](5) }, false, false},
 		{"the image", func(_ *v1beta1.NginxOperator, in *Inputs) { in.Image = "nginx:1.28" }, true, false},
 		{"the reloader's image (an operator upgrade)", func(_ *v1beta1.NginxOperator, in *Inputs) { in.ReloaderImage = "operator:2" }, true, false},
@@ -177,7 +183,7 @@ func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 		t.Errorf("init containers %+v, want the reloader's installer from operator:1", pod.InitContainers)
 	}
 	cmd := strings.Join(pod.Containers[0].Command, " ")
-	want := "/reloader/nginx-reloader -listen-address=:18082 -config=/etc/nginx/operator/nginx.conf -work-config=/tmp/nginx.conf -push-key=/etc/nginx/operator/push-key -watch=/etc/nginx/operator -request-log=127.0.0.1:18083 -watch=/etc/nginx/tls -- nginx -c /tmp/nginx.conf -g daemon off;"
+	want := "/reloader/nginx-reloader -listen-address=:18082 -config=/etc/nginx/operator/nginx.conf -work-config=/tmp/nginx.conf -push-key=/etc/nginx/operator/push-key -watch=/etc/nginx/operator -files=/etc/nginx/files -request-log=127.0.0.1:18083 -- nginx -c /tmp/nginx.conf -g daemon off;"
 	if cmd != want {
 		t.Errorf("nginx command\n%s\nwant\n%s", cmd, want)
 	}

@@ -39,6 +39,10 @@ type plan struct {
 	// unwanted are the optional children the spec does not ask for, as
 	// empty objects with their names: one the instance controls is deleted.
 	unwanted []client.Object
+	// unwantedFiles are the files Secrets that hold no file now, deleted
+	// like unwanted but after the config Secret is written: a pod may
+	// still load the configuration before, which names their files.
+	unwantedFiles []client.Object
 }
 
 // plan validates nginx's spec, resolves what it references (resolve),
@@ -59,17 +63,8 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if err != nil {
 		return nil, err
 	}
-	config, err := render.Config(&desired.Spec, model.renderOptions())
+	config, files, err := renderConfig(desired, model)
 	if err != nil {
-		// The emitter refuses an argument it cannot quote safely: the spec
-		// is at fault, and retrying cannot help.
-		err = configErrorf("%v", err)
-		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Render", "%v", err)
-		return nil, err
-	}
-	if len(config) > layout.MaxConfigSize {
-		// The apiserver would refuse the Secret, and say less.
-		err = configErrorf("the rendered nginx.conf is %d bytes, more than the %d a Secret carries: split the servers across instances (a Gateway: its routes across Gateways)", len(config), layout.MaxConfigSize)
 		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Render", "%v", err)
 		return nil, err
 	}
@@ -78,7 +73,7 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 		image = r.Images.Nginx
 	}
 	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, References: model.refs, ExporterImage: r.Images.Exporter,
-		ReloaderImage: r.Images.Reloader, TLSHash: model.tlsHash}
+		ReloaderImage: r.Images.Reloader, FilesHash: files.hash}
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return nil, err
 	}
@@ -101,6 +96,41 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 		p.unwanted = append(p.unwanted, &networkingv1.NetworkPolicy{ObjectMeta: meta(names.NetworkPolicy)})
 	}
 	p.checked = append(p.checked, p.statefulSet)
-	p.children = append([]client.Object{ServiceAccount(desired), ConfigSecret(desired, in), HeadlessService(desired)}, p.checked...)
+	// The files Secrets before the config Secret: a pod may read the
+	// configuration as soon as it is written, and waits for what it names.
+	p.children = []client.Object{ServiceAccount(desired)}
+	wantedFiles, unwantedFiles := filesSecrets(desired, files)
+	for _, s := range wantedFiles {
+		p.children = append(p.children, s)
+	}
+	for _, name := range unwantedFiles {
+		p.unwantedFiles = append(p.unwantedFiles, &corev1.Secret{ObjectMeta: meta(name)})
+	}
+	p.children = append(append(p.children, ConfigSecret(desired, in), HeadlessService(desired)), p.checked...)
 	return p, nil
+}
+
+// renderConfig renders nginx.conf of the validated instance from what
+// resolve read, headed with the manifest of the files it names (each pod
+// loads it once it has them, see pkg/reloader, and its hash changes with
+// theirs), and lays those files out over the files Secrets. Its errors are
+// the spec's (InvalidConfig).
+func renderConfig(desired *v1beta1.NginxOperator, model *resolved) ([]byte, instanceFiles, error) {
+	rendered, err := render.Config(&desired.Spec, model.renderOptions())
+	if err != nil {
+		// The emitter refuses an argument it cannot quote safely: the spec
+		// is at fault, and retrying cannot help.
+		return nil, instanceFiles{}, configErrorf("%v", err)
+	}
+	files, err := shardFiles(model.files)
+	if err != nil {
+		return nil, instanceFiles{}, err
+	}
+	config := reloader.WithManifest(rendered, files.manifest)
+	if len(config) > layout.MaxConfigSize {
+		// The apiserver would refuse the Secret, and say less.
+		return nil, instanceFiles{}, configErrorf("the rendered nginx.conf is %d bytes, more than the %d a Secret carries: split the servers across instances (a Gateway: its routes across Gateways)",
+			len(config), layout.MaxConfigSize)
+	}
+	return config, files, nil
 }

@@ -2,7 +2,6 @@ package nginx
 
 import (
 	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,16 +11,16 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
-	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 )
 
 // StatefulSet runs nginx under the nginx-reloader. The configuration and
-// the certificates are mounted Secrets the reloader loads in place when they
-// change, so they are not in the pod template: what changes the template
-// (image, resources, ports, volumes, pod settings, forceRedeploy) rolls the
-// pods, and nothing else does.
+// the files of the references (certificates, keys, CA certificates,
+// htpasswd files) are the instance's own Secrets, mounted whatever they
+// hold, which the reloader loads in place when they change, so they are
+// not in the pod template: what changes the template (image, resources,
+// ports, content volumes, pod settings, forceRedeploy) rolls the pods, and
+// nothing else does.
 func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 	names := layout.NamesFor(nginx.Name)
 	return &appsv1.StatefulSet{
@@ -56,7 +55,7 @@ func podTemplate(nginx *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec
 	}
 	annotations[layout.PodTemplateAnnotation] = PodTemplateVersion
 
-	volumes, mounts := podVolumes(nginx, in.References)
+	volumes, mounts := podVolumes(nginx)
 	pod := corev1.PodSpec{
 		ServiceAccountName:           layout.NamesFor(nginx.Name).ServiceAccount,
 		AutomountServiceAccountToken: ptr.To(false),
@@ -116,7 +115,7 @@ func nginxContainer(nginx *v1beta1.NginxOperator, in Inputs, mounts []corev1.Vol
 		Name:            layout.NginxContainerName,
 		Image:           in.Image,
 		ImagePullPolicy: spec.ImagePullPolicy,
-		Command:         reloaderCommand(in.References),
+		Command:         reloaderCommand(),
 		Ports:           ports,
 		ReadinessProbe:  probe(5),
 		LivenessProbe:   probe(10),
@@ -156,31 +155,25 @@ func contentClaimTemplates(nginx *v1beta1.NginxOperator) []corev1.PersistentVolu
 // configPath is where nginx and the reloader find nginx.conf.
 const configPath = layout.ConfigMountPath + "/" + layout.ConfigFile
 
-// reloaderCommand runs nginx under the reloader, which watches the files
-// nginx reads only when it loads a configuration: nginx.conf, the TLS
-// certificates and the CA certificates. (Basic-auth files need no reload:
-// nginx reads them on every request.) nginx runs from the reloader's
-// working copy of nginx.conf, which the operator's pushes replace before
-// the kubelet updates the mounted one (see pkg/reloader's push.go).
-func reloaderCommand(refs render.References) []string {
-	cmd := []string{layout.ReloaderBinary,
+// reloaderCommand runs nginx under the reloader, which watches what nginx
+// reads when it loads a configuration: nginx.conf and the files of its
+// manifest in the files volume, which it waits for before it loads a
+// configuration that names them (see pkg/reloader's files.go). nginx runs
+// from the reloader's working copy of nginx.conf, which the operator's
+// pushes replace before the kubelet updates the mounted one (see
+// pkg/reloader's push.go). The command is the same for every instance.
+func reloaderCommand() []string {
+	return []string{layout.ReloaderBinary,
 		"-listen-address=:" + strconv.Itoa(layout.ReloaderPort),
 		"-config=" + configPath,
 		"-work-config=" + layout.WorkConfigPath,
 		"-push-key=" + layout.ConfigMountPath + "/" + layout.PushKeyFile,
 		"-watch=" + layout.ConfigMountPath,
+		"-files=" + layout.FilesMountPath,
 		// Always bound: turning request metrics on or off changes
 		// nginx.conf only, which a push replaces in place.
 		"-request-log=" + layout.RequestLogAddress,
-	}
-	paths := render.PodPaths()
-	if len(refs.Of(render.UseTLS)) > 0 {
-		cmd = append(cmd, "-watch="+paths.TLS)
-	}
-	if len(refs.Of(render.UseCA)) > 0 {
-		cmd = append(cmd, "-watch="+paths.CA)
-	}
-	return append(cmd, "--", "nginx", "-c", layout.WorkConfigPath, "-g", "daemon off;")
+		"--", "nginx", "-c", layout.WorkConfigPath, "-g", "daemon off;"}
 }
 
 // reloaderInstaller is the init container that copies the nginx-reloader
@@ -230,10 +223,10 @@ func StubStatusURI(port int) string {
 }
 
 // podVolumes: the config Secret, the reloader's binary, writable emptyDirs
-// for the read-only root filesystem, the content, and one volume per
-// mounted reference (TLS and basic-auth Secrets, CA ConfigMaps and
-// Secrets), where the renderer points nginx (render.Paths.Dir).
-func podVolumes(nginx *v1beta1.NginxOperator, refs render.References) ([]corev1.Volume, []corev1.VolumeMount) {
+// for the read-only root filesystem, the content, and the files of the
+// references (the files Secrets, see filesVolume), where the renderer
+// points nginx (render.Paths.Files).
+func podVolumes(nginx *v1beta1.NginxOperator) ([]corev1.Volume, []corev1.VolumeMount) {
 	volumes := []corev1.Volume{
 		{Name: "config", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: layout.NamesFor(nginx.Name).ConfigSecret}}},
 		{Name: layout.ReloaderVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("64Mi"))}}},
@@ -251,17 +244,8 @@ func podVolumes(nginx *v1beta1.NginxOperator, refs render.References) ([]corev1.
 		volumes = append(volumes, v)
 	}
 	mounts = append(mounts, corev1.VolumeMount{Name: layout.ContentVolume, MountPath: layout.ContentMountPath, ReadOnly: content.VolumeClaimTemplate == nil})
-
-	paths := render.PodPaths()
-	// TLS first, then basic auth, then CA: the order the pods have always
-	// had (a new order would roll them).
-	for _, use := range []render.Use{render.UseTLS, render.UseBasicAuth, render.UseCA} {
-		for _, ref := range refs.Of(use) {
-			name, source := referenceVolume(ref)
-			volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: source})
-			mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: paths.Dir(ref), ReadOnly: true})
-		}
-	}
+	volumes = append(volumes, filesVolume(nginx))
+	mounts = append(mounts, corev1.VolumeMount{Name: layout.FilesVolume, MountPath: layout.FilesMountPath, ReadOnly: true})
 	return volumes, mounts
 }
 
@@ -282,22 +266,4 @@ func contentVolume(content v1beta1.Content) (corev1.Volume, bool) {
 	default:
 		return corev1.Volume{Name: layout.ContentVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}, true
 	}
-}
-
-// referenceVolume is the volume of a mounted reference: its name (unique
-// per use, kind and name, within a volume name's 63 characters) and source.
-func referenceVolume(ref render.Reference) (string, corev1.VolumeSource) {
-	switch ref.Use {
-	case render.UseTLS:
-		return k8sutil.NameWithLimit(63, "tls", ref.Name), corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ref.Name}}
-	case render.UseBasicAuth:
-		return k8sutil.NameWithLimit(63, "auth", ref.Name), corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ref.Name}}
-	}
-	// One part "<kind>-<name>": the hash that shortens a long name is of
-	// the parts, and must stay what it was.
-	name := k8sutil.NameWithLimit(63, "ca", strings.ToLower(ref.Kind)+"-"+ref.Name)
-	if ref.Kind == "Secret" {
-		return name, corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: ref.Name}}
-	}
-	return name, corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}}}
 }

@@ -32,8 +32,8 @@ import (
 // carry (see layout.ConfigHashAnnotation).
 func syncAnnotations(in Inputs) map[string]string {
 	a := map[string]string{layout.ConfigHashAnnotation: in.ConfigHash}
-	if in.TLSHash != "" {
-		a[layout.TLSHashAnnotation] = in.TLSHash
+	if in.FilesHash != "" {
+		a[layout.FilesHashAnnotation] = in.FilesHash
 	}
 	return a
 }

@@ -31,8 +31,9 @@ type resolved struct {
 	refs      render.References
 	// services are the proxied Services as nginx reaches them.
 	services map[string]render.Service
-	// tlsHash digests the TLS Secrets' content; empty without TLS.
-	tlsHash string
+	// files are the files nginx reads of the references, by
+	// render.FileName: what the files Secrets carry.
+	files map[string][]byte
 	// ports are the instance's Service ports, decided under the rule of
 	// its existing Service (serviceport.RuleOf).
 	ports serviceport.Ports
@@ -48,17 +49,18 @@ var referenceReasons = map[string]string{"Secret": ReasonSecretNotFound, "Config
 
 // resolve reads every object the validated spec of nginx names, so a
 // missing one is reported by name rather than as pods stuck in
-// ContainerCreating (a mounted Secret or ConfigMap) or nginx refusing to
-// start (a proxied Service it cannot resolve, or a basic-auth key it cannot
-// read, for which it answers every request with 500), and the instance's
-// own Service. Secrets are read from the API server (the cache holds their
-// metadata only); Services and EndpointSlices from the caches.
+// ContainerCreating (a content ConfigMap) or nginx refusing to start (a
+// proxied Service it cannot resolve, a certificate or a basic-auth key it
+// cannot read), and the instance's own Service. It keeps the content of
+// the keys nginx reads of each Secret and ConfigMap, for the files Secrets
+// (files.go). Secrets and ConfigMaps are read from the API server (the
+// cache holds their metadata only), and only those the instance names;
+// Services and EndpointSlices from the caches.
 func (r *Reconciler) resolve(ctx context.Context, nginx *v1beta1.NginxOperator) (*resolved, error) {
-	out := &resolved{namespace: nginx.Namespace, refs: render.ReferencesOf(&nginx.Spec), services: map[string]render.Service{}}
+	out := &resolved{namespace: nginx.Namespace, refs: render.ReferencesOf(&nginx.Spec), services: map[string]render.Service{}, files: map[string][]byte{}}
 	if err := r.watchNamed(ctx, nginx, out.refs); err != nil {
 		return nil, err
 	}
-	var tls []map[string][]byte
 	for _, ref := range out.refs {
 		key := types.NamespacedName{Namespace: ref.In(nginx.Namespace), Name: ref.Name}
 		if key.Namespace != nginx.Namespace {
@@ -73,26 +75,16 @@ func (r *Reconciler) resolve(ctx context.Context, nginx *v1beta1.NginxOperator) 
 			}
 			return nil, err
 		}
-		switch o := obj.(type) {
-		case *corev1.Secret:
-			for _, key := range ref.Keys {
-				if _, ok := o.Data[key]; !ok {
-					return nil, k8sutil.MissingWatchedReference(ReasonSecretNotFound, "%s Secret %q has no key %q", ref.Use, ref.Name, key)
-				}
-			}
-			if ref.Use == render.UseTLS {
-				tls = append(tls, map[string][]byte{corev1.TLSCertKey: o.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: o.Data[corev1.TLSPrivateKeyKey]})
-			}
-		case *corev1.Service:
+		if err := referenceFiles(out.files, ref, obj); err != nil {
+			return nil, err
+		}
+		if o, ok := obj.(*corev1.Service); ok {
 			svc, err := r.proxiedService(ctx, o, ref)
 			if err != nil {
 				return nil, err
 			}
 			out.services[render.ServiceKey(ref.Namespace, ref.Name)] = svc
 		}
-	}
-	if len(tls) > 0 {
-		out.tlsHash = k8sutil.Hash(tls)[:16]
 	}
 	live, err := r.liveService(ctx, nginx)
 	if err != nil {

@@ -254,6 +254,9 @@ func (p podConfigs) reloadingMessage(desired int32, hash string) string {
 	if len(p.behind) > 0 {
 		msg += "; still on an earlier one: pod " + strings.Join(p.behind, ", pod ")
 	}
+	if len(p.waiting) > 0 {
+		msg += "; serving an earlier one until the kubelet brings the files the new one names (it does within seconds): pod " + strings.Join(p.waiting, ", pod ")
+	}
 	if len(p.pending) > 0 {
 		msg += "; not read yet: pod " + strings.Join(p.pending, ", ")
 	}

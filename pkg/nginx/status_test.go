@@ -175,6 +175,9 @@ func TestObserveReportsWhatThePodsLoaded(t *testing.T) {
 		{"one still on the previous configuration", podConfigs{read: true, loaded: 1, behind: []string{"web-1 (old)"}}, ReasonReloading, ReasonAsExpected, ptr.To[int32](1)},
 		{"one refused it", podConfigs{read: true, loaded: 1, rejected: []string{"web-1 (serving configuration old): [emerg] bad"}}, ReasonReloading, ReasonConfigRejected, ptr.To[int32](1)},
 		{"one does not answer", podConfigs{read: true, loaded: 1, unreachable: []string{"web-1"}}, ReasonReloading, ReasonAsExpected, ptr.To[int32](1)},
+		// A pod waiting for the files the configuration names refuses
+		// nothing: it is on its way.
+		{"one waits for its files", podConfigs{read: true, loaded: 1, waiting: []string{"web-1 (old; tls_new_tls.crt, tls_new_tls.key)"}}, ReasonReloading, ReasonAsExpected, ptr.To[int32](1)},
 	} {
 		n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 1}}
 		n.Status.ConfigHash = "new"
@@ -186,6 +189,9 @@ func TestObserveReportsWhatThePodsLoaded(t *testing.T) {
 				tc.name, prog.Reason, prog.Message, deg.Reason, deg.Message, ptr.Deref(n.Status.LoadedReplicas, -1), tc.progressing, tc.degraded, ptr.Deref(tc.loaded, -1))
 		}
 		if tc.configs.behind != nil && prog.Message != "1 of 2 replicas serve configuration new; still on an earlier one: pod web-1 (old)" {
+			t.Errorf("%s: Progressing message %q", tc.name, prog.Message)
+		}
+		if tc.configs.waiting != nil && prog.Message != "1 of 2 replicas serve configuration new; serving an earlier one until the kubelet brings the files the new one names (it does within seconds): pod web-1 (old; tls_new_tls.crt, tls_new_tls.key)" {
 			t.Errorf("%s: Progressing message %q", tc.name, prog.Message)
 		}
 		if tc.degraded == ReasonConfigRejected && deg.Message != "nginx refuses configuration new (or a certificate it reads) and keeps serving what it loaded before, in pod web-1 (serving configuration old): [emerg] bad" {
@@ -231,7 +237,7 @@ func (f fakeReloaders) Push(ctx context.Context, pod prober.PodAddress, _, _ []b
 // running nginx, being deleted or without an IP is not; the first reconcile
 // finds the pods not read yet, the prober's reads send the instance to be
 // reconciled again, and the next finds the answers sorted into loaded,
-// behind, refused and unreachable.
+// behind, waiting for files, refused and unreachable.
 func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 	pod := func(name string, edit func(*corev1.Pod)) corev1.Pod {
 		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"}, Status: corev1.PodStatus{PodIP: "10.0.0.1",
@@ -242,7 +248,8 @@ func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 		return p
 	}
 	pods := []corev1.Pod{
-		pod("web-0", nil), pod("web-1", nil), pod("web-2", nil), pod("web-3", nil), pod("web-4", nil),
+		pod("web-0", nil), pod("web-1", nil), pod("web-2", nil), pod("web-3", nil), pod("web-4", nil), pod("web-5", nil),
+		pod("web-6", func(p *corev1.Pod) { p.Labels = map[string]string{appsv1.ControllerRevisionHashLabelKey: "rev-1"} }),
 		pod("starting", func(p *corev1.Pod) {
 			p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{}}
 		}),
@@ -250,34 +257,38 @@ func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 		pod("no-ip", func(p *corev1.Pod) { p.Status.PodIP = "" }),
 	}
 	answers := fakeReloaders{
-		"web-0":    {Hash: "new", LastReloadSuccessful: true},
-		"web-1":    {Hash: "old", LastReloadSuccessful: true},
-		"web-2":    {Hash: "old", LastReloadSuccessful: false, RejectedHash: "new", Error: "[emerg] unknown directive"},
-		"web-3":    {Hash: "new", LastReloadSuccessful: false, RejectedHash: "new", Error: "[emerg] cannot load certificate"},
+		"web-0": {Hash: "new", LastReloadSuccessful: true},
+		"web-1": {Hash: "old", LastReloadSuccessful: true},
+		"web-2": {Hash: "old", LastReloadSuccessful: false, RejectedHash: "new", Error: "[emerg] unknown directive"},
+		"web-3": {Hash: "new", LastReloadSuccessful: false, RejectedHash: "new", Error: "[emerg] cannot load certificate"},
+		"web-5": {Hash: "old", LastReloadSuccessful: true, WaitingHash: "new", WaitingFor: []string{"tls_new_tls.crt"}},
+		// An earlier pod template's reloader, which the rollout replaces.
+		"web-6":    {Hash: "old", LastReloadSuccessful: false, RejectedHash: "new", Error: "[emerg] cannot load certificate"},
 		"starting": {Hash: "new", LastReloadSuccessful: true},
 		"leaving":  {Hash: "new", LastReloadSuccessful: true},
 		"no-ip":    {Hash: "new", LastReloadSuccessful: true},
 	}
 	web := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"}}
 	r := &Reconciler{Prober: prober.New(answers)}
-	first := r.podConfigs(web, pods, Inputs{ConfigHash: "new"}, "old")
-	if diff := cmp.Diff(podConfigs{read: true, pending: []string{"web-0", "web-1", "web-2", "web-3", "web-4"}}, first, cmp.AllowUnexported(podConfigs{})); diff != "" {
+	sts := &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{CurrentRevision: "rev-1", UpdateRevision: "rev-2"}}
+	first := r.podConfigs(web, sts, pods, Inputs{ConfigHash: "new"}, "old")
+	if diff := cmp.Diff(podConfigs{read: true, pending: []string{"web-0", "web-1", "web-2", "web-3", "web-4", "web-5", "web-6"}}, first, cmp.AllowUnexported(podConfigs{})); diff != "" {
 		t.Errorf("before the prober read (-want +got):\n%s", diff)
 	}
 	// The status described this configuration before (a restarted
 	// operator): it keeps what it said until the pods are read.
-	if again := r.podConfigs(web, pods, Inputs{ConfigHash: "new"}, "new"); !again.keep {
+	if again := r.podConfigs(web, sts, pods, Inputs{ConfigHash: "new"}, "new"); !again.keep {
 		t.Errorf("pods not read yet, the configuration unchanged: %+v, want the status kept", again)
 	}
-	readAll(t, r.Prober, 5)
-	got := r.podConfigs(web, pods, Inputs{ConfigHash: "new"}, "new")
-	want := podConfigs{read: true, loaded: 2, behind: []string{"web-1 (old)"},
+	readAll(t, r.Prober, 7)
+	got := r.podConfigs(web, sts, pods, Inputs{ConfigHash: "new"}, "new")
+	want := podConfigs{read: true, loaded: 2, behind: []string{"web-1 (old)", "web-6 (old, of an earlier pod template that the rollout replaces)"},
 		rejected:    []string{"web-2 (serving configuration old): [emerg] unknown directive", "web-3 (serving configuration new): [emerg] cannot load certificate"},
-		unreachable: []string{"web-4"}}
+		unreachable: []string{"web-4"}, waiting: []string{"web-5 (old; tls_new_tls.crt)"}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(podConfigs{})); diff != "" {
 		t.Errorf("after the prober read (-want +got):\n%s", diff)
 	}
-	if got := (&Reconciler{}).podConfigs(web, pods, Inputs{ConfigHash: "new"}, "new"); got.read {
+	if got := (&Reconciler{}).podConfigs(web, sts, pods, Inputs{ConfigHash: "new"}, "new"); got.read {
 		t.Errorf("without a prober: %+v, want nothing read", got)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,8 +54,13 @@ type Options struct {
 	// from Config and nothing can be pushed.
 	Work, PushKey string
 	// Watch are the files and directories whose content nginx reads only
-	// when it (re)loads: the configuration and the TLS and CA files.
+	// when it (re)loads, besides Files: the configuration's directory.
 	Watch []string
+	// Files is the directory of the files a configuration's manifest
+	// names (files.go): a configuration is loaded only once every file of
+	// its manifest is there with its digest, and a change of those files
+	// reloads nginx. Other files there are none of nginx's concern.
+	Files string
 	// Interval between two looks at Watch.
 	Interval time.Duration
 	// Logf reports what the reloader does.
@@ -75,6 +81,10 @@ type Reloader struct {
 	lastError   string
 	// rejectedHash is the configuration nginx last refused, until one loads.
 	rejectedHash string
+	// waitingHash is the configuration held back until the files of its
+	// manifest are in Options.Files, waitingFor those it waits for.
+	waitingHash string
+	waitingFor  []string
 	// durations counts the successful reloads by how long they took.
 	durations histogram
 
@@ -122,9 +132,16 @@ func (r *Reloader) Run(ctx context.Context) error {
 	if r.opts.Work != "" {
 		r.followVolume()
 	}
-	digest, err := r.digest()
+	digest, waiting, err := r.digest()
 	if err != nil {
 		return err
+	}
+	if len(waiting) > 0 {
+		// nginx starts all the same: a pod's volumes are written before
+		// it starts, so a file is missing only in the moment an instance
+		// stops naming it; should nginx exit for it, the container's
+		// restart comes with the volumes as the kubelet refreshes them.
+		r.opts.Logf("starting nginx without the files its configuration names, or with other content: %s", strings.Join(waitingNames(waiting), ", "))
 	}
 	r.loaded(r.diskHash())
 	cmd := exec.Command(r.opts.Nginx, r.opts.Args...)
@@ -140,7 +157,11 @@ func (r *Reloader) Run(ctx context.Context) error {
 	// The watch ends with Run, also when nginx exits.
 	watchCtx, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
-	changed := changes(watchCtx, r.opts.Watch, r.opts.Logf)
+	watched := r.opts.Watch
+	if r.opts.Files != "" {
+		watched = append(slices.Clone(watched), r.opts.Files)
+	}
+	changed := changes(watchCtx, watched, r.opts.Logf)
 	for {
 		var pushes []push
 		select {
@@ -172,17 +193,46 @@ func (r *Reloader) Run(ctx context.Context) error {
 }
 
 // reloadIfChanged reloads nginx when what it reads differs from digest,
-// and returns the digest nginx was last asked to load.
+// and returns the digest nginx was last asked to load. A configuration
+// whose files are not all there with their manifest's digests is not
+// loaded: it waits for them (the kubelet brings them), and nginx keeps
+// serving what it loaded, its files included.
 func (r *Reloader) reloadIfChanged(nginx *os.Process, digest string) string {
-	now, err := r.digest()
+	now, waiting, err := r.digest()
 	if err != nil {
 		r.opts.Logf("reading the configuration: %v", err)
+		return digest
+	}
+	if r.wait(waiting) {
 		return digest
 	}
 	if now != digest {
 		r.reload(nginx)
 	}
 	return now
+}
+
+// wait records that the configuration on disk waits for the files
+// waiting (none: it waits for nothing), and reports whether it does.
+func (r *Reloader) wait(waiting []string) bool {
+	hash := ""
+	if len(waiting) > 0 {
+		hash = r.diskHash()
+	}
+	r.mu.Lock()
+	changed := hash != r.waitingHash || !slices.Equal(waiting, r.waitingFor)
+	r.waitingHash, r.waitingFor = hash, waiting
+	loaded := r.loadedHash
+	r.mu.Unlock()
+	switch {
+	case !changed || len(waiting) == 0:
+	case hash == loaded:
+		r.opts.Logf("the files of configuration %s in %s are not those it names (%s): nginx keeps what it loaded until they, or the configuration, change",
+			hash, r.opts.Files, strings.Join(waitingNames(waiting), ", "))
+	default:
+		r.opts.Logf("configuration %s waits for its files in %s: %s", hash, r.opts.Files, strings.Join(waitingNames(waiting), ", "))
+	}
+	return len(waiting) > 0
 }
 
 // changeSettle is how long a change waits for the rest of its burst.
@@ -319,12 +369,27 @@ func (r *Reloader) served() string {
 }
 
 // digest sums the content of every file nginx reads when it loads: the
-// nginx.conf it runs from and every watched file, following symlinks (the
-// kubelet swaps a mounted volume's ..data link to update it atomically) and
-// skipping the kubelet's own "..<name>" entries. With a working copy, the
-// mounted nginx.conf and the push key are not what nginx reads.
-func (r *Reloader) digest() (string, error) {
+// nginx.conf it runs from, the files its manifest names and every watched
+// file, following symlinks (the kubelet swaps a mounted volume's ..data
+// link to update it atomically) and skipping the kubelet's own "..<name>"
+// entries. With a working copy, the mounted nginx.conf and the push key are
+// not what nginx reads. waiting are the files of the manifest that are
+// missing or hold other content than it says.
+func (r *Reloader) digest() (sum string, waiting []string, err error) {
 	h := sha256.New()
+	config, err := os.ReadFile(r.served())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(h, "%s missing\n", r.served())
+	case err != nil:
+		return "", nil, err
+	default:
+		fmt.Fprintf(h, "%s %d\n", r.served(), len(config))
+		h.Write(config)
+		if waiting, err = filesOf(config, r.opts.Files, h); err != nil {
+			return "", nil, err
+		}
+	}
 	var add func(path string) error
 	add = func(path string) error {
 		if r.opts.Work != "" && (path == r.opts.Config || path == r.opts.PushKey) {
@@ -365,12 +430,15 @@ func (r *Reloader) digest() (string, error) {
 		}
 		return nil
 	}
-	for _, p := range append([]string{r.served()}, r.opts.Watch...) {
+	for _, p := range r.opts.Watch {
+		if p == r.served() {
+			continue
+		}
 		if err := add(p); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), waiting, nil
 }
 
 // Status is the reloader's state.
@@ -389,13 +457,24 @@ type Status struct {
 	// Pushes counts the configurations pushed to the reloader (taken
 	// before the volume brought them).
 	Pushes int `json:"pushes"`
+	// WaitingHash is the ConfigHash of a configuration the reloader holds
+	// back until the files directory has every file its manifest names
+	// with the manifest's digest (the kubelet has yet to bring them), and
+	// WaitingFor names those files (the first ten, then how many more).
+	// Meanwhile nginx serves Hash. Waiting is no refusal.
+	WaitingHash string   `json:"waitingHash,omitempty"`
+	WaitingFor  []string `json:"waitingFor,omitempty"`
 }
 
 // Status returns the current state.
 func (r *Reloader) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Status{Hash: r.loadedHash, LastReloadSuccessful: r.lastOK, Error: r.lastError, RejectedHash: r.rejectedHash, Reloads: r.reloads, Failures: r.failures, Pushes: r.pushCount}
+	st := Status{Hash: r.loadedHash, LastReloadSuccessful: r.lastOK, Error: r.lastError, RejectedHash: r.rejectedHash, Reloads: r.reloads, Failures: r.failures, Pushes: r.pushCount}
+	if r.waitingHash != "" && r.waitingHash != r.loadedHash {
+		st.WaitingHash, st.WaitingFor = r.waitingHash, slices.Clone(waitingNames(r.waitingFor))
+	}
+	return st
 }
 
 // Metrics is the Prometheus text exposition of the state, with the names
@@ -417,6 +496,8 @@ func (r *Reloader) Metrics() []byte {
 	metric("reloader_last_reload_successful", "1 if nginx runs the configuration on disk, 0 if it refused it.", "gauge", ok, "")
 	metric("reloader_last_reload_success_timestamp_seconds", "When nginx last loaded a configuration.", "gauge", r.lastSuccess.Unix(), "")
 	metric("reloader_config_info", "The configuration nginx runs, by the hash the operator reports.", "gauge", 1, fmt.Sprintf("{hash=%q}", r.loadedHash))
+	metric("reloader_waiting_files", "Files the configuration on disk names that the files directory does not hold yet, with their digests; it is loaded once there are none.",
+		"gauge", len(r.waitingFor), "")
 	r.durations.write(&b, "reloader_reload_duration_seconds",
 		"How long a reload took, from nginx -t until the new workers take every new connection.")
 	r.Requests.write(&b)

@@ -29,6 +29,7 @@ func childrenOf(kind, name string) []child {
 			{"statefulsets", n.StatefulSet}, {"services", n.Service}, {"services", n.HeadlessService},
 			{"serviceaccounts", n.ServiceAccount}, {"poddisruptionbudgets", n.PodDisruptionBudget},
 			{"secrets", n.ConfigSecret},
+			{"secrets", n.FilesSecret(0)}, {"secrets", n.FilesSecret(1)}, {"secrets", n.FilesSecret(2)}, {"secrets", n.FilesSecret(3)},
 		}
 	case "NginxMonitor":
 		return []child{{"secrets", monitor.SecretName(name)}, {"servicemonitors", name}}
@@ -59,7 +60,7 @@ func admitted(t *testing.T, kind, name string) bool {
 // randomName strings together the tokens child names end with, so that the
 // names most likely to collide are the ones tried.
 func randomName(r *rand.Rand) string {
-	tokens := []string{"web", "pods", "config", "scrape", "nginx", "backup", "a", "0123456789abcdef", "x1"}
+	tokens := []string{"web", "pods", "config", "scrape", "nginx", "backup", "files", "0", "a", "0123456789abcdef", "x1"}
 	var parts []string
 	for range 1 + r.IntN(5) {
 		parts = append(parts, tokens[r.IntN(len(tokens))])

@@ -125,7 +125,7 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 		{"serverNames pattern", at(serverPath, "serverNames", "items"), pattern,
 			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].ServerNames = []string{"Example.COM"} }, "server_name Example.COM;"},
 		{"TLS Secret name pattern", at(serverPath, "tls", "secretName"), pattern,
-			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].TLS = &v1beta1.TLS{SecretName: "Web_TLS"} }, "/Web_TLS/tls.crt;"},
+			func(o *v1beta1.NginxOperator) { o.Spec.Config.Servers[0].TLS = &v1beta1.TLS{SecretName: "Web_TLS"} }, "/tls_Web_TLS_tls.crt;"},
 		{"location path rule", locationPath, celRule("path must start with '/'"),
 			func(o *v1beta1.NginxOperator) { location(o).Path = "@internal" }, "location @internal {"},
 		{"one handler per location", locationPath, celRule("exactly one of static, proxy, redirect or respond"),
@@ -161,7 +161,7 @@ func TestARuleRemovedFromTheCRDIsEnforcedNowhereElse(t *testing.T) {
 		{"backend CA key default", at(locationPath, "proxy", "tls", "caCertificate", "key"), noDefault,
 			func(o *v1beta1.NginxOperator) {
 				proxy(o).TLS = &v1beta1.BackendTLS{CACertificate: &v1beta1.CACertificateRef{Kind: "Secret", Name: "ca"}}
-			}, "proxy_ssl_trusted_certificate /etc/nginx/ca/secret/ca/;"},
+			}, "proxy_ssl_trusted_certificate /etc/nginx/files/ca-secret_ca_;"},
 		{"rewrite path pattern", at(locationPath, "proxy", "urlRewrite", "path", "replaceFullPath"), pattern,
 			func(o *v1beta1.NginxOperator) {
 				proxy(o).URLRewrite = &v1beta1.URLRewrite{Path: &v1beta1.PathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr.To("/a?b")}}
@@ -524,7 +524,7 @@ func protocolRules() []ruleRemoval {
 				server(o).BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users", Realm: "off"}
 			}, "auth_basic off;"},
 		{"basic auth key default", at(serverPath, "basicAuth", "key"), noDefault,
-			func(o *v1beta1.NginxOperator) { server(o).BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users"} }, "auth_basic_user_file /etc/nginx/auth/users/;"},
+			func(o *v1beta1.NginxOperator) { server(o).BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users"} }, "auth_basic_user_file /etc/nginx/files/auth_users_;"},
 		{"basic auth realm default", at(serverPath, "basicAuth", "realm"), noDefault,
 			func(o *v1beta1.NginxOperator) { server(o).BasicAuth = &v1beta1.HTTPBasicAuth{SecretName: "users"} }, `auth_basic "";`},
 		{"rate limit needs a rate", at(serverPath, "rateLimit"), celRule("set requestsPerSecond or requestsPerMinute"),

@@ -89,7 +89,7 @@ func runRequestLoad(b *testing.B, nginxBin, reloaderBin string, on bool, rate in
 			{Path: "/", Name: "bench", Respond: &v1beta1.RespondLocation{Status: 200, Body: "ok"}},
 		}}}},
 	})
-	paths := render.Paths{Temp: dir, Content: dir, TLS: dir, CA: dir, Auth: dir, MimeTypes: filepath.Join(dir, "mime.types"), RequestLog: fmt.Sprintf("127.0.0.1:%d", tools.Port(b))}
+	paths := render.Paths{Temp: dir, Content: dir, Files: dir, MimeTypes: filepath.Join(dir, "mime.types"), RequestLog: fmt.Sprintf("127.0.0.1:%d", tools.Port(b))}
 	tools.Must(b, os.WriteFile(paths.MimeTypes, []byte("types {}\n"), 0o644))
 	cfg, err := render.Config(spec, render.Options{Paths: paths, HealthPort: tools.Port(b)})
 	tools.Must(b, err)

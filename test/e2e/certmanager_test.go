@@ -196,10 +196,10 @@ func waitTLSDigest(ctx context.Context, t *testing.T, c client.Client, ns, befor
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: layout.NamesFor("web").ConfigSecret}, &config); err != nil {
 			return false
 		}
-		digest = config.Annotations[layout.TLSHashAnnotation]
+		digest = config.Annotations[layout.FilesHashAnnotation]
 		return digest != "" && digest != before
 	}) {
-		t.Fatalf("the instance's TLS digest stayed %q", before)
+		t.Fatalf("the digest of the instance's files stayed %q", before)
 	}
 	return digest
 }

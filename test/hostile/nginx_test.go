@@ -65,9 +65,9 @@ func newNginxEnv(t *testing.T, ns string) *nginxEnv {
 	}
 	h := &nginxEnv{t: t, ns: ns, dir: dir, secrets: map[string]bool{}, paths: render.Paths{
 		Temp: filepath.Join(dir, "tmp"), Content: filepath.Join(dir, "html"),
-		TLS: filepath.Join(dir, "tls"), CA: filepath.Join(dir, "ca"), Auth: filepath.Join(dir, "auth"), MimeTypes: filepath.Join(dir, "mime.types"),
+		Files: filepath.Join(dir, "files"), MimeTypes: filepath.Join(dir, "mime.types"),
 	}}
-	for _, d := range []string{h.paths.Temp, h.paths.Content, h.paths.TLS, filepath.Join(dir, "conf")} {
+	for _, d := range []string{h.paths.Temp, h.paths.Content, h.paths.Files, filepath.Join(dir, "conf")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -99,12 +99,9 @@ func (h *nginxEnv) mountSecret(name string) {
 		return
 	}
 	h.secrets[name] = true
-	d := filepath.Join(h.paths.TLS, name)
-	if os.MkdirAll(d, 0o755) != nil {
-		return
-	}
-	_ = os.WriteFile(filepath.Join(d, "tls.crt"), h.cert, 0o644)
-	_ = os.WriteFile(filepath.Join(d, "tls.key"), h.key, 0o644)
+	cert, key := h.paths.TLSFiles(name)
+	_ = os.WriteFile(cert, h.cert, 0o644)
+	_ = os.WriteFile(key, h.key, 0o644)
 }
 
 // mountCA writes a CA certificate where the pod would mount ref's key, for

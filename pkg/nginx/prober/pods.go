@@ -7,11 +7,11 @@ import (
 )
 
 // SyncAnnotationKeys are the annotations the operator sets on a pod to
-// nudge the kubelet after a new configuration or certificate (see
-// layout.ConfigHashAnnotation): a changed nudge makes the prober read the
-// pod at once.
+// nudge the kubelet after a new configuration or new files (see
+// layout.ConfigHashAnnotation), and the one an earlier operator set (which
+// a nudge removes): a changed nudge makes the prober read the pod at once.
 func SyncAnnotationKeys() []string {
-	return []string{layout.ConfigHashAnnotation, layout.TLSHashAnnotation}
+	return []string{layout.ConfigHashAnnotation, layout.FilesHashAnnotation, layout.TLSHashAnnotation}
 }
 
 // SyncAnnotations are pod's annotations of SyncAnnotationKeys.

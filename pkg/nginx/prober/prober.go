@@ -173,7 +173,7 @@ func (p *Prober) Track(instance types.NamespacedName, pod *corev1.Pod, w Want) A
 	// a pod not read yet starts from the volume, which holds the current
 	// configuration, and one that does not answer would keep it held.
 	pr.push = nil
-	if w.Config != nil && pr.pushRefused != want && pr.answered && pr.err == nil && !shows(pr.status, want) {
+	if w.Config != nil && pr.pushRefused != want && pr.answered && pr.err == nil && !holds(pr.status, want) {
 		pr.push = &w
 	}
 	if moved || nudged || rewanted {
@@ -365,9 +365,10 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	}
 }
 
-// settlePush drops the configuration to push once the pod shows it, does
-// not answer, or its reloader refused the push (it answered, but did not
-// take it); the prober's lock is held.
+// settlePush drops the configuration to push once the pod holds it (it
+// shows it, or waits for its files), does not answer, or its reloader
+// refused the push (it answered, but did not take it); the prober's lock
+// is held.
 func (pr *probe) settlePush(tried *Want, pushed bool, err error) {
 	if pr.push == nil {
 		return
@@ -376,7 +377,7 @@ func (pr *probe) settlePush(tried *Want, pushed bool, err error) {
 		pr.pushRefused, pr.push = tried.Hash, nil
 		return
 	}
-	if err != nil || shows(pr.status, pr.push.Hash) {
+	if err != nil || holds(pr.status, pr.push.Hash) {
 		pr.push = nil
 	}
 }
@@ -384,6 +385,11 @@ func (pr *probe) settlePush(tried *Want, pushed bool, err error) {
 // shows tells whether a reloader's answer is about configuration want: it
 // loaded it, or refused it.
 func shows(st reloader.Status, want string) bool { return st.Hash == want || st.RejectedHash == want }
+
+// holds tells whether a reloader has configuration want: it shows it, or
+// holds it back until the kubelet brings the files it names (a pod
+// waiting is read as one behind, not pushed again).
+func holds(st reloader.Status, want string) bool { return shows(st, want) || st.WaitingHash == want }
 
 // attempts are the reloads and refusals a reloader made since it started.
 func attempts(st reloader.Status) int { return st.Reloads + st.Failures }

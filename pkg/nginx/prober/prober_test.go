@@ -84,7 +84,7 @@ func TestProberPacesItsReads(t *testing.T) {
 	answers["web-0"] = reloader.Status{Hash: "newer", LastReloadSuccessful: true, Reloads: 3}
 	read("web-0")
 	rotated := pod("web-0", "newer")
-	rotated.Annotations[layout.TLSHashAnnotation] = "second"
+	rotated.Annotations[layout.FilesHashAnnotation] = "second"
 	p.Track(web, rotated, Want{Hash: "newer"})
 	if read("web-0"); next("web-0") != probeBehind {
 		t.Errorf("nudged with new files, not yet acted on: next read in %s, want %s", next("web-0"), probeBehind)

@@ -25,30 +25,29 @@ import (
 // each with the client checks' user.
 func testPaths(t *testing.T, dir string, spec *v1beta1.NginxOperatorSpec) Paths {
 	t.Helper()
-	p := Paths{Temp: dir, Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"), CA: filepath.Join(dir, "ca"), Auth: filepath.Join(dir, "auth"), MimeTypes: filepath.Join(dir, "mime.types")}
+	p := Paths{Temp: dir, Content: filepath.Join(dir, "html"), Files: filepath.Join(dir, "files"), MimeTypes: filepath.Join(dir, "mime.types")}
 	tools.Must(t, os.MkdirAll(p.Content, 0o755))
+	tools.Must(t, os.MkdirAll(p.Files, 0o755))
 	tools.Must(t, os.WriteFile(p.MimeTypes, []byte("types {\n    text/html html;\n    text/plain txt;\n}\n"), 0o644))
 	refs := ReferencesOf(spec)
 	for _, ref := range refs.Of(UseCA) {
 		ca, err := tools.NewCA("backend CA", time.Hour)
 		tools.Must(t, err)
-		tools.Must(t, os.MkdirAll(p.Dir(ref), 0o755))
-		for _, key := range ref.Keys {
-			tools.Must(t, os.WriteFile(filepath.Join(p.Dir(ref), key), ca.CertPEM, 0o644))
+		for _, key := range ref.FileKeys() {
+			tools.Must(t, os.WriteFile(p.File(ref, key), ca.CertPEM, 0o644))
 		}
 	}
 	for _, ref := range refs.Of(UseBasicAuth) {
-		tools.Must(t, os.MkdirAll(p.Dir(ref), 0o755))
-		for _, key := range ref.Keys {
-			tools.Must(t, os.WriteFile(filepath.Join(p.Dir(ref), key), []byte(tools.Htpasswd(clientchecks.User, clientchecks.Password)), 0o644))
+		for _, key := range ref.FileKeys() {
+			tools.Must(t, os.WriteFile(p.File(ref, key), []byte(tools.Htpasswd(clientchecks.User, clientchecks.Password)), 0o644))
 		}
 	}
 	for _, ref := range refs.Of(UseTLS) {
 		_, certPEM, keyPEM, err := tools.ServingCert("example.com", "127.0.0.1")
 		tools.Must(t, err)
-		tools.Must(t, os.MkdirAll(p.Dir(ref), 0o755))
-		tools.Must(t, os.WriteFile(filepath.Join(p.Dir(ref), "tls.crt"), certPEM, 0o644))
-		tools.Must(t, os.WriteFile(filepath.Join(p.Dir(ref), "tls.key"), keyPEM, 0o600))
+		cert, key := p.TLSFiles(ref.Name)
+		tools.Must(t, os.WriteFile(cert, certPEM, 0o644))
+		tools.Must(t, os.WriteFile(key, keyPEM, 0o600))
 	}
 	return p
 }

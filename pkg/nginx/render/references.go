@@ -1,9 +1,12 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -14,19 +17,19 @@ type Use int
 
 // The uses, in the order ReferencesOf lists them.
 const (
-	// UseTLS: a server's certificate and key, a Secret mounted under
-	// Paths.TLS that the reloader watches.
+	// UseTLS: a server's or a stream's certificate and key, a Secret whose
+	// tls.crt and tls.key nginx reads from Paths.Files.
 	UseTLS Use = iota
 	// UseProxy: a Service a proxy location sends to; not mounted: the
 	// controller resolves it to its ready endpoints or its own address
 	// (Options.Services).
 	UseProxy
-	// UseBasicAuth: an htpasswd file, a Secret mounted under Paths.Auth
-	// (nginx reads it on every request: no reload).
+	// UseBasicAuth: htpasswd files, keys of a Secret nginx reads from
+	// Paths.Files (on every request).
 	UseBasicAuth
 	// UseCA: CA certificates a proxy location verifies its Service with or a
-	// TLS server verifies clients with, a ConfigMap or Secret mounted under
-	// Paths.CA that the reloader watches.
+	// TLS server verifies clients with, keys of a ConfigMap or Secret nginx
+	// reads from Paths.Files.
 	UseCA
 	// UseContent: a ConfigMap projected into the document root.
 	UseContent
@@ -93,8 +96,8 @@ func (refs References) TLSSecrets() []string {
 }
 
 // ReferencesOf walks spec once for every object it names: what the
-// renderer points nginx at, the pods mount and the controller checks
-// exists. A proxy backend with weight 0 is not in nginx.conf and is not a
+// renderer points nginx at, the operator copies into the pods' files
+// (FileKeys) and the controller checks exists. A proxy backend with weight 0 is not in nginx.conf and is not a
 // reference: it need not exist.
 func ReferencesOf(spec *v1beta1.NginxOperatorSpec) References {
 	var w referenceWalk
@@ -292,33 +295,57 @@ func ServiceKey(namespace, name string) string {
 	return namespace + "/" + name
 }
 
-// Dir is where ref's files are under p, "" for what is not mounted on its
-// own (Services, content ConfigMaps). A ConfigMap and a Secret of CA
-// certificates may share a name, so CA directories name the kind too.
-func (p Paths) Dir(ref Reference) string {
+// FileKeys are the keys of ref's object nginx reads as files: a TLS
+// Secret's certificate and key, the keys of basic auth and CA references;
+// none for what nginx reads no file of (Services, content ConfigMaps,
+// which the pods mount themselves).
+func (ref Reference) FileKeys() []string {
 	switch ref.Use {
 	case UseTLS:
-		return p.TLS + "/" + ref.Name
-	case UseBasicAuth:
-		return p.Auth + "/" + ref.Name
-	case UseCA:
-		return p.CA + "/" + strings.ToLower(ref.Kind) + "/" + ref.Name
+		return []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey}
+	case UseBasicAuth, UseCA:
+		return ref.Keys
 	}
-	return ""
+	return nil
 }
+
+// maxFileName is the longest name of a file: a Secret's key.
+const maxFileName = 253
+
+// FileName is the name of the file that holds key of ref's object in
+// Paths.Files, and its key in the instance's files Secrets:
+// <use>_<name>_<key>, the use being tls, auth, ca-configmap or ca-secret
+// (a ConfigMap and a Secret of CA certificates may share a name). Object
+// names have no "_", so no two (use, kind, name, key) share one; a name
+// longer than a Secret's key can be is cut, and ends with a hash of the
+// whole. It depends on nothing else, so a file keeps its name while the
+// instance names it.
+func FileName(ref Reference, key string) string {
+	use := map[Use]string{UseTLS: "tls", UseBasicAuth: "auth", UseCA: "ca-" + strings.ToLower(ref.Kind)}[ref.Use]
+	name := use + "_" + ref.Name + "_" + key
+	if len(name) <= maxFileName {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:maxFileName-17] + "-" + hex.EncodeToString(sum[:8])
+}
+
+// File is where nginx reads key of ref's object under p.
+func (p Paths) File(ref Reference, key string) string { return p.Files + "/" + FileName(ref, key) }
 
 // CAFile is where ref's certificates are under p.
 func (p Paths) CAFile(ref v1beta1.CACertificateRef) string {
-	return p.Dir(Reference{Use: UseCA, Kind: ref.Kind, Name: ref.Name}) + "/" + ref.Key
+	return p.File(Reference{Use: UseCA, Kind: ref.Kind, Name: ref.Name}, ref.Key)
 }
 
 // AuthFile is where the htpasswd file of a's Secret is under p.
 func (p Paths) AuthFile(a v1beta1.HTTPBasicAuth) string {
-	return p.Dir(Reference{Use: UseBasicAuth, Kind: "Secret", Name: a.SecretName}) + "/" + a.Key
+	return p.File(Reference{Use: UseBasicAuth, Kind: "Secret", Name: a.SecretName}, a.Key)
 }
 
-// TLSDir is where the certificate and key of the TLS Secret secretName
-// (a server's or a stream's) are under p.
-func (p Paths) TLSDir(secretName string) string {
-	return p.Dir(Reference{Use: UseTLS, Kind: "Secret", Name: secretName})
+// TLSFiles are where the certificate and the key of the TLS Secret
+// secretName (a server's or a stream's) are under p.
+func (p Paths) TLSFiles(secretName string) (cert, key string) {
+	ref := Reference{Use: UseTLS, Kind: "Secret", Name: secretName}
+	return p.File(ref, corev1.TLSCertKey), p.File(ref, corev1.TLSPrivateKeyKey)
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -53,12 +54,56 @@ func TestReferencesAreWhatNginxResolvesAndMounts(t *testing.T) {
 	if diff := cmp.Diff(want, refs); diff != "" {
 		t.Errorf("references (-want +got):\n%s", diff)
 	}
-	// A ConfigMap and a Secret of one name get directories of their own.
+	// Each file nginx reads has a name of its own in the one files
+	// directory: a ConfigMap and a Secret of one name too.
 	paths := PodPaths()
-	for i, dir := range map[int]string{0: "/etc/nginx/tls/web-tls", 3: "/etc/nginx/auth/users",
-		5: "/etc/nginx/ca/configmap/a", 6: "/etc/nginx/ca/secret/a", 1: ""} {
-		if got := paths.Dir(refs[i]); got != dir {
-			t.Errorf("Dir(%s %s %s) = %q, want %q", refs[i].Use, refs[i].Kind, refs[i].Name, got, dir)
+	files := map[string]string{}
+	for _, ref := range refs {
+		for _, key := range ref.FileKeys() {
+			files[paths.File(ref, key)] = ref.Use.String() + " " + ref.Kind + " " + ref.Name + " " + key
+		}
+	}
+	wantFiles := map[string]string{
+		"/etc/nginx/files/tls_web-tls_tls.crt":      "TLS Secret web-tls tls.crt",
+		"/etc/nginx/files/tls_web-tls_tls.key":      "TLS Secret web-tls tls.key",
+		"/etc/nginx/files/auth_users_auth":          "basic auth Secret users auth",
+		"/etc/nginx/files/auth_admins_htpasswd":     "basic auth Secret admins htpasswd",
+		"/etc/nginx/files/auth_admins_auth":         "basic auth Secret admins auth",
+		"/etc/nginx/files/ca-configmap_a_ca.crt":    "CA certificate ConfigMap a ca.crt",
+		"/etc/nginx/files/ca-configmap_a_other.crt": "CA certificate ConfigMap a other.crt",
+		"/etc/nginx/files/ca-secret_a_ca.crt":       "CA certificate Secret a ca.crt",
+		"/etc/nginx/files/ca-secret_clients_ca.crt": "CA certificate Secret clients ca.crt",
+	}
+	if diff := cmp.Diff(wantFiles, files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	if cert, key := paths.TLSFiles("web-tls"); cert != "/etc/nginx/files/tls_web-tls_tls.crt" || key != "/etc/nginx/files/tls_web-tls_tls.key" {
+		t.Errorf("TLSFiles(web-tls) = %s, %s", cert, key)
+	}
+}
+
+// A file's name is a Secret's key (at most 253 characters of
+// [-._a-zA-Z0-9]), whatever the object's name and key: the longest are
+// cut and end with a hash of the whole, so two of them still differ.
+func TestFileNamesAreSecretKeysAndDistinct(t *testing.T) {
+	long := strings.Repeat("n", 253)
+	seen := map[string]Reference{}
+	for _, ref := range []Reference{
+		{Use: UseTLS, Kind: "Secret", Name: long},
+		{Use: UseBasicAuth, Kind: "Secret", Name: long, Keys: []string{"auth"}},
+		{Use: UseCA, Kind: "Secret", Name: long, Keys: []string{strings.Repeat("k", 253)}},
+		{Use: UseCA, Kind: "Secret", Name: long, Keys: []string{strings.Repeat("k", 252) + "l"}},
+		{Use: UseCA, Kind: "ConfigMap", Name: long, Keys: []string{strings.Repeat("k", 253)}},
+	} {
+		for _, key := range ref.FileKeys() {
+			name := FileName(ref, key)
+			if len(name) > 253 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._") != "" {
+				t.Errorf("FileName(%s %s, %s) = %q: not a Secret's key", ref.Use, ref.Kind, key, name)
+			}
+			if prev, ok := seen[name]; ok {
+				t.Errorf("FileName %q for both %+v and %+v", name, prev, ref)
+			}
+			seen[name] = ref
 		}
 	}
 }

@@ -37,15 +37,12 @@ type Paths struct {
 	Temp string
 	// Content is the document root.
 	Content string
-	// TLS holds one directory per TLS Secret, each with tls.crt and tls.key.
-	TLS string
-	// CA holds one directory per CA certificate reference (of a proxy
-	// location or of a server's client certificates): CAFile names the
-	// file in it.
-	CA string
-	// Auth holds one directory per basic-auth Secret: AuthFile names the
-	// file in it.
-	Auth string
+	// Files holds every file nginx reads of the objects the spec
+	// references, in one directory: the certificate and key of each TLS
+	// Secret, the CA certificates of proxy locations and of servers'
+	// client certificates, the htpasswd files of basic auth, each under
+	// its FileName (TLSFiles, CAFile and AuthFile name them).
+	Files string
 	// MimeTypes is the mime.types file to include.
 	MimeTypes string
 	// RequestLog is the loopback UDP address the nginx-reloader counts
@@ -57,8 +54,8 @@ type Paths struct {
 // PodPaths are the paths inside the nginx pods the operator builds.
 func PodPaths() Paths {
 	return Paths{
-		Temp: layout.TempMountPath, Content: layout.ContentMountPath, TLS: layout.TLSMountPath,
-		CA: layout.CAMountPath, Auth: layout.AuthMountPath, MimeTypes: "/etc/nginx/mime.types",
+		Temp: layout.TempMountPath, Content: layout.ContentMountPath, Files: layout.FilesMountPath,
+		MimeTypes:  "/etc/nginx/mime.types",
 		RequestLog: layout.RequestLogAddress,
 	}
 }

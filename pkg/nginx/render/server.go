@@ -149,10 +149,10 @@ func (r *renderer) serverTLS(t *v1beta1.TLS) []conf.Directive {
 	if t == nil {
 		return nil
 	}
-	dir := r.opts.Paths.TLSDir(t.SecretName)
+	cert, key := r.opts.Paths.TLSFiles(t.SecretName)
 	out := []conf.Directive{
-		conf.D("ssl_certificate", dir+"/tls.crt"),
-		conf.D("ssl_certificate_key", dir+"/tls.key"),
+		conf.D("ssl_certificate", cert),
+		conf.D("ssl_certificate_key", key),
 	}
 	out = append(out, hsts(t)...)
 	if c := t.ClientCertificates; c != nil {

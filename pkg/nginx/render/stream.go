@@ -270,8 +270,8 @@ func (r *renderer) routedStreamServer(cfg v1beta1.NginxConfig, i int, upstream s
 func (r *renderer) streamServer(s v1beta1.Stream, listen []conf.Directive, upstream string, sendProxy bool) conf.Directive {
 	body := listen
 	if s.TLS != nil {
-		dir := r.opts.Paths.TLSDir(s.TLS.SecretName)
-		body = append(body, conf.D("ssl_certificate", dir+"/tls.crt"), conf.D("ssl_certificate_key", dir+"/tls.key"))
+		cert, key := r.opts.Paths.TLSFiles(s.TLS.SecretName)
+		body = append(body, conf.D("ssl_certificate", cert), conf.D("ssl_certificate_key", key))
 	}
 	body = append(body,
 		conf.D("proxy_pass", upstream),

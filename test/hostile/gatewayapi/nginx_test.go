@@ -45,10 +45,10 @@ func newNginxEnv(t *testing.T, namespace string, cert, key []byte) *nginxEnv {
 		tools.Must(t, os.Chmod(d, 0o755))
 	}
 	h := &nginxEnv{t: t, dir: dir, namespace: namespace, cert: cert, key: key, mounted: map[string]bool{}, paths: render.Paths{
-		Temp: filepath.Join(dir, "tmp"), Content: filepath.Join(dir, "html"), TLS: filepath.Join(dir, "tls"),
-		CA: filepath.Join(dir, "ca"), Auth: filepath.Join(dir, "auth"), MimeTypes: filepath.Join(dir, "mime.types"),
+		Temp: filepath.Join(dir, "tmp"), Content: filepath.Join(dir, "html"), Files: filepath.Join(dir, "files"),
+		MimeTypes: filepath.Join(dir, "mime.types"),
 	}}
-	for _, d := range []string{h.paths.Temp, h.paths.Content, h.paths.TLS, h.paths.CA, h.paths.Auth, filepath.Join(dir, "conf")} {
+	for _, d := range []string{h.paths.Temp, h.paths.Content, h.paths.Files, filepath.Join(dir, "conf")} {
 		tools.Must(t, os.MkdirAll(d, 0o755))
 	}
 	// nginx -t creates its temp directories as the unprivileged user.
@@ -87,7 +87,7 @@ func (h *nginxEnv) mountCertificates(tree []conf.Directive) {
 			continue
 		}
 		file := d.Args[0]
-		if !strings.HasPrefix(file, h.dir+"/") || strings.Contains(file, "$") {
+		if !strings.HasPrefix(file, h.paths.Files+"/") || strings.Contains(file, "$") {
 			continue
 		}
 		data := h.cert
