@@ -15,11 +15,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -88,6 +90,7 @@ func TestStreamsRelayTCPAndUDPToEveryPodAndPassTLSThroughByName(t *testing.T) {
 	})
 	t.Run("DNS queries over UDP reach every pod", func(t *testing.T) {
 		addr := framework.ServiceAddr(ctx, t, cs, key, "dns")
+		reportReloads(ctx, t, cs, dial, ns, "relay")
 		queries := 0
 		r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			if network != "udp" {
@@ -109,6 +112,36 @@ func TestStreamsRelayTCPAndUDPToEveryPodAndPassTLSThroughByName(t *testing.T) {
 	})
 	t.Run("one port passes db.example.com through and terminates www.example.com", func(t *testing.T) {
 		passThroughAndTerminate(ctx, t, dial, framework.ServiceAddr(ctx, t, cs, key, "https"), backendCA, nginxCA)
+	})
+}
+
+// reportReloads has a failing t say which pods of the instance name
+// reloaded nginx since the call, and which UDP sessions their nginx ended
+// without an answer: a reload retires the workers, and a retiring worker
+// ends each of its UDP sessions at its next event, dropping the answer that
+// comes back for a datagram in flight ("disconnected on shutdown", logged
+// at info level only; the access log shows the session with 0 bytes sent).
+// The client then hears nothing until its own retry.
+func reportReloads(ctx context.Context, t *testing.T, cs kubernetes.Interface, dial dialer, ns, name string) {
+	t.Helper()
+	selector := labels.SelectorFromSet(layout.Selector(name)).String()
+	before := reloaderStatuses(ctx, t, cs, dial, ns, selector)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for pod, st := range reloaderStatuses(ctx, t, cs, dial, ns, selector) {
+			if was := before[pod]; st.Reloads != was.Reloads || st.Hash != was.Hash {
+				t.Logf("pod %s reloaded nginx %d times meanwhile (configuration %s, then %s)", pod, st.Reloads-was.Reloads, was.Hash, st.Hash)
+			}
+		}
+		for container, logs := range containerLogs(ctx, t, cs, ns, selector) {
+			for _, line := range strings.Split(logs, "\n") {
+				if strings.Contains(line, " UDP 200 0 ") {
+					t.Logf("%s: a UDP session ended without an answer: %s", container, line)
+				}
+			}
+		}
 	})
 }
 
