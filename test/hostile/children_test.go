@@ -10,6 +10,8 @@ package hostile
 // child's API can judge.
 
 import (
+	"github.com/nginx-operator/nginx-operator/test/hostile/hostiletest"
+
 	"fmt"
 	"strings"
 )
@@ -34,20 +36,20 @@ func childFields() []corpusField {
 	nums := func(extra ...int64) []any { return anyOf(numbers, extra) }
 	longPrefix := strings.Repeat("a", 254) + "/x"
 	spread := func(field string) func(spec map[string]any, v any) {
-		return setAt("pod", "topologySpreadConstraints", 0, field)
+		return hostiletest.SetAt("pod", "topologySpreadConstraints", 0, field)
 	}
 	return []corpusField{
-		{"pod.tolerations[].key", setAt("pod", "tolerations", 0, "key"), shortStr("a b", "a/b/c", "-x", "example.com/dedicated", longPrefix)},
-		{"pod.tolerations[].operator", setAt("pod", "tolerations", 0, "operator"), shortStr("Exists", "Equal", "Sometimes", "exists", "Lt")},
-		{"pod.tolerations[].tolerationSeconds (effect NoSchedule)", setAt("pod", "tolerations", 0, "tolerationSeconds"), nums()},
+		{"pod.tolerations[].key", hostiletest.SetAt("pod", "tolerations", 0, "key"), shortStr("a b", "a/b/c", "-x", "example.com/dedicated", longPrefix)},
+		{"pod.tolerations[].operator", hostiletest.SetAt("pod", "tolerations", 0, "operator"), shortStr("Exists", "Equal", "Sometimes", "exists", "Lt")},
+		{"pod.tolerations[].tolerationSeconds (effect NoSchedule)", hostiletest.SetAt("pod", "tolerations", 0, "tolerationSeconds"), nums()},
 		{"pod.affinity.podAntiAffinity.required[].namespaces[]", func(spec map[string]any, v any) {
-			setAt(antiAffinity("namespaces")...)(spec, []any{v})
+			hostiletest.SetAt(antiAffinity("namespaces")...)(spec, []any{v})
 		}, shortStr("team-a", "Team_A", "a.b")},
 		{"pod.affinity.podAntiAffinity.required[].matchLabelKeys[]", func(spec map[string]any, v any) {
-			setAt(antiAffinity("matchLabelKeys")...)(spec, []any{v})
+			hostiletest.SetAt(antiAffinity("matchLabelKeys")...)(spec, []any{v})
 		}, shortStr("app", "pod-template-hash", "a b")},
 		{"pod.affinity.podAntiAffinity.required[].labelSelector.matchExpressions[].operator", func(spec map[string]any, v any) {
-			setAt(antiAffinity("labelSelector", "matchExpressions")...)(spec, []any{map[string]any{"key": "tier", "operator": v, "values": []any{"web"}}})
+			hostiletest.SetAt(antiAffinity("labelSelector", "matchExpressions")...)(spec, []any{map[string]any{"key": "tier", "operator": v, "values": []any{"web"}}})
 		}, shortStr("In", "Exists", "Maybe", "in")},
 		{"pod.affinity.podAffinity.preferred[].weight", func(spec map[string]any, v any) {
 			getAt(spec, "pod", "affinity").(map[string]any)["podAffinity"] = map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{
@@ -71,27 +73,27 @@ func childFields() []corpusField {
 		}, shortStr("app", "pod-template-hash", "a b")},
 		{"pod.topologySpreadConstraints[].labelSelector.matchLabels (key)", setKey("pod", "topologySpreadConstraints", 0, "labelSelector", "matchLabels"), shortStr("a b", "-x")},
 		{"resources.limits (key)", func(spec map[string]any, v any) {
-			setAt("resources", "limits")(spec, map[string]any{v.(string): "1"})
+			hostiletest.SetAt("resources", "limits")(spec, map[string]any{v.(string): "1"})
 		}, shortStr("example.com/gpu", "gpu", "hugepages-2Mi", "requests.example.com/gpu", "cpu ")},
-		{"resources.requests.cpu (limit 2)", setAt("resources", "requests", "cpu"), shortStr("-1", "3", "2", "0.5", "-0", "1e9")},
+		{"resources.requests.cpu (limit 2)", hostiletest.SetAt("resources", "requests", "cpu"), shortStr("-1", "3", "2", "0.5", "-0", "1e9")},
 		// Beyond 2^53 the CRD's comparison (in doubles) sees these as equal;
 		// the API server compares exactly: the short list's one resource case.
 		{"resources.requests.memory (limit 2^53)", func(spec map[string]any, v any) {
-			setAt("resources", "limits", "memory")(spec, "9007199254740992")
-			setAt("resources", "requests", "memory")(spec, v)
+			hostiletest.SetAt("resources", "limits", "memory")(spec, "9007199254740992")
+			hostiletest.SetAt("resources", "requests", "memory")(spec, v)
 		}, anyOf([]string{"9007199254740993", "9007199254740992", "9007199254740994"})},
 		{"resources.limits.example.com/gpu (request 1)", func(spec map[string]any, v any) {
-			setAt("resources", "requests", "example.com/gpu")(spec, "1")
-			setAt("resources", "limits", "example.com/gpu")(spec, v)
+			hostiletest.SetAt("resources", "requests", "example.com/gpu")(spec, "1")
+			hostiletest.SetAt("resources", "limits", "example.com/gpu")(spec, v)
 		}, shortStr("1", "2", "500m", "-1")},
-		{"networkPolicy.from[].ipBlock.cidr (IPv6 and forms)", setAt("networkPolicy", "from", 0, "ipBlock", "cidr"),
+		{"networkPolicy.from[].ipBlock.cidr (IPv6 and forms)", hostiletest.SetAt("networkPolicy", "from", 0, "ipBlock", "cidr"),
 			shortStr("fd00::/8", "FD00::/8", "fd00::1/8", "010.0.0.0/8", "::ffff:10.0.0.0/104", "10.0.0.0/8 ")},
 		{"networkPolicy.metricsFrom[].ipBlock.cidr", func(spec map[string]any, v any) {
-			setAt("networkPolicy", "metricsFrom")(spec, []any{map[string]any{"ipBlock": map[string]any{"cidr": v}}})
+			hostiletest.SetAt("networkPolicy", "metricsFrom")(spec, []any{map[string]any{"ipBlock": map[string]any{"cidr": v}}})
 		}, shortStr("10.0.0.0/33", "10.0.0.0/8")},
 		{"networkPolicy.from[].namespaceSelector.matchLabels (key, space)", setKey("networkPolicy", "from", 1, "namespaceSelector", "matchLabels"), shortStr("team a", "a\tb")},
 		{"networkPolicy.from[].podSelector.matchExpressions[].values (operator In)", func(spec map[string]any, v any) {
-			setAt("networkPolicy", "from", 1, "podSelector")(spec, map[string]any{"matchExpressions": []any{
+			hostiletest.SetAt("networkPolicy", "from", 1, "podSelector")(spec, map[string]any{"matchExpressions": []any{
 				map[string]any{"key": "app", "operator": "In", "values": v}}})
 		}, []any{[]any{}, []any{"a b"}, []any{"web"}}},
 	}
@@ -101,7 +103,7 @@ func childStructures() []struct {
 	show string
 	edit func(spec map[string]any)
 } {
-	tolerations := func(s map[string]any, t ...any) { setAt("pod", "tolerations")(s, t) }
+	tolerations := func(s map[string]any, t ...any) { hostiletest.SetAt("pod", "tolerations")(s, t) }
 	return []struct {
 		show string
 		edit func(spec map[string]any)
@@ -126,12 +128,12 @@ func childStructures() []struct {
 			setNodeAffinity(s, map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": []any{}}})
 		}},
 		{"matchLabelKeys and mismatchLabelKeys share a key", func(s map[string]any) {
-			setAt(antiAffinity("matchLabelKeys")...)(s, []any{"version"})
-			setAt(antiAffinity("mismatchLabelKeys")...)(s, []any{"version"})
+			hostiletest.SetAt(antiAffinity("matchLabelKeys")...)(s, []any{"version"})
+			hostiletest.SetAt(antiAffinity("mismatchLabelKeys")...)(s, []any{"version"})
 		}},
 		{"two spread constraints on one topologyKey and whenUnsatisfiable", func(s map[string]any) {
 			c := getAt(s, "pod", "topologySpreadConstraints", 0)
-			setAt("pod", "topologySpreadConstraints")(s, []any{c, c})
+			hostiletest.SetAt("pod", "topologySpreadConstraints")(s, []any{c, c})
 		}},
 		{"spread matchLabelKeys without a labelSelector", func(s map[string]any) {
 			c := getAt(s, "pod", "topologySpreadConstraints", 0).(map[string]any)
@@ -142,21 +144,21 @@ func childStructures() []struct {
 			s["resources"] = map[string]any{"limits": map[string]any{"hugepages-2Mi": "4Mi"}, "requests": map[string]any{"hugepages-2Mi": "4Mi"}}
 		}},
 		{"an extended resource requested without a limit", func(s map[string]any) {
-			setAt("resources", "requests", "example.com/gpu")(s, "1")
+			hostiletest.SetAt("resources", "requests", "example.com/gpu")(s, "1")
 		}},
 		{"ReadWriteOncePod with ReadWriteOnce", func(s map[string]any) {
-			setAt("content", "volumeClaimTemplate", "accessModes")(s, []any{"ReadWriteOncePod", "ReadWriteOnce"})
+			hostiletest.SetAt("content", "volumeClaimTemplate", "accessModes")(s, []any{"ReadWriteOncePod", "ReadWriteOnce"})
 		}},
-		{"accessModes: []", func(s map[string]any) { setAt("content", "volumeClaimTemplate", "accessModes")(s, []any{}) }},
-		{"an empty NetworkPolicy peer", func(s map[string]any) { setAt("networkPolicy", "from")(s, []any{map[string]any{}}) }},
+		{"accessModes: []", func(s map[string]any) { hostiletest.SetAt("content", "volumeClaimTemplate", "accessModes")(s, []any{}) }},
+		{"an empty NetworkPolicy peer", func(s map[string]any) { hostiletest.SetAt("networkPolicy", "from")(s, []any{map[string]any{}}) }},
 		{"an ipBlock with a podSelector in one peer", func(s map[string]any) {
-			setAt("networkPolicy", "from", 0, "podSelector")(s, map[string]any{})
+			hostiletest.SetAt("networkPolicy", "from", 0, "podSelector")(s, map[string]any{})
 		}},
 		{"an except equal to cidr", func(s map[string]any) {
-			setAt("networkPolicy", "from", 0, "ipBlock", "except")(s, []any{"10.0.0.0/8"})
+			hostiletest.SetAt("networkPolicy", "from", 0, "ipBlock", "except")(s, []any{"10.0.0.0/8"})
 		}},
 		{"an IPv6 except in an IPv4 cidr", func(s map[string]any) {
-			setAt("networkPolicy", "from", 0, "ipBlock", "except")(s, []any{"fd00::/16"})
+			hostiletest.SetAt("networkPolicy", "from", 0, "ipBlock", "except")(s, []any{"fd00::/16"})
 		}},
 	}
 }

@@ -7,10 +7,11 @@ package hostile
 // real `nginx -t`, and the directive tree nginx reads back.
 
 import (
+	"github.com/nginx-operator/nginx-operator/test/hostile/hostiletest"
+
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,7 +76,7 @@ func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVer
 	// time they took.
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	inParallel(apiWorkers, len(sends), func(i int) { ngx.send(ctx, e.Admin, sends[i]) })
+	hostiletest.InParallel(apiWorkers, len(sends), func(i int) { ngx.send(ctx, e.Admin, sends[i]) })
 	apiDone := time.Now()
 
 	// 2. The real nginx, once per distinct rendered file.
@@ -91,7 +92,7 @@ func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVer
 		}
 		byConfig[k] = append(byConfig[k], s)
 	}
-	inParallel(nginxWorkers, len(configs), func(i int) {
+	hostiletest.InParallel(nginxWorkers, len(configs), func(i int) {
 		said := ngx.nginxTest(nginxBin, []byte(configs[i]))
 		for _, s := range byConfig[configs[i]] {
 			s.nginxSaid, s.nginxRan = said, true
@@ -133,26 +134,4 @@ func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVer
 		t.Errorf("%d of %d sends end neither refused (by the apiserver or the renderer) nor rendered intact, accepted by nginx and meaning what their fields say:\n%s",
 			len(failing), len(sends), failureTable(failing))
 	}
-}
-
-// inParallel runs work(0) … work(n-1) on a fixed number of goroutines, so
-// that neither the apiserver nor the machine running `nginx -t` sees more
-// concurrency than the constants above allow.
-func inParallel(workers, n int, work func(i int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				work(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }

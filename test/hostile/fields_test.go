@@ -5,6 +5,8 @@ package hostile
 // assembly of distinct cases from them.
 
 import (
+	"github.com/nginx-operator/nginx-operator/test/hostile/hostiletest"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -219,36 +221,8 @@ func anyOf[T any](lists ...[]T) []any {
 // valid name, which the field needs.
 func issuerRef(field string) func(spec map[string]any, v any) {
 	return func(spec map[string]any, v any) {
-		setAt("config", "servers", 1, "tls", "issuerRef", "name")(spec, "letsencrypt")
-		setAt("config", "servers", 1, "tls", "issuerRef", field)(spec, v)
-	}
-}
-
-func setAt(path ...any) func(spec map[string]any, v any) {
-	return func(spec map[string]any, v any) {
-		var cur any = spec
-		for i, p := range path {
-			last := i == len(path)-1
-			switch k := p.(type) {
-			case string:
-				m := cur.(map[string]any)
-				if last {
-					m[k] = v
-					return
-				}
-				if m[k] == nil {
-					m[k] = map[string]any{}
-				}
-				cur = m[k]
-			case int:
-				l := cur.([]any)
-				if last {
-					l[k] = v
-					return
-				}
-				cur = l[k]
-			}
-		}
+		hostiletest.SetAt("config", "servers", 1, "tls", "issuerRef", "name")(spec, "letsencrypt")
+		hostiletest.SetAt("config", "servers", 1, "tls", "issuerRef", field)(spec, v)
 	}
 }
 
@@ -260,7 +234,7 @@ func antiAffinity(field ...any) []any {
 
 // setKey sets a map at path to {v: "x"}: the hostile value is a key.
 func setKey(path ...any) func(spec map[string]any, v any) {
-	return func(spec map[string]any, v any) { setAt(path...)(spec, map[string]any{v.(string): "x"}) }
+	return func(spec map[string]any, v any) { hostiletest.SetAt(path...)(spec, map[string]any{v.(string): "x"}) }
 }
 
 func getAt(spec map[string]any, path ...any) any {
@@ -301,297 +275,297 @@ func corpusFields() []corpusField {
 	regexes := []string{"(", ")", "a)|(b", ".*)\\z|^(?:/x", "[", "a{1,", "(?#c)", "(*LIMIT_MATCH=1)a", "\\Z", "\\", "\\E", "(?i)/A", ".*", "\\x{110000}"}
 	return []corpusField{
 		{"config.servers[].locations[].pathType (with a regular expression path)", func(spec map[string]any, v any) {
-			setAt(loc(6, "pathType")...)(spec, v)
-			setAt(loc(6, "path")...)(spec, "/m/(a|b)")
+			hostiletest.SetAt(loc(6, "pathType")...)(spec, v)
+			hostiletest.SetAt(loc(6, "path")...)(spec, "/m/(a|b)")
 		}, shortStr("RegularExpression", "Exact", "Regex", "exact", "PathPrefix")},
-		{"config.servers[].locations[].path (RegularExpression)", setAt(loc(7, "path")...), str(append(regexes, slashed...)...)},
-		{"config.servers[].locations[].match.headers[].name", setAt(loc(6, "match", "headers", 0, "name")...), str("X_Team", "X.Team", "x-team", "Host")},
-		{"config.servers[].locations[].match.headers[].value", setAt(loc(6, "match", "headers", 0, "value")...), str(regexes...)},
-		{"config.servers[].locations[].match.headers[].value (RegularExpression)", setAt(loc(7, "match", "headers", 0, "value")...), str(regexes...)},
-		{"config.servers[].locations[].match.queryParams[].name", setAt(loc(6, "match", "queryParams", 0, "name")...), str("ID", "a=b", "a&b", "id[]")},
-		{"config.servers[].locations[].match.queryParams[].value", setAt(loc(6, "match", "queryParams", 0, "value")...), str(regexes...)},
-		{"config.servers[].locations[].match.queryParams[].value (RegularExpression)", setAt(loc(7, "match", "queryParams", 0, "value")...), str(regexes...)},
+		{"config.servers[].locations[].path (RegularExpression)", hostiletest.SetAt(loc(7, "path")...), str(append(regexes, slashed...)...)},
+		{"config.servers[].locations[].match.headers[].name", hostiletest.SetAt(loc(6, "match", "headers", 0, "name")...), str("X_Team", "X.Team", "x-team", "Host")},
+		{"config.servers[].locations[].match.headers[].value", hostiletest.SetAt(loc(6, "match", "headers", 0, "value")...), str(regexes...)},
+		{"config.servers[].locations[].match.headers[].value (RegularExpression)", hostiletest.SetAt(loc(7, "match", "headers", 0, "value")...), str(regexes...)},
+		{"config.servers[].locations[].match.queryParams[].name", hostiletest.SetAt(loc(6, "match", "queryParams", 0, "name")...), str("ID", "a=b", "a&b", "id[]")},
+		{"config.servers[].locations[].match.queryParams[].value", hostiletest.SetAt(loc(6, "match", "queryParams", 0, "value")...), str(regexes...)},
+		{"config.servers[].locations[].match.queryParams[].value (RegularExpression)", hostiletest.SetAt(loc(7, "match", "queryParams", 0, "value")...), str(regexes...)},
 		{"config.servers[].locations[].respond.body", func(spec map[string]any, v any) {
-			setAt(loc(0)...)(spec, map[string]any{"path": "/", "respond": map[string]any{"status": int64(503), "body": v}})
+			hostiletest.SetAt(loc(0)...)(spec, map[string]any{"path": "/", "respond": map[string]any{"status": int64(503), "body": v}})
 		}, str("a\nb", "$host", "https://example.com/")},
 		{"config.servers[].locations[].respond.status", func(spec map[string]any, v any) {
-			setAt(loc(0)...)(spec, map[string]any{"path": "/", "respond": map[string]any{"status": v, "body": "x"}})
+			hostiletest.SetAt(loc(0)...)(spec, map[string]any{"path": "/", "respond": map[string]any{"status": v, "body": "x"}})
 		}, nums(301, 444, 499, 599, 600)},
-		{"metrics.requests.disabled", setAt("metrics", "requests", "disabled"), anyOf([]any{true, false, "yes", int64(1)})},
-		{"config.servers[].locations[].match.method", setAt(loc(6, "match", "method")...), shortStr("get", "PURGE", "GET ", "POST")},
-		{"image", setAt("image"), str("-nginx", "nginx:1.27 --foo", "nginx:1.27@sha256:abc", "evil.example.com/nginx:latest")},
-		{"imagePullPolicy", setAt("imagePullPolicy"), shortStr("Always", "Sometimes", "always")},
-		{"imagePullSecrets[].name", setAt("imagePullSecrets", 0, "name"), shortStr("../x", "Regcred")},
+		{"metrics.requests.disabled", hostiletest.SetAt("metrics", "requests", "disabled"), anyOf([]any{true, false, "yes", int64(1)})},
+		{"config.servers[].locations[].match.method", hostiletest.SetAt(loc(6, "match", "method")...), shortStr("get", "PURGE", "GET ", "POST")},
+		{"image", hostiletest.SetAt("image"), str("-nginx", "nginx:1.27 --foo", "nginx:1.27@sha256:abc", "evil.example.com/nginx:latest")},
+		{"imagePullPolicy", hostiletest.SetAt("imagePullPolicy"), shortStr("Always", "Sometimes", "always")},
+		{"imagePullSecrets[].name", hostiletest.SetAt("imagePullSecrets", 0, "name"), shortStr("../x", "Regcred")},
 		{"ports[].name (and servers[].port)", func(spec map[string]any, v any) {
-			setAt("ports", 0, "name")(spec, v)
-			setAt(append(srv0, "port")...)(spec, v)
+			hostiletest.SetAt("ports", 0, "name")(spec, v)
+			hostiletest.SetAt(append(srv0, "port")...)(spec, v)
 		}, shortStr("metrics", "HTTP", "a-", "abcdefghijklmnop")},
-		{"ports[0].containerPort (v1alpha1 port)", setAt("ports", 0, "containerPort"), nums(8443)},
-		{"ports[1].containerPort", setAt("ports", 1, "containerPort"), nums(8080)},
-		{"ports[].protocol", setAt("ports", 0, "protocol"), shortStr("UDP", "SCTP", "tcp")},
-		{"ports[].servicePort", setAt("ports", 0, "servicePort"), nums(80, 443, 8443, 9113, 18082)},
-		{"ports[].nodePort", setAt("ports", 0, "nodePort"), nums(30080, 32767, 80)},
-		{"replicas (v1alpha1 replicas)", setAt("replicas"), nums(1000, 1001)},
-		{"forceRedeploy (v1alpha1 forceRedeploy)", setAt("forceRedeploy"), str(strings.Repeat("a", 253), strings.Repeat("a", 254))},
-		{"config.workerConnections", setAt("config", "workerConnections"), nums(16)},
-		{"config.clientMaxBodySize", setAt("config", "clientMaxBodySize"), str(sizes...)},
-		{"config.keepaliveTimeoutSeconds", setAt("config", "keepaliveTimeoutSeconds"), nums(3600, 3601)},
-		{"config.servers[].port", setAt(append(srv0, "port")...), shortStr("https", "nope", "HTTP")},
-		{"config.servers[].serverNames[]", setAt(append(srv0, "serverNames", 0)...), str(serverNames...)},
+		{"ports[0].containerPort (v1alpha1 port)", hostiletest.SetAt("ports", 0, "containerPort"), nums(8443)},
+		{"ports[1].containerPort", hostiletest.SetAt("ports", 1, "containerPort"), nums(8080)},
+		{"ports[].protocol", hostiletest.SetAt("ports", 0, "protocol"), shortStr("UDP", "SCTP", "tcp")},
+		{"ports[].servicePort", hostiletest.SetAt("ports", 0, "servicePort"), nums(80, 443, 8443, 9113, 18082)},
+		{"ports[].nodePort", hostiletest.SetAt("ports", 0, "nodePort"), nums(30080, 32767, 80)},
+		{"replicas (v1alpha1 replicas)", hostiletest.SetAt("replicas"), nums(1000, 1001)},
+		{"forceRedeploy (v1alpha1 forceRedeploy)", hostiletest.SetAt("forceRedeploy"), str(strings.Repeat("a", 253), strings.Repeat("a", 254))},
+		{"config.workerConnections", hostiletest.SetAt("config", "workerConnections"), nums(16)},
+		{"config.clientMaxBodySize", hostiletest.SetAt("config", "clientMaxBodySize"), str(sizes...)},
+		{"config.keepaliveTimeoutSeconds", hostiletest.SetAt("config", "keepaliveTimeoutSeconds"), nums(3600, 3601)},
+		{"config.servers[].port", hostiletest.SetAt(append(srv0, "port")...), shortStr("https", "nope", "HTTP")},
+		{"config.servers[].serverNames[]", hostiletest.SetAt(append(srv0, "serverNames", 0)...), str(serverNames...)},
 		{"config.servers[].defaultServer (on servers[1], same port)", func(spec map[string]any, v any) {
-			setAt("config", "servers", 1, "defaultServer")(spec, true)
-			setAt("config", "servers", 1, "port")(spec, v)
+			hostiletest.SetAt("config", "servers", 1, "defaultServer")(spec, true)
+			hostiletest.SetAt("config", "servers", 1, "port")(spec, v)
 		}, anyOf([]string{"http", "https"})},
-		{"config.servers[].tls.secretName", setAt("config", "servers", 1, "tls", "secretName"), str("../../etc", ".", "..", "a/b", "web-tls/../x")},
-		{"config.servers[].locations[].path", setAt(loc(0, "path")...), str(slashed...)},
-		{"config.servers[].locations[].name", setAt(loc(1, "name")...), str("checkout", "httproute/team-a/shop", "a$b", "$request_uri", "-", "a/", strings.Repeat("a", 330), strings.Repeat("a", 331))},
+		{"config.servers[].tls.secretName", hostiletest.SetAt("config", "servers", 1, "tls", "secretName"), str("../../etc", ".", "..", "a/b", "web-tls/../x")},
+		{"config.servers[].locations[].path", hostiletest.SetAt(loc(0, "path")...), str(slashed...)},
+		{"config.servers[].locations[].name", hostiletest.SetAt(loc(1, "name")...), str("checkout", "httproute/team-a/shop", "a$b", "$request_uri", "-", "a/", strings.Repeat("a", 330), strings.Repeat("a", 331))},
 		{"config.servers[].locations[].exact (with path)", func(spec map[string]any, v any) {
-			setAt(loc(1, "exact")...)(spec, true)
-			setAt(loc(1, "path")...)(spec, v)
+			hostiletest.SetAt(loc(1, "exact")...)(spec, true)
+			hostiletest.SetAt(loc(1, "path")...)(spec, v)
 		}, anyOf([]string{"/x", "= /x", "~^/x", "@internal", "", "/a b", "/old"})},
 		{"config.servers[].locations[].static (with path)", func(spec map[string]any, v any) {
-			setAt(loc(0, "static", "autoindex")...)(spec, true)
-			setAt(loc(0, "path")...)(spec, v)
+			hostiletest.SetAt(loc(0, "static", "autoindex")...)(spec, true)
+			hostiletest.SetAt(loc(0, "path")...)(spec, v)
 		}, anyOf([]string{"/files/", "~ /", "@static"})},
-		{"config.servers[].locations[].proxy.service", setAt(loc(1, "proxy", "service")...), str("api.other-ns", "api:8080", "127.0.0.1", "API")},
-		{"config.servers[].locations[].proxy.port", setAt(loc(1, "proxy", "port")...), nums(80)},
-		{"config.servers[].locations[].proxy.readTimeoutSeconds", setAt(loc(1, "proxy", "readTimeoutSeconds")...), nums(3600, 3601)},
-		{"config.servers[].locations[].proxy.timeouts.request", setAt(loc(1, "proxy", "timeouts", "request")...),
+		{"config.servers[].locations[].proxy.service", hostiletest.SetAt(loc(1, "proxy", "service")...), str("api.other-ns", "api:8080", "127.0.0.1", "API")},
+		{"config.servers[].locations[].proxy.port", hostiletest.SetAt(loc(1, "proxy", "port")...), nums(80)},
+		{"config.servers[].locations[].proxy.readTimeoutSeconds", hostiletest.SetAt(loc(1, "proxy", "readTimeoutSeconds")...), nums(3600, 3601)},
+		{"config.servers[].locations[].proxy.timeouts.request", hostiletest.SetAt(loc(1, "proxy", "timeouts", "request")...),
 			str("0s", "500ms", "1h2m3s4ms", "1.5s", "-1s", "1d", "500", "99999h", "1s;", "1s proxy_pass", "1s\nx", "$request_time", "1h1h1h1h1h")},
 		{"config.servers[].locations[].proxy.timeouts.backendRequest (request 1s)", func(spec map[string]any, v any) {
-			setAt(loc(1, "proxy", "timeouts", "request")...)(spec, "1s")
-			setAt(loc(1, "proxy", "timeouts", "backendRequest")...)(spec, v)
+			hostiletest.SetAt(loc(1, "proxy", "timeouts", "request")...)(spec, "1s")
+			hostiletest.SetAt(loc(1, "proxy", "timeouts", "backendRequest")...)(spec, v)
 		}, anyOf([]string{"0s", "999ms", "1s", "1001ms", "2s", "1m", "10us", "1s ", " 1s"})},
-		{"config.servers[].locations[].proxy.mirrors[].service", setAt(loc(3, "proxy", "mirrors", 0, "service")...), str("next.other-ns", "next:80", "NEXT")},
-		{"config.servers[].locations[].proxy.mirrors[].namespace", setAt(loc(3, "proxy", "mirrors", 0, "namespace")...), shortStr("kube-system", "Other", "a.b", "../x")},
-		{"config.servers[].locations[].proxy.mirrors[].port", setAt(loc(3, "proxy", "mirrors", 0, "port")...), nums(80)},
-		{"config.servers[].locations[].proxy.mirrors[].percent", setAt(loc(3, "proxy", "mirrors", 0, "percent")...), nums(33, 99, 100, 101)},
+		{"config.servers[].locations[].proxy.mirrors[].service", hostiletest.SetAt(loc(3, "proxy", "mirrors", 0, "service")...), str("next.other-ns", "next:80", "NEXT")},
+		{"config.servers[].locations[].proxy.mirrors[].namespace", hostiletest.SetAt(loc(3, "proxy", "mirrors", 0, "namespace")...), shortStr("kube-system", "Other", "a.b", "../x")},
+		{"config.servers[].locations[].proxy.mirrors[].port", hostiletest.SetAt(loc(3, "proxy", "mirrors", 0, "port")...), nums(80)},
+		{"config.servers[].locations[].proxy.mirrors[].percent", hostiletest.SetAt(loc(3, "proxy", "mirrors", 0, "percent")...), nums(33, 99, 100, 101)},
 		{"config.servers[].locations[].proxy.mirrors[].fraction", func(spec map[string]any, v any) {
-			setAt(loc(3, "proxy", "mirrors", 0, "percent")...)(spec, nil)
-			setAt(loc(3, "proxy", "mirrors", 0, "fraction")...)(spec, v)
+			hostiletest.SetAt(loc(3, "proxy", "mirrors", 0, "percent")...)(spec, nil)
+			hostiletest.SetAt(loc(3, "proxy", "mirrors", 0, "fraction")...)(spec, v)
 		}, anyOf([]map[string]any{
 			{"numerator": int64(1), "denominator": int64(3)}, {"numerator": int64(1), "denominator": int64(1000000)},
 			{"numerator": int64(2147483647), "denominator": int64(2147483647)}, {"numerator": int64(3), "denominator": int64(2)},
 			{"numerator": int64(-1)}, {"numerator": int64(1), "denominator": int64(0)}, {"numerator": int64(0), "denominator": int64(1)},
 			{"numerator": int64(5)}, {"denominator": int64(10)},
 		})},
-		{"config.servers[].locations[].proxy.mirrors (with percent and fraction)", setAt(loc(3, "proxy", "mirrors", 0, "fraction")...),
+		{"config.servers[].locations[].proxy.mirrors (with percent and fraction)", hostiletest.SetAt(loc(3, "proxy", "mirrors", 0, "fraction")...),
 			anyOf([]map[string]any{{"numerator": int64(1)}})},
-		{"config.servers[].locations[].cors.allowOrigins[]", setAt(loc(0, "cors", "allowOrigins", 0)...),
+		{"config.servers[].locations[].cors.allowOrigins[]", hostiletest.SetAt(loc(0, "cors", "allowOrigins", 0)...),
 			str("*", "https://*.example.com", "https://*", "http://a:8080", "https://a.example.com/", "https://a.example.com/x", "ftp://a", "https://*.*.a", "https://a*.b",
 				"https://a.example.com:99999", "null", "https://user@a", "https://[::1]", "~^https://", "https://a$b")},
-		{"config.servers[].locations[].cors.allowOrigins (with '*')", setAt(loc(0, "cors", "allowOrigins")...),
+		{"config.servers[].locations[].cors.allowOrigins (with '*')", hostiletest.SetAt(loc(0, "cors", "allowOrigins")...),
 			anyOf([][]any{{"*", "https://a.test"}, {"*"}, {}, {"https://a.test", "https://a.test"}})},
-		{"config.servers[].locations[].cors.allowMethods[]", setAt(loc(0, "cors", "allowMethods", 0)...), shortStr("*", "get", "PURGE", "GET, POST", "GET;")},
-		{"config.servers[].locations[].cors.allowHeaders[]", setAt(loc(0, "cors", "allowHeaders", 0)...), str("*", "X-A, X-B", "X_A", "x.a", "a$b", "`x`")},
-		{"config.servers[].locations[].cors.exposeHeaders[]", setAt(loc(0, "cors", "exposeHeaders", 0)...), str("*", "X-A, X-B", "Set-Cookie", "a$b")},
+		{"config.servers[].locations[].cors.allowMethods[]", hostiletest.SetAt(loc(0, "cors", "allowMethods", 0)...), shortStr("*", "get", "PURGE", "GET, POST", "GET;")},
+		{"config.servers[].locations[].cors.allowHeaders[]", hostiletest.SetAt(loc(0, "cors", "allowHeaders", 0)...), str("*", "X-A, X-B", "X_A", "x.a", "a$b", "`x`")},
+		{"config.servers[].locations[].cors.exposeHeaders[]", hostiletest.SetAt(loc(0, "cors", "exposeHeaders", 0)...), str("*", "X-A, X-B", "Set-Cookie", "a$b")},
 		{"config.servers[].locations[].cors.exposeHeaders (without credentials)", func(spec map[string]any, v any) {
-			setAt(loc(0, "cors", "allowCredentials")...)(spec, false)
-			setAt(loc(0, "cors", "exposeHeaders", 0)...)(spec, v)
+			hostiletest.SetAt(loc(0, "cors", "allowCredentials")...)(spec, false)
+			hostiletest.SetAt(loc(0, "cors", "exposeHeaders", 0)...)(spec, v)
 		}, shortStr("*")},
-		{"config.servers[].locations[].cors.maxAgeSeconds", setAt(loc(0, "cors", "maxAgeSeconds")...), nums(86400, 86401)},
-		{"config.servers[].locations[].redirect.url", setAt(loc(2, "redirect", "url")...), str(urls...)},
-		{"config.servers[].locations[].redirect.code", setAt(loc(2, "redirect", "code")...), nums(200, 301, 302, 303, 304, 307, 308, 399, 444, 999, 1000)},
-		{"config.servers[].locations[].headers[].name", setAt(loc(0, "headers", 0, "name")...), str("X-A B", "X-A:B", "Set-Cookie", strings.Repeat("X", 129))},
-		{"config.servers[].locations[].headers[].value", setAt(loc(0, "headers", 0, "value")...), str("a$b", "v\r\nX-Injected: 1", "x always", `"always`, strings.Repeat("v", 1025))},
-		{"config.trustedProxies[]", setAt("config", "trustedProxies", 0), str("10.0.0.1", "10.0.0.0/33", "::/0", "0.0.0.0/0", "fd00::/8", "10.0.0.0/8 1", "10.0.0.0/8;", "default")},
-		{"config.servers[].redirectToHTTPS.port", setAt("config", "servers", 2, "redirectToHTTPS", "port"), nums(443)},
-		{"config.servers[].redirectToHTTPS.code", setAt("config", "servers", 2, "redirectToHTTPS", "code"), nums(301, 200, 404)},
-		{"config.servers[].errorPages[].path", setAt(append(srv0, "errorPages", 0, "path")...), str(slashed...)},
-		{"config.servers[].errorPages[].codes[]", setAt(append(srv0, "errorPages", 0, "codes", 0)...), nums(400, 499, 599, 600, 200)},
-		{"config.servers[].locations[].static.fallback", setAt(loc(0, "static", "fallback")...), str(slashed...)},
-		{"config.servers[].locations[].expires", setAt(loc(0, "expires")...), str("max", "epoch", "off", "-1", "1x", "1h 2m", "@15h", "modified 1h", "99999999y")},
-		{"config.servers[].locations[].clientMaxBodySize", setAt(loc(1, "clientMaxBodySize")...), str(sizes...)},
-		{"config.servers[].locations[].proxy.connectTimeoutSeconds", setAt(loc(1, "proxy", "connectTimeoutSeconds")...), nums(75, 76)},
-		{"config.servers[].locations[].proxy.sendTimeoutSeconds", setAt(loc(1, "proxy", "sendTimeoutSeconds")...), nums(3600, 3601)},
-		{"config.servers[].locations[].proxy.buffering.headerBufferKiB", setAt(loc(1, "proxy", "buffering", "headerBufferKiB")...), nums(28, 29, 1024, 1025)},
-		{"config.servers[].locations[].proxy.buffering.buffers", setAt(loc(1, "proxy", "buffering", "buffers")...), nums(2, 3, 256, 257)},
-		{"config.servers[].locations[].proxy.tls.hostname", setAt(loc(1, "proxy", "tls", "hostname")...), str(serverNames...)},
-		{"config.servers[].locations[].proxy.tls.caCertificate.name", setAt(loc(1, "proxy", "tls", "caCertificate", "name")...), str("../../etc", ".", "..", "a/b")},
-		{"config.servers[].locations[].proxy.tls.caCertificate.key", setAt(loc(1, "proxy", "tls", "caCertificate", "key")...), str("..", ".", "../ca.crt", "a/b", "tls.crt")},
-		{"config.servers[].locations[].proxy.tls.caCertificate.kind", setAt(loc(1, "proxy", "tls", "caCertificate", "kind")...), shortStr("Secret", "secret", "Pod")},
-		{"config.servers[].locations[].proxy.urlRewrite.hostname", setAt(loc(1, "proxy", "urlRewrite", "hostname")...), str(serverNames...)},
-		{"config.servers[].locations[].proxy.urlRewrite.path.replacePrefixMatch", setAt(loc(1, "proxy", "urlRewrite", "path", "replacePrefixMatch")...), str(slashed...)},
+		{"config.servers[].locations[].cors.maxAgeSeconds", hostiletest.SetAt(loc(0, "cors", "maxAgeSeconds")...), nums(86400, 86401)},
+		{"config.servers[].locations[].redirect.url", hostiletest.SetAt(loc(2, "redirect", "url")...), str(urls...)},
+		{"config.servers[].locations[].redirect.code", hostiletest.SetAt(loc(2, "redirect", "code")...), nums(200, 301, 302, 303, 304, 307, 308, 399, 444, 999, 1000)},
+		{"config.servers[].locations[].headers[].name", hostiletest.SetAt(loc(0, "headers", 0, "name")...), str("X-A B", "X-A:B", "Set-Cookie", strings.Repeat("X", 129))},
+		{"config.servers[].locations[].headers[].value", hostiletest.SetAt(loc(0, "headers", 0, "value")...), str("a$b", "v\r\nX-Injected: 1", "x always", `"always`, strings.Repeat("v", 1025))},
+		{"config.trustedProxies[]", hostiletest.SetAt("config", "trustedProxies", 0), str("10.0.0.1", "10.0.0.0/33", "::/0", "0.0.0.0/0", "fd00::/8", "10.0.0.0/8 1", "10.0.0.0/8;", "default")},
+		{"config.servers[].redirectToHTTPS.port", hostiletest.SetAt("config", "servers", 2, "redirectToHTTPS", "port"), nums(443)},
+		{"config.servers[].redirectToHTTPS.code", hostiletest.SetAt("config", "servers", 2, "redirectToHTTPS", "code"), nums(301, 200, 404)},
+		{"config.servers[].errorPages[].path", hostiletest.SetAt(append(srv0, "errorPages", 0, "path")...), str(slashed...)},
+		{"config.servers[].errorPages[].codes[]", hostiletest.SetAt(append(srv0, "errorPages", 0, "codes", 0)...), nums(400, 499, 599, 600, 200)},
+		{"config.servers[].locations[].static.fallback", hostiletest.SetAt(loc(0, "static", "fallback")...), str(slashed...)},
+		{"config.servers[].locations[].expires", hostiletest.SetAt(loc(0, "expires")...), str("max", "epoch", "off", "-1", "1x", "1h 2m", "@15h", "modified 1h", "99999999y")},
+		{"config.servers[].locations[].clientMaxBodySize", hostiletest.SetAt(loc(1, "clientMaxBodySize")...), str(sizes...)},
+		{"config.servers[].locations[].proxy.connectTimeoutSeconds", hostiletest.SetAt(loc(1, "proxy", "connectTimeoutSeconds")...), nums(75, 76)},
+		{"config.servers[].locations[].proxy.sendTimeoutSeconds", hostiletest.SetAt(loc(1, "proxy", "sendTimeoutSeconds")...), nums(3600, 3601)},
+		{"config.servers[].locations[].proxy.buffering.headerBufferKiB", hostiletest.SetAt(loc(1, "proxy", "buffering", "headerBufferKiB")...), nums(28, 29, 1024, 1025)},
+		{"config.servers[].locations[].proxy.buffering.buffers", hostiletest.SetAt(loc(1, "proxy", "buffering", "buffers")...), nums(2, 3, 256, 257)},
+		{"config.servers[].locations[].proxy.tls.hostname", hostiletest.SetAt(loc(1, "proxy", "tls", "hostname")...), str(serverNames...)},
+		{"config.servers[].locations[].proxy.tls.caCertificate.name", hostiletest.SetAt(loc(1, "proxy", "tls", "caCertificate", "name")...), str("../../etc", ".", "..", "a/b")},
+		{"config.servers[].locations[].proxy.tls.caCertificate.key", hostiletest.SetAt(loc(1, "proxy", "tls", "caCertificate", "key")...), str("..", ".", "../ca.crt", "a/b", "tls.crt")},
+		{"config.servers[].locations[].proxy.tls.caCertificate.kind", hostiletest.SetAt(loc(1, "proxy", "tls", "caCertificate", "kind")...), shortStr("Secret", "secret", "Pod")},
+		{"config.servers[].locations[].proxy.urlRewrite.hostname", hostiletest.SetAt(loc(1, "proxy", "urlRewrite", "hostname")...), str(serverNames...)},
+		{"config.servers[].locations[].proxy.urlRewrite.path.replacePrefixMatch", hostiletest.SetAt(loc(1, "proxy", "urlRewrite", "path", "replacePrefixMatch")...), str(slashed...)},
 		{"config.servers[].locations[].proxy.urlRewrite.path (full)", func(spec map[string]any, v any) {
-			setAt(loc(1, "proxy", "urlRewrite", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
+			hostiletest.SetAt(loc(1, "proxy", "urlRewrite", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
 		}, str(slashed...)},
-		{"config.servers[].locations[].proxy.backends[].service", setAt(loc(3, "proxy", "backends", 0, "service")...), str("next-canary", "API", "api.other-ns")},
-		{"config.servers[].locations[].proxy.backends[].namespace", setAt(loc(3, "proxy", "backends", 0, "namespace")...), str("other-ns", "kube-system", "Other", "a.b", "../x", "a;b", "-x", strings.Repeat("n", 64))},
-		{"config.servers[].locations[].proxy.backends[].weight", setAt(loc(3, "proxy", "backends", 0, "weight")...), nums(1000, 1001)},
-		{"config.servers[].locations[].requestHeaders.set[].name", setAt(loc(1, "requestHeaders", "set", 0, "name")...), str("Host", "x-via", "Connection", "X-A B", strings.Repeat("X", 129))},
-		{"config.servers[].locations[].requestHeaders.set[].value", setAt(loc(1, "requestHeaders", "set", 0, "value")...), str("a$b", "v\r\nX-Injected: 1", strings.Repeat("v", 1025))},
-		{"config.servers[].locations[].requestHeaders.add[].name", setAt(loc(1, "requestHeaders", "add", 0, "name")...), str("X_Via", "X.Via", "x-team", "Upgrade")},
-		{"config.servers[].locations[].requestHeaders.add[].value", setAt(loc(1, "requestHeaders", "add", 0, "value")...), str("a$b", "x\",y")},
-		{"config.servers[].locations[].requestHeaders.remove[]", setAt(loc(1, "requestHeaders", "remove", 0)...), str("Host", "X-Team", "content-length")},
-		{"config.servers[].locations[].responseHeaders.set[].value", setAt(loc(1, "responseHeaders", "set", 0, "value")...), str("a$b", "x always")},
-		{"config.servers[].locations[].responseHeaders.remove[]", setAt(loc(1, "responseHeaders", "remove", 0)...), str("Cache-Control", "Transfer-Encoding")},
-		{"config.servers[].locations[].redirect.scheme", setAt(loc(4, "redirect", "scheme")...), shortStr("http", "HTTPS", "ftp", "javascript")},
-		{"config.servers[].locations[].redirect.hostname", setAt(loc(4, "redirect", "hostname")...), str(serverNames...)},
-		{"config.servers[].locations[].redirect.port", setAt(loc(4, "redirect", "port")...), nums(443, 80)},
-		{"config.servers[].locations[].redirect.path.replacePrefixMatch", setAt(loc(4, "redirect", "path", "replacePrefixMatch")...), str(slashed...)},
+		{"config.servers[].locations[].proxy.backends[].service", hostiletest.SetAt(loc(3, "proxy", "backends", 0, "service")...), str("next-canary", "API", "api.other-ns")},
+		{"config.servers[].locations[].proxy.backends[].namespace", hostiletest.SetAt(loc(3, "proxy", "backends", 0, "namespace")...), str("other-ns", "kube-system", "Other", "a.b", "../x", "a;b", "-x", strings.Repeat("n", 64))},
+		{"config.servers[].locations[].proxy.backends[].weight", hostiletest.SetAt(loc(3, "proxy", "backends", 0, "weight")...), nums(1000, 1001)},
+		{"config.servers[].locations[].requestHeaders.set[].name", hostiletest.SetAt(loc(1, "requestHeaders", "set", 0, "name")...), str("Host", "x-via", "Connection", "X-A B", strings.Repeat("X", 129))},
+		{"config.servers[].locations[].requestHeaders.set[].value", hostiletest.SetAt(loc(1, "requestHeaders", "set", 0, "value")...), str("a$b", "v\r\nX-Injected: 1", strings.Repeat("v", 1025))},
+		{"config.servers[].locations[].requestHeaders.add[].name", hostiletest.SetAt(loc(1, "requestHeaders", "add", 0, "name")...), str("X_Via", "X.Via", "x-team", "Upgrade")},
+		{"config.servers[].locations[].requestHeaders.add[].value", hostiletest.SetAt(loc(1, "requestHeaders", "add", 0, "value")...), str("a$b", "x\",y")},
+		{"config.servers[].locations[].requestHeaders.remove[]", hostiletest.SetAt(loc(1, "requestHeaders", "remove", 0)...), str("Host", "X-Team", "content-length")},
+		{"config.servers[].locations[].responseHeaders.set[].value", hostiletest.SetAt(loc(1, "responseHeaders", "set", 0, "value")...), str("a$b", "x always")},
+		{"config.servers[].locations[].responseHeaders.remove[]", hostiletest.SetAt(loc(1, "responseHeaders", "remove", 0)...), str("Cache-Control", "Transfer-Encoding")},
+		{"config.servers[].locations[].redirect.scheme", hostiletest.SetAt(loc(4, "redirect", "scheme")...), shortStr("http", "HTTPS", "ftp", "javascript")},
+		{"config.servers[].locations[].redirect.hostname", hostiletest.SetAt(loc(4, "redirect", "hostname")...), str(serverNames...)},
+		{"config.servers[].locations[].redirect.port", hostiletest.SetAt(loc(4, "redirect", "port")...), nums(443, 80)},
+		{"config.servers[].locations[].redirect.path.replacePrefixMatch", hostiletest.SetAt(loc(4, "redirect", "path", "replacePrefixMatch")...), str(slashed...)},
 		{"config.servers[].locations[].redirect.path (full)", func(spec map[string]any, v any) {
-			setAt(loc(4, "redirect", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
+			hostiletest.SetAt(loc(4, "redirect", "path")...)(spec, map[string]any{"type": "ReplaceFullPath", "replaceFullPath": v})
 		}, str(slashed...)},
-		{"config.servers[].locations[].proxy.loadBalancingMethod", setAt(loc(1, "proxy", "loadBalancingMethod")...),
+		{"config.servers[].locations[].proxy.loadBalancingMethod", hostiletest.SetAt(loc(1, "proxy", "loadBalancingMethod")...),
 			shortStr("hash", "least_conn", "least_time header", "hash consistent; include /etc/passwd", "sticky")},
-		{"config.servers[].locations[].proxy.hashKey.name", setAt(loc(1, "proxy", "hashKey", "name")...), str("X_User", "X-User-ID", "a.b", strings.Repeat("X", 129))},
-		{"config.servers[].locations[].proxy.hashKey.source", setAt(loc(1, "proxy", "hashKey", "source")...), shortStr("Cookie", "QueryParameter", "RequestURI", "ClientIP", "Variable")},
-		{"config.servers[].locations[].proxy.backendProtocol", setAt(loc(1, "proxy", "backendProtocol")...), shortStr("GRPCS", "HTTP", "GRPC", "grpc", "FCGI")},
-		{"config.servers[].locations[].proxy.retry.conditions[]", setAt(loc(1, "proxy", "retry", "conditions", 0)...), shortStr("http_429", "non_idempotent", "off", "updating", "http_501")},
-		{"config.servers[].locations[].proxy.retry.tries", setAt(loc(1, "proxy", "retry", "tries")...), nums(100, 101)},
-		{"config.servers[].locations[].proxy.retry.timeoutSeconds", setAt(loc(1, "proxy", "retry", "timeoutSeconds")...), nums(3600, 3601)},
-		{"config.servers[].locations[].proxy.keepAlive.connections", setAt(loc(1, "proxy", "keepAlive", "connections")...), nums(65535, 65536)},
-		{"config.servers[].locations[].proxy.keepAlive.requests", setAt(loc(1, "proxy", "keepAlive", "requests")...), nums(1000000, 1000001)},
-		{"config.servers[].locations[].proxy.keepAlive.timeSeconds", setAt(loc(1, "proxy", "keepAlive", "timeSeconds")...), nums(86400, 86401)},
-		{"config.servers[].locations[].proxy.keepAlive.timeoutSeconds", setAt(loc(1, "proxy", "keepAlive", "timeoutSeconds")...), nums(3600, 3601)},
-		{"config.servers[].locations[].proxy.sessionAffinity.cookie.name", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "name")...), str("my-route", "Route_1", strings.Repeat("r", 65))},
-		{"config.servers[].locations[].proxy.sessionAffinity.cookie.path", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "path")...), str(slashed...)},
-		{"config.servers[].locations[].proxy.sessionAffinity.cookie.sameSite", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "sameSite")...), shortStr("None", "Strict", "lax")},
-		{"config.servers[].locations[].proxy.sessionAffinity.cookie.maxAgeSeconds", setAt(loc(3, "proxy", "sessionAffinity", "cookie", "maxAgeSeconds")...), nums(31536000, 31536001)},
-		{"ports[].h2c", setAt("ports", 1, "h2c"), anyOf([]any{true, false, "true", int64(1)})},
-		{"ports[].protocol", setAt("ports", 2, "protocol"), shortStr("UDP", "TCP", "SCTP", "tcp", "udp")},
-		{"config.streams[].port", setAt("config", "streams", 1, "port"), str("http", "https", "dns", "metrics", "DB", "db ")},
-		{"config.streams[].serverNames[]", setAt("config", "streams", 0, "serverNames", 0), str(append(serverNames, "www.example.com", "example.com", "default", "include", "hostnames", "volatile", "\\default")...)},
-		{"config.streams[].tls.secretName", setAt("config", "streams", 1, "tls", "secretName"), str("../../etc", ".", "..", "a/b", "web-tls")},
-		{"config.streams[].backends[].service", setAt("config", "streams", 1, "backends", 0, "service"), str("postgres-canary", "API", "api.other-ns")},
-		{"config.streams[].backends[].namespace", setAt("config", "streams", 1, "backends", 1, "namespace"), str("kube-system", "Other", "a.b", "../x")},
-		{"config.streams[].backends[].port", setAt("config", "streams", 2, "backends", 0, "port"), nums(53, 5353)},
-		{"config.streams[].backends[].weight", setAt("config", "streams", 1, "backends", 0, "weight"), nums(1000, 1001)},
-		{"config.streams[].loadBalancingMethod", setAt("config", "streams", 1, "loadBalancingMethod"),
+		{"config.servers[].locations[].proxy.hashKey.name", hostiletest.SetAt(loc(1, "proxy", "hashKey", "name")...), str("X_User", "X-User-ID", "a.b", strings.Repeat("X", 129))},
+		{"config.servers[].locations[].proxy.hashKey.source", hostiletest.SetAt(loc(1, "proxy", "hashKey", "source")...), shortStr("Cookie", "QueryParameter", "RequestURI", "ClientIP", "Variable")},
+		{"config.servers[].locations[].proxy.backendProtocol", hostiletest.SetAt(loc(1, "proxy", "backendProtocol")...), shortStr("GRPCS", "HTTP", "GRPC", "grpc", "FCGI")},
+		{"config.servers[].locations[].proxy.retry.conditions[]", hostiletest.SetAt(loc(1, "proxy", "retry", "conditions", 0)...), shortStr("http_429", "non_idempotent", "off", "updating", "http_501")},
+		{"config.servers[].locations[].proxy.retry.tries", hostiletest.SetAt(loc(1, "proxy", "retry", "tries")...), nums(100, 101)},
+		{"config.servers[].locations[].proxy.retry.timeoutSeconds", hostiletest.SetAt(loc(1, "proxy", "retry", "timeoutSeconds")...), nums(3600, 3601)},
+		{"config.servers[].locations[].proxy.keepAlive.connections", hostiletest.SetAt(loc(1, "proxy", "keepAlive", "connections")...), nums(65535, 65536)},
+		{"config.servers[].locations[].proxy.keepAlive.requests", hostiletest.SetAt(loc(1, "proxy", "keepAlive", "requests")...), nums(1000000, 1000001)},
+		{"config.servers[].locations[].proxy.keepAlive.timeSeconds", hostiletest.SetAt(loc(1, "proxy", "keepAlive", "timeSeconds")...), nums(86400, 86401)},
+		{"config.servers[].locations[].proxy.keepAlive.timeoutSeconds", hostiletest.SetAt(loc(1, "proxy", "keepAlive", "timeoutSeconds")...), nums(3600, 3601)},
+		{"config.servers[].locations[].proxy.sessionAffinity.cookie.name", hostiletest.SetAt(loc(3, "proxy", "sessionAffinity", "cookie", "name")...), str("my-route", "Route_1", strings.Repeat("r", 65))},
+		{"config.servers[].locations[].proxy.sessionAffinity.cookie.path", hostiletest.SetAt(loc(3, "proxy", "sessionAffinity", "cookie", "path")...), str(slashed...)},
+		{"config.servers[].locations[].proxy.sessionAffinity.cookie.sameSite", hostiletest.SetAt(loc(3, "proxy", "sessionAffinity", "cookie", "sameSite")...), shortStr("None", "Strict", "lax")},
+		{"config.servers[].locations[].proxy.sessionAffinity.cookie.maxAgeSeconds", hostiletest.SetAt(loc(3, "proxy", "sessionAffinity", "cookie", "maxAgeSeconds")...), nums(31536000, 31536001)},
+		{"ports[].h2c", hostiletest.SetAt("ports", 1, "h2c"), anyOf([]any{true, false, "true", int64(1)})},
+		{"ports[].protocol", hostiletest.SetAt("ports", 2, "protocol"), shortStr("UDP", "TCP", "SCTP", "tcp", "udp")},
+		{"config.streams[].port", hostiletest.SetAt("config", "streams", 1, "port"), str("http", "https", "dns", "metrics", "DB", "db ")},
+		{"config.streams[].serverNames[]", hostiletest.SetAt("config", "streams", 0, "serverNames", 0), str(append(serverNames, "www.example.com", "example.com", "default", "include", "hostnames", "volatile", "\\default")...)},
+		{"config.streams[].tls.secretName", hostiletest.SetAt("config", "streams", 1, "tls", "secretName"), str("../../etc", ".", "..", "a/b", "web-tls")},
+		{"config.streams[].backends[].service", hostiletest.SetAt("config", "streams", 1, "backends", 0, "service"), str("postgres-canary", "API", "api.other-ns")},
+		{"config.streams[].backends[].namespace", hostiletest.SetAt("config", "streams", 1, "backends", 1, "namespace"), str("kube-system", "Other", "a.b", "../x")},
+		{"config.streams[].backends[].port", hostiletest.SetAt("config", "streams", 2, "backends", 0, "port"), nums(53, 5353)},
+		{"config.streams[].backends[].weight", hostiletest.SetAt("config", "streams", 1, "backends", 0, "weight"), nums(1000, 1001)},
+		{"config.streams[].loadBalancingMethod", hostiletest.SetAt("config", "streams", 1, "loadBalancingMethod"),
 			shortStr("hash", "ip_hash", "least_time connect", "random two least_conn", "hash consistent; include /etc/passwd")},
-		{"config.streams[].proxyProtocol", setAt("config", "streams", 1, "proxyProtocol"), anyOf([]any{true, false, "true", int64(1)})},
-		{"config.streams[].connectTimeoutSeconds", setAt("config", "streams", 1, "connectTimeoutSeconds"), nums(75, 76)},
-		{"config.streams[].idleTimeoutSeconds", setAt("config", "streams", 1, "idleTimeoutSeconds"), nums(86400, 86401)},
-		{"config.streams[].expectedResponses", setAt("config", "streams", 2, "expectedResponses"), nums(1000, 1001)},
-		{"config.servers[].locations[].proxy.useClusterIP", setAt(loc(1, "proxy", "useClusterIP")...), anyOf([]any{true, false, "true", int64(1)})},
-		{"config.realIP.header", setAt("config", "realIP", "header"), str("X-Forwarded-For", "proxy_protocol", "X Real IP", "X-Real-IP:", strings.Repeat("X", 65))},
+		{"config.streams[].proxyProtocol", hostiletest.SetAt("config", "streams", 1, "proxyProtocol"), anyOf([]any{true, false, "true", int64(1)})},
+		{"config.streams[].connectTimeoutSeconds", hostiletest.SetAt("config", "streams", 1, "connectTimeoutSeconds"), nums(75, 76)},
+		{"config.streams[].idleTimeoutSeconds", hostiletest.SetAt("config", "streams", 1, "idleTimeoutSeconds"), nums(86400, 86401)},
+		{"config.streams[].expectedResponses", hostiletest.SetAt("config", "streams", 2, "expectedResponses"), nums(1000, 1001)},
+		{"config.servers[].locations[].proxy.useClusterIP", hostiletest.SetAt(loc(1, "proxy", "useClusterIP")...), anyOf([]any{true, false, "true", int64(1)})},
+		{"config.realIP.header", hostiletest.SetAt("config", "realIP", "header"), str("X-Forwarded-For", "proxy_protocol", "X Real IP", "X-Real-IP:", strings.Repeat("X", 65))},
 		{"config.realIP (PROXY protocol and a header)", func(spec map[string]any, v any) {
-			setAt("config", "realIP")(spec, map[string]any{"proxyProtocol": true, "header": v})
+			hostiletest.SetAt("config", "realIP")(spec, map[string]any{"proxyProtocol": true, "header": v})
 		}, shortStr("X-Real-IP")},
-		{"config.gzip.types[]", setAt("config", "gzip", "types", 0), str("text/*", "*", "text/html", "image/svg+xml", "a/b c", "TEXT/CSS")},
-		{"config.gzip.level", setAt("config", "gzip", "level"), nums(9, 10)},
-		{"config.gzip.minLengthBytes", setAt("config", "gzip", "minLengthBytes"), nums(10485760, 10485761)},
-		{"config.accessLog.format", setAt("config", "accessLog", "format"), shortStr("JSON", "Combined", "json", "main", "combined")},
-		{"config.tls.protocols[]", setAt("config", "tls", "protocols", 0), shortStr("TLSv1.1", "SSLv3", "TLSv1", "TLSv1.3", "tlsv1.2")},
-		{"config.tls.ciphers[]", setAt("config", "tls", "ciphers", 0), str("HIGH:!aNULL", "ALL", "AES128-SHA", "NULL-SHA", "ECDHE-RSA-AES128-GCM-SHA256:ALL")},
-		{"config.tls.sessionCacheMiB", setAt("config", "tls", "sessionCacheMiB"), nums(512, 513)},
-		{"config.tls.sessionTimeoutMinutes", setAt("config", "tls", "sessionTimeoutMinutes"), nums(1440, 1441)},
-		{"config.servers[].tls.hsts.maxAgeSeconds", setAt("config", "servers", 1, "tls", "hsts", "maxAgeSeconds"), nums(63072000, 63072001)},
-		{"config.servers[].tls.issuerRef.name", setAt("config", "servers", 1, "tls", "issuerRef", "name"), str("letsencrypt", "Letsencrypt", "a..b")},
+		{"config.gzip.types[]", hostiletest.SetAt("config", "gzip", "types", 0), str("text/*", "*", "text/html", "image/svg+xml", "a/b c", "TEXT/CSS")},
+		{"config.gzip.level", hostiletest.SetAt("config", "gzip", "level"), nums(9, 10)},
+		{"config.gzip.minLengthBytes", hostiletest.SetAt("config", "gzip", "minLengthBytes"), nums(10485760, 10485761)},
+		{"config.accessLog.format", hostiletest.SetAt("config", "accessLog", "format"), shortStr("JSON", "Combined", "json", "main", "combined")},
+		{"config.tls.protocols[]", hostiletest.SetAt("config", "tls", "protocols", 0), shortStr("TLSv1.1", "SSLv3", "TLSv1", "TLSv1.3", "tlsv1.2")},
+		{"config.tls.ciphers[]", hostiletest.SetAt("config", "tls", "ciphers", 0), str("HIGH:!aNULL", "ALL", "AES128-SHA", "NULL-SHA", "ECDHE-RSA-AES128-GCM-SHA256:ALL")},
+		{"config.tls.sessionCacheMiB", hostiletest.SetAt("config", "tls", "sessionCacheMiB"), nums(512, 513)},
+		{"config.tls.sessionTimeoutMinutes", hostiletest.SetAt("config", "tls", "sessionTimeoutMinutes"), nums(1440, 1441)},
+		{"config.servers[].tls.hsts.maxAgeSeconds", hostiletest.SetAt("config", "servers", 1, "tls", "hsts", "maxAgeSeconds"), nums(63072000, 63072001)},
+		{"config.servers[].tls.issuerRef.name", hostiletest.SetAt("config", "servers", 1, "tls", "issuerRef", "name"), str("letsencrypt", "Letsencrypt", "a..b")},
 		{"config.servers[].tls.issuerRef.kind", issuerRef("kind"), shortStr("ClusterIssuer", "issuer", "Issuer ", "AWSPCAIssuer")},
 		{"config.servers[].tls.issuerRef.group", issuerRef("group"), shortStr("cert-manager.io", "awspca.cert-manager.io", "Cert-Manager.io")},
 		{"config.servers[].tls.issuerRef.duration", issuerRef("duration"), shortStr("2160h", "1h", "59m59s", "1h30m", "1d", "-1h", "90 days", "9999999h")},
 		{"config.servers[].tls.issuerRef.renewBefore", issuerRef("renewBefore"), shortStr("720h", "5m", "4m59s", "2160h", "2159h", "1ms")},
-		{"config.servers[].tls.clientCertificates.caCertificate.name", setAt("config", "servers", 1, "tls", "clientCertificates", "caCertificate", "name"), str("../../etc", ".", "..", "a/b")},
-		{"config.servers[].tls.clientCertificates.caCertificate.key", setAt("config", "servers", 1, "tls", "clientCertificates", "caCertificate", "key"), str("..", ".", "../ca.crt", "a/b")},
-		{"config.servers[].tls.clientCertificates.verifyDepth", setAt("config", "servers", 1, "tls", "clientCertificates", "verifyDepth"), nums(8, 9)},
-		{"config.servers[].ipAccess.allow[]", setAt(append(srv0, "ipAccess", "allow", 0)...), str("all", "unix:", "10.0.0.1", "0.0.0.0/0", "::/0", "10.0.0.0/8 1")},
-		{"config.servers[].ipAccess.deny[]", setAt(append(srv0, "ipAccess", "deny", 0)...), str("all", "unix:", "10.0.0.1", "::/0")},
-		{"config.servers[].basicAuth.secretName", setAt(append(srv0, "basicAuth", "secretName")...), str("../../etc", ".", "..", "a/b", "Users")},
-		{"config.servers[].basicAuth.key", setAt(append(srv0, "basicAuth", "key")...), str("..", ".", "../auth", "a/b", ".htpasswd")},
-		{"config.servers[].basicAuth.realm", setAt(append(srv0, "basicAuth", "realm")...), str("off", "Off", "OFF", `Team "A"`, "Team A")},
-		{"config.servers[].rateLimit.requestsPerSecond", setAt(append(srv0, "rateLimit", "requestsPerSecond")...), nums(100000, 100001)},
-		{"config.servers[].rateLimit.burst", setAt(append(srv0, "rateLimit", "burst")...), nums(100000, 100001)},
-		{"config.servers[].rateLimit.zoneSizeMiB", setAt(append(srv0, "rateLimit", "zoneSizeMiB")...), nums(64, 65)},
-		{"config.servers[].locations[].ipAccess.deny[]", setAt(loc(0, "ipAccess", "deny", 0)...), str("all", "10.0.0.1")},
-		{"config.servers[].locations[].basicAuth.realm", setAt(loc(0, "basicAuth", "realm")...), str("off")},
-		{"config.servers[].locations[].rateLimit.requestsPerMinute", setAt(loc(0, "rateLimit", "requestsPerMinute")...), nums(100000, 100001)},
-		{"config.clientBodyBufferKiB", setAt("config", "clientBodyBufferKiB"), nums(65536, 65537)},
-		{"config.clientHeaderBuffers.count", setAt("config", "clientHeaderBuffers", "count"), nums(2, 64, 65)},
-		{"config.clientHeaderBuffers.sizeKiB", setAt("config", "clientHeaderBuffers", "sizeKiB"), nums(1024, 1025)},
-		{"config.servers[].clientMaxBodySize", setAt(append(srv0, "clientMaxBodySize")...), shortStr(sizes...)},
-		{"config.servers[].clientBodyBufferKiB", setAt(append(srv0, "clientBodyBufferKiB")...), nums(65536, 65537)},
-		{"config.servers[].clientHeaderBuffers.sizeKiB", setAt(append(srv0, "clientHeaderBuffers", "sizeKiB")...), nums(1024, 1025)},
-		{"config.servers[].rateLimit.key.source", setAt(append(srv0, "rateLimit", "key", "source")...), shortStr("ClientIP", "Cookie", "QueryParameter", "header")},
-		{"config.servers[].rateLimit.key.name", setAt(append(srv0, "rateLimit", "key", "name")...), str("X_API_Key", "X-API-Key", "a$b", "-", "http_x")},
-		{"config.servers[].rateLimit.exempt.keys[]", setAt(append(srv0, "rateLimit", "exempt", "keys", 0)...),
+		{"config.servers[].tls.clientCertificates.caCertificate.name", hostiletest.SetAt("config", "servers", 1, "tls", "clientCertificates", "caCertificate", "name"), str("../../etc", ".", "..", "a/b")},
+		{"config.servers[].tls.clientCertificates.caCertificate.key", hostiletest.SetAt("config", "servers", 1, "tls", "clientCertificates", "caCertificate", "key"), str("..", ".", "../ca.crt", "a/b")},
+		{"config.servers[].tls.clientCertificates.verifyDepth", hostiletest.SetAt("config", "servers", 1, "tls", "clientCertificates", "verifyDepth"), nums(8, 9)},
+		{"config.servers[].ipAccess.allow[]", hostiletest.SetAt(append(srv0, "ipAccess", "allow", 0)...), str("all", "unix:", "10.0.0.1", "0.0.0.0/0", "::/0", "10.0.0.0/8 1")},
+		{"config.servers[].ipAccess.deny[]", hostiletest.SetAt(append(srv0, "ipAccess", "deny", 0)...), str("all", "unix:", "10.0.0.1", "::/0")},
+		{"config.servers[].basicAuth.secretName", hostiletest.SetAt(append(srv0, "basicAuth", "secretName")...), str("../../etc", ".", "..", "a/b", "Users")},
+		{"config.servers[].basicAuth.key", hostiletest.SetAt(append(srv0, "basicAuth", "key")...), str("..", ".", "../auth", "a/b", ".htpasswd")},
+		{"config.servers[].basicAuth.realm", hostiletest.SetAt(append(srv0, "basicAuth", "realm")...), str("off", "Off", "OFF", `Team "A"`, "Team A")},
+		{"config.servers[].rateLimit.requestsPerSecond", hostiletest.SetAt(append(srv0, "rateLimit", "requestsPerSecond")...), nums(100000, 100001)},
+		{"config.servers[].rateLimit.burst", hostiletest.SetAt(append(srv0, "rateLimit", "burst")...), nums(100000, 100001)},
+		{"config.servers[].rateLimit.zoneSizeMiB", hostiletest.SetAt(append(srv0, "rateLimit", "zoneSizeMiB")...), nums(64, 65)},
+		{"config.servers[].locations[].ipAccess.deny[]", hostiletest.SetAt(loc(0, "ipAccess", "deny", 0)...), str("all", "10.0.0.1")},
+		{"config.servers[].locations[].basicAuth.realm", hostiletest.SetAt(loc(0, "basicAuth", "realm")...), str("off")},
+		{"config.servers[].locations[].rateLimit.requestsPerMinute", hostiletest.SetAt(loc(0, "rateLimit", "requestsPerMinute")...), nums(100000, 100001)},
+		{"config.clientBodyBufferKiB", hostiletest.SetAt("config", "clientBodyBufferKiB"), nums(65536, 65537)},
+		{"config.clientHeaderBuffers.count", hostiletest.SetAt("config", "clientHeaderBuffers", "count"), nums(2, 64, 65)},
+		{"config.clientHeaderBuffers.sizeKiB", hostiletest.SetAt("config", "clientHeaderBuffers", "sizeKiB"), nums(1024, 1025)},
+		{"config.servers[].clientMaxBodySize", hostiletest.SetAt(append(srv0, "clientMaxBodySize")...), shortStr(sizes...)},
+		{"config.servers[].clientBodyBufferKiB", hostiletest.SetAt(append(srv0, "clientBodyBufferKiB")...), nums(65536, 65537)},
+		{"config.servers[].clientHeaderBuffers.sizeKiB", hostiletest.SetAt(append(srv0, "clientHeaderBuffers", "sizeKiB")...), nums(1024, 1025)},
+		{"config.servers[].rateLimit.key.source", hostiletest.SetAt(append(srv0, "rateLimit", "key", "source")...), shortStr("ClientIP", "Cookie", "QueryParameter", "header")},
+		{"config.servers[].rateLimit.key.name", hostiletest.SetAt(append(srv0, "rateLimit", "key", "name")...), str("X_API_Key", "X-API-Key", "a$b", "-", "http_x")},
+		{"config.servers[].rateLimit.exempt.keys[]", hostiletest.SetAt(append(srv0, "rateLimit", "exempt", "keys", 0)...),
 			str("~.*", "~*x", "default", "hostnames", "include", "volatile", `\default`, "$binary_remote_addr", "a b", "a;b", strings.Repeat("k", 257))},
-		{"config.servers[].rateLimit.exempt.clients[]", setAt(append(srv0, "rateLimit", "exempt", "clients", 0)...), str("all", "default", "10.0.0.1", "::/0", "10.0.0.0/8 1")},
-		{"config.servers[].connectionLimit.connections", setAt(append(srv0, "connectionLimit", "connections")...), nums(65535, 65536)},
-		{"config.servers[].connectionLimit.zoneSizeMiB", setAt(append(srv0, "connectionLimit", "zoneSizeMiB")...), nums(64, 65)},
-		{"config.servers[].connectionLimit.key.source", setAt(append(srv0, "connectionLimit", "key", "source")...), shortStr("ClientIP", "Header", "RequestURI")},
-		{"config.servers[].connectionLimit.key.name", setAt(append(srv0, "connectionLimit", "key", "name")...), str("session_id", "a-b-c", "$cookie_x", "a b")},
-		{"config.servers[].connectionLimit.exempt.keys[]", setAt(append(srv0, "connectionLimit", "exempt", "keys", 0)...), str("~^", "default", "$1")},
-		{"config.servers[].connectionLimit.exempt.clients[]", setAt(append(srv0, "connectionLimit", "exempt", "clients", 0)...), str("all", "10.0.0.1", "fd00::/8")},
-		{"config.servers[].externalAuth.service", setAt(append(srv0, "externalAuth", "service")...), str("auth.other-ns", "auth:80", "AUTH")},
-		{"config.servers[].externalAuth.namespace", setAt(append(srv0, "externalAuth", "namespace")...), str("other-ns", "kube-system", "Other", "a.b", "../x", "-x", strings.Repeat("n", 64))},
-		{"config.servers[].externalAuth.port", setAt(append(srv0, "externalAuth", "port")...), nums()},
-		{"config.servers[].externalAuth.path", setAt(append(srv0, "externalAuth", "path")...), str(slashed...)},
-		{"config.servers[].externalAuth.responseHeaders[]", setAt(append(srv0, "externalAuth", "responseHeaders", 0)...),
+		{"config.servers[].rateLimit.exempt.clients[]", hostiletest.SetAt(append(srv0, "rateLimit", "exempt", "clients", 0)...), str("all", "default", "10.0.0.1", "::/0", "10.0.0.0/8 1")},
+		{"config.servers[].connectionLimit.connections", hostiletest.SetAt(append(srv0, "connectionLimit", "connections")...), nums(65535, 65536)},
+		{"config.servers[].connectionLimit.zoneSizeMiB", hostiletest.SetAt(append(srv0, "connectionLimit", "zoneSizeMiB")...), nums(64, 65)},
+		{"config.servers[].connectionLimit.key.source", hostiletest.SetAt(append(srv0, "connectionLimit", "key", "source")...), shortStr("ClientIP", "Header", "RequestURI")},
+		{"config.servers[].connectionLimit.key.name", hostiletest.SetAt(append(srv0, "connectionLimit", "key", "name")...), str("session_id", "a-b-c", "$cookie_x", "a b")},
+		{"config.servers[].connectionLimit.exempt.keys[]", hostiletest.SetAt(append(srv0, "connectionLimit", "exempt", "keys", 0)...), str("~^", "default", "$1")},
+		{"config.servers[].connectionLimit.exempt.clients[]", hostiletest.SetAt(append(srv0, "connectionLimit", "exempt", "clients", 0)...), str("all", "10.0.0.1", "fd00::/8")},
+		{"config.servers[].externalAuth.service", hostiletest.SetAt(append(srv0, "externalAuth", "service")...), str("auth.other-ns", "auth:80", "AUTH")},
+		{"config.servers[].externalAuth.namespace", hostiletest.SetAt(append(srv0, "externalAuth", "namespace")...), str("other-ns", "kube-system", "Other", "a.b", "../x", "-x", strings.Repeat("n", 64))},
+		{"config.servers[].externalAuth.port", hostiletest.SetAt(append(srv0, "externalAuth", "port")...), nums()},
+		{"config.servers[].externalAuth.path", hostiletest.SetAt(append(srv0, "externalAuth", "path")...), str(slashed...)},
+		{"config.servers[].externalAuth.responseHeaders[]", hostiletest.SetAt(append(srv0, "externalAuth", "responseHeaders", 0)...),
 			str("X_User", "Host", "Content-Length", "X-User: a", "a$b")},
-		{"config.servers[].externalAuth.signIn.url", setAt(append(srv0, "externalAuth", "signIn", "url")...), str(urls...)},
-		{"config.servers[].externalAuth.signIn.redirectParameter", setAt(append(srv0, "externalAuth", "signIn", "redirectParameter")...),
+		{"config.servers[].externalAuth.signIn.url", hostiletest.SetAt(append(srv0, "externalAuth", "signIn", "url")...), str(urls...)},
+		{"config.servers[].externalAuth.signIn.redirectParameter", hostiletest.SetAt(append(srv0, "externalAuth", "signIn", "redirectParameter")...),
 			str("rd&x=1", "a=b", "$arg_rd", "r d")},
-		{"config.servers[].externalAuth.cache.key[].name", setAt(append(srv0, "externalAuth", "cache", "key", 0, "name")...), str("a b", "$x", "a;b", "-")},
-		{"config.servers[].externalAuth.cache.key[].source", setAt(append(srv0, "externalAuth", "cache", "key", 0, "source")...), shortStr("ClientIP", "Header", "QueryParameter")},
-		{"config.servers[].externalAuth.cache.durationSeconds", setAt(append(srv0, "externalAuth", "cache", "durationSeconds")...), nums(86400, 86401)},
-		{"config.servers[].externalAuth.timeoutSeconds", setAt(append(srv0, "externalAuth", "timeoutSeconds")...), nums(60, 61)},
-		{"config.servers[].externalAuth.disabled", setAt(append(srv0, "externalAuth", "disabled")...), []any{true, false, "true", int64(1)}},
-		{"config.servers[].locations[].externalAuth.service", setAt(loc(0, "externalAuth", "service")...), str("auth-tls.x", "Auth")},
-		{"config.servers[].locations[].externalAuth.disabled (with a service)", setAt(loc(0, "externalAuth", "disabled")...), []any{true}},
-		{"config.servers[].locations[].externalAuth.tls.hostname", setAt(loc(0, "externalAuth", "tls", "hostname")...), str("a..b", "*.example.com", "EXAMPLE.com")},
-		{"config.servers[].locations[].clientBodyBufferKiB", setAt(loc(0, "clientBodyBufferKiB")...), nums(65536, 65537)},
-		{"config.servers[].locations[].connectionLimit.connections", setAt(loc(0, "connectionLimit", "connections")...), nums(65535, 65536)},
-		{"service.externalTrafficPolicy", setAt("service", "externalTrafficPolicy"), shortStr("Local", "Cluster", "local")},
-		{"service.loadBalancerSourceRanges[]", setAt("service", "loadBalancerSourceRanges", 0), shortStr("203.0.113.9", "0.0.0.0/0", "::/0", "10.0.0.0/33")},
-		{"service.loadBalancerClass", setAt("service", "loadBalancerClass"), shortStr("example.com/lb", "a/b/c", "-x", "kubernetes.io/x")},
-		{"service.sessionAffinity", setAt("service", "sessionAffinity"), shortStr("ClientIP", "None", "Cookie")},
-		{"service.ipFamilyPolicy", setAt("service", "ipFamilyPolicy"), shortStr("SingleStack", "RequireDualStack", "dual")},
-		{"service.ipFamilies[]", setAt("service", "ipFamilies", 1), shortStr("IPv4", "IPv6", "ipv6")},
+		{"config.servers[].externalAuth.cache.key[].name", hostiletest.SetAt(append(srv0, "externalAuth", "cache", "key", 0, "name")...), str("a b", "$x", "a;b", "-")},
+		{"config.servers[].externalAuth.cache.key[].source", hostiletest.SetAt(append(srv0, "externalAuth", "cache", "key", 0, "source")...), shortStr("ClientIP", "Header", "QueryParameter")},
+		{"config.servers[].externalAuth.cache.durationSeconds", hostiletest.SetAt(append(srv0, "externalAuth", "cache", "durationSeconds")...), nums(86400, 86401)},
+		{"config.servers[].externalAuth.timeoutSeconds", hostiletest.SetAt(append(srv0, "externalAuth", "timeoutSeconds")...), nums(60, 61)},
+		{"config.servers[].externalAuth.disabled", hostiletest.SetAt(append(srv0, "externalAuth", "disabled")...), []any{true, false, "true", int64(1)}},
+		{"config.servers[].locations[].externalAuth.service", hostiletest.SetAt(loc(0, "externalAuth", "service")...), str("auth-tls.x", "Auth")},
+		{"config.servers[].locations[].externalAuth.disabled (with a service)", hostiletest.SetAt(loc(0, "externalAuth", "disabled")...), []any{true}},
+		{"config.servers[].locations[].externalAuth.tls.hostname", hostiletest.SetAt(loc(0, "externalAuth", "tls", "hostname")...), str("a..b", "*.example.com", "EXAMPLE.com")},
+		{"config.servers[].locations[].clientBodyBufferKiB", hostiletest.SetAt(loc(0, "clientBodyBufferKiB")...), nums(65536, 65537)},
+		{"config.servers[].locations[].connectionLimit.connections", hostiletest.SetAt(loc(0, "connectionLimit", "connections")...), nums(65535, 65536)},
+		{"service.externalTrafficPolicy", hostiletest.SetAt("service", "externalTrafficPolicy"), shortStr("Local", "Cluster", "local")},
+		{"service.loadBalancerSourceRanges[]", hostiletest.SetAt("service", "loadBalancerSourceRanges", 0), shortStr("203.0.113.9", "0.0.0.0/0", "::/0", "10.0.0.0/33")},
+		{"service.loadBalancerClass", hostiletest.SetAt("service", "loadBalancerClass"), shortStr("example.com/lb", "a/b/c", "-x", "kubernetes.io/x")},
+		{"service.sessionAffinity", hostiletest.SetAt("service", "sessionAffinity"), shortStr("ClientIP", "None", "Cookie")},
+		{"service.ipFamilyPolicy", hostiletest.SetAt("service", "ipFamilyPolicy"), shortStr("SingleStack", "RequireDualStack", "dual")},
+		{"service.ipFamilies[]", hostiletest.SetAt("service", "ipFamilies", 1), shortStr("IPv4", "IPv6", "ipv6")},
 		{"content.configMaps[].name", func(spec map[string]any, v any) {
 			spec["content"] = map[string]any{"configMaps": []any{map[string]any{"name": v}}}
 			delete(spec, "restore")
 		}, shortStr("../x", "Site", "a..b")},
-		{"content.volumeClaimTemplate.size", setAt("content", "volumeClaimTemplate", "size"), shortStr("1t", "-1", "0", "999999999g", "1Ei", "1Gi ", "abc")},
-		{"content.volumeClaimTemplate.storageClassName", setAt("content", "volumeClaimTemplate", "storageClassName"), shortStr("Standard", strings.Repeat("a", 254))},
-		{"content.volumeClaimTemplate.accessModes[]", setAt("content", "volumeClaimTemplate", "accessModes", 0), shortStr("ReadWriteMany", "ReadWriteOncePod", "RWO")},
-		{"restore.backup", setAt("restore", "backup"), shortStr("../x", "Nightly", "-x")},
-		{"restore.id", setAt("restore", "id"), shortStr("20261122T030000.000000000Z-1a2b3c4", "../../etc/passwd", "x; rm -rf /", "20261122T030000.000000000Z-1a2b3c4d\n")},
-		{"service.type", setAt("service", "type"), shortStr("ExternalName", "NodePort", "LoadBalancer", "clusterip")},
-		{"service.annotations (value)", setAt("service", "annotations", "lb.example.com/internal"), shortStr()},
+		{"content.volumeClaimTemplate.size", hostiletest.SetAt("content", "volumeClaimTemplate", "size"), shortStr("1t", "-1", "0", "999999999g", "1Ei", "1Gi ", "abc")},
+		{"content.volumeClaimTemplate.storageClassName", hostiletest.SetAt("content", "volumeClaimTemplate", "storageClassName"), shortStr("Standard", strings.Repeat("a", 254))},
+		{"content.volumeClaimTemplate.accessModes[]", hostiletest.SetAt("content", "volumeClaimTemplate", "accessModes", 0), shortStr("ReadWriteMany", "ReadWriteOncePod", "RWO")},
+		{"restore.backup", hostiletest.SetAt("restore", "backup"), shortStr("../x", "Nightly", "-x")},
+		{"restore.id", hostiletest.SetAt("restore", "id"), shortStr("20261122T030000.000000000Z-1a2b3c4", "../../etc/passwd", "x; rm -rf /", "20261122T030000.000000000Z-1a2b3c4d\n")},
+		{"service.type", hostiletest.SetAt("service", "type"), shortStr("ExternalName", "NodePort", "LoadBalancer", "clusterip")},
+		{"service.annotations (value)", hostiletest.SetAt("service", "annotations", "lb.example.com/internal"), shortStr()},
 		{"service.annotations (key)", setKey("service", "annotations"), shortStr("a/b/c", "kubernetes.io/x")},
-		{"podDisruptionBudget.maxUnavailable", setAt("podDisruptionBudget", "maxUnavailable"), nums()},
+		{"podDisruptionBudget.maxUnavailable", hostiletest.SetAt("podDisruptionBudget", "maxUnavailable"), nums()},
 		{"podDisruptionBudget.minAvailable", func(spec map[string]any, v any) {
 			spec["podDisruptionBudget"] = map[string]any{"minAvailable": v}
 		}, shortStr("50%", "150%", "-1%", "1.5", "abc")},
 		// NetworkPolicy peers are Kubernetes' own type, which the CRD
 		// embeds without the API server's checks of a NetworkPolicy: a CIDR
 		// it refuses must be refused before any child is written.
-		{"networkPolicy.from[].ipBlock.cidr", setAt("networkPolicy", "from", 0, "ipBlock", "cidr"),
+		{"networkPolicy.from[].ipBlock.cidr", hostiletest.SetAt("networkPolicy", "from", 0, "ipBlock", "cidr"),
 			shortStr("10.0.0.0/33", "10.0.0.1/8", "10.0.0.0", "::/0", "0.0.0.0/0", "fd00::/129")},
 		{"networkPolicy.from[].ipBlock.except[]", func(spec map[string]any, v any) {
 			spec["networkPolicy"] = map[string]any{"from": []any{map[string]any{"ipBlock": map[string]any{"cidr": "10.0.0.0/8", "except": []any{v}}}}}
 		}, shortStr("11.0.0.0/16", "10.0.0.0/8", "10.1.0.0/16")},
 		{"networkPolicy.from[].namespaceSelector.matchLabels (key)", setKey("networkPolicy", "from", 1, "namespaceSelector", "matchLabels"), shortStr("a/b/c", "-x")},
-		{"networkPolicy.metricsFrom[].podSelector.matchLabels (value)", setAt("networkPolicy", "metricsFrom", 0, "podSelector", "matchLabels", "app"), shortStr("-x", "a_b")},
+		{"networkPolicy.metricsFrom[].podSelector.matchLabels (value)", hostiletest.SetAt("networkPolicy", "metricsFrom", 0, "podSelector", "matchLabels", "app"), shortStr("-x", "a_b")},
 		// worker_processes is the CPU limit in whole cores: 3e9 cores
 		// overflows an int32 (-1294967296), 3e6 asks nginx for three million
 		// workers. Either must be refused or rendered to a count nginx takes.
-		{"resources.limits.cpu", setAt("resources", "limits", "cpu"), anyOf([]string{"3000000000", "3000000"})},
+		{"resources.limits.cpu", hostiletest.SetAt("resources", "limits", "cpu"), anyOf([]string{"3000000000", "3000000"})},
 		{"pod.labels (key)", setKey("pod", "labels"), shortStr("a/b/c", "kubernetes.io/x", "-x")},
-		{"pod.labels (value)", setAt("pod", "labels", "team"), shortStr("-x", "a_b")},
-		{"pod.annotations (value)", setAt("pod", "annotations", "example.com/owner"), shortStr()},
-		{"pod.nodeSelector (value)", setAt("pod", "nodeSelector", "kubernetes.io/os"), shortStr("-x")},
+		{"pod.labels (value)", hostiletest.SetAt("pod", "labels", "team"), shortStr("-x", "a_b")},
+		{"pod.annotations (value)", hostiletest.SetAt("pod", "annotations", "example.com/owner"), shortStr()},
+		{"pod.nodeSelector (value)", hostiletest.SetAt("pod", "nodeSelector", "kubernetes.io/os"), shortStr("-x")},
 		{"childMetadata.labels (key)", setKey("childMetadata", "labels"), shortStr("a/b/c", "kubernetes.io/x", "-x", "nginx.operator.dev/x")},
-		{"childMetadata.labels (value)", setAt("childMetadata", "labels", "team"), shortStr("-x", "a_b")},
+		{"childMetadata.labels (value)", hostiletest.SetAt("childMetadata", "labels", "team"), shortStr("-x", "a_b")},
 		{"childMetadata.annotations (key)", setKey("childMetadata", "annotations"), shortStr("a/b/c", "nginx.operator.dev/config-hash")},
-		{"childMetadata.annotations (value)", setAt("childMetadata", "annotations", "example.com/owner"), shortStr()},
-		{"pod.priorityClassName", setAt("pod", "priorityClassName"), shortStr("system-node-critical", "High")},
+		{"childMetadata.annotations (value)", hostiletest.SetAt("childMetadata", "annotations", "example.com/owner"), shortStr()},
+		{"pod.priorityClassName", hostiletest.SetAt("pod", "priorityClassName"), shortStr("system-node-critical", "High")},
 		// The pod settings are core types the CRD embeds with their
 		// schema but not all their rules: what the API server refuses in
 		// the StatefulSet must be refused before any child is written.
-		{"pod.affinity.podAntiAffinity.required[].topologyKey", setAt(antiAffinity("topologyKey")...), shortStr("kubernetes.io/hostname", "a/b/c", "-x")},
-		{"pod.affinity.podAntiAffinity.required[].labelSelector.matchLabels (value)", setAt(antiAffinity("labelSelector", "matchLabels", "app")...), shortStr("-x", "a_b")},
+		{"pod.affinity.podAntiAffinity.required[].topologyKey", hostiletest.SetAt(antiAffinity("topologyKey")...), shortStr("kubernetes.io/hostname", "a/b/c", "-x")},
+		{"pod.affinity.podAntiAffinity.required[].labelSelector.matchLabels (value)", hostiletest.SetAt(antiAffinity("labelSelector", "matchLabels", "app")...), shortStr("-x", "a_b")},
 		{"pod.affinity.podAntiAffinity.required[].labelSelector.matchLabels (key)", setKey(antiAffinity("labelSelector", "matchLabels")...), shortStr("a/b/c", "-x")},
-		{"pod.tolerations[].value", setAt("pod", "tolerations", 0, "value"), shortStr("-x", "a_b")},
-		{"pod.tolerations[].effect", setAt("pod", "tolerations", 0, "effect"), shortStr("NoExecute", "Sometimes")},
-		{"pod.topologySpreadConstraints[].topologyKey", setAt("pod", "topologySpreadConstraints", 0, "topologyKey"), shortStr("a/b/c")},
-		{"pod.topologySpreadConstraints[].whenUnsatisfiable", setAt("pod", "topologySpreadConstraints", 0, "whenUnsatisfiable"), shortStr("DoNotSchedule", "Maybe")},
+		{"pod.tolerations[].value", hostiletest.SetAt("pod", "tolerations", 0, "value"), shortStr("-x", "a_b")},
+		{"pod.tolerations[].effect", hostiletest.SetAt("pod", "tolerations", 0, "effect"), shortStr("NoExecute", "Sometimes")},
+		{"pod.topologySpreadConstraints[].topologyKey", hostiletest.SetAt("pod", "topologySpreadConstraints", 0, "topologyKey"), shortStr("a/b/c")},
+		{"pod.topologySpreadConstraints[].whenUnsatisfiable", hostiletest.SetAt("pod", "topologySpreadConstraints", 0, "whenUnsatisfiable"), shortStr("DoNotSchedule", "Maybe")},
 		{"resources.requests (key)", func(spec map[string]any, v any) {
-			setAt("resources", "requests")(spec, map[string]any{v.(string): "1"})
+			hostiletest.SetAt("resources", "requests")(spec, map[string]any{v.(string): "1"})
 		}, shortStr("example.com/gpu", "hugepages-2Mi", "cpu ", "a/b/c")},
 		{"resources.claims[].name", func(spec map[string]any, v any) {
-			setAt("resources", "claims")(spec, []any{map[string]any{"name": v}})
+			hostiletest.SetAt("resources", "claims")(spec, []any{map[string]any{"name": v}})
 		}, shortStr("gpu", "-x")},
 	}
 }
@@ -614,20 +588,20 @@ func structures() []struct {
 		show string
 		edit func(spec map[string]any)
 	}{
-		{"ports[1].containerPort equal to ports[0]'s", func(s map[string]any) { setAt("ports", 1, "containerPort")(s, int64(8080)) }},
-		{"two ports named http", func(s map[string]any) { setAt("ports", 1, "name")(s, "http") }},
+		{"ports[1].containerPort equal to ports[0]'s", func(s map[string]any) { hostiletest.SetAt("ports", 1, "containerPort")(s, int64(8080)) }},
+		{"two ports named http", func(s map[string]any) { hostiletest.SetAt("ports", 1, "name")(s, "http") }},
 		{"ports[1].servicePort equal to ports[0]'s", func(s map[string]any) {
-			setAt("ports", 0, "servicePort")(s, int64(80))
-			setAt("ports", 1, "servicePort")(s, int64(80))
+			hostiletest.SetAt("ports", 0, "servicePort")(s, int64(80))
+			hostiletest.SetAt("ports", 1, "servicePort")(s, int64(80))
 		}},
-		{"ports[1].servicePort on ports[0]'s containerPort", func(s map[string]any) { setAt("ports", 1, "servicePort")(s, int64(8080)) }},
+		{"ports[1].servicePort on ports[0]'s containerPort", func(s map[string]any) { hostiletest.SetAt("ports", 1, "servicePort")(s, int64(8080)) }},
 		{"two ports on one nodePort", func(s map[string]any) {
-			setAt("ports", 0, "nodePort")(s, int64(30080))
-			setAt("ports", 1, "nodePort")(s, int64(30080))
+			hostiletest.SetAt("ports", 0, "nodePort")(s, int64(30080))
+			hostiletest.SetAt("ports", 1, "nodePort")(s, int64(30080))
 		}},
 		{"a nodePort on a ClusterIP Service", func(s map[string]any) {
-			setAt("ports", 0, "nodePort")(s, int64(30080))
-			setAt("service", "type")(s, "ClusterIP")
+			hostiletest.SetAt("ports", 0, "nodePort")(s, int64(30080))
+			hostiletest.SetAt("service", "type")(s, "ClusterIP")
 		}},
 		{"ports: []", func(s map[string]any) { s["ports"] = []any{} }},
 		{"no ports (schema default) with servers on https", func(s map[string]any) { delete(s, "ports") }},
@@ -639,33 +613,33 @@ func structures() []struct {
 			s["ports"].([]any)[1].(map[string]any)["name"] = "https"
 		}},
 		{"two default servers on http", func(s map[string]any) {
-			setAt(append(srv(1), "port")...)(s, "http")
-			setAt(append(srv(1), "defaultServer")...)(s, true)
+			hostiletest.SetAt(append(srv(1), "port")...)(s, "http")
+			hostiletest.SetAt(append(srv(1), "defaultServer")...)(s, true)
 			delete(getAt(s, srv(1)...).(map[string]any), "tls")
 		}},
-		{"port http used with and without TLS", func(s map[string]any) { setAt(append(srv(1), "port")...)(s, "http") }},
+		{"port http used with and without TLS", func(s map[string]any) { hostiletest.SetAt(append(srv(1), "port")...)(s, "http") }},
 		{"a location with static and proxy", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 0, "proxy")...)(s, map[string]any{"service": "api", "port": int64(80)})
+			hostiletest.SetAt(append(srv(0), "locations", 0, "proxy")...)(s, map[string]any{"service": "api", "port": int64(80)})
 		}},
 		{"a location with no handler", func(s map[string]any) {
 			delete(getAt(s, append(srv(0), "locations", 0)...).(map[string]any), "static")
 		}},
-		{"two locations with path /", func(s map[string]any) { setAt(append(srv(0), "locations", 1, "path")...)(s, "/") }},
+		{"two locations with path /", func(s map[string]any) { hostiletest.SetAt(append(srv(0), "locations", 1, "path")...)(s, "/") }},
 		{"two exact locations with path /old", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 1, "path")...)(s, "/old")
-			setAt(append(srv(0), "locations", 1, "exact")...)(s, true)
+			hostiletest.SetAt(append(srv(0), "locations", 1, "path")...)(s, "/old")
+			hostiletest.SetAt(append(srv(0), "locations", 1, "exact")...)(s, true)
 		}},
 		{"metrics enabled and a port named metrics", func(s map[string]any) {
-			setAt("ports", 1, "name")(s, layout.MetricsPortName)
-			setAt(append(srv(1), "port")...)(s, layout.MetricsPortName)
+			hostiletest.SetAt("ports", 1, "name")(s, layout.MetricsPortName)
+			hostiletest.SetAt(append(srv(1), "port")...)(s, layout.MetricsPortName)
 		}},
-		{"a server on a port name spec.ports lacks", func(s map[string]any) { setAt(append(srv(1), "port")...)(s, "admin") }},
+		{"a server on a port name spec.ports lacks", func(s map[string]any) { hostiletest.SetAt(append(srv(1), "port")...)(s, "admin") }},
 		{"restore without volumeClaimTemplate", func(s map[string]any) { delete(s, "content") }},
 		{"configMaps and volumeClaimTemplate together", func(s map[string]any) {
-			setAt("content", "configMaps")(s, []any{map[string]any{"name": "site"}})
+			hostiletest.SetAt("content", "configMaps")(s, []any{map[string]any{"name": "site"}})
 		}},
 		{"podDisruptionBudget with minAvailable and maxUnavailable", func(s map[string]any) {
-			setAt("podDisruptionBudget", "minAvailable")(s, int64(1))
+			hostiletest.SetAt("podDisruptionBudget", "minAvailable")(s, int64(1))
 		}},
 		{"podDisruptionBudget: {}", func(s map[string]any) { s["podDisruptionBudget"] = map[string]any{} }},
 		{"33 servers", func(s map[string]any) {
@@ -674,82 +648,82 @@ func structures() []struct {
 			})
 		}},
 		{"33 serverNames", func(s map[string]any) {
-			setAt(append(srv(0), "serverNames")...)(s, manyOf(33, func(i int) any { return fmt.Sprintf("n%d.example.com", i) }))
+			hostiletest.SetAt(append(srv(0), "serverNames")...)(s, manyOf(33, func(i int) any { return fmt.Sprintf("n%d.example.com", i) }))
 		}},
 		{"serverNames with a duplicate", func(s map[string]any) {
-			setAt(append(srv(0), "serverNames")...)(s, []any{"example.com", "example.com"})
+			hostiletest.SetAt(append(srv(0), "serverNames")...)(s, []any{"example.com", "example.com"})
 		}},
 		{"65 locations", func(s map[string]any) {
-			setAt(append(srv(0), "locations")...)(s, manyOf(65, func(i int) any {
+			hostiletest.SetAt(append(srv(0), "locations")...)(s, manyOf(65, func(i int) any {
 				return map[string]any{"path": fmt.Sprintf("/l%d", i), "static": map[string]any{}}
 			}))
 		}},
 		{"33 headers", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 0, "headers")...)(s, manyOf(33, func(i int) any {
+			hostiletest.SetAt(append(srv(0), "locations", 0, "headers")...)(s, manyOf(33, func(i int) any {
 				return map[string]any{"name": fmt.Sprintf("X-H%d", i), "value": "v"}
 			}))
 		}},
 		{"two headers named X-A", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 0, "headers")...)(s, []any{
+			hostiletest.SetAt(append(srv(0), "locations", 0, "headers")...)(s, []any{
 				map[string]any{"name": "X-A", "value": "1"}, map[string]any{"name": "X-A", "value": "2"}})
 		}},
 		{"accessModes with a duplicate", func(s map[string]any) {
-			setAt("content", "volumeClaimTemplate", "accessModes")(s, []any{"ReadWriteOnce", "ReadWriteOnce"})
+			hostiletest.SetAt("content", "volumeClaimTemplate", "accessModes")(s, []any{"ReadWriteOnce", "ReadWriteOnce"})
 		}},
 		{"two configMaps named site", func(s map[string]any) {
 			s["content"] = map[string]any{"configMaps": []any{map[string]any{"name": "site"}, map[string]any{"name": "site"}}}
 			delete(s, "restore")
 		}},
 		{"redirectToHTTPS on a server with locations", func(s map[string]any) {
-			setAt(append(srv(0), "redirectToHTTPS")...)(s, map[string]any{})
+			hostiletest.SetAt(append(srv(0), "redirectToHTTPS")...)(s, map[string]any{})
 		}},
 		{"a proxy with a service and backends", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 3, "proxy", "service")...)(s, "api")
+			hostiletest.SetAt(append(srv(0), "locations", 3, "proxy", "service")...)(s, "api")
 		}},
 		{"ReplacePrefixMatch on an exact location", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 4, "exact")...)(s, true)
+			hostiletest.SetAt(append(srv(0), "locations", 4, "exact")...)(s, true)
 		}},
 		{"one request header set and removed", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 1, "requestHeaders", "remove")...)(s, []any{"x-team"})
+			hostiletest.SetAt(append(srv(0), "locations", 1, "requestHeaders", "remove")...)(s, []any{"x-team"})
 		}},
 		{"requestHeaders on a static location", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 0, "requestHeaders")...)(s, map[string]any{"set": []any{map[string]any{"name": "X-A", "value": "b"}}})
+			hostiletest.SetAt(append(srv(0), "locations", 0, "requestHeaders")...)(s, map[string]any{"set": []any{map[string]any{"name": "X-A", "value": "b"}}})
 		}},
 		{"a hash method without a key", func(s map[string]any) {
 			delete(getAt(s, append(srv(0), "locations", 1, "proxy")...).(map[string]any), "hashKey")
 		}},
 		{"session affinity with a balancing method", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 3, "proxy", "loadBalancingMethod")...)(s, "least_conn")
+			hostiletest.SetAt(append(srv(0), "locations", 3, "proxy", "loadBalancingMethod")...)(s, "least_conn")
 		}},
 		{"backend TLS on a plain gRPC location", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 5, "proxy", "tls")...)(s, map[string]any{"hostname": "health.internal"})
+			hostiletest.SetAt(append(srv(0), "locations", 5, "proxy", "tls")...)(s, map[string]any{"hostname": "health.internal"})
 		}},
 		{"buffering on a gRPC location", func(s map[string]any) {
-			setAt(append(srv(0), "locations", 5, "proxy", "buffering")...)(s, map[string]any{"disabled": true})
+			hostiletest.SetAt(append(srv(0), "locations", 5, "proxy", "buffering")...)(s, map[string]any{"disabled": true})
 		}},
 		{"a stream without serverNames on the port of the TLS servers", func(s map[string]any) {
 			delete(getAt(s, "config", "streams", 0).(map[string]any), "serverNames")
 		}},
-		{"a plain-text server on a stream's port", func(s map[string]any) { setAt(append(srv(0), "port")...)(s, "db") }},
-		{"a server on the UDP port", func(s map[string]any) { setAt(append(srv(0), "port")...)(s, "dns") }},
-		{"two streams without serverNames on one port", func(s map[string]any) { setAt("config", "streams", 2, "port")(s, "db") }},
+		{"a plain-text server on a stream's port", func(s map[string]any) { hostiletest.SetAt(append(srv(0), "port")...)(s, "db") }},
+		{"a server on the UDP port", func(s map[string]any) { hostiletest.SetAt(append(srv(0), "port")...)(s, "dns") }},
+		{"two streams without serverNames on one port", func(s map[string]any) { hostiletest.SetAt("config", "streams", 2, "port")(s, "db") }},
 		{"a name of a stream and of a server on one port", func(s map[string]any) {
-			setAt("config", "streams", 0, "serverNames")(s, []any{"example.com"})
+			hostiletest.SetAt("config", "streams", 0, "serverNames")(s, []any{"example.com"})
 		}},
 		{"a name of two streams on one port", func(s map[string]any) {
-			setAt("config", "streams", 1, "port")(s, "https")
-			setAt("config", "streams", 1, "serverNames")(s, []any{"vault.example.com"})
+			hostiletest.SetAt("config", "streams", 1, "port")(s, "https")
+			hostiletest.SetAt("config", "streams", 1, "serverNames")(s, []any{"vault.example.com"})
 		}},
 		{"TLS on a UDP stream", func(s map[string]any) {
-			setAt("config", "streams", 2, "tls")(s, map[string]any{"secretName": "dns-tls"})
+			hostiletest.SetAt("config", "streams", 2, "tls")(s, map[string]any{"secretName": "dns-tls"})
 		}},
 		{"the PROXY protocol from TLS terminated behind the router", func(s map[string]any) {
-			setAt("config", "streams", 0, "tls")(s, map[string]any{"secretName": "vault-tls"})
+			hostiletest.SetAt("config", "streams", 0, "tls")(s, map[string]any{"secretName": "vault-tls"})
 		}},
-		{"expectedResponses on a TCP stream", func(s map[string]any) { setAt("config", "streams", 1, "expectedResponses")(s, int64(1)) }},
-		{"a stream on a port name spec.ports lacks", func(s map[string]any) { setAt("config", "streams", 1, "port")(s, "pg") }},
+		{"expectedResponses on a TCP stream", func(s map[string]any) { hostiletest.SetAt("config", "streams", 1, "expectedResponses")(s, int64(1)) }},
+		{"a stream on a port name spec.ports lacks", func(s map[string]any) { hostiletest.SetAt("config", "streams", 1, "port")(s, "pg") }},
 		{"a stream with every backend weighed 0", func(s map[string]any) {
-			setAt("config", "streams", 2, "backends", 0, "weight")(s, int64(0))
+			hostiletest.SetAt("config", "streams", 2, "backends", 0, "weight")(s, int64(0))
 		}},
 		{"33 streams", func(s map[string]any) {
 			s["config"].(map[string]any)["streams"] = manyOf(33, func(i int) any {
@@ -758,8 +732,8 @@ func structures() []struct {
 			})
 		}},
 		{"two UDP ports on one containerPort", func(s map[string]any) {
-			setAt("ports", 2, "protocol")(s, "UDP")
-			setAt("ports", 2, "containerPort")(s, int64(5353))
+			hostiletest.SetAt("ports", 2, "protocol")(s, "UDP")
+			hostiletest.SetAt("ports", 2, "containerPort")(s, int64(5353))
 		}},
 		{"9 imagePullSecrets", func(s map[string]any) {
 			s["imagePullSecrets"] = manyOf(9, func(i int) any { return map[string]any{"name": fmt.Sprintf("r%d", i)} })

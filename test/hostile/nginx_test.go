@@ -5,19 +5,14 @@ package hostile
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -239,67 +234,13 @@ func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v
 	s.meaning = treeMeaning(got)
 }
 
-// nginxFor is the nginx binary bin as nginxTest runs it. As root, nginxTest
-// runs nginx as nobody, who may not reach bin: the tests' nginx is built
-// into the user's cache (hack/install-nginx.sh), and root's home is 0700. A
-// copy in the environment's directory, which nobody can enter, runs
-// instead; a binary nobody reaches (or any user but root) runs as it is.
-func (h *nginxEnv) nginxFor(bin string) string {
-	h.t.Helper()
-	if os.Geteuid() != 0 {
-		return bin
-	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	copied := filepath.Join(h.dir, "nginx")
-	if err := os.WriteFile(copied, data, 0o755); err != nil {
-		h.t.Fatal(err)
-	}
-	return copied
-}
+// nginxFor is the nginx binary bin as nginxTest runs it
+// (tools.NginxForNobody).
+func (h *nginxEnv) nginxFor(bin string) string { return tools.NginxForNobody(h.t, bin, h.dir) }
 
-// nginxTest runs the real `nginx -t` on config and returns what nginx said
-// when it refused the file ("" when it accepted it). As root it runs as
-// nobody, as in the pod: an unprivileged user cannot bind ports below 1024.
-// bin is what nginxFor returned.
+// nginxTest runs the real `nginx -t` on config as the pod's user
+// (tools.NginxTestAsNobody): "" when nginx accepts it, what it said
+// otherwise.
 func (h *nginxEnv) nginxTest(bin string, config []byte) string {
-	sum := sha256.Sum256(config)
-	file := filepath.Join(h.dir, "conf", hex.EncodeToString(sum[:8])+".conf")
-	if err := os.WriteFile(file, config, 0o644); err != nil {
-		return "writing the file: " + err.Error()
-	}
-	cmd := exec.Command(bin, tools.NginxArgs(h.dir, file, "-t", "-q")...)
-	if os.Geteuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
-	// The rendered access_log is /dev/stdout, which nginx opens by name: as
-	// nobody it can open /dev/null, not a pipe the test owns. What nginx says
-	// goes to stderr.
-	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return err.Error()
-	}
-	defer devNull.Close()
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = devNull, &stderr
-	if err = cmd.Run(); err == nil {
-		return ""
-	}
-	var said []string
-	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.Contains(line, "test failed") {
-			line = nginxPreamble.ReplaceAllString(strings.TrimPrefix(line, "nginx: "), "$1 ")
-			line = strings.ReplaceAll(line, " in "+file+":", " at line ")
-			said = append(said, strings.ReplaceAll(line, h.dir, "<dir>"))
-		}
-	}
-	if len(said) == 0 {
-		return err.Error()
-	}
-	return strings.Join(said, " | ")
+	return tools.NginxTestAsNobody(bin, h.dir, config)
 }
-
-// nginx's "2026/11/23 15:37:04 [emerg] 13250#13250: " before each message.
-var nginxPreamble = regexp.MustCompile(`^[0-9/]+ [0-9:]+ (\[[a-z]+\]) [0-9]+#[0-9]+: `)

@@ -3,8 +3,9 @@ package hostile
 // The test's report: the outcome counts and the failure table.
 
 import (
+	"github.com/nginx-operator/nginx-operator/test/hostile/hostiletest"
+
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -93,24 +94,11 @@ func failureTable(failing []*send) string {
 	for _, s := range failing {
 		var short []string
 		for _, p := range s.problems() {
-			short = append(short, oneLine(p, 200))
+			short = append(short, hostiletest.OneLine(p, 200))
 		}
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", s.c.id, s.path, s.c.field, s.c.show,
-			oneLine(s.nginxVerdict(), 130), strings.Join(short, " ; "))
+			hostiletest.OneLine(s.nginxVerdict(), 130), strings.Join(short, " ; "))
 	}
 	_ = w.Flush()
 	return b.String()
-}
-
-var invalidPreamble = regexp.MustCompile(`NginxOperator\.nginx\.operator\.dev "[^"]*" is invalid: `)
-
-// oneLine fits a message on one table line: the apiserver's preamble
-// dropped, newlines and tabs shown as escapes, long messages cut.
-func oneLine(s string, limit int) string {
-	s = invalidPreamble.ReplaceAllString(s, "")
-	s = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
-	if r := []rune(s); len(r) > limit {
-		s = string(r[:limit]) + "…"
-	}
-	return s
 }

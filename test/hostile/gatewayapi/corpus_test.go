@@ -7,8 +7,9 @@ package gatewayapi
 // rendered file gives the other tenants.
 
 import (
+	"github.com/nginx-operator/nginx-operator/test/hostile/hostiletest"
+
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,7 +78,7 @@ func TestNoTenantsRouteBreaksTheSharedGateway(t *testing.T) {
 		sends[i] = &send{c: c}
 	}
 	setUp := time.Now()
-	inParallel(apiWorkers, len(sends), func(i int) { h.send(ctx, sends[i]) })
+	hostiletest.InParallel(apiWorkers, len(sends), func(i int) { h.send(ctx, sends[i]) })
 	apiDone := time.Now()
 
 	// The real nginx, once per distinct rendered file.
@@ -93,7 +94,7 @@ func TestNoTenantsRouteBreaksTheSharedGateway(t *testing.T) {
 		}
 		byConfig[k] = append(byConfig[k], s)
 	}
-	inParallel(nginxWorkers, len(configs), func(i int) {
+	hostiletest.InParallel(nginxWorkers, len(configs), func(i int) {
 		said := ngx.nginxTest(nginxBin, []byte(configs[i]))
 		for _, s := range byConfig[configs[i]] {
 			s.nginxSaid, s.nginxRan = said, true
@@ -124,26 +125,4 @@ func TestNoTenantsRouteBreaksTheSharedGateway(t *testing.T) {
 			"every other tenant served as before and no value of the route reaching an nginx variable:\n%s",
 			len(failing), len(sends), failureTable(failing))
 	}
-}
-
-// inParallel runs work(0) … work(n-1) on a fixed number of goroutines, so
-// that neither the apiserver nor the machine running `nginx -t` sees more
-// concurrency than the constants above allow.
-func inParallel(workers, n int, work func(i int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				work(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }

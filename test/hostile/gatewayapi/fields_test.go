@@ -6,6 +6,8 @@ package gatewayapi
 // of distinct cases from them.
 
 import (
+	"github.com/nginx-operator/nginx-operator/test/hostile/hostiletest"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -219,36 +221,6 @@ func hostileBases(t *testing.T, ns map[string]string) map[gatewayv1.Kind]map[str
 	return out
 }
 
-// setAt is a setter of the value at path (map keys and list indexes)
-// of a route's JSON; maps on the way are made, list items must exist.
-func setAt(path ...any) func(obj map[string]any, v any) {
-	return func(obj map[string]any, v any) {
-		var cur any = obj
-		for i, p := range path {
-			last := i == len(path)-1
-			switch k := p.(type) {
-			case string:
-				m := cur.(map[string]any)
-				if last {
-					m[k] = v
-					return
-				}
-				if m[k] == nil {
-					m[k] = map[string]any{}
-				}
-				cur = m[k]
-			case int:
-				l := cur.([]any)
-				if last {
-					l[k] = v
-					return
-				}
-				cur = l[k]
-			}
-		}
-	}
-}
-
 // then is a setter that first makes the route's structure what edits
 // say (each sets a path to a fixed value), then sets path to the value.
 func then(edits []func(map[string]any), path ...any) func(obj map[string]any, v any) {
@@ -256,12 +228,12 @@ func then(edits []func(map[string]any), path ...any) func(obj map[string]any, v 
 		for _, e := range edits {
 			e(obj)
 		}
-		setAt(path...)(obj, v)
+		hostiletest.SetAt(path...)(obj, v)
 	}
 }
 
 func fixed(v any, path ...any) func(map[string]any) {
-	return func(obj map[string]any) { setAt(path...)(obj, runtime.DeepCopyJSONValue(v)) }
+	return func(obj map[string]any) { hostiletest.SetAt(path...)(obj, runtime.DeepCopyJSONValue(v)) }
 }
 
 func remove(key string, path ...any) func(map[string]any) {
@@ -371,20 +343,20 @@ func corpusFields(ns map[string]string) []routeField {
 	sections := []string{listenerHTTP, listenerHTTPS, listenerPassthrough, listenerTCP, listenerTCPHostile, listenerUDP, listenerUDPHostile, "nope"}
 	sectionName := p("spec", "parentRefs", 0, "sectionName")
 	parentPort := p("spec", "parentRefs", 0, "port")
-	hostnames := func(obj map[string]any, v any) { setAt("spec", "hostnames")(obj, []any{v}) }
+	hostnames := func(obj map[string]any, v any) { hostiletest.SetAt("spec", "hostnames")(obj, []any{v}) }
 
 	// Fields every kind has: the parent's section and port, the backend's
 	// weight, port, name and namespace.
 	common := func(kind gatewayv1.Kind) []routeField {
 		return []routeField{
-			{kind, "parentRefs[].sectionName", setAt(sectionName...), withStrings(sections...)},
-			{kind, "parentRefs[].port (experimental: pruned by the standard channel)", setAt(parentPort...), withNumbers(5432, 6432)},
-			{kind, "rules[].backendRefs[].weight", setAt(join(backend, p("weight"))...), withNumbers(999999)},
-			{kind, "rules[].backendRefs[].port", setAt(join(backend, p("port"))...), withNumbers(8443, 6353)},
-			{kind, "rules[].backendRefs[].name", setAt(join(backend, p("name"))...), withStrings(svcShared, svcWeb, svcDB, "H-SVC", "h-svc.other", "../h-svc")},
-			{kind, "rules[].backendRefs[].namespace (name h-svc)", setAt(join(backend, p("namespace"))...), withStrings(namespaces...)},
+			{kind, "parentRefs[].sectionName", hostiletest.SetAt(sectionName...), withStrings(sections...)},
+			{kind, "parentRefs[].port (experimental: pruned by the standard channel)", hostiletest.SetAt(parentPort...), withNumbers(5432, 6432)},
+			{kind, "rules[].backendRefs[].weight", hostiletest.SetAt(join(backend, p("weight"))...), withNumbers(999999)},
+			{kind, "rules[].backendRefs[].port", hostiletest.SetAt(join(backend, p("port"))...), withNumbers(8443, 6353)},
+			{kind, "rules[].backendRefs[].name", hostiletest.SetAt(join(backend, p("name"))...), withStrings(svcShared, svcWeb, svcDB, "H-SVC", "h-svc.other", "../h-svc")},
+			{kind, "rules[].backendRefs[].namespace (name h-svc)", hostiletest.SetAt(join(backend, p("namespace"))...), withStrings(namespaces...)},
 			{kind, "rules[].backendRefs[].namespace (name shared, granted from web)", backendNamespace(svcShared), strs(namespaces, []string{"", "$host"})},
-			{kind, "rules[].backendRefs[].kind", setAt(join(backend, p("kind"))...), strs([]string{"Service", "service", "Pod", "ServiceImport", "$host", ""})},
+			{kind, "rules[].backendRefs[].kind", hostiletest.SetAt(join(backend, p("kind"))...), strs([]string{"Service", "service", "Pod", "ServiceImport", "$host", ""})},
 		}
 	}
 
@@ -393,7 +365,7 @@ func corpusFields(ns map[string]string) []routeField {
 		{http, "rules[].matches[].path.value (Exact)", pathOfType("Exact"), strs(hostilePaths())},
 		{http, "rules[].matches[].path.value (PathPrefix)", pathOfType("PathPrefix"), strs(hostilePaths())},
 		{http, "rules[].matches[].path.value (RegularExpression)", pathOfType("RegularExpression"), strs(pathRegexes(), []string{"/h", "/h/[0-9]+"})},
-		{http, "rules[].matches[].path.type", setAt(join(match0, p("path", "type"))...), withStrings("Exact", "PathPrefix", "RegularExpression", "exact", "Regex")},
+		{http, "rules[].matches[].path.type", hostiletest.SetAt(join(match0, p("path", "type"))...), withStrings("Exact", "PathPrefix", "RegularExpression", "exact", "Regex")},
 		{http, "rules[].matches[].headers[].name (Exact)", header(false, "name"), strs(hostileHeaderNames())},
 		{http, "rules[].matches[].headers[].value (Exact)", header(false, "value"), withStrings("yes", "v1")},
 		{http, "rules[].matches[].headers[].name (RegularExpression)", header(true, "name"), strs(hostileHeaderNames())},
@@ -402,7 +374,7 @@ func corpusFields(ns map[string]string) []routeField {
 		{http, "rules[].matches[].queryParams[].value (Exact)", query(false, "value"), withStrings("1", "a&q=1", "a=b")},
 		{http, "rules[].matches[].queryParams[].name (RegularExpression)", query(true, "name"), withStrings("q", "arg_q")},
 		{http, "rules[].matches[].queryParams[].value (RegularExpression)", query(true, "value"), strs(hostileRegexes())},
-		{http, "rules[].matches[].method", setAt(join(match0, p("method"))...), methods},
+		{http, "rules[].matches[].method", hostiletest.SetAt(join(match0, p("method"))...), methods},
 		{http, "filters[].requestRedirect.hostname", redirect("hostname"), strs(hostileHostnames())},
 		{http, "filters[].requestRedirect.scheme", redirect("scheme"), withStrings("http", "https", "HTTP", "ftp", "javascript", "https://x")},
 		{http, "filters[].requestRedirect.port", redirect("port"), withNumbers(8080, 8443)},
@@ -432,13 +404,13 @@ func corpusFields(ns map[string]string) []routeField {
 		{http, "filters[].cors.exposeHeaders[]", corsList("exposeHeaders"), strs(hostileHeaderNames(), []string{"*"})},
 		{http, "filters[].cors.maxAge", cors("maxAge"), withNumbers(86400, 86401)},
 		{http, "filters[].cors.allowCredentials", cors("allowCredentials"), []any{true, false, "true", int64(1)}},
-		{http, "rules[].timeouts.request", setAt(join(rule0, p("timeouts", "request"))...), durations},
+		{http, "rules[].timeouts.request", hostiletest.SetAt(join(rule0, p("timeouts", "request"))...), durations},
 		{http, "rules[].timeouts.backendRequest", then([]func(map[string]any){fixed("100h", join(rule0, p("timeouts", "request"))...)}, join(rule0, p("timeouts", "backendRequest"))...), durations},
-		{http, "rules[].name", setAt(join(rule0, p("name"))...), withStrings("r1", "R1", "a.b")},
+		{http, "rules[].name", hostiletest.SetAt(join(rule0, p("name"))...), withStrings("r1", "R1", "a.b")},
 
 		{grpc, "hostnames[]", hostnames, strs(hostileHostnames())},
-		{grpc, "rules[].matches[].method.service (Exact)", setAt(join(match0, p("method", "service"))...), withStrings("echo.Echo", ".a.B", "a..b", "_", "a/b")},
-		{grpc, "rules[].matches[].method.method (Exact)", setAt(join(match0, p("method", "method"))...), withStrings("Say", "_", "a.b", "a/b")},
+		{grpc, "rules[].matches[].method.service (Exact)", hostiletest.SetAt(join(match0, p("method", "service"))...), withStrings("echo.Echo", ".a.B", "a..b", "_", "a/b")},
+		{grpc, "rules[].matches[].method.method (Exact)", hostiletest.SetAt(join(match0, p("method", "method"))...), withStrings("Say", "_", "a.b", "a/b")},
 		{grpc, "rules[].matches[].method.service (RegularExpression)", then([]func(map[string]any){regexType(join(match0, p("method")))}, join(match0, p("method", "service"))...),
 			strs(hostileRegexes(), []string{`a)|(.*`, `echo\.Echo`, `[^/]+`})},
 		{grpc, "rules[].matches[].method.method (RegularExpression)", then([]func(map[string]any){regexType(join(match0, p("method")))}, join(match0, p("method", "method"))...),
@@ -479,15 +451,15 @@ func structures() []structure {
 		port := ports[kind]
 		out = append(out,
 			structure{kind, "rules[].backendRefs: 16 of weight 1000000", func(obj map[string]any) {
-				setAt(join(rule0, p("backendRefs"))...)(obj, backends(16, 1000000, port))
+				hostiletest.SetAt(join(rule0, p("backendRefs"))...)(obj, backends(16, 1000000, port))
 			}},
 			structure{kind, "rules[].backendRefs: 2 of weight 0", func(obj map[string]any) {
-				setAt(join(rule0, p("backendRefs"))...)(obj, backends(2, 0, port))
+				hostiletest.SetAt(join(rule0, p("backendRefs"))...)(obj, backends(2, 0, port))
 			}},
 			structure{kind, "rules[].backendRefs: 1001 and 1", func(obj map[string]any) {
 				b := backends(2, 1, port)
 				b[0].(map[string]any)["weight"] = int64(1001)
-				setAt(join(rule0, p("backendRefs"))...)(obj, b)
+				hostiletest.SetAt(join(rule0, p("backendRefs"))...)(obj, b)
 			}},
 			structure{kind, "rules[].backendRefs: none", func(obj map[string]any) {
 				remove("backendRefs", rule0...)(obj)
@@ -495,7 +467,7 @@ func structures() []structure {
 		)
 	}
 	hosts := func(names ...string) func(obj map[string]any) {
-		return func(obj map[string]any) { setAt("spec", "hostnames")(obj, strs(names)) }
+		return func(obj map[string]any) { hostiletest.SetAt("spec", "hostnames")(obj, strs(names)) }
 	}
 	own := map[gatewayv1.Kind]string{gateway.KindHTTPRoute: hostileHTTPHostname, gateway.KindGRPCRoute: hostileGRPCHostname}
 	for _, kind := range kinds[:2] {
@@ -517,18 +489,18 @@ func structures() []structure {
 			hosts(names...)(obj)
 		}},
 		structure{gateway.KindHTTPRoute, "rules[].matches: the web tenant's /app match, same headers", func(obj map[string]any) {
-			setAt(join(rule0, p("matches"))...)(obj, []any{map[string]any{
+			hostiletest.SetAt(join(rule0, p("matches"))...)(obj, []any{map[string]any{
 				"path": map[string]any{"type": "PathPrefix", "value": "/app"},
 				"headers": []any{map[string]any{"type": "RegularExpression", "name": "X-Version", "value": "^v[0-9]+$"},
 					map[string]any{"type": "Exact", "name": "X-Match", "value": "yes"}}}})
 			hosts(webHostname)(obj)
 		}},
 		structure{gateway.KindHTTPRoute, "rules[].matches: every path of web.example.com by a named group", func(obj map[string]any) {
-			setAt(join(rule0, p("matches"))...)(obj, []any{map[string]any{"path": map[string]any{"type": "RegularExpression", "value": "/(?P<args>.*)"}}})
+			hostiletest.SetAt(join(rule0, p("matches"))...)(obj, []any{map[string]any{"path": map[string]any{"type": "RegularExpression", "value": "/(?P<args>.*)"}}})
 			hosts(webHostname)(obj)
 		}},
 		structure{gateway.KindHTTPRoute, "rules[].matches: X-Match by a named group on web.example.com", func(obj map[string]any) {
-			setAt(join(rule0, p("matches"))...)(obj, []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/app"},
+			hostiletest.SetAt(join(rule0, p("matches"))...)(obj, []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/app"},
 				"headers": []any{map[string]any{"type": "RegularExpression", "name": "X-Other", "value": "(?P<http_x_match>.*)"}}}})
 			hosts(webHostname)(obj)
 		}},
@@ -541,7 +513,7 @@ func structures() []structure {
 				}
 				rules = append(rules, map[string]any{"matches": matches, "backendRefs": backends(1, 1, 8080)})
 			}
-			setAt("spec", "rules")(obj, rules)
+			hostiletest.SetAt("spec", "rules")(obj, rules)
 		}},
 	)
 	return out

@@ -4,17 +4,11 @@ package gatewayapi
 // render step, and the real `nginx -t` on what it rendered.
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -105,64 +99,13 @@ func (h *nginxEnv) mountCertificates(tree []conf.Directive) {
 	}
 }
 
-// nginxFor is the nginx binary bin as nginxTest runs it: as root, nginxTest
-// runs nginx as nobody, who may not reach a binary in root's cache; a copy
-// in the environment's directory runs instead.
-func (h *nginxEnv) nginxFor(bin string) string {
-	h.t.Helper()
-	if os.Geteuid() != 0 {
-		return bin
-	}
-	data, err := os.ReadFile(bin)
-	tools.Must(h.t, err)
-	copied := filepath.Join(h.dir, "nginx")
-	tools.Must(h.t, os.WriteFile(copied, data, 0o755))
-	return copied
-}
+// nginxFor is the nginx binary bin as nginxTest runs it
+// (tools.NginxForNobody).
+func (h *nginxEnv) nginxFor(bin string) string { return tools.NginxForNobody(h.t, bin, h.dir) }
 
-// nginxTest runs the real `nginx -t` on config and returns what nginx said
-// when it refused the file ("" when it accepted it). As root it runs as
-// nobody, as in the pod.
+// nginxTest runs the real `nginx -t` on config as the pod's user
+// (tools.NginxTestAsNobody): "" when nginx accepts it, what it said
+// otherwise.
 func (h *nginxEnv) nginxTest(bin string, config []byte) string {
-	sum := sha256.Sum256(config)
-	file := filepath.Join(h.dir, "conf", hex.EncodeToString(sum[:8])+".conf")
-	if err := os.WriteFile(file, config, 0o644); err != nil {
-		return "writing the file: " + err.Error()
-	}
-	cmd := exec.Command(bin, tools.NginxArgs(h.dir, file, "-t", "-q")...)
-	if os.Geteuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
-	// The rendered access_log is /dev/stdout, which nginx opens by name:
-	// as nobody it can open /dev/null, not a pipe the test owns.
-	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return err.Error()
-	}
-	defer devNull.Close()
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = devNull, &stderr
-	if err = cmd.Run(); err == nil {
-		return ""
-	}
-	var said []string
-	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.Contains(line, "test failed") {
-			line = nginxPreamble.ReplaceAllString(strings.TrimPrefix(line, "nginx: "), "$1 ")
-			line = strings.ReplaceAll(line, " in "+file+":", " at line ")
-			said = append(said, strings.ReplaceAll(line, h.dir, "<dir>"))
-		}
-	}
-	// nginx's warnings (a deprecated directive of the renderer's) come
-	// first; what made it refuse the file is its [emerg].
-	if errs := slices.DeleteFunc(slices.Clone(said), func(l string) bool { return strings.HasPrefix(l, "[warn]") }); len(errs) > 0 {
-		said = errs
-	}
-	if len(said) == 0 {
-		return err.Error()
-	}
-	return strings.Join(said, " | ")
+	return tools.NginxTestAsNobody(bin, h.dir, config)
 }
-
-// nginx's "2026/11/23 15:37:04 [emerg] 13250#13250: " before each message.
-var nginxPreamble = regexp.MustCompile(`^[0-9/]+ [0-9:]+ (\[[a-z]+\]) [0-9]+#[0-9]+: `)

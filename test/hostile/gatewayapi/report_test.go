@@ -4,8 +4,9 @@ package gatewayapi
 // by field, and the failure table.
 
 import (
+	"github.com/nginx-operator/nginx-operator/test/hostile/hostiletest"
+
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -171,25 +172,11 @@ func failureTable(failing []*send) string {
 	for _, s := range failing {
 		var short []string
 		for _, p := range s.problems() {
-			short = append(short, oneLine(p, 220))
+			short = append(short, hostiletest.OneLine(p, 220))
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", s.c.id, s.c.kind, s.c.field, oneLine(s.c.show, 60),
-			oneLine(s.nginxVerdict(), 150), strings.Join(short, " ; "))
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", s.c.id, s.c.kind, s.c.field, hostiletest.OneLine(s.c.show, 60),
+			hostiletest.OneLine(s.nginxVerdict(), 150), strings.Join(short, " ; "))
 	}
 	_ = w.Flush()
 	return b.String()
-}
-
-// invalidPreamble is the apiserver's preamble of a refusal.
-var invalidPreamble = regexp.MustCompile(`[A-Za-z]+Route\.gateway\.networking\.k8s\.io "[^"]*" is invalid: `)
-
-// oneLine fits a message on one table line: the apiserver's preamble
-// dropped, newlines and tabs shown as escapes, long messages cut.
-func oneLine(s string, limit int) string {
-	s = invalidPreamble.ReplaceAllString(s, "")
-	s = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
-	if r := []rune(s); len(r) > limit {
-		s = string(r[:limit]) + "…"
-	}
-	return s
 }
