@@ -203,21 +203,13 @@ func startLoad(ctx context.Context, dial dialer, url string, clients int) *load 
 // startLoadOf sends requests of method to url from clients keep-alive
 // clients, one after the other each, until stop.
 func startLoadOf(ctx context.Context, dial dialer, method, url string, clients int) *load {
-	return startLoadWith(ctx, func() *http.Client {
-		hc := keepAliveClient(dial)
-		hc.Timeout = loadClientTimeout
-		return hc
-	}, method, url, clients)
-}
-
-// startLoadWith is startLoadOf with clients that newClient makes, one each.
-func startLoadWith(ctx context.Context, newClient func() *http.Client, method, url string, clients int) *load {
 	l := &load{stopped: make(chan struct{}), result: loadResult{first: map[string]time.Time{}}}
 	for range clients {
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			hc := newClient()
+			hc := keepAliveClient(dial)
+			hc.Timeout = loadClientTimeout
 			for {
 				select {
 				case <-l.stopped:

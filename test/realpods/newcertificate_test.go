@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -168,7 +169,7 @@ spec:
 			t.Errorf("an %s request failed while the new server came: %s", what, f)
 		}
 	}
-	if after := podUIDsOf(ctx, t, cs, ns, "web"); !equalMaps(before, after) {
+	if after := podUIDsOf(ctx, t, cs, ns, "web"); !maps.Equal(before, after) {
 		t.Errorf("the instance's pods were replaced: %v, then %v", before, after)
 	}
 	stsAfter, err := cs.AppsV1().StatefulSets(ns).Get(ctx, sts.Name, metav1.GetOptions{})
@@ -248,7 +249,7 @@ func TestTheFirstCertificateOfAnInstanceIsServedWithoutReplacingAPod(t *testing.
 	for _, f := range got.failures[:min(5, len(got.failures))] {
 		t.Errorf("an HTTP request failed while the first TLS server came: %s", f)
 	}
-	if after := podUIDsOf(ctx, t, cs, ns, "web"); !equalMaps(before, after) {
+	if after := podUIDsOf(ctx, t, cs, ns, "web"); !maps.Equal(before, after) {
 		t.Errorf("the instance's pods were replaced: %v, then %v", before, after)
 	}
 }
@@ -342,7 +343,7 @@ func TestAGatewayListenerWhoseSecretAppearsLaterIsServedWithoutReplacingAPod(t *
 	for _, f := range got.failures[:min(5, len(got.failures))] {
 		t.Errorf("an HTTPS request failed while the new listener came: %s", f)
 	}
-	if after := podUIDsOf(ctx, t, cs, ns, instance); !equalMaps(before, after) {
+	if after := podUIDsOf(ctx, t, cs, ns, instance); !maps.Equal(before, after) {
 		t.Errorf("the instance's pods were replaced: %v, then %v", before, after)
 	}
 }
@@ -487,18 +488,6 @@ func podUIDsOf(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, i
 		out[p.Name] = string(p.UID)
 	}
 	return out
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // watchDegraded reads the instance's Degraded condition every 200 ms

@@ -4,20 +4,17 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
-	"slices"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
-	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -85,14 +82,8 @@ func TestATLSRouteLeavesAndJoinsASharedPortWithoutLosingAnHTTPSRequest(t *testin
 		return &http.Client{Timeout: loadClientTimeout, Transport: &http.Transport{DialContext: toService, DisableKeepAlives: true,
 			TLSClientConfig: &tls.Config{RootCAs: nginxCA.Pool()}}}
 	}
-	url := "https://www.example.com/"
-	tools.Eventually(t, time.Minute, "www.example.com served by the web pods", func() error {
-		_, err := answeringPod(ctx, https(), url)
-		return err
-	})
-	before := podUIDs(ctx, t, cl, ns, gateway.InstanceName("shared"))
-
-	load := startLoadWith(ctx, https, http.MethodGet, url, 4)
+	before := podUIDsOf(ctx, t, cs, ns, gateway.InstanceName("shared"))
+	load := startSteadyLoad(ctx, t, https, "", "https://www.example.com/", 4, bodyHasPrefix("hello from web-"))
 	began := time.Now()
 	tools.Must(t, cl.Delete(ctx, newTLSRoute()))
 	tools.Eventually(t, time.Minute, "db.example.com closed without its route", func() error {
@@ -110,28 +101,15 @@ func TestATLSRouteLeavesAndJoinsASharedPortWithoutLosingAnHTTPSRequest(t *testin
 	time.Sleep(5 * time.Second)
 	got := load.stop()
 
-	t.Logf("TLSRoute removed in %s, added in %s; %d HTTPS requests on new connections meanwhile, %d failed, slowest %s",
-		removed.Round(time.Millisecond), added.Round(time.Millisecond), got.total, len(got.failures), got.slowest.Round(time.Millisecond))
+	t.Logf("TLSRoute removed in %s, added in %s; %d HTTPS requests on new connections meanwhile, %d failed",
+		removed.Round(time.Millisecond), added.Round(time.Millisecond), got.total, got.failed)
 	if got.total == 0 {
 		t.Fatal("no request was sent")
 	}
-	for _, err := range got.failures[:min(5, len(got.failures))] {
-		t.Errorf("an HTTPS request failed while the TLSRoute left and joined port 443: %v", err)
+	for _, f := range got.failures[:min(5, len(got.failures))] {
+		t.Errorf("an HTTPS request failed while the TLSRoute left and joined port 443: %s", f)
 	}
-	if after := podUIDs(ctx, t, cl, ns, gateway.InstanceName("shared")); !slices.Equal(before, after) {
+	if after := podUIDsOf(ctx, t, cs, ns, gateway.InstanceName("shared")); !maps.Equal(before, after) {
 		t.Errorf("the instance's pods were replaced: %v, then %v", before, after)
 	}
-}
-
-// podUIDs are the UIDs of instance's pods, sorted.
-func podUIDs(ctx context.Context, t *testing.T, cl client.Client, ns, instance string) []string {
-	t.Helper()
-	var pods corev1.PodList
-	tools.Must(t, cl.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels(layout.Selector(instance))))
-	var out []string
-	for _, p := range pods.Items {
-		out = append(out, string(p.UID))
-	}
-	slices.Sort(out)
-	return out
 }
