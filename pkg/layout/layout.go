@@ -102,7 +102,7 @@ const (
 	// MaxConfigSize is the largest nginx.conf the config Secret carries:
 	// the apiserver refuses a Secret whose keys and values add up to more
 	// than 1 MiB.
-	MaxConfigSize = 1<<20 - len(ConfigFile) - len(PushKeyFile) - PushKeyLength
+	MaxConfigSize = 1<<20 - len(ConfigFile) - len(PushKeyFile) - PushKeyLength - len("revision") - 20
 	// FilesMountPath holds every file nginx reads of the objects an
 	// instance references (TLS certificates and keys, CA certificates,
 	// htpasswd files), each under a name of its own (pkg/nginx/render's

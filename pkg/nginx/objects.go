@@ -3,6 +3,7 @@ package nginx
 import (
 	"maps"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -15,6 +16,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
 // PodTemplateVersion is the current value of layout.PodTemplateAnnotation:
@@ -25,11 +27,14 @@ import (
 // nginx.conf, which the operator pushes to; "5" mounts the files nginx
 // reads of the references from the instance's files Secrets, one volume
 // whatever the instance references, where "4" had a volume of each
-// referenced Secret and ConfigMap (so a new certificate rolled the pods). (The nginx.operator.dev/
+// referenced Secret and ConfigMap (so a new certificate rolled the pods);
+// "6" runs the reloader that orders configurations by the config Secret's
+// revision (reloader.RevisionFile), which an earlier one would take for a
+// file nginx reads, and reload for. (The nginx.operator.dev/
 // prefix of the operator's annotations is reserved: admission refuses user
 // annotations under it, and the operator's values win over
 // spec.pod.annotations anyway.)
-const PodTemplateVersion = "5"
+const PodTemplateVersion = "6"
 
 // Inputs is everything the builders need besides the instance.
 type Inputs struct {
@@ -55,6 +60,10 @@ type Inputs struct {
 	// PushKey signs the configurations the operator pushes to the pods'
 	// reloaders (layout.PushKeyFile).
 	PushKey []byte
+	// Revision orders Config among the instance's configurations
+	// (reloader.RevisionFile): the config Secret's, raised when Config
+	// or its files change (configRevision).
+	Revision uint64
 }
 
 // RestoreInit is an init container plus the extra volumes it mounts.
@@ -101,7 +110,8 @@ func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{layout.ConfigFile: in.Config, layout.PushKeyFile: in.PushKey},
+		Data: map[string][]byte{layout.ConfigFile: in.Config, layout.PushKeyFile: in.PushKey,
+			reloader.RevisionFile: []byte(strconv.FormatUint(in.Revision, 10))},
 	}
 }
 

@@ -2,6 +2,7 @@ package nginx
 
 import (
 	"context"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -77,9 +78,14 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return nil, err
 	}
-	if in.PushKey, err = r.pushKey(ctx, nginx); err != nil {
+	held, err := r.heldConfigSecret(ctx, nginx)
+	if err != nil {
 		return nil, err
 	}
+	if in.PushKey, err = r.pushKey(nginx, held); err != nil {
+		return nil, err
+	}
+	in.Revision = configRevision(held, in.ConfigHash, time.Now())
 	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), checked: []client.Object{Service(desired, model.ports)},
 		upstreams: model.upstreamStatus()}
 	names, meta := layout.NamesFor(nginx.Name), func(name string) metav1.ObjectMeta {

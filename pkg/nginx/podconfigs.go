@@ -56,7 +56,7 @@ func (r *Reconciler) podConfigs(nginx *v1beta1.NginxOperator, sts *appsv1.Statef
 	}
 	instance := types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}
 	hash := in.ConfigHash
-	want := prober.Want{Hash: hash, Config: in.Config, Key: in.PushKey}
+	want := prober.Want{Hash: hash, Config: in.Config, Key: in.PushKey, Revision: in.Revision}
 	var running []corev1.Pod
 	answers := map[string]prober.Answer{}
 	replaced := map[string]bool{}

@@ -15,6 +15,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
+	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +28,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/prober"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
 // syncAnnotations are what the config Secret and, once it changed, every pod
@@ -75,21 +78,32 @@ func (r *Reconciler) nudgePods(ctx context.Context, nginx *v1beta1.NginxOperator
 	return nil
 }
 
-// pushKey is the instance's push key: the one its config Secret holds, as
-// the cache keeps it (the transform keeps that key of a Secret's data), or
-// a new random one for an instance whose Secret has none yet. A new key is
-// remembered until the cache shows the Secret holding it, so that a
-// reconcile before the cache catches up does not write another.
-func (r *Reconciler) pushKey(ctx context.Context, nginx *v1beta1.NginxOperator) ([]byte, error) {
-	instance := types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}
+// heldConfigSecret is the instance's config Secret as the cache keeps it
+// (the transform keeps its push key and revision alone of its data); nil
+// when there is none, or it is not the instance's.
+func (r *Reconciler) heldConfigSecret(ctx context.Context, nginx *v1beta1.NginxOperator) (*corev1.Secret, error) {
 	var secret corev1.Secret
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: nginx.Namespace, Name: layout.NamesFor(nginx.Name).ConfigSecret}, &secret)
-	if err != nil && !apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
 		return nil, err
+	case !metav1.IsControlledBy(&secret, nginx):
+		return nil, nil
 	}
-	if key := secret.Data[layout.PushKeyFile]; len(key) == layout.PushKeyLength && metav1.IsControlledBy(&secret, nginx) {
+	return &secret, nil
+}
+
+// pushKey is the instance's push key: the one its config Secret held
+// holds, or a new random one for an instance whose Secret has none yet. A
+// new key is remembered until the cache shows the Secret holding it, so
+// that a reconcile before the cache catches up does not write another.
+func (r *Reconciler) pushKey(nginx *v1beta1.NginxOperator, held *corev1.Secret) ([]byte, error) {
+	instance := types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}
+	if held != nil && len(held.Data[layout.PushKeyFile]) == layout.PushKeyLength {
 		r.newPushKeys.Delete(instance)
-		return key, nil
+		return held.Data[layout.PushKeyFile], nil
 	}
 	if v, ok := r.newPushKeys.Load(instance); ok && v.(newPushKey).uid == nginx.UID {
 		return v.(newPushKey).key, nil
@@ -101,6 +115,22 @@ func (r *Reconciler) pushKey(ctx context.Context, nginx *v1beta1.NginxOperator) 
 	key := []byte(hex.EncodeToString(random))
 	r.newPushKeys.Store(instance, newPushKey{uid: nginx.UID, key: key})
 	return key, nil
+}
+
+// configRevision is the revision of the configuration hash
+// (reloader.RevisionFile): the held config Secret's while it holds that
+// configuration, so nothing is written on resync; else one above it, and
+// at least now in milliseconds, so revisions keep growing when the cache
+// lags the operator's own last write, or the Secret was deleted.
+func configRevision(held *corev1.Secret, hash string, now time.Time) uint64 {
+	var revision uint64
+	if held != nil {
+		revision, _ = strconv.ParseUint(string(held.Data[reloader.RevisionFile]), 10, 64)
+		if revision != 0 && held.Annotations[layout.ConfigHashAnnotation] == hash {
+			return revision
+		}
+	}
+	return max(revision+1, uint64(now.UnixMilli()))
 }
 
 // newPushKey is a push key generated for the instance of uid.

@@ -228,7 +228,7 @@ func (f fakeReloaders) Read(_ context.Context, pod prober.PodAddress) (reloader.
 }
 
 // Push is refused, as by a reloader without a working copy: the pod is read.
-func (f fakeReloaders) Push(ctx context.Context, pod prober.PodAddress, _, _ []byte) (reloader.Status, bool, error) {
+func (f fakeReloaders) Push(ctx context.Context, pod prober.PodAddress, _ prober.Want) (reloader.Status, bool, error) {
 	st, err := f.Read(ctx, pod)
 	return st, false, err
 }

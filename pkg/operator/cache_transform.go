@@ -11,6 +11,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
 // lastAppliedAnnotation is kubectl's client-side apply record: often the size
@@ -45,10 +46,11 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 //     Gateway's status its addresses; drift is found from managedFields,
 //     not values. Its annotations stay, as every object's:
 //     layout.ServicePortsAnnotation says which ports it keeps.
-//   - a Secret's data but the push key: the operator's cached Secrets are
-//     the nginx.conf it generated, which it writes and deletes but never
-//     reads back, and the key it signs what it pushes to the pods with
-//     (layout.PushKeyFile), which it reads to sign. Secrets a user
+//   - a Secret's data but the push key and the revision: the operator's
+//     cached Secrets are the nginx.conf it generated, which it writes and
+//     deletes but never reads back, the key it signs what it pushes to the
+//     pods with (layout.PushKeyFile), which it reads to sign, and the
+//     configuration's revision (reloader.RevisionFile), which it raises. Secrets a user
 //     references are read with the API reader, untouched by this.
 //   - a Pod's spec and all of its status but the phase, the pod IP and the
 //     containers' names, readiness, restart counts and states: the
@@ -189,11 +191,17 @@ func builtIn(obj any) bool {
 	return t.Kind() == reflect.Pointer && strings.HasPrefix(t.Elem().PkgPath(), "k8s.io/api/")
 }
 
-// keepPushKey is data with the push key only, nil without one.
+// keepPushKey is data with the push key and the configuration's revision
+// only, nil without either.
 func keepPushKey(data map[string][]byte) map[string][]byte {
-	key, ok := data[layout.PushKeyFile]
-	if !ok {
-		return nil
+	var kept map[string][]byte
+	for _, name := range []string{layout.PushKeyFile, reloader.RevisionFile} {
+		if v, ok := data[name]; ok {
+			if kept == nil {
+				kept = map[string][]byte{}
+			}
+			kept[name] = v
+		}
 	}
-	return map[string][]byte{layout.PushKeyFile: key}
+	return kept
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,16 +16,110 @@ import (
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
+// pushable is a running reloader with a working copy, the volume it
+// follows and the server of its pushes.
+type pushable struct {
+	r    *Reloader
+	url  string
+	port int
+	key  []byte
+	vol  *volume
+	conf func(body string) string
+}
+
+// startPushable starts a reloader whose volume shows the configuration
+// answering "one" with revision (none when ""), until t's cleanup.
+func startPushable(t *testing.T, revision string) *pushable {
+	nginxBin, dir := nginxAndDir(t)
+	p, err := tools.FreePort()
+	tools.Must(t, err)
+	confDir := filepath.Join(dir, "config")
+	tools.Must(t, os.Mkdir(confDir, 0o755))
+	f := &pushable{port: p, key: []byte(strings.Repeat("k", 64)), vol: &volume{t: t, dir: confDir},
+		conf: func(body string) string { return config(dir, p, body, "http://127.0.0.1:9") }}
+	f.show("one", revision)
+	work := filepath.Join(dir, "work.conf")
+	f.r = New(Options{Nginx: nginxBin, Args: []string{"-p", dir, "-c", work, "-g", "daemon off;"},
+		Config: filepath.Join(confDir, "nginx.conf"), Work: work, PushKey: filepath.Join(confDir, "push-key"),
+		Watch: []string{confDir}, Interval: 50 * time.Millisecond, Logf: t.Logf})
+	runUntilCleanup(t, f.r)
+	srv := httptest.NewServer(http.HandlerFunc(f.r.ServeConfig))
+	t.Cleanup(srv.Close)
+	f.url = srv.URL
+	servesOn(t, p, "one")
+	return f
+}
+
+// show has the volume show the configuration answering body, with the
+// push key and revision (none when "").
+func (f *pushable) show(body, revision string) {
+	files := map[string]string{"nginx.conf": f.conf(body), "push-key": string(f.key) + "\n"}
+	if revision != "" {
+		files[RevisionFile] = revision
+	}
+	f.vol.write(files)
+}
+
+// pushRevision PUTs config as pushTo does, with revision signed under
+// revisionKey, and returns the HTTP status and the reloader's Status.
+func pushRevision(t *testing.T, url string, key, revisionKey, config []byte, revision uint64) (int, Status) {
+	t.Helper()
+	return put(t, url, config, map[string]string{SignatureHeader: Sign(key, config),
+		RevisionHeader: strconv.FormatUint(revision, 10), RevisionSignatureHeader: SignRevision(revisionKey, revision, config)})
+}
+
+// The revision beside each configuration orders what the volume shows
+// against what was pushed: a volume that shows revision 2 after revision 3
+// was pushed (the kubelet's copy of the Secret lagging, a configuration
+// this pod was never pushed) takes nothing back and reloads nothing, nor
+// does a push below the revision served (delayed or replayed); a
+// revision signed with another key is refused; a higher revision the
+// volume brings is followed.
+func TestRevisionsKeepALaggingVolumeFromTakingNginxBack(t *testing.T) {
+	f := startPushable(t, "1")
+	r, p, key, conf, url, show := f.r, f.port, f.key, f.conf, f.url, f.show
+
+	if code, st := pushRevision(t, url, key, key, []byte(conf("three")), 3); code != http.StatusOK || st.Reloads != 1 {
+		t.Fatalf("push of revision 3: %d %+v, want 200 after 1 reload", code, st)
+	}
+	if code, _ := pushRevision(t, url, key, []byte("other"), []byte(conf("nine")), 9); code != http.StatusForbidden {
+		t.Errorf("a revision signed with another key: %d, want 403", code)
+	}
+	show("two", "2")
+	time.Sleep(500 * time.Millisecond)
+	if got, _ := answer(p, "/"); got != "three" {
+		t.Fatalf("after the volume showed revision 2, never pushed, nginx serves %q, want three", got)
+	}
+	show("three", "3")
+	if code, st := pushRevision(t, url, key, key, []byte(conf("two")), 2); code != http.StatusOK || st.Hash != ConfigHash([]byte(conf("three"))) {
+		t.Errorf("a push of revision 2 after 3: %d %+v, want 200 with three served", code, st)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if st := r.Status(); st.Reloads != 1 {
+		t.Errorf("%d reloads for one push of a new revision, a lagging volume, the volume catching up and a stale push; want 1", st.Reloads)
+	}
+	show("four", "4")
+	servesOn(t, p, "four")
+}
+
 // pushTo PUTs config to the reloader behind url, signed with key, and
 // returns the HTTP status and the reloader's Status when it answered one.
 func pushTo(t *testing.T, url string, key, config []byte, signature string) (int, Status) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, url+ConfigPath, bytes.NewReader(config))
-	tools.Must(t, err)
 	if signature == "" {
 		signature = Sign(key, config)
 	}
-	req.Header.Set(SignatureHeader, signature)
+	return put(t, url, config, map[string]string{SignatureHeader: signature})
+}
+
+// put PUTs config with headers to the reloader behind url.
+func put(t *testing.T, url string, config []byte, headers map[string]string) (int, Status) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPut, url+ConfigPath, bytes.NewReader(config))
+	tools.Must(t, err)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	tools.Must(t, err)
 	defer resp.Body.Close()
@@ -44,25 +139,10 @@ func pushTo(t *testing.T, url string, key, config []byte, signature string) (int
 // configuration nginx refuses is answered with the refusal, the old one
 // serving on.
 func TestPushedConfigurationsAreLoadedAndLateVolumesTakeNothingBack(t *testing.T) {
-	nginxBin, dir := nginxAndDir(t)
-	p, err := tools.FreePort()
-	tools.Must(t, err)
-	confDir := filepath.Join(dir, "config")
-	tools.Must(t, os.Mkdir(confDir, 0o755))
-	key := []byte(strings.Repeat("k", 64))
-	conf := func(body string) string { return config(dir, p, body, "http://127.0.0.1:9") }
-	vol := &volume{t: t, dir: confDir}
-	vol.write(map[string]string{"nginx.conf": conf("one"), "push-key": string(key) + "\n"})
-	work := filepath.Join(dir, "work.conf")
-	r := New(Options{Nginx: nginxBin, Args: []string{"-p", dir, "-c", work, "-g", "daemon off;"},
-		Config: filepath.Join(confDir, "nginx.conf"), Work: work, PushKey: filepath.Join(confDir, "push-key"),
-		Watch: []string{confDir}, Interval: 50 * time.Millisecond, Logf: t.Logf})
-	runUntilCleanup(t, r)
-	srv := httptest.NewServer(http.HandlerFunc(r.ServeConfig))
-	defer srv.Close()
-	servesOn(t, p, "one")
+	f := startPushable(t, "")
+	r, p, key, conf, url, show := f.r, f.port, f.key, f.conf, f.url, f.show
 
-	code, st := pushTo(t, srv.URL, key, []byte(conf("two")), "")
+	code, st := pushTo(t, url, key, []byte(conf("two")), "")
 	if want := ConfigHash([]byte(conf("two"))); code != http.StatusOK || st.Hash != want || st.Reloads != 1 {
 		t.Fatalf("push of two: %d %+v, want 200 and hash %s after 1 reload", code, st, want)
 	}
@@ -70,17 +150,17 @@ func TestPushedConfigurationsAreLoadedAndLateVolumesTakeNothingBack(t *testing.T
 		t.Fatalf("once the push was answered nginx serves %q (%v), want two", got, err)
 	}
 	for name, signature := range map[string]string{"another key's": Sign([]byte("other"), []byte(conf("evil"))), "no": "none"} {
-		if code, _ := pushTo(t, srv.URL, key, []byte(conf("evil")), signature); code != http.StatusForbidden {
+		if code, _ := pushTo(t, url, key, []byte(conf("evil")), signature); code != http.StatusForbidden {
 			t.Errorf("a push with %s signature: %d, want 403", name, code)
 		}
 	}
 
 	// The volume catches up with the push: nothing to reload.
-	vol.write(map[string]string{"nginx.conf": conf("two"), "push-key": string(key) + "\n"})
-	pushTo(t, srv.URL, key, []byte(conf("three")), "")
-	pushTo(t, srv.URL, key, []byte(conf("four")), "")
+	show("two", "")
+	pushTo(t, url, key, []byte(conf("three")), "")
+	pushTo(t, url, key, []byte(conf("four")), "")
 	// The volume shows three, pushed before four: ignored.
-	vol.write(map[string]string{"nginx.conf": conf("three"), "push-key": string(key) + "\n"})
+	show("three", "")
 	time.Sleep(500 * time.Millisecond)
 	if got, _ := answer(p, "/"); got != "four" {
 		t.Fatalf("after the volume showed an earlier push nginx serves %q, want four", got)
@@ -89,11 +169,11 @@ func TestPushedConfigurationsAreLoadedAndLateVolumesTakeNothingBack(t *testing.T
 		t.Errorf("%d reloads and %d pushes for pushes two, three and four and late volumes, want 3 and 3", st.Reloads, st.Pushes)
 	}
 	// A configuration the volume brings that was never pushed is followed.
-	vol.write(map[string]string{"nginx.conf": conf("five"), "push-key": string(key) + "\n"})
+	show("five", "")
 	servesOn(t, p, "five")
 
 	refused := strings.Replace(conf("six"), "events {}", "events {}\nnot_a_directive on;", 1)
-	code, st = pushTo(t, srv.URL, key, []byte(refused), "")
+	code, st = pushTo(t, url, key, []byte(refused), "")
 	if code != http.StatusOK || st.LastReloadSuccessful || st.RejectedHash != ConfigHash([]byte(refused)) ||
 		!strings.Contains(st.Error, "not_a_directive") {
 		t.Errorf("push of a configuration nginx refuses: %d %+v", code, st)

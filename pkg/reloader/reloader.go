@@ -94,6 +94,9 @@ type Reloader struct {
 	pushes     chan push
 	pushed     []string
 	volumeHash string
+	// revision is the highest revision taken, from a push or the volume
+	// (Run's alone; see RevisionFile).
+	revision uint64
 	// reading admits one pushed body at a time (ServeConfig).
 	reading chan struct{}
 
@@ -275,7 +278,12 @@ func (r *Reloader) reload(nginx *os.Process) {
 		return
 	}
 	before, procErr := workers(nginx.Pid)
-	err = nginx.Signal(syscall.SIGHUP)
+	if procErr == nil && len(before) == 0 {
+		before, err = awaitWorkers(nginx.Pid, switchTimeout)
+	}
+	if err == nil {
+		err = nginx.Signal(syscall.SIGHUP)
+	}
 	switch {
 	case err != nil:
 	case procErr != nil:
@@ -372,8 +380,8 @@ func (r *Reloader) served() string {
 // nginx.conf it runs from, the files its manifest names and every watched
 // file, following symlinks (the kubelet swaps a mounted volume's ..data
 // link to update it atomically) and skipping the kubelet's own "..<name>"
-// entries. With a working copy, the mounted nginx.conf and the push key are
-// not what nginx reads. waiting are the files of the manifest that are
+// entries. With a working copy, the mounted nginx.conf, its revision and
+// the push key are not what nginx reads. waiting are the files of the manifest that are
 // missing or hold other content than it says.
 func (r *Reloader) digest() (sum string, waiting []string, err error) {
 	h := sha256.New()
@@ -392,7 +400,7 @@ func (r *Reloader) digest() (sum string, waiting []string, err error) {
 	}
 	var add func(path string) error
 	add = func(path string) error {
-		if r.opts.Work != "" && (path == r.opts.Config || path == r.opts.PushKey) {
+		if r.opts.Work != "" && (path == r.opts.Config || path == r.opts.PushKey || path == r.revisionPath()) {
 			return nil
 		}
 		info, err := os.Stat(path)

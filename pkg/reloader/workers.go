@@ -144,3 +144,22 @@ func awaitSwitch(master int, before []int, timeout time.Duration) error {
 		time.Sleep(workerPoll)
 	}
 }
+
+// awaitWorkers waits, for at most timeout, until the master pid runs
+// workers, and returns them. nginx installs its signal handlers only once
+// it has read its configuration, just before it starts its first workers:
+// a SIGHUP before then ends it (the signal's default action), so a reload
+// pushed as a pod starts waits for them.
+func awaitWorkers(master int, timeout time.Duration) ([]process, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		now, err := workers(master)
+		if err != nil || len(now) > 0 {
+			return now, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("nginx started no workers within %s", timeout)
+		}
+		time.Sleep(workerPoll)
+	}
+}

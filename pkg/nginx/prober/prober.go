@@ -133,11 +133,13 @@ type Answer struct {
 }
 
 // Want is the configuration a pod should serve: its hash and, to push it
-// to the pod's reloader, its text and the instance's push key (without
-// them the pod gets it from its volume alone).
+// to the pod's reloader, its text, the instance's push key (without them
+// the pod gets it from its volume alone) and its revision (the config
+// Secret's reloader.RevisionFile; 0: none).
 type Want struct {
 	Hash        string
 	Config, Key []byte
+	Revision    uint64
 }
 
 // Track records that pod, a running nginx pod of instance, should serve the
@@ -315,7 +317,7 @@ func (p *Prober) read(ctx context.Context, key types.NamespacedName) {
 	pushed := false
 	if push != nil {
 		began := p.now()
-		st, pushed, err = p.reader.Push(ctx, pod, push.Config, push.Key)
+		st, pushed, err = p.reader.Push(ctx, pod, *push)
 		if err != nil {
 			// The pod now follows its volume, which the kubelet refreshes
 			// within a minute or so: said, since a client sees the delay.

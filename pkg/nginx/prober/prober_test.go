@@ -246,7 +246,7 @@ func (timingOut) Read(context.Context, PodAddress) (reloader.Status, error) {
 	return reloader.Status{}, &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}
 }
 
-func (t timingOut) Push(ctx context.Context, pod PodAddress, _, _ []byte) (reloader.Status, bool, error) {
+func (t timingOut) Push(ctx context.Context, pod PodAddress, _ Want) (reloader.Status, bool, error) {
 	st, err := t.Read(ctx, pod)
 	return st, false, err
 }
@@ -263,12 +263,12 @@ func (f fakeReloaders) Read(_ context.Context, pod PodAddress) (reloader.Status,
 }
 
 // Push loads config into the pod's fake reloader.
-func (f fakeReloaders) Push(_ context.Context, pod PodAddress, config, _ []byte) (reloader.Status, bool, error) {
+func (f fakeReloaders) Push(_ context.Context, pod PodAddress, w Want) (reloader.Status, bool, error) {
 	st, ok := f[pod.Name]
 	if !ok {
 		return st, false, errors.New("connection refused")
 	}
-	st.Hash, st.Reloads = string(config), st.Reloads+1
+	st.Hash, st.Reloads = string(w.Config), st.Reloads+1
 	f[pod.Name] = st
 	return st, true, nil
 }
@@ -281,13 +281,13 @@ type pushCounter struct {
 	refuse bool
 }
 
-func (c *pushCounter) Push(ctx context.Context, pod PodAddress, config, key []byte) (reloader.Status, bool, error) {
+func (c *pushCounter) Push(ctx context.Context, pod PodAddress, w Want) (reloader.Status, bool, error) {
 	c.pushes++
 	if c.refuse {
 		st, err := c.Read(ctx, pod)
 		return st, false, err
 	}
-	return c.fakeReloaders.Push(ctx, pod, config, key)
+	return c.fakeReloaders.Push(ctx, pod, w)
 }
 
 // A pod behind gets the configuration pushed, once: when it then shows it,

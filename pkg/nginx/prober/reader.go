@@ -20,10 +20,11 @@ import (
 // or pushes it a configuration.
 type PodConfigReader interface {
 	Read(ctx context.Context, pod PodAddress) (reloader.Status, error)
-	// Push hands config, signed with key, to the pod's reloader and returns
-	// its status after it tried to load it. pushed is false when the
-	// reloader refused the push (the status is then read as by Read).
-	Push(ctx context.Context, pod PodAddress, config, key []byte) (st reloader.Status, pushed bool, err error)
+	// Push hands the configuration of w, signed with its key, to the pod's
+	// reloader and returns its status after it tried to load it. pushed is
+	// false when the reloader refused the push (the status is then read as
+	// by Read).
+	Push(ctx context.Context, pod PodAddress, w Want) (st reloader.Status, pushed bool, err error)
 }
 
 // PodAddress is what a PodConfigReader needs of a pod: the prober keeps one
@@ -77,12 +78,16 @@ func (h *HTTPPodConfigReader) Read(ctx context.Context, pod PodAddress) (reloade
 // Push implements PodConfigReader. A reloader that answers the push with
 // anything but its status (an older one, 404; one whose volume holds
 // another key yet, 403) is read instead.
-func (h *HTTPPodConfigReader) Push(ctx context.Context, pod PodAddress, config, key []byte) (reloader.Status, bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, reloaderURL(pod, reloader.ConfigPath), bytes.NewReader(config))
+func (h *HTTPPodConfigReader) Push(ctx context.Context, pod PodAddress, w Want) (reloader.Status, bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, reloaderURL(pod, reloader.ConfigPath), bytes.NewReader(w.Config))
 	if err != nil {
 		return reloader.Status{}, false, err
 	}
-	req.Header.Set(reloader.SignatureHeader, reloader.Sign(key, config))
+	req.Header.Set(reloader.SignatureHeader, reloader.Sign(w.Key, w.Config))
+	if w.Revision != 0 {
+		req.Header.Set(reloader.RevisionHeader, strconv.FormatUint(w.Revision, 10))
+		req.Header.Set(reloader.RevisionSignatureHeader, reloader.SignRevision(w.Key, w.Revision, w.Config))
+	}
 	st, err := status(h.PushClient, req)
 	var refused *refusedError
 	if errors.As(err, &refused) {
