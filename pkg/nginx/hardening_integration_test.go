@@ -155,7 +155,7 @@ func TestInvalidSpecsAndTakenNamesStartNoPod(t *testing.T) {
 	}{
 		{"dup", nginx.ReasonInvalidConfig, "appears twice", nil},
 		{"badlabel", nginx.ReasonInvalidConfig, "spec.pod.labels", nil},
-		{"huge", nginx.ReasonInvalidConfig, "more than the 1048494 a Secret carries", nil},
+		{"huge", nginx.ReasonInvalidConfig, "more than the 1048466 a Secret carries", nil},
 		{"taken", nginx.ReasonNameConflict, `Service "taken" already exists and is not controlled by this NginxOperator`,
 			[]string{"Secret", "Service", "ServiceAccount"}},
 	} {
