@@ -22,10 +22,10 @@ const module = "github.com/nginx-operator/nginx-operator/"
 // layer here.
 var layers = map[string]int{
 	// Leaves: no import of the project.
-	"pkg/apis/nginx/v1alpha1": 0, "pkg/apis/nginx/v1beta1": 0, "pkg/fsutil": 0, "pkg/k8sutil": 0,
+	"pkg/apis/nginx/v1alpha1": 0, "pkg/apis/nginx/v1beta1": 0, "pkg/fsutil": 0, "pkg/naming": 0,
 	"pkg/logging": 0, "pkg/version": 0, "pkg/storageversion": 0, "pkg/nginx/conf": 0, "pkg/nginx/regex": 0, "pkg/certmanager": 0,
 	// Facts and rules every controller shares.
-	"pkg/layout": 1, "pkg/routetable": 1, "pkg/metrics": 1, "pkg/validation": 1, "pkg/reloader": 1, "pkg/backup/storage": 1,
+	"pkg/k8sutil": 1, "pkg/layout": 1, "pkg/routetable": 1, "pkg/metrics": 1, "pkg/validation": 1, "pkg/reloader": 1, "pkg/backup/storage": 1,
 	// Pure builders.
 	"pkg/nginx/render": 2, "pkg/nginx/serviceport": 2, "pkg/gateway/conditions": 2, "pkg/nginx/prober": 2, "pkg/backup/jobs": 2, "pkg/backup/agent": 2, "pkg/validation/validationtest": 2,
 	// The controllers and the webhook: none imports another.
@@ -46,6 +46,10 @@ var only = map[string][]string{
 	"pkg/nginx/render": {"pkg/apis/nginx/v1beta1", "pkg/nginx/conf", "pkg/layout",
 		"k8s.io/api/core/v1", "k8s.io/apimachinery/pkg/api/resource", "k8s.io/utils/ptr"},
 	"pkg/reloader": {"pkg/fsutil"},
+	// Names and labels need no client, and neither does the layout built
+	// on them, which every pure builder imports.
+	"pkg/naming": {"k8s.io/apimachinery/pkg/labels"},
+	"pkg/layout": {"pkg/naming", "k8s.io/api/core/v1", "k8s.io/utils/ptr"},
 	// The Gateway wing's catalog of conditions: Gateway API's and
 	// Kubernetes' condition types, and nothing that reads or writes.
 	"pkg/gateway/conditions": {"k8s.io/apimachinery/pkg/apis/meta/v1", "sigs.k8s.io/gateway-api/apis/v1"},

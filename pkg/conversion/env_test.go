@@ -24,7 +24,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/conversion"
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
 
@@ -102,8 +102,8 @@ func (e *operatorEnv) crd(t *testing.T) *apiextensionsv1.CustomResourceDefinitio
 func (e *operatorEnv) assertInjected(t *testing.T) {
 	t.Helper()
 	s := e.secret(t)
-	if s.Labels[k8sutil.LabelManagedBy] != k8sutil.ManagedBy || s.Type != corev1.SecretTypeTLS {
-		t.Errorf("Secret labels %v, type %s: want managed-by %s, kubernetes.io/tls", s.Labels, s.Type, k8sutil.ManagedBy)
+	if s.Labels[naming.LabelManagedBy] != naming.ManagedBy || s.Type != corev1.SecretTypeTLS {
+		t.Errorf("Secret labels %v, type %s: want managed-by %s, kubernetes.io/tls", s.Labels, s.Type, naming.ManagedBy)
 	}
 	conv := e.crd(t).Spec.Conversion
 	if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter || conv.Webhook == nil || conv.Webhook.ClientConfig == nil {

@@ -11,15 +11,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 )
 
 // secretLabels mark the certificate Secret as the operator's own.
 func secretLabels() map[string]string {
 	return map[string]string{
-		k8sutil.LabelName:      "nginx-operator",
-		k8sutil.LabelComponent: "webhook",
-		k8sutil.LabelManagedBy: k8sutil.ManagedBy,
+		naming.LabelName:      "nginx-operator",
+		naming.LabelComponent: "webhook",
+		naming.LabelManagedBy: naming.ManagedBy,
 	}
 }
 

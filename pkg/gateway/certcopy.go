@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 )
 
 // Certificates of other namespaces.
@@ -52,15 +52,15 @@ const certificateCopyHashLength = 8
 // reconcile, and distinct for distinct Gateways of a namespace (their
 // instance names are) and for distinct Secrets.
 func CertificateCopyName(gateway string, source types.NamespacedName) string {
-	hash := k8sutil.Hash([]string{source.Namespace, source.Name})[:certificateCopyHashLength]
-	return k8sutil.NameWithLimit(k8sutil.MaxNameLength, InstanceName(gateway), "cert", hash)
+	hash := naming.Hash([]string{source.Namespace, source.Name})[:certificateCopyHashLength]
+	return naming.NameWithLimit(naming.MaxNameLength, InstanceName(gateway), "cert", hash)
 }
 
 // certificateCopyLabels are the labels of gw's copies: the operator's (the
 // cache holds only Secrets that carry them), and the Gateway's name, by
 // which its copies are found.
 func certificateCopyLabels(gw *gatewayv1.Gateway) map[string]string {
-	l := k8sutil.Labels(layout.AppName, InstanceName(gw.Name), CertificateCopyComponent)
+	l := naming.Labels(layout.AppName, InstanceName(gw.Name), CertificateCopyComponent)
 	l[LabelGatewayName] = gw.Name
 	return l
 }
@@ -105,7 +105,7 @@ func (r *gatewayReconciler) applyCertificateCopies(ctx context.Context, gw *gate
 func (r *gatewayReconciler) deleteStaleCertificateCopies(ctx context.Context, gw *gatewayv1.Gateway, copies map[string]types.NamespacedName) error {
 	var secrets corev1.SecretList
 	if err := r.Client.List(ctx, &secrets, client.InNamespace(gw.Namespace), client.MatchingLabels{
-		k8sutil.LabelManagedBy: k8sutil.ManagedBy, k8sutil.LabelComponent: CertificateCopyComponent, LabelGatewayName: gw.Name,
+		naming.LabelManagedBy: naming.ManagedBy, naming.LabelComponent: CertificateCopyComponent, LabelGatewayName: gw.Name,
 	}); err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/routetable"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
@@ -51,9 +52,9 @@ const LabelGatewayName = "gateway.networking.k8s.io/gateway-name"
 // and given a hash).
 func InstanceName(gateway string) string {
 	if gateway != "" && gateway[0] >= 'a' && gateway[0] <= 'z' {
-		return k8sutil.NameWithLimit(maxInstanceName, gateway, "gateway")
+		return naming.NameWithLimit(maxInstanceName, gateway, "gateway")
 	}
-	return k8sutil.NameWithLimit(maxInstanceName, "gateway", gateway)
+	return naming.NameWithLimit(maxInstanceName, "gateway", gateway)
 }
 
 // maxInstanceName is the CRD's limit on an NginxOperator's name.

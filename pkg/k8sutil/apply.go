@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -131,7 +132,7 @@ func (a *Applier) apply(ctx context.Context, desired, owner, answer client.Objec
 	if liveObj.GetAnnotations()[AppliedHashAnnotation] != hash {
 		log.FromContext(ctx).V(1).Info("desired state changed; applying", "kind", gvk.Kind, "object", key)
 	} else {
-		drift := ownershipDrift(applyconfigurations.NewTypeConverter(a.Scheme), body, liveObj, ManagedBy)
+		drift := ownershipDrift(applyconfigurations.NewTypeConverter(a.Scheme), body, liveObj, naming.ManagedBy)
 		if len(drift) == 0 {
 			return Unchanged, nil
 		}
@@ -175,7 +176,7 @@ func (a *Applier) createOnly(ctx context.Context, body *unstructured.Unstructure
 
 // send server-side applies body as ManagedBy, taking over conflicting fields.
 func (a *Applier) send(ctx context.Context, body *unstructured.Unstructured) error {
-	err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(body), client.FieldOwner(ManagedBy), client.ForceOwnership)
+	err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(body), client.FieldOwner(naming.ManagedBy), client.ForceOwnership)
 	if err != nil {
 		return fmt.Errorf("apply %s %s: %w", body.GetKind(), client.ObjectKeyFromObject(body), err)
 	}
@@ -194,7 +195,7 @@ func applyConfiguration(desired client.Object, scheme *runtime.Scheme) (body *un
 		return nil, "", err
 	}
 	body.SetGroupVersionKind(gvk)
-	hash = Hash(body.Object)
+	hash = naming.Hash(body.Object)
 	annotations := body.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
@@ -321,7 +322,7 @@ func (a *Applier) CheckOwned(ctx context.Context, owner, child client.Object) er
 	case err != nil:
 		return fmt.Errorf("check %s %s: reading the live object: %w", body.GetKind(), child.GetName(), err)
 	}
-	err = a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(body), client.FieldOwner(ManagedBy), client.ForceOwnership, client.DryRunAll)
+	err = a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(body), client.FieldOwner(naming.ManagedBy), client.ForceOwnership, client.DryRunAll)
 	switch {
 	case err == nil, apierrors.IsConflict(err):
 		return nil

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -43,9 +44,9 @@ func newApplier(t *testing.T) (*k8sutil.Applier, *inprocess.RequestCounter) {
 
 func desiredService(ns string) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: k8sutil.Labels("nginx", "web", "server")},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: naming.Labels("nginx", "web", "server")},
 		Spec: corev1.ServiceSpec{
-			Selector: k8sutil.SelectorLabels("nginx", "web", "server"),
+			Selector: naming.SelectorLabels("nginx", "web", "server"),
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 80}},
 		},
 	}
@@ -86,7 +87,7 @@ func TestApplyCorrectsDriftAndDroppedFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live.Spec.Selector[k8sutil.LabelInstance] = "someone-else"
+	live.Spec.Selector[naming.LabelInstance] = "someone-else"
 	if _, err := cs.CoreV1().Services(ns).Update(ctx, live, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestApplyCorrectsDriftAndDroppedFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := live.Spec.Selector[k8sutil.LabelInstance]; got != "web" {
+	if got := live.Spec.Selector[naming.LabelInstance]; got != "web" {
 		t.Errorf("selector after re-apply = %q, want %q restored", got, "web")
 	}
 
@@ -132,7 +133,7 @@ func TestApplyLeavesFieldsOwnedByOthersAlone(t *testing.T) {
 	applier, counter := newApplier(t)
 
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns, Labels: k8sutil.Labels("nginx", "web", "config")},
+		ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns, Labels: naming.Labels("nginx", "web", "config")},
 		Data:       map[string]string{"owned": "by-operator"},
 	}
 	if _, err := applier.Apply(ctx, cm); err != nil {

@@ -26,9 +26,6 @@
 // and recorder every controller is built with; SetCondition and HadReason set
 // conditions and tell transitions apart, so Events go out on changes only.
 //
-// Names, labels and hashes (names.go, labels.go, hash.go). NameWithLimit
-// derives DNS-1123 child names that keep distinct inputs distinct; Labels and
-// SelectorLabels are the app.kubernetes.io labels every child carries, with
-// a selector unique per instance; ManagedSelector is what the operator's
-// cache holds; Hash is the stable digest behind configuration hashes.
+// Names, labels and hashes are pkg/naming's, which needs no client: the
+// layout of every instance's children is built on them.
 package k8sutil

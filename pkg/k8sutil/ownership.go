@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,7 +58,7 @@ const FieldsDigestType = "nginx.operator.dev/FieldsV1-SHA256"
 func CompactApplyRecord(entries []metav1.ManagedFieldsEntry) {
 	for i := range entries {
 		e := &entries[i]
-		if e.Manager != ManagedBy || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" ||
+		if e.Manager != naming.ManagedBy || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" ||
 			e.FieldsType != "FieldsV1" || e.FieldsV1 == nil {
 			continue
 		}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -63,12 +64,12 @@ func podSpec() corev1.PodSpec {
 }
 
 func meta(ns, name, component string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: k8sutil.Labels("nginx", "web", component)}
+	return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: naming.Labels("nginx", "web", component)}
 }
 
 func childStatefulSet(ns string) *appsv1.StatefulSet {
-	sel := k8sutil.SelectorLabels("nginx", "web", "server")
-	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: k8sutil.Labels("nginx", "web", "server")}, Spec: podSpec()}
+	sel := naming.SelectorLabels("nginx", "web", "server")
+	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: naming.Labels("nginx", "web", "server")}, Spec: podSpec()}
 	return &appsv1.StatefulSet{
 		ObjectMeta: meta(ns, "web-nginx", "server"),
 		Spec: appsv1.StatefulSetSpec{
@@ -84,7 +85,7 @@ func childService(ns string) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: meta(ns, "web-nginx", "server"),
 		Spec: corev1.ServiceSpec{
-			Selector:                 k8sutil.SelectorLabels("nginx", "web", "server"),
+			Selector:                 naming.SelectorLabels("nginx", "web", "server"),
 			Ports:                    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
 			PublishNotReadyAddresses: true,
 		},
@@ -108,7 +109,7 @@ func childPDB(ns string) *policyv1.PodDisruptionBudget {
 	return &policyv1.PodDisruptionBudget{
 		ObjectMeta: meta(ns, "web-nginx", "server"),
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: k8sutil.SelectorLabels("nginx", "web", "server")},
+			Selector:       &metav1.LabelSelector{MatchLabels: naming.SelectorLabels("nginx", "web", "server")},
 			MaxUnavailable: &zero,
 		},
 	}
@@ -121,7 +122,7 @@ func childJob(ns string) *batchv1.Job {
 		ObjectMeta: meta(ns, "web-backup", "backup"),
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To[int32](0),
-			Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: k8sutil.Labels("nginx", "web", "backup")}, Spec: spec},
+			Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: naming.Labels("nginx", "web", "backup")}, Spec: spec},
 		},
 	}
 }
@@ -136,7 +137,7 @@ func childCronJob(ns string) *batchv1.CronJob {
 			Suspend:  ptr.To(false),
 			JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 				BackoffLimit: ptr.To[int32](0),
-				Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: k8sutil.Labels("nginx", "web", "backup")}, Spec: spec},
+				Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: naming.Labels("nginx", "web", "backup")}, Spec: spec},
 			}},
 		},
 	}
@@ -592,10 +593,10 @@ func TestApplyServiceMonitorWithoutSchemaKeepsSteadyStateAndRestoresDrift(t *tes
 		{
 			"one label removed",
 			func(u *unstructured.Unstructured) {
-				unstructured.RemoveNestedField(u.Object, "metadata", "labels", k8sutil.LabelComponent)
+				unstructured.RemoveNestedField(u.Object, "metadata", "labels", naming.LabelComponent)
 			},
 			func(u *unstructured.Unstructured) bool {
-				return u.GetLabels()[k8sutil.LabelComponent] == "monitor"
+				return u.GetLabels()[naming.LabelComponent] == "monitor"
 			},
 		},
 	} {

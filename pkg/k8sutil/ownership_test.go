@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,7 +30,7 @@ const metaRecord = `"f:metadata":{"f:annotations":{"f:nginx.operator.dev/applied
 
 func unitServiceAccount() *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{
-		ObjectMeta:                   metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: Labels("nginx", "web", "server")},
+		ObjectMeta:                   metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: naming.Labels("nginx", "web", "server")},
 		AutomountServiceAccountToken: ptr.To(false),
 	}
 }
@@ -38,12 +39,12 @@ const serviceAccountRecord = `{"f:automountServiceAccountToken":{},` + metaRecor
 
 func unitStatefulSet() *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: Labels("nginx", "web", "server")},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: naming.Labels("nginx", "web", "server")},
 		Spec: appsv1.StatefulSetSpec{
 			Replicas: ptr.To[int32](0),
-			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels("nginx", "web", "server")},
+			Selector: &metav1.LabelSelector{MatchLabels: naming.SelectorLabels("nginx", "web", "server")},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: Labels("nginx", "web", "server")},
+				ObjectMeta: metav1.ObjectMeta{Labels: naming.Labels("nginx", "web", "server")},
 				Spec: corev1.PodSpec{
 					AutomountServiceAccountToken: ptr.To(false),
 					Containers: []corev1.Container{{
@@ -69,9 +70,9 @@ const statefulSetRecord = `{` + metaRecord + `,"f:spec":{"f:replicas":{},"f:sele
 
 func unitService() *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: Labels("nginx", "web", "server")},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", Labels: naming.Labels("nginx", "web", "server")},
 		Spec: corev1.ServiceSpec{
-			Selector:                 SelectorLabels("nginx", "web", "server"),
+			Selector:                 naming.SelectorLabels("nginx", "web", "server"),
 			Ports:                    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
 			PublishNotReadyAddresses: false,
 		},
@@ -82,7 +83,7 @@ const serviceRecord = `{` + metaRecord + `,"f:spec":{"f:ports":{"k:{\"port\":80,
 
 func applyRecord(apiVersion, fields string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{
-		Manager: ManagedBy, Operation: metav1.ManagedFieldsOperationApply, APIVersion: apiVersion,
+		Manager: naming.ManagedBy, Operation: metav1.ManagedFieldsOperationApply, APIVersion: apiVersion,
 		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)},
 	}
 }
@@ -133,7 +134,7 @@ func TestAppliedFieldSetReadsOnlyTheOperatorsApplyRecordOfTheMainResource(t *tes
 			ours,
 		}, true},
 	} {
-		record, found := findApplyRecord(tc.entries, ManagedBy, "v1")
+		record, found := findApplyRecord(tc.entries, naming.ManagedBy, "v1")
 		if found != tc.found {
 			t.Errorf("%s: found = %v; want %v", tc.name, found, tc.found)
 		}
@@ -180,7 +181,7 @@ func TestOwnershipDriftOfBuiltInKinds(t *testing.T) {
 		{
 			name:    "a label removed by someone else",
 			desired: unitServiceAccount(),
-			records: []metav1.ManagedFieldsEntry{applyRecord("v1", without(t, serviceAccountRecord, fieldpath.MakePathOrDie("metadata", "labels", LabelComponent)))},
+			records: []metav1.ManagedFieldsEntry{applyRecord("v1", without(t, serviceAccountRecord, fieldpath.MakePathOrDie("metadata", "labels", naming.LabelComponent)))},
 			want:    []string{".metadata.labels.app.kubernetes.io/component"},
 		},
 		{
@@ -258,7 +259,7 @@ func TestOwnershipDriftOfBuiltInKinds(t *testing.T) {
 			}
 			live := tc.desired.DeepCopyObject().(client.Object)
 			live.SetManagedFields(tc.records)
-			got := ownershipDrift(applyconfigurations.NewTypeConverter(scheme), body, live, ManagedBy)
+			got := ownershipDrift(applyconfigurations.NewTypeConverter(scheme), body, live, naming.ManagedBy)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("drift (-want +got):\n%s", diff)
 			}
@@ -268,7 +269,7 @@ func TestOwnershipDriftOfBuiltInKinds(t *testing.T) {
 			compacted := slices.Clone(tc.records)
 			CompactApplyRecord(compacted)
 			live.SetManagedFields(compacted)
-			got = ownershipDrift(applyconfigurations.NewTypeConverter(scheme), body, live, ManagedBy)
+			got = ownershipDrift(applyconfigurations.NewTypeConverter(scheme), body, live, naming.ManagedBy)
 			if wantDrift := len(tc.want) > 0 || tc.recordHoldsMore; (len(got) > 0) != wantDrift {
 				t.Errorf("drift from the compacted record = %q, want drift: %v", got, wantDrift)
 			}
@@ -416,12 +417,12 @@ func TestOwnershipDriftFallsBackForKindsWithoutSchema(t *testing.T) {
 	}
 	live := &unstructured.Unstructured{Object: serviceMonitorBody()}
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{applyRecord("monitoring.coreos.com/v1", serviceMonitorRecord)})
-	if got := ownershipDrift(tc, body, live, ManagedBy); len(got) != 0 {
+	if got := ownershipDrift(tc, body, live, naming.ManagedBy); len(got) != 0 {
 		t.Errorf("drift of an unchanged ServiceMonitor: %v", got)
 	}
 	live.SetManagedFields([]metav1.ManagedFieldsEntry{applyRecord("monitoring.coreos.com/v1",
 		without(t, serviceMonitorRecord, fieldpath.MakePathOrDie("spec", "endpoints")))})
-	if diff := cmp.Diff([]string{".spec.endpoints"}, ownershipDrift(tc, body, live, ManagedBy)); diff != "" {
+	if diff := cmp.Diff([]string{".spec.endpoints"}, ownershipDrift(tc, body, live, naming.ManagedBy)); diff != "" {
 		t.Errorf("drift (-want +got):\n%s", diff)
 	}
 }

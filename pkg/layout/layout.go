@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 )
 
 // Ports the operator reserves inside every nginx pod: a port in spec.ports
@@ -178,10 +178,10 @@ func (n Names) PodName(ordinal int) string { return n.StatefulSet + "-" + strcon
 // "-<ordinal>" of pod names and the controller-revision-hash label value;
 // admission keeps new names within it, older ones are shortened with a hash.
 func NamesFor(instance string) Names {
-	base := k8sutil.NameWithLimit(47, instance)
+	base := naming.NameWithLimit(47, instance)
 	if base[0] >= '0' && base[0] <= '9' {
 		// Service names must start with a letter (DNS-1035).
-		base = k8sutil.NameWithLimit(47, "nginx", instance)
+		base = naming.NameWithLimit(47, "nginx", instance)
 	}
 	return Names{
 		StatefulSet:         base,
@@ -205,12 +205,12 @@ func (n Names) FilesSecret(shard int) string {
 
 // Labels are the labels of the instance's children and pods.
 func Labels(instance string) map[string]string {
-	return k8sutil.Labels(AppName, instance, Component)
+	return naming.Labels(AppName, instance, Component)
 }
 
 // Selector selects the instance's pods, and only them.
 func Selector(instance string) map[string]string {
-	return k8sutil.SelectorLabels(AppName, instance, Component)
+	return naming.SelectorLabels(AppName, instance, Component)
 }
 
 // ContentMount is how the nginx container mounts persistent content; the

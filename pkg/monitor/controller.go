@@ -26,6 +26,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
@@ -348,7 +349,7 @@ func (r *Reconciler) credentials(ctx context.Context, mon *v1beta1.NginxMonitor)
 
 // SecretName is the name of a monitor's scrape configuration Secret.
 func SecretName(monitor string) string {
-	return k8sutil.NameWithLimit(k8sutil.MaxNameLength-len("-scrape-config"), monitor) + "-scrape-config"
+	return naming.NameWithLimit(naming.MaxNameLength-len("-scrape-config"), monitor) + "-scrape-config"
 }
 
 // ScrapeConfigSecret is the Secret holding scrape-configs.yaml, usable as
@@ -360,7 +361,7 @@ func ScrapeConfigSecret(mon *v1beta1.NginxMonitor, data []byte) *corev1.Secret {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      SecretName(mon.Name),
 			Namespace: mon.Namespace,
-			Labels:    k8sutil.Labels("nginx-monitor", mon.Name, component),
+			Labels:    naming.Labels("nginx-monitor", mon.Name, component),
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{ScrapeConfigsKey: data, ScrapeConfigFileKey: FileForm(data)},

@@ -17,6 +17,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
@@ -284,7 +285,7 @@ func discovery(sel Selection, role string, opts Options) []kubernetesSD {
 	// slices; the relabelling of targetRules is what selects exactly.
 	return []kubernetesSD{{
 		Role: role, KubeconfigFile: opts.KubeconfigFile, Namespaces: sdNamespaces{Names: sel.Namespaces()},
-		Selectors: []sdSelectors{{Role: role, Label: k8sutil.LabelManagedBy + "=" + k8sutil.ManagedBy + "," + k8sutil.LabelName + "=nginx"}},
+		Selectors: []sdSelectors{{Role: role, Label: naming.LabelManagedBy + "=" + naming.ManagedBy + "," + naming.LabelName + "=nginx"}},
 	}}
 }
 
@@ -306,16 +307,16 @@ func targetRules(mon *v1beta1.NginxMonitor, sel Selection, role, port string) []
 		{SourceLabels: []string{portLabel}, Regex: port, Action: "keep"},
 		// ...of Services the operator made for an nginx instance...
 		{
-			SourceLabels: []string{svcLabel(k8sutil.LabelManagedBy), svcLabel(k8sutil.LabelName), svcLabel(k8sutil.LabelComponent)},
-			Regex:        regexp.QuoteMeta(k8sutil.ManagedBy + ";nginx;server"), Action: "keep",
+			SourceLabels: []string{svcLabel(naming.LabelManagedBy), svcLabel(naming.LabelName), svcLabel(naming.LabelComponent)},
+			Regex:        regexp.QuoteMeta(naming.ManagedBy + ";nginx;server"), Action: "keep",
 		},
 		// ...and of exactly the selected instances (namespace, client Service, instance label).
 		{
-			SourceLabels: []string{metaNamespace, metaServiceName, svcLabel(k8sutil.LabelInstance)},
+			SourceLabels: []string{metaNamespace, metaServiceName, svcLabel(naming.LabelInstance)},
 			Regex:        strings.Join(keys, "|"), Action: "keep",
 		},
 		{SourceLabels: []string{metaNamespace}, TargetLabel: LabelNamespace, Action: "replace"},
-		{SourceLabels: []string{svcLabel(k8sutil.LabelInstance)}, TargetLabel: LabelInstance, Action: "replace"},
+		{SourceLabels: []string{svcLabel(naming.LabelInstance)}, TargetLabel: LabelInstance, Action: "replace"},
 		{SourceLabels: []string{metaPodName}, TargetLabel: LabelPod, Action: "replace"},
 	}
 	for _, t := range sel.targetLabelRules(mon.Spec.TargetLabels) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 )
 
 // Instance is one selected NginxOperator, as the builders need it.
@@ -85,7 +85,7 @@ type targetLabelRule struct {
 
 // targetLabelSources are the source labels of a targetLabelRule, fresh for each rule.
 func targetLabelSources() []string {
-	return []string{metaNamespace, metaSvcLabel + LabelName(k8sutil.LabelInstance)}
+	return []string{metaNamespace, metaSvcLabel + LabelName(naming.LabelInstance)}
 }
 
 // targetLabelRules lists the rules label by label (in the order of keys),

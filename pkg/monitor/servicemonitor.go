@@ -13,8 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
@@ -56,12 +56,12 @@ func BuildServiceMonitor(mon *v1beta1.NginxMonitor, sel Selection) *monitoringv1
 		TypeMeta: metav1.TypeMeta{APIVersion: ServiceMonitorGVK.GroupVersion().String(), Kind: ServiceMonitorGVK.Kind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: mon.Name, Namespace: mon.Namespace,
-			Labels: k8sutil.Labels("nginx-monitor", mon.Name, "servicemonitor"),
+			Labels: naming.Labels("nginx-monitor", mon.Name, "servicemonitor"),
 		},
 		Spec: monitoringv1.ServiceMonitorSpec{
 			Selector: metav1.LabelSelector{
 				MatchLabels: map[string]string{
-					k8sutil.LabelManagedBy: k8sutil.ManagedBy, k8sutil.LabelName: layout.AppName, k8sutil.LabelComponent: layout.Component,
+					naming.LabelManagedBy: naming.ManagedBy, naming.LabelName: layout.AppName, naming.LabelComponent: layout.Component,
 				},
 				MatchExpressions: instances,
 			},
@@ -84,12 +84,12 @@ func smInstances(mon *v1beta1.NginxMonitor, sel Selection) ([]metav1.LabelSelect
 		instNames = append(instNames, in.Name)
 	}
 	if len(instNames) == 0 {
-		return matchNothing(k8sutil.LabelInstance), []string{mon.Namespace}
+		return matchNothing(naming.LabelInstance), []string{mon.Namespace}
 	}
 	// The values of an In requirement: a set, sorted.
 	slices.Sort(instNames)
 	instNames = slices.Compact(instNames)
-	return []metav1.LabelSelectorRequirement{{Key: k8sutil.LabelInstance, Operator: metav1.LabelSelectorOpIn, Values: instNames}}, sel.Namespaces()
+	return []metav1.LabelSelectorRequirement{{Key: naming.LabelInstance, Operator: metav1.LabelSelectorOpIn, Values: instNames}}, sel.Namespaces()
 }
 
 // smExporterEndpoint scrapes the exporter's metrics port with every setting
@@ -175,7 +175,7 @@ func smTargetRules(mon *v1beta1.NginxMonitor, sel Selection, job string) []monit
 		// Only the client Service of each selected instance, not its headless twin.
 		{SourceLabels: labelNames(metaNamespace, metaServiceName), Regex: strings.Join(keys, "|"), Action: "keep"},
 		{SourceLabels: labelNames(metaNamespace), TargetLabel: LabelNamespace, Action: "replace"},
-		{SourceLabels: labelNames(metaSvcLabel + LabelName(k8sutil.LabelInstance)), TargetLabel: LabelInstance, Action: "replace"},
+		{SourceLabels: labelNames(metaSvcLabel + LabelName(naming.LabelInstance)), TargetLabel: LabelInstance, Action: "replace"},
 		{SourceLabels: labelNames(metaPodName), TargetLabel: LabelPod, Action: "replace"},
 		// The job of the scrape configuration Secret, replacing the
 		// Service name prometheus-operator sets before this rule.

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 )
 
 // TestBuildServiceMonitorMatchesGoldenFiles renders, for every scrape
@@ -142,16 +142,16 @@ func jobOf(sm *monitoringv1.ServiceMonitor) string {
 // or no instance label.
 func TestServiceMonitorSelectingNothingIsValidAndMatchesNoService(t *testing.T) {
 	serviceLabels := func(instance string) labels.Set {
-		l := labels.Set{k8sutil.LabelManagedBy: k8sutil.ManagedBy, k8sutil.LabelName: layout.AppName, k8sutil.LabelComponent: layout.Component}
+		l := labels.Set{naming.LabelManagedBy: naming.ManagedBy, naming.LabelName: layout.AppName, naming.LabelComponent: layout.Component}
 		if instance != "" {
-			l[k8sutil.LabelInstance] = instance
+			l[naming.LabelInstance] = instance
 		}
 		return l
 	}
 	services := map[string]labels.Set{
 		"client Service of www":   serviceLabels("www"),
 		"client Service of -":     serviceLabels("-"),
-		"empty instance label":    labels.Merge(serviceLabels(""), labels.Set{k8sutil.LabelInstance: ""}),
+		"empty instance label":    labels.Merge(serviceLabels(""), labels.Set{naming.LabelInstance: ""}),
 		"no instance label":       serviceLabels(""),
 		"an unrelated Service":    {"app": "web"},
 		"a Service with no label": {},

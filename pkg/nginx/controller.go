@@ -48,6 +48,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/prober"
 	"github.com/nginx-operator/nginx-operator/pkg/routetable"
 )
@@ -317,10 +318,10 @@ func (r *Reconciler) pods(ctx context.Context, nginx *v1beta1.NginxOperator, sts
 func podInstance(_ context.Context, obj client.Object) []reconcile.Request {
 	l := obj.GetLabels()
 	owner := metav1.GetControllerOf(obj)
-	if l[k8sutil.LabelComponent] != layout.Component || l[k8sutil.LabelInstance] == "" || owner == nil || owner.Kind != "StatefulSet" {
+	if l[naming.LabelComponent] != layout.Component || l[naming.LabelInstance] == "" || owner == nil || owner.Kind != "StatefulSet" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: l[k8sutil.LabelInstance]}}}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: l[naming.LabelInstance]}}}
 }
 
 // podHandler wakes a pod's instance (podInstance) and, with a prober, shows

@@ -24,6 +24,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
@@ -107,7 +108,7 @@ func shardFiles(files map[string][]byte) (instanceFiles, error) {
 		}
 	}
 	if len(out.manifest) > 0 {
-		out.hash = k8sutil.Hash(out.manifest)[:16]
+		out.hash = naming.Hash(out.manifest)[:16]
 	}
 	return out, nil
 }

@@ -9,8 +9,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 )
 
 // A pod of an instance's StatefulSet wakes that instance; the operator's
@@ -27,7 +27,7 @@ func TestPodsMapToTheirInstance(t *testing.T) {
 	if len(got) != 1 || got[0].Namespace != "team-a" || got[0].Name != "web" {
 		t.Errorf("StatefulSet pod maps to %v, want team-a/web", got)
 	}
-	backup := k8sutil.Labels(layout.AppName, "nightly", "backup")
+	backup := naming.Labels(layout.AppName, "nightly", "backup")
 	for name, p := range map[string]*corev1.Pod{
 		"a backup Job's pod": pod(backup, "Job"),
 		"an orphaned pod":    pod(layout.Labels("web"), ""),

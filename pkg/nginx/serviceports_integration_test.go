@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -102,7 +102,7 @@ func TestServicesGetTheWellKnownPortsAndLegacyServicesKeepTheirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Applied as that operator applied its children: server-side, as
-	// k8sutil.ManagedBy, so it owns the fields this operator changes.
+	// naming.ManagedBy, so it owns the fields this operator changes.
 	old := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Name: layout.NamesFor("legacy").Service, Namespace: ns, Labels: layout.Labels("legacy"),
@@ -113,7 +113,7 @@ func TestServicesGetTheWellKnownPortsAndLegacyServicesKeepTheirs(t *testing.T) {
 			{Name: "https", Port: 8443, TargetPort: intstr.FromString("https"), Protocol: corev1.ProtocolTCP},
 		}},
 	}
-	if err := c.Patch(ctx, old, client.Apply, client.FieldOwner(k8sutil.ManagedBy), client.ForceOwnership); err != nil {
+	if err := c.Patch(ctx, old, client.Apply, client.FieldOwner(naming.ManagedBy), client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
 	inprocess.StartWatching(t, env, nil, ns)

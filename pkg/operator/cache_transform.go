@@ -11,6 +11,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
@@ -24,7 +25,7 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // other clients wrote.
 //
 //   - metadata.managedFields: only the operator's own server-side apply
-//     record (manager k8sutil.ManagedBy, operation Apply) is kept; the
+//     record (manager naming.ManagedBy, operation Apply) is kept; the
 //     Applier needs it to tell whether anyone changed the operator's fields
 //     (see k8sutil.Applier). The records of the controller-manager's status
 //     updates, kubectl and others are dropped. For built-in kinds the
@@ -174,7 +175,7 @@ func trimManagedFields(m metav1.Object) {
 	}
 	var keep []metav1.ManagedFieldsEntry
 	for _, f := range fields {
-		if f.Manager == k8sutil.ManagedBy && f.Operation == metav1.ManagedFieldsOperationApply {
+		if f.Manager == naming.ManagedBy && f.Operation == metav1.ManagedFieldsOperationApply {
 			keep = append(keep, f)
 		}
 	}

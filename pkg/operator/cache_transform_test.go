@@ -14,11 +14,12 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
 )
 
 func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
-	own := metav1.ManagedFieldsEntry{Manager: k8sutil.ManagedBy, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1",
+	own := metav1.ManagedFieldsEntry{Manager: naming.ManagedBy, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1",
 		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}}
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{
@@ -26,7 +27,7 @@ func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"},
 				own,
-				{Manager: k8sutil.ManagedBy, Operation: metav1.ManagedFieldsOperationUpdate},
+				{Manager: naming.ManagedBy, Operation: metav1.ManagedFieldsOperationUpdate},
 				{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply},
 			},
 		},
@@ -181,7 +182,7 @@ func TestTrimForCacheSharesTheStringsObjectsHaveInCommon(t *testing.T) {
 		fresh := func(s string) string { return string([]byte(s)) }
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: fresh("team-a"),
-			Labels:          map[string]string{fresh(k8sutil.LabelInstance): fresh("web"), fresh(k8sutil.LabelManagedBy): fresh(k8sutil.ManagedBy)},
+			Labels:          map[string]string{fresh(naming.LabelInstance): fresh("web"), fresh(naming.LabelManagedBy): fresh(naming.ManagedBy)},
 			Annotations:     map[string]string{fresh("nginx.operator.dev/applied-hash"): hash},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: fresh("nginx.operator.dev/v1beta1"), Kind: fresh("NginxOperator"), Name: "web"}},
 		}}
@@ -210,10 +211,10 @@ func TestTrimForCacheSharesTheStringsObjectsHaveInCommon(t *testing.T) {
 		t.Fatalf("no key %q in %v", k, m)
 		return ""
 	}
-	same("label key", key(a.Labels, k8sutil.LabelInstance), key(b.Labels, k8sutil.LabelInstance))
-	same("label value", a.Labels[k8sutil.LabelInstance], b.Labels[k8sutil.LabelInstance])
+	same("label key", key(a.Labels, naming.LabelInstance), key(b.Labels, naming.LabelInstance))
+	same("label value", a.Labels[naming.LabelInstance], b.Labels[naming.LabelInstance])
 	same("annotation key", key(a.Annotations, "nginx.operator.dev/applied-hash"), key(b.Annotations, "nginx.operator.dev/applied-hash"))
-	if a.Annotations["nginx.operator.dev/applied-hash"] != "1" || b.Annotations["nginx.operator.dev/applied-hash"] != "2" || a.Labels[k8sutil.LabelManagedBy] != k8sutil.ManagedBy {
+	if a.Annotations["nginx.operator.dev/applied-hash"] != "1" || b.Annotations["nginx.operator.dev/applied-hash"] != "2" || a.Labels[naming.LabelManagedBy] != naming.ManagedBy {
 		t.Errorf("values changed: %v %v %v", a.Annotations, b.Annotations, a.Labels)
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
 	"github.com/nginx-operator/nginx-operator/pkg/monitor"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/prober"
 	"github.com/nginx-operator/nginx-operator/pkg/routetable"
@@ -218,7 +219,7 @@ func CacheOptions(opts Options) cache.Options {
 	c := cache.Options{ByObject: map[client.Object]cache.ByObject{}, DefaultTransform: TrimForCache}
 	scopeToNamespaces(&c, opts)
 	for _, obj := range ManagedKinds() {
-		c.ByObject[obj] = cache.ByObject{Label: k8sutil.ManagedSelector()}
+		c.ByObject[obj] = cache.ByObject{Label: naming.ManagedSelector()}
 	}
 	// Namespaces (metadata only) are watched by the NginxMonitor controller
 	// for namespaceSelector.labelSelector. They are cluster-scoped, so
@@ -251,7 +252,7 @@ func ReferenceCacheOptions(opts Options, mgr manager.Manager, namespace string) 
 // watched namespaces.
 func CertificateCacheOptions(opts Options, mgr manager.Manager) cache.Options {
 	c := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(), DefaultTransform: TrimForCache,
-		ByObject: map[client.Object]cache.ByObject{&certmanager.Certificate{}: {Label: k8sutil.ManagedSelector()}}}
+		ByObject: map[client.Object]cache.ByObject{&certmanager.Certificate{}: {Label: naming.ManagedSelector()}}}
 	scopeToNamespaces(&c, opts)
 	return c
 }

@@ -9,7 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 )
 
 func parse(t *testing.T, args ...string) Options {
@@ -98,8 +98,8 @@ func TestCacheOptionsScopeNamespacesAndManagedObjects(t *testing.T) {
 			}
 			continue
 		}
-		if byObject.Label == nil || byObject.Label.String() != k8sutil.ManagedSelector().String() {
-			t.Errorf("%T cached with selector %v, want %s", obj, byObject.Label, k8sutil.ManagedSelector())
+		if byObject.Label == nil || byObject.Label.String() != naming.ManagedSelector().String() {
+			t.Errorf("%T cached with selector %v, want %s", obj, byObject.Label, naming.ManagedSelector())
 		}
 	}
 	for _, obj := range []any{&corev1.Secret{}, &corev1.ConfigMap{}, &appsv1.StatefulSet{}, &corev1.Pod{}} {

@@ -23,8 +23,8 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/conversion"
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/pkg/operator"
 	"github.com/nginx-operator/nginx-operator/pkg/reloader"
@@ -203,7 +203,7 @@ func (w *world) problems(ctx context.Context) []string {
 		}
 	}
 
-	sel := metav1.ListOptions{LabelSelector: k8sutil.LabelManagedBy + "=" + k8sutil.ManagedBy}
+	sel := metav1.ListOptions{LabelSelector: naming.LabelManagedBy + "=" + naming.ManagedBy}
 	type child struct {
 		kind string
 		meta metav1.ObjectMeta

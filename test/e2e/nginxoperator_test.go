@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
@@ -365,7 +365,7 @@ func TestTakenChildNamesAreLeftAlone(t *testing.T) {
 			for _, m := range after.GetManagedFields() {
 				managers = append(managers, m.Manager)
 			}
-			if len(after.GetOwnerReferences()) != 0 || !maps.Equal(after.GetLabels(), tc.userObject.GetLabels()) || slices.Contains(managers, k8sutil.ManagedBy) {
+			if len(after.GetOwnerReferences()) != 0 || !maps.Equal(after.GetLabels(), tc.userObject.GetLabels()) || slices.Contains(managers, naming.ManagedBy) {
 				t.Errorf("the user's %s was written: owners %v, labels %v, field managers %v", tc.kind,
 					after.GetOwnerReferences(), after.GetLabels(), managers)
 			}

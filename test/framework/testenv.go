@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
 
@@ -187,7 +187,7 @@ func requiredBinaries(opts Options) []string {
 // when the test ends.
 func Namespace(t testing.TB, cs kubernetes.Interface) string {
 	t.Helper()
-	base := k8sutil.NameWithLimit(40, "t", strings.ToLower(t.Name()))
+	base := naming.NameWithLimit(40, "t", strings.ToLower(t.Name()))
 	name := base + "-" + rand.String(5)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {

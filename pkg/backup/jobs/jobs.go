@@ -35,8 +35,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 )
 
 // Label values of the backup's children.
@@ -123,17 +123,17 @@ func DefaultResources() corev1.ResourceRequirements {
 // Labels of a backup's Jobs, CronJob and pods. A label value is at most 63
 // characters, so a longer backup name is shortened (with a hash).
 func Labels(backup *v1beta1.NginxBackup) map[string]string {
-	return k8sutil.Labels(AppName, k8sutil.NameWithLimit(63, backup.Name), Component)
+	return naming.Labels(AppName, naming.NameWithLimit(63, backup.Name), Component)
 }
 
 // JobName is the one-shot Job's name.
 func JobName(backup *v1beta1.NginxBackup) string {
-	return k8sutil.NameWithLimit(maxJobNameLength, backup.Name, "backup")
+	return naming.NameWithLimit(maxJobNameLength, backup.Name, "backup")
 }
 
 // CronJobName is the scheduled backup's CronJob name.
 func CronJobName(backup *v1beta1.NginxBackup) string {
-	return k8sutil.NameWithLimit(maxCronJobNameLength, backup.Name, "backup")
+	return naming.NameWithLimit(maxCronJobNameLength, backup.Name, "backup")
 }
 
 // ContentClaimName is the PVC of the instance's pod 0, the one backed up.

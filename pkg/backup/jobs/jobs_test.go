@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	nvalidation "github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 )
@@ -331,7 +331,7 @@ func TestJobAndCronJobFields(t *testing.T) {
 	if c.Resources.Limits.Memory().IsZero() {
 		t.Error("no memory limit by default")
 	}
-	want := k8sutil.Labels(AppName, "nightly", Component)
+	want := naming.Labels(AppName, "nightly", Component)
 	for name, labels := range map[string]map[string]string{
 		"job": j.Labels, "job pod": j.Spec.Template.Labels, "cronjob": cj.Labels,
 		"cronjob job": cj.Spec.JobTemplate.Labels, "cronjob pod": cj.Spec.JobTemplate.Spec.Template.Labels,

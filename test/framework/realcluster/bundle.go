@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
+	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -222,7 +222,7 @@ func WaitOperatorAvailable(ctx context.Context, cs kubernetes.Interface, timeout
 // when the test ends.
 func RestrictedNamespace(t testing.TB, cs kubernetes.Interface) string {
 	t.Helper()
-	name := k8sutil.NameWithLimit(40, "t", strings.ToLower(t.Name())) + "-" + rand.String(5)
+	name := naming.NameWithLimit(40, "t", strings.ToLower(t.Name())) + "-" + rand.String(5)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name:   name,
 		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"},

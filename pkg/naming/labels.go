@@ -1,4 +1,4 @@
-package k8sutil
+package naming
 
 import (
 	"k8s.io/apimachinery/pkg/labels"

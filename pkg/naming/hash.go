@@ -1,4 +1,4 @@
-package k8sutil
+package naming
 
 import (
 	"crypto/sha256"
@@ -15,7 +15,7 @@ func Hash(v any) string {
 	if err != nil {
 		// Only values JSON cannot encode (channels, functions) get here: a
 		// programming error, never user input, which is always JSON-decoded.
-		panic(fmt.Sprintf("k8sutil.Hash: %v", err))
+		panic(fmt.Sprintf("naming.Hash: %v", err))
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
