@@ -59,9 +59,9 @@ func TestProbeAsksTheConversionWebhook(t *testing.T) {
 		out                    string
 	}{
 		{"the real handler converts", webhook.URL + "/convert", writeCA(t, webhook), "30s", 0, "converted a v1alpha1 NginxOperator to v1beta1"},
-		{"an answer to another request", broken.URL, writeCA(t, broken), "1500ms", 1, `the response is for request "other"`},
-		{"a certificate the CA did not sign", untrusted.URL, writeCA(t, webhook), "1500ms", 1, "certificate"},
-		{"no CA", webhook.URL, "", "1500ms", 2, "--ca-file are required"},
+		{"an answer to another request", broken.URL, writeCA(t, broken), "1s", 1, `the response is for request "other"`},
+		{"a certificate the CA did not sign", untrusted.URL, writeCA(t, webhook), "1s", 1, "certificate"},
+		{"no CA", webhook.URL, "", "1s", 2, "--ca-file are required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
