@@ -99,9 +99,10 @@ const (
 	// containers reach its loopback; a UDP port takes no TCP port from
 	// spec.ports.
 	RequestLogAddress = "127.0.0.1:18083"
-	// MaxConfigSize is the largest nginx.conf the config Secret carries:
-	// the apiserver refuses a Secret whose keys and values add up to more
-	// than 1 MiB.
+	// MaxConfigSize is the largest nginx.conf the config Secret carries
+	// beside the push key and the revision (reloader.RevisionFile, at most
+	// 20 digits): the apiserver refuses a Secret whose keys and values add
+	// up to more than 1 MiB.
 	MaxConfigSize = 1<<20 - len(ConfigFile) - len(PushKeyFile) - PushKeyLength - len("revision") - 20
 	// FilesMountPath holds every file nginx reads of the objects an
 	// instance references (TLS certificates and keys, CA certificates,

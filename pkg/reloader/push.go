@@ -49,8 +49,9 @@ const (
 	// copy lags the apiserver); the revision tells the reloader so, where
 	// a configuration's hash cannot.
 	RevisionFile = "revision"
-	// MaxRevisionLength bounds the revision's digits (a uint64).
-	MaxRevisionLength = 20
+	// maxRevisionLength bounds the revision's digits (a uint64's);
+	// layout.MaxConfigSize leaves room for them.
+	maxRevisionLength = 20
 	// MaxPushedConfig bounds a pushed body: a Secret carries 1 MiB.
 	MaxPushedConfig = 1 << 20
 	// pushHistory is how many pushed configurations the reloader remembers
@@ -230,7 +231,7 @@ func (r *Reloader) volumeRevision() (revision uint64, has, ok bool) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return 0, false, true
-	case err != nil || len(b) > MaxRevisionLength+1:
+	case err != nil || len(b) > maxRevisionLength+1:
 		return 0, true, false
 	}
 	revision, err = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
