@@ -95,7 +95,7 @@ func (r *Reconciler) heldConfigSecret(ctx context.Context, nginx *v1beta1.NginxO
 	return &secret, nil
 }
 
-// pushKey is the instance's push key: the one its config Secret held
+// pushKey is the instance's push key: the one the held config Secret
 // holds, or a new random one for an instance whose Secret has none yet. A
 // new key is remembered until the cache shows the Secret holding it, so
 // that a reconcile before the cache catches up does not write another.

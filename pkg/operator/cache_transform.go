@@ -84,7 +84,7 @@ func TrimForCache(obj any) (any, error) {
 		o.Spec = corev1.ServiceSpec{IPFamilies: o.Spec.IPFamilies, ClusterIPs: o.Spec.ClusterIPs}
 		o.Status = corev1.ServiceStatus{LoadBalancer: o.Status.LoadBalancer}
 	case *corev1.Secret:
-		o.Data, o.StringData = keepPushKey(o.Data), nil
+		o.Data, o.StringData = keptSecretData(o.Data), nil
 	case *corev1.Pod:
 		TrimPod(o)
 	}
@@ -192,9 +192,9 @@ func builtIn(obj any) bool {
 	return t.Kind() == reflect.Pointer && strings.HasPrefix(t.Elem().PkgPath(), "k8s.io/api/")
 }
 
-// keepPushKey is data with the push key and the configuration's revision
+// keptSecretData is data with the push key and the configuration's revision
 // only, nil without either.
-func keepPushKey(data map[string][]byte) map[string][]byte {
+func keptSecretData(data map[string][]byte) map[string][]byte {
 	var kept map[string][]byte
 	for _, name := range []string{layout.PushKeyFile, reloader.RevisionFile} {
 		if v, ok := data[name]; ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/serviceport"
+	"github.com/nginx-operator/nginx-operator/pkg/reloader"
 )
 
 func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
@@ -87,6 +88,11 @@ func TestTrimForCacheKeepsOnlyTheOperatorsApplyRecord(t *testing.T) {
 	secret := &corev1.Secret{Data: map[string][]byte{"nginx.conf": []byte("events {}")}}
 	if got, _ := TrimForCache(secret); got.(*corev1.Secret).Data != nil {
 		t.Error("a cached Secret keeps its data")
+	}
+	config := &corev1.Secret{Data: map[string][]byte{"nginx.conf": []byte("events {}"), layout.PushKeyFile: []byte("k"), reloader.RevisionFile: []byte("7")}}
+	kept, _ := TrimForCache(config)
+	if diff := cmp.Diff(map[string][]byte{layout.PushKeyFile: []byte("k"), reloader.RevisionFile: []byte("7")}, kept.(*corev1.Secret).Data); diff != "" {
+		t.Errorf("a cached config Secret keeps other data than its push key and revision (-want +got):\n%s", diff)
 	}
 	meta := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}}}
 	if got, _ := TrimForCache(meta); len(got.(*metav1.PartialObjectMetadata).ManagedFields) != 0 {
