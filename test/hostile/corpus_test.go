@@ -1,10 +1,12 @@
 package hostile
 
-// A corpus of hostile NginxOperator specs, each sent to the real apiserver as
-// v1beta1 and as v1alpha1 (the hostile spec riding in the v1beta1-spec
-// annotation, or in v1alpha1's own port, replicas and forceRedeploy), and
-// followed as far as it gets: admission, the stored object, the renderer, the
-// real `nginx -t`, and the directive tree nginx reads back.
+// A corpus of hostile NginxOperator specs, each written as v1beta1 and as
+// v1alpha1 (the hostile spec riding in the v1beta1-spec annotation, or in
+// v1alpha1's own port, replicas and forceRedeploy), and followed as far as it
+// gets: admission, the stored object, the renderer, the real `nginx -t`, and
+// the directive tree nginx reads back. Admission is judged in process for
+// every send (the shipped CRD and the conversion webhook's own handler) and
+// by the real apiserver for a covering sample, which must agree.
 
 import (
 	"github.com/nginx-operator/nginx-operator/test/hostile/hostiletest"
@@ -12,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,8 +45,16 @@ const (
 //	   ports the operator does not reserve.
 //
 // And a spec stored through v1alpha1 must be one the apiserver accepts as
-// v1beta1 (a server-side dry-run create of the stored spec): otherwise the
-// v1alpha1 endpoint bypassed the v1beta1 schema and CEL rules.
+// v1beta1 (a create of the stored spec): otherwise the v1alpha1 endpoint
+// bypassed the v1beta1 schema and CEL rules.
+//
+// The apiserver's part of a send (a, the stored spec, and the re-check) is
+// the in-process model's for every send, and the real apiserver's as well
+// for the covering sample (coveringSample: every field's every verdict
+// through both versions, and every 64th case): a send on which the two
+// disagree fails the test, so the model cannot drift from the apiserver
+// unseen. All of the sends through the apiserver took 14 minutes beside the
+// other packages of make test, and more than the guard once the corpus grew.
 func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVersions(t *testing.T) {
 	nginxBin := tools.Nginx(t)
 	cfg := env.Cluster(t).Config
@@ -64,22 +75,49 @@ func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVer
 	ngx := newNginxEnv(t, e.Namespace)
 	nginxBin = ngx.nginxFor(nginxBin)
 
-	// 1. Admission, read-back, dry-run re-check and rendering.
+	// 1. Admission, read-back and the v1alpha1 path's re-check, for every
+	// send in process (the shipped CRD and the real conversion webhook's
+	// handler), and for a covering sample through the real apiserver too:
+	// where the two disagree, the model is wrong and the test fails.
 	var sends []*send
 	for _, c := range cases {
 		sends = append(sends, &send{c: c, path: pathBeta}, &send{c: c, path: pathAlpha})
 	}
-	// A guard against a hung apiserver, not a bound on speed: the sends
-	// take about 2m20s alone on 2 cores and more than twice that beside
-	// the other packages of make test (a 5-minute guard, once the corpus
-	// grew to 11,018 sends, timed out there); the log above prints the
-	// time they took.
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	a, err := newAdmission()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostiletest.InParallel(nginxWorkers, len(sends), func(i int) { ngx.admitInProcess(context.Background(), a, sends[i]) })
+	inProcessDone := time.Now()
+	// A guard against a hung apiserver, not a bound on speed.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	hostiletest.InParallel(apiWorkers, len(sends), func(i int) { ngx.send(ctx, e.Admin, sends[i]) })
+	sample := coveringSample(sends)
+	t.Logf("%d sends admitted in process in %v; %d of them go to the apiserver too", len(sends), inProcessDone.Sub(start).Round(time.Millisecond), len(sample))
+	differ := map[int]string{}
+	var mu sync.Mutex
+	hostiletest.InParallel(apiWorkers, len(sample), func(j int) {
+		i := sample[j]
+		through := &send{c: sends[i].c, path: sends[i].path}
+		ngx.admitThroughAPIServer(ctx, e.Admin, through)
+		if d := disagreement(sends[i], through); d != "" {
+			mu.Lock()
+			differ[i] = d
+			mu.Unlock()
+		}
+	})
 	apiDone := time.Now()
+	t.Logf("the apiserver judged the sample in %v", apiDone.Sub(inProcessDone).Round(time.Millisecond))
+	if len(differ) > 0 {
+		t.Errorf("the in-process admission and the apiserver disagree on %d of the %d sampled sends:\n%s", len(differ), len(sample), disagreementTable(sends, differ))
+	}
 
-	// 2. The real nginx, once per distinct rendered file.
+	// 2. The controller's build: decoding, validation, rendering and the
+	// children's dry-runs.
+	hostiletest.InParallel(apiWorkers, len(sends), func(i int) { ngx.build(ctx, e.Admin, sends[i]) })
+	buildDone := time.Now()
+
+	// 3. The real nginx, once per distinct rendered file.
 	byConfig := map[string][]*send{}
 	var configs []string
 	for _, s := range sends {
@@ -98,8 +136,9 @@ func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVer
 			s.nginxSaid, s.nginxRan = said, true
 		}
 	})
-	t.Logf("%d cases, %d sends: apiserver and renderer %v; nginx -t on %d distinct files %v",
-		len(cases), len(sends), apiDone.Sub(start).Round(time.Millisecond), len(configs), time.Since(apiDone).Round(time.Millisecond))
+	t.Logf("%d cases, %d sends: admission in process %v, %d of them through the apiserver too %v; build of %d distinct stored specs (%d distinct children dry-run) %v; nginx -t on %d distinct files %v",
+		len(cases), len(sends), inProcessDone.Sub(start).Round(time.Millisecond), len(sample), apiDone.Sub(inProcessDone).Round(time.Millisecond),
+		count(&ngx.builds), count(&ngx.childVerdicts), buildDone.Sub(apiDone).Round(time.Millisecond), len(configs), time.Since(buildDone).Round(time.Millisecond))
 
 	// The corpus means something only if the unmodified spec goes all the way
 	// through on both paths.
@@ -134,4 +173,11 @@ func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVer
 		t.Errorf("%d of %d sends end neither refused (by the apiserver or the renderer) nor rendered intact, accepted by nginx and meaning what their fields say:\n%s",
 			len(failing), len(sends), failureTable(failing))
 	}
+}
+
+// count is the number of entries in m.
+func count(m *sync.Map) int {
+	n := 0
+	m.Range(func(any, any) bool { n++; return true })
+	return n
 }

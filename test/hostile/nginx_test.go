@@ -48,6 +48,9 @@ type nginxEnv struct {
 	// the same Service, StatefulSet and policies as the case before, which
 	// the API server would judge the same way again.
 	childVerdicts sync.Map
+	// builds are what the controller made of each distinct stored spec
+	// (send.build), by its JSON.
+	builds sync.Map
 }
 
 func newNginxEnv(t *testing.T, ns string) *nginxEnv {
@@ -168,7 +171,7 @@ func (h *nginxEnv) renderOptions() render.Options {
 	return render.Options{Paths: h.paths, Namespace: h.ns, FallbackHost: "127.0.0.1"}
 }
 
-func (h *nginxEnv) render(ctx context.Context, c client.Client, s *send, spec *v1beta1.NginxOperatorSpec) {
+func (h *nginxEnv) render(ctx context.Context, c client.Client, s *built, spec *v1beta1.NginxOperatorSpec) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.renderPanic = fmt.Sprint(r)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,10 +42,20 @@ type send struct {
 	c    *specCase
 	path string // pathBeta or pathAlpha
 
-	err         string // the test could not complete the send
+	err     string         // the test could not complete the send
+	refused string         // outcome a: what the apiserver said
+	stored  map[string]any // the spec as read back as v1beta1, when admitted
+	bypass  string         // the stored spec, re-sent as v1beta1, is refused: what the apiserver said
+	built
+	nginxRan  bool
+	nginxSaid string // "" when `nginx -t` accepted the file
+}
+
+// built is what the controller makes of a stored spec, the same for every
+// send that stored the same spec (most cases store one spec through both
+// versions).
+type built struct {
 	undecodable string // stored, but the operator's Go types cannot hold it
-	refused     string // outcome a: what the apiserver said
-	bypass      string // the stored spec, re-sent as v1beta1, is refused: what the apiserver said
 	renderErr   error
 	// childRefused is what the API server said of a child (StatefulSet,
 	// NetworkPolicy, Service, PodDisruptionBudget) built from the admitted
@@ -55,8 +66,6 @@ type send struct {
 	config       []byte
 	treeDiff     string
 	meaning      []string
-	nginxRan     bool
-	nginxSaid    string // "" when `nginx -t` accepted the file
 }
 
 func (s *send) outcome() string {
@@ -161,20 +170,45 @@ var apiserverOnly = map[string]string{
 
 var betaGVK = v1beta1.GroupVersion.WithKind("NginxOperator")
 
-// send creates the case through its path, reads the stored object back as
-// v1beta1, re-checks a v1alpha1-stored spec against v1beta1 admission, and
-// renders it.
-func (h *nginxEnv) send(ctx context.Context, c client.Client, s *send) {
+// object is the case as its path's client writes it.
+func (h *nginxEnv) object(s *send) (*unstructured.Unstructured, error) {
 	name := fmt.Sprintf("hostile-%04d-%s", s.c.id, s.path)
-	var obj *unstructured.Unstructured
 	if s.path == pathBeta {
-		obj = v1beta1Object(name, h.ns, runtime.DeepCopyJSON(s.c.spec))
-	} else {
-		var err error
-		if obj, err = v1alpha1Object(name, h.ns, runtime.DeepCopyJSON(s.c.spec)); err != nil {
-			s.err = err.Error()
-			return
+		return v1beta1Object(name, h.ns, runtime.DeepCopyJSON(s.c.spec)), nil
+	}
+	return v1alpha1Object(name, h.ns, runtime.DeepCopyJSON(s.c.spec))
+}
+
+// admitInProcess is the send's create and read-back, and the v1alpha1 path's
+// re-check, by the in-process model of the apiserver (admission_test.go).
+func (h *nginxEnv) admitInProcess(ctx context.Context, a *admission, s *send) {
+	obj, err := h.object(s)
+	if err != nil {
+		s.err = err.Error()
+		return
+	}
+	stored, refused := a.create(ctx, obj.Object)
+	if refused != "" {
+		s.refused = refused
+		return
+	}
+	s.stored = storedSpec(stored)
+	if s.path == pathAlpha {
+		recheck := v1beta1Object(obj.GetName()+"-recheck", h.ns, runtime.DeepCopyJSON(s.stored))
+		if _, refused := a.create(ctx, recheck.Object); refused != "" {
+			s.bypass = refused
 		}
+	}
+}
+
+// admitThroughAPIServer creates the case through its path on the real
+// apiserver, reads the stored object back as v1beta1, and re-checks a
+// v1alpha1-stored spec against v1beta1 admission (a server-side dry-run).
+func (h *nginxEnv) admitThroughAPIServer(ctx context.Context, c client.Client, s *send) {
+	obj, err := h.object(s)
+	if err != nil {
+		s.err = err.Error()
+		return
 	}
 	if err := c.Create(ctx, obj); err != nil {
 		var status apierrors.APIStatus
@@ -187,16 +221,13 @@ func (h *nginxEnv) send(ctx context.Context, c client.Client, s *send) {
 	}
 	stored := &unstructured.Unstructured{}
 	stored.SetGroupVersionKind(betaGVK)
-	if err := c.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: name}, stored); err != nil {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), stored); err != nil {
 		s.err = "reading back as v1beta1: " + err.Error()
 		return
 	}
-	storedSpec, _ := stored.Object["spec"].(map[string]any)
-	if storedSpec == nil {
-		storedSpec = map[string]any{}
-	}
+	s.stored = storedSpec(stored.Object)
 	if s.path == pathAlpha {
-		recheck := v1beta1Object(name+"-recheck", h.ns, runtime.DeepCopyJSON(storedSpec))
+		recheck := v1beta1Object(obj.GetName()+"-recheck", h.ns, runtime.DeepCopyJSON(s.stored))
 		if err := c.Create(ctx, recheck, client.DryRunAll); err != nil {
 			var status apierrors.APIStatus
 			if !errors.As(err, &status) {
@@ -206,14 +237,51 @@ func (h *nginxEnv) send(ctx context.Context, c client.Client, s *send) {
 			s.bypass = err.Error()
 		}
 	}
-	var spec v1beta1.NginxOperatorSpec
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(storedSpec, &spec); err != nil {
-		// The operator's informer decodes into these types: one such
-		// object stalls the controller's list and watch.
-		s.undecodable = err.Error()
+}
+
+// storedSpec is the spec of a stored object, {} when it has none.
+func storedSpec(obj map[string]any) map[string]any {
+	if spec, ok := obj["spec"].(map[string]any); ok {
+		return spec
+	}
+	return map[string]any{}
+}
+
+// build is what the controller makes of an admitted send's stored spec,
+// made once per distinct spec (buildSpec).
+func (h *nginxEnv) build(ctx context.Context, c client.Client, s *send) {
+	if s.stored == nil || s.err != "" {
 		return
 	}
-	h.render(ctx, c, s, &spec)
+	key, err := json.Marshal(s.stored)
+	if err != nil {
+		s.err = "encoding the stored spec: " + err.Error()
+		return
+	}
+	once, _ := h.builds.LoadOrStore(string(key), &onceBuilt{})
+	b := once.(*onceBuilt)
+	b.once.Do(func() { b.built = h.buildSpec(ctx, c, s.stored) })
+	s.built = b.built
+}
+
+type onceBuilt struct {
+	once  sync.Once
+	built built
+}
+
+// buildSpec decodes a stored spec as the operator's informer does and
+// renders it as the controller would.
+func (h *nginxEnv) buildSpec(ctx context.Context, c client.Client, stored map[string]any) built {
+	var b built
+	var spec v1beta1.NginxOperatorSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(runtime.DeepCopyJSON(stored), &spec); err != nil {
+		// The operator's informer decodes into these types: one such
+		// object stalls the controller's list and watch.
+		b.undecodable = err.Error()
+		return b
+	}
+	h.render(ctx, c, &b, &spec)
+	return b
 }
 
 func v1beta1Object(name, ns string, spec map[string]any) *unstructured.Unstructured {
