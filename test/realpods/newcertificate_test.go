@@ -116,7 +116,8 @@ spec:
 	before := podUIDsOf(ctx, t, cs, ns, "web")
 	sts, err := cs.AppsV1().StatefulSets(ns).Get(ctx, layout.NamesFor("web").StatefulSet, metav1.GetOptions{})
 	tools.Must(t, err)
-	degraded := watchDegraded(ctx, cl, client.ObjectKey{Namespace: ns, Name: "web"})
+	key := client.ObjectKey{Namespace: ns, Name: "web"}
+	degraded := watchDegraded(ctx, cl, key)
 
 	// The new Secrets, then the server that names them.
 	tlsSecret(ctx, t, cs, ns, "new-tls", newCert, newKey)
@@ -124,6 +125,8 @@ spec:
 		Data: map[string][]byte{"auth": []byte(tools.Htpasswd("user", "password"))}}, metav1.CreateOptions{})
 	tools.Must(t, err)
 	time.Sleep(time.Second) // the load goes on alone for a while
+	var inst v1beta1.NginxOperator
+	tools.Must(t, cl.Get(ctx, key, &inst))
 	began := time.Now()
 	apply(ctx, t, c, ns, manifest(server(oldHost, "old-tls", "")+server(newHost, "new-tls", "users")))
 	newURL := "https://" + net.JoinHostPort(ip, "443") + "/"
@@ -147,6 +150,11 @@ spec:
 		served = time.Since(began)
 		return nil
 	})
+	// For about 100 ms after its new workers start, nginx's old ones take
+	// new connections too (pkg/reloader, workers.go): the first answer of
+	// the new host says it is served, and only the instance's status says
+	// that every new connection gets it.
+	waitConfigLoaded(ctx, t, cl, key, inst.Status.ConfigHash)
 	// Its basic auth is the new Secret's: without the user, 401.
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, newURL, nil)
 	req.Host = newHost
