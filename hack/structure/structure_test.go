@@ -26,13 +26,17 @@ var layers = map[string]int{
 	"pkg/logging": 0, "pkg/version": 0, "pkg/storageversion": 0, "pkg/nginx/conf": 0, "pkg/nginx/regex": 0, "pkg/certmanager": 0,
 	// Facts and rules every controller shares.
 	"pkg/k8sutil": 1, "pkg/layout": 1, "pkg/routetable": 1, "pkg/metrics": 1, "pkg/validation": 1, "pkg/reloader": 1, "pkg/backup/storage": 1,
-	// Pure builders.
-	"pkg/nginx/render": 2, "pkg/nginx/serviceport": 2, "pkg/gateway/conditions": 2, "pkg/nginx/prober": 2, "pkg/backup/jobs": 2, "pkg/backup/agent": 2, "pkg/validation/validationtest": 2,
+	// Pure builders, and the Gateway wing's first pure stage (the graph).
+	"pkg/nginx/render": 2, "pkg/nginx/serviceport": 2, "pkg/gateway/conditions": 2, "pkg/gateway/graph": 2, "pkg/nginx/prober": 2,
+	"pkg/backup/jobs": 2, "pkg/backup/agent": 2, "pkg/validation/validationtest": 2,
+	// The Gateway wing's stages built on its graph: the instance and the
+	// statuses.
+	"pkg/gateway/instance": 3, "pkg/gateway/status": 3,
 	// The controllers and the webhook: none imports another.
-	"pkg/nginx": 3, "pkg/monitor": 3, "pkg/backup": 3, "pkg/conversion": 3, "pkg/gateway": 3,
+	"pkg/nginx": 4, "pkg/monitor": 4, "pkg/backup": 4, "pkg/conversion": 4, "pkg/gateway": 4,
 	// The manager that runs them, and the binaries.
-	"pkg/operator": 4,
-	"cmd/operator": 5, "cmd/nginx-reloader": 5,
+	"pkg/operator": 5,
+	"cmd/operator": 6, "cmd/nginx-reloader": 6,
 }
 
 // only lists, for the packages that promise it, every import beyond the
@@ -53,8 +57,20 @@ var only = map[string][]string{
 	// The Gateway wing's catalog of conditions: Gateway API's and
 	// Kubernetes' condition types, and nothing that reads or writes.
 	"pkg/gateway/conditions": {"k8s.io/apimachinery/pkg/apis/meta/v1", "sigs.k8s.io/gateway-api/apis/v1"},
-	"pkg/fsutil":             {},
-	"test/echo":              {"golang.org/x/net/websocket"},
+	// The Gateway wing's pure stages read no cluster and write nothing: no
+	// client, no controller-runtime, no controller (pkg/nginx/regex is the
+	// regular expressions' leaf, not the nginx controller). The graph
+	// judges with typed verdicts and makes no condition: only the status
+	// stage turns verdicts into the catalog's conditions.
+	"pkg/gateway/graph": {"pkg/apis/nginx/v1beta1", "pkg/layout", "pkg/naming", "pkg/validation", "pkg/nginx/regex",
+		"k8s.io/api/core/v1", "k8s.io/apimachinery/pkg/apis/meta/v1", "k8s.io/apimachinery/pkg/labels", "k8s.io/apimachinery/pkg/runtime",
+		"k8s.io/apimachinery/pkg/types", "k8s.io/apimachinery/pkg/util/validation/field", "k8s.io/utils/ptr", "sigs.k8s.io/gateway-api/apis/v1"},
+	"pkg/gateway/instance": {"pkg/apis/nginx/v1beta1", "pkg/gateway/graph", "sigs.k8s.io/gateway-api/apis/v1"},
+	"pkg/gateway/status": {"pkg/apis/nginx/v1beta1", "pkg/gateway/conditions", "pkg/gateway/graph",
+		"k8s.io/apimachinery/pkg/api/meta", "k8s.io/apimachinery/pkg/apis/meta/v1", "k8s.io/apimachinery/pkg/types", "k8s.io/utils/ptr",
+		"sigs.k8s.io/gateway-api/apis/v1"},
+	"pkg/fsutil": {},
+	"test/echo":  {"golang.org/x/net/websocket"},
 	"test/clientchecks": {"pkg/apis/nginx/v1beta1", "test/echo", "test/tools", "golang.org/x/net/websocket",
 		"k8s.io/api/core/v1", "k8s.io/apimachinery/pkg/api/resource", "k8s.io/utils/ptr"},
 }

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -37,7 +37,7 @@ func BenchmarkAttachingRoutesOneAtATime(b *testing.B) {
 	}
 	ctx, ns, c := setup(b)
 	gatewayToAPI(b, c, ns)
-	secret := types.NamespacedName{Namespace: ns, Name: layout.NamesFor(gateway.InstanceName("web")).ConfigSecret}
+	secret := types.NamespacedName{Namespace: ns, Name: layout.NamesFor(graph.InstanceName("web")).ConfigSecret}
 	serves := func(path string) error {
 		var s corev1.Secret
 		if err := c.Get(ctx, secret, &s); err != nil {

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -57,7 +57,7 @@ func TestABackendTLSPolicyIsServedAndToldWhereItStands(t *testing.T) {
 	route := apiRoute(ns, "secure")
 	route.Spec.Rules[0].BackendRefs[0].Name = "secure"
 	create(t, c, secure, slice, caMap, policy, route)
-	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("web")}
+	instance := types.NamespacedName{Namespace: ns, Name: graph.InstanceName("web")}
 	gw := types.NamespacedName{Namespace: ns, Name: "web"}
 
 	policyIs(ctx, t, c, policy, gw, "True/Accepted", "True/ResolvedRefs")
@@ -92,7 +92,7 @@ func policyIs(ctx context.Context, t *testing.T, c client.Client, p *gatewayv1.B
 			return err
 		}
 		for _, a := range got.Status.Ancestors {
-			if a.ControllerName != gateway.ControllerName || string(a.AncestorRef.Name) != gw.Name {
+			if a.ControllerName != graph.ControllerName || string(a.AncestorRef.Name) != gw.Name {
 				continue
 			}
 			acc := meta.FindStatusCondition(a.Conditions, "Accepted")

@@ -1,16 +1,18 @@
 package gateway
 
 import (
+	"cmp"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 )
 
 // policy is a BackendTLSPolicy in ns, created at minute age, naming
@@ -36,24 +38,40 @@ func configMap(name string) gatewayv1.LocalObjectReference {
 // ConfigMap without certificates, is not (NoValidCACertificate) and says
 // which reference in ResolvedRefs; of two naming the same Service and port
 // the younger is Conflicted; one naming a port and one naming the whole
-// Service do not conflict.
+// Service do not conflict, and each applies where it names.
 func TestBackendTLSPoliciesAreJudgedAsGatewayAPIHasIt(t *testing.T) {
 	sans := policy("sans", 7, "d", "", "d.example.com", configMap("ca"))
 	sans.Spec.Validation.SubjectAltNames = []gatewayv1.SubjectAltName{{Type: gatewayv1.HostnameSubjectAltNameType, Hostname: "other.example.com"}}
-	got := judgePolicies([]gatewayv1.BackendTLSPolicy{
-		policy("younger", 2, "a", "", "b.example.com", configMap("ca")),
-		policy("older", 1, "a", "", "a.example.com", configMap("ca")),
-		policy("port", 3, "a", "https", "port.example.com", configMap("ca")),
-		policy("kind", 4, "b", "", "b.example.com", gatewayv1.LocalObjectReference{Group: "invalid.io", Kind: "InvalidKind", Name: "x"}),
-		policy("empty", 5, "c", "", "c.example.com", configMap("empty")),
-		policy("second-good", 6, "e", "", "e.example.com", configMap("missing"), configMap("ca")),
-		sans,
-	}, map[types.NamespacedName]bool{{Namespace: ns, Name: "ca"}: true, {Namespace: ns, Name: "empty"}: false}, nil)
-	conditions := map[string]string{}
-	for key, v := range got.verdicts {
-		conditions[key.Name] = v.accepted.Reason + " " + v.resolved.Reason
-		if v.accepted.ObservedGeneration != 2 || (v.accepted.Status == metav1.ConditionTrue) != (v.tls != nil) {
-			t.Errorf("%s: accepted %+v with TLS %+v", key.Name, v.accepted, v.tls)
+	toPort := func(port int) []gatewayv1.HTTPBackendRef {
+		refs := toService("a")
+		refs[0].Port = ptr.To(gatewayv1.PortNumber(port))
+		return refs
+	}
+	in := graph.Inputs{
+		Gateway: gateway(httpListener("http", 80, "")),
+		HTTPRoutes: []*gatewayv1.HTTPRoute{
+			httpRoute("named-port", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/443"), BackendRefs: toPort(443)}),
+			httpRoute("other-port", 2, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/8080"), BackendRefs: toPort(8080)}),
+		},
+		Services: services("a"),
+		BackendTLSPolicies: []gatewayv1.BackendTLSPolicy{
+			policy("younger", 2, "a", "", "b.example.com", configMap("ca")),
+			policy("older", 1, "a", "", "a.example.com", configMap("ca")),
+			policy("port", 3, "a", "https", "port.example.com", configMap("ca")),
+			policy("kind", 4, "b", "", "b.example.com", gatewayv1.LocalObjectReference{Group: "invalid.io", Kind: "InvalidKind", Name: "x"}),
+			policy("empty", 5, "c", "", "c.example.com", configMap("empty")),
+			policy("second-good", 6, "e", "", "e.example.com", configMap("missing"), configMap("ca")),
+			sans,
+		},
+		CAConfigMaps:     map[types.NamespacedName]bool{{Namespace: ns, Name: "ca"}: true, {Namespace: ns, Name: "empty"}: false},
+		ServicePortNames: map[types.NamespacedName]map[int32]string{{Namespace: ns, Name: "a"}: {443: "https", 8080: "http"}},
+	}
+	g := graph.Build(t.Context(), in)
+	reasons := map[string]string{}
+	for key, v := range g.Policies {
+		reasons[key.Name] = cmp.Or(string(v.Refused), "Accepted") + " " + cmp.Or(string(v.RefFault), "ResolvedRefs")
+		if v.Generation != 2 {
+			t.Errorf("%s: generation %d, want the policy's 2", key.Name, v.Generation)
 		}
 	}
 	want := map[string]string{
@@ -65,14 +83,17 @@ func TestBackendTLSPoliciesAreJudgedAsGatewayAPIHasIt(t *testing.T) {
 		"second-good": "Accepted InvalidCACertificateRef",
 		"sans":        "Invalid ResolvedRefs",
 	}
-	if diff := cmp.Diff(want, conditions); diff != "" {
+	if diff := gocmp.Diff(want, reasons); diff != "" {
 		t.Errorf("Accepted and ResolvedRefs reasons (-want +got):\n%s", diff)
 	}
-	got.portNames = map[types.NamespacedName]map[int32]string{{Namespace: ns, Name: "a"}: {443: "https", 8080: "http"}}
-	for port, want := range map[int32]string{443: "port", 8080: "older"} {
-		if key, _, ok := got.of(types.NamespacedName{Namespace: ns, Name: "a"}, port); !ok || key.Name != want {
-			t.Errorf("port %d of a: policy %s (%v), want %s", port, key.Name, ok, want)
+	hostnames := map[string]string{}
+	for _, l := range g.Placed.Servers[0].Locations {
+		if l.Proxy != nil && l.Proxy.TLS != nil {
+			hostnames[l.Path] = l.Proxy.TLS.Hostname
 		}
+	}
+	if diff := gocmp.Diff(map[string]string{"/443": "port.example.com", "/8080": "a.example.com"}, hostnames); diff != "" {
+		t.Errorf("the policy of each port's location, by its hostname (-want +got):\n%s", diff)
 	}
 }
 
@@ -82,7 +103,7 @@ func TestBackendTLSPoliciesAreJudgedAsGatewayAPIHasIt(t *testing.T) {
 // sent to in plain text (500); backends with different policies are
 // refused, since a location speaks to all alike.
 func TestABackendTLSPolicyMakesItsBackendsLocationSpeakTLS(t *testing.T) {
-	in := Inputs{
+	in := graph.Inputs{
 		Gateway: gateway(httpListener("http", 80, "")),
 		HTTPRoutes: []*gatewayv1.HTTPRoute{
 			httpRoute("secure", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/secure"), BackendRefs: toService("tls")}),
@@ -106,7 +127,7 @@ func TestABackendTLSPolicyMakesItsBackendsLocationSpeakTLS(t *testing.T) {
 	want := []v1beta1.Location{secure,
 		{Path: "/broken", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 500}},
 		rpc}
-	if diff := cmp.Diff(want, got.Spec.Config.Servers[0].Locations, ignoreRouteNames); diff != "" {
+	if diff := gocmp.Diff(want, got.Spec.Config.Servers[0].Locations, ignoreRouteNames); diff != "" {
 		t.Errorf("locations (-want +got):\n%s", diff)
 	}
 	routes := map[string]string{}

@@ -6,18 +6,21 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/status"
 )
 
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=backendtlspolicies,verbs=list;watch
@@ -71,7 +74,7 @@ func policyConfigMaps(p *gatewayv1.BackendTLSPolicy) []types.NamespacedName {
 func policyAncestors(p *gatewayv1.BackendTLSPolicy) []types.NamespacedName {
 	var out []types.NamespacedName
 	for _, a := range p.Status.Ancestors {
-		if a.ControllerName == ControllerName && ptrOr(a.AncestorRef.Kind) == "Gateway" && a.AncestorRef.Namespace != nil {
+		if a.ControllerName == graph.ControllerName && ptr.Deref(a.AncestorRef.Kind, "") == "Gateway" && a.AncestorRef.Namespace != nil {
 			out = append(out, types.NamespacedName{Namespace: string(*a.AncestorRef.Namespace), Name: string(a.AncestorRef.Name)})
 		}
 	}
@@ -80,7 +83,7 @@ func policyAncestors(p *gatewayv1.BackendTLSPolicy) []types.NamespacedName {
 
 // readPolicies adds to in the BackendTLSPolicies of services (the routes'
 // backends), the CA ConfigMaps they name and the port names they need.
-func (r *gatewayReconciler) readPolicies(ctx context.Context, in *Inputs, services []types.NamespacedName) error {
+func (r *gatewayReconciler) readPolicies(ctx context.Context, in *graph.Inputs, services []types.NamespacedName) error {
 	if !r.backendTLS {
 		return nil
 	}
@@ -107,7 +110,7 @@ func (r *gatewayReconciler) readPolicies(ctx context.Context, in *Inputs, servic
 
 // readPolicyReferences reads what policy p names: its CA ConfigMaps, and
 // the ports of the Services it names a port of.
-func (r *gatewayReconciler) readPolicyReferences(ctx context.Context, in *Inputs, p *gatewayv1.BackendTLSPolicy) error {
+func (r *gatewayReconciler) readPolicyReferences(ctx context.Context, in *graph.Inputs, p *gatewayv1.BackendTLSPolicy) error {
 	for _, key := range policyConfigMaps(p) {
 		if _, done := in.CAConfigMaps[key]; done {
 			continue
@@ -148,7 +151,7 @@ func (r *gatewayReconciler) holdsCACertificates(ctx context.Context, key types.N
 	if err := r.APIReader.Get(ctx, key, &cm); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	return pemCertificates([]byte(cm.Data[caCertificateKey])), nil
+	return pemCertificates([]byte(cm.Data[graph.CACertificateKey])), nil
 }
 
 // pemCertificates reports whether data is one or more PEM certificates
@@ -173,7 +176,7 @@ func pemCertificates(data []byte) bool {
 // writePolicies makes Gateway gw's status entry on each policy of
 // verdicts what its verdict says, and removes gw's entry from the policies
 // that have one but are no longer used by it.
-func (r *gatewayReconciler) writePolicies(ctx context.Context, gw types.NamespacedName, verdicts map[types.NamespacedName]policyVerdict) error {
+func (r *gatewayReconciler) writePolicies(ctx context.Context, gw types.NamespacedName, verdicts map[types.NamespacedName]graph.PolicyVerdict) error {
 	if !r.backendTLS {
 		return nil
 	}
@@ -201,27 +204,21 @@ func (r *gatewayReconciler) writePolicies(ctx context.Context, gw types.Namespac
 }
 
 // writePolicy sets or removes gw's entry on policy p. Entries of other
-// controllers and Gateways stay; Gateway API keeps at most 16.
-func (r *gatewayReconciler) writePolicy(ctx context.Context, p *gatewayv1.BackendTLSPolicy, gw types.NamespacedName, verdicts map[types.NamespacedName]policyVerdict) error {
+// controllers and Gateways stay.
+func (r *gatewayReconciler) writePolicy(ctx context.Context, p *gatewayv1.BackendTLSPolicy, gw types.NamespacedName, verdicts map[types.NamespacedName]graph.PolicyVerdict) error {
 	original := p.DeepCopy()
-	i := slices.IndexFunc(p.Status.Ancestors, func(a gatewayv1.PolicyAncestorStatus) bool { return isAncestor(a, gw) })
 	v, used := verdicts[policyKey(*p)]
-	switch {
-	case used && i >= 0:
-		p.Status.Ancestors[i] = ancestorStatus(gw, v, &p.Status.Ancestors[i])
-	case used && len(p.Status.Ancestors) < 16:
-		p.Status.Ancestors = append(p.Status.Ancestors, ancestorStatus(gw, v, nil))
-	case !used && i >= 0:
-		p.Status.Ancestors = slices.Delete(p.Status.Ancestors, i, i+1)
-	}
+	p.Status.Ancestors = status.PolicyAncestors(p.Status.Ancestors, gw, v, used)
 	if equality.Semantic.DeepEqual(p.Status, original.Status) {
 		return nil
 	}
-	if p.Status.Ancestors == nil {
-		p.Status.Ancestors = []gatewayv1.PolicyAncestorStatus{} // required by the CRD
-	}
 	err := r.Client.Status().Patch(ctx, p, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{}))
 	return client.IgnoreNotFound(err)
+}
+
+// policyKey names a policy.
+func policyKey(p gatewayv1.BackendTLSPolicy) types.NamespacedName {
+	return types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
 }
 
 // gatewaysOfPolicy maps a policy to the Gateways of the routes sending to

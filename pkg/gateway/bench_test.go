@@ -9,6 +9,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/render"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
@@ -24,7 +25,7 @@ func BenchmarkARouteChangeAtAThousandRoutes(b *testing.B) {
 		if shape == "hostnames" {
 			listener = httpListener("http", 80, "*.example.com")
 		}
-		in := Inputs{Gateway: gateway(listener), Services: services("web")}
+		in := graph.Inputs{Gateway: gateway(listener), Services: services("web")}
 		for i := range 1000 {
 			var hosts []string
 			rule := gatewayv1.HTTPRouteRule{BackendRefs: toService("web")}

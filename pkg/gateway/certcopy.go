@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/naming"
 )
@@ -40,28 +41,12 @@ const CertificateCopyComponent = "gateway-certificate"
 // (<namespace>/<name>).
 const CertificateSourceAnnotation = "nginx.operator.dev/certificate-source"
 
-// certificateCopyHashLength is how many hex digits of the source's hash a
-// copy's name ends with.
-const certificateCopyHashLength = 8
-
-// CertificateCopyName is the name of the copy, in the namespace of Gateway
-// gateway, of the certificate Secret source: the Gateway's instance name,
-// "-cert-" and a hash of source's namespace and name. It is a DNS label (at
-// most 47+6+8 = 61 characters, as InstanceName is at most 47 and starts
-// with a letter), the same for the same Gateway and Secret on every
-// reconcile, and distinct for distinct Gateways of a namespace (their
-// instance names are) and for distinct Secrets.
-func CertificateCopyName(gateway string, source types.NamespacedName) string {
-	hash := naming.Hash([]string{source.Namespace, source.Name})[:certificateCopyHashLength]
-	return naming.NameWithLimit(naming.MaxNameLength, InstanceName(gateway), "cert", hash)
-}
-
 // certificateCopyLabels are the labels of gw's copies: the operator's (the
 // cache holds only Secrets that carry them), and the Gateway's name, by
 // which its copies are found.
 func certificateCopyLabels(gw *gatewayv1.Gateway) map[string]string {
-	l := naming.Labels(layout.AppName, InstanceName(gw.Name), CertificateCopyComponent)
-	l[LabelGatewayName] = gw.Name
+	l := naming.Labels(layout.AppName, graph.InstanceName(gw.Name), CertificateCopyComponent)
+	l[graph.LabelGatewayName] = gw.Name
 	return l
 }
 
@@ -105,7 +90,7 @@ func (r *gatewayReconciler) applyCertificateCopies(ctx context.Context, gw *gate
 func (r *gatewayReconciler) deleteStaleCertificateCopies(ctx context.Context, gw *gatewayv1.Gateway, copies map[string]types.NamespacedName) error {
 	var secrets corev1.SecretList
 	if err := r.Client.List(ctx, &secrets, client.InNamespace(gw.Namespace), client.MatchingLabels{
-		naming.LabelManagedBy: naming.ManagedBy, naming.LabelComponent: CertificateCopyComponent, LabelGatewayName: gw.Name,
+		naming.LabelManagedBy: naming.ManagedBy, naming.LabelComponent: CertificateCopyComponent, graph.LabelGatewayName: gw.Name,
 	}); err != nil {
 		return err
 	}

@@ -5,14 +5,15 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 	"sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/status"
 )
 
 // SupportedFeatures are the Gateway API features a class of this
@@ -64,18 +65,14 @@ type classReconciler struct {
 // if any, names parameters that exist, and lists what it supports; a class
 // of another controller is left as it is.
 func (r *classReconciler) sync(ctx context.Context, gc *gatewayv1.GatewayClass) (reconcile.Result, error) {
-	if gc.Spec.ControllerName != ControllerName {
+	if gc.Spec.ControllerName != graph.ControllerName {
 		return reconcile.Result{}, nil
 	}
-	accepted := conditions.ClassAccepted(gc.Generation)
 	params, err := readParameters(ctx, r.Client, classRef(gc))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if params.Invalid != "" {
-		accepted = conditions.ClassInvalidParameters(gc.Generation, params.Invalid)
-	}
-	meta.SetStatusCondition(&gc.Status.Conditions, accepted)
+	status.Class(gc, params.Invalid)
 	gc.Status.SupportedFeatures = supportedFeatures()
 	return reconcile.Result{}, nil
 }
@@ -100,7 +97,7 @@ func (r *classReconciler) naming(ctx context.Context, obj client.Object) []recon
 	}
 	var out []reconcile.Request
 	for _, gc := range list.Items {
-		if ref := classRef(&gc); gc.Spec.ControllerName == ControllerName && ref.name == obj.GetName() && ref.ns == obj.GetNamespace() {
+		if ref := classRef(&gc); gc.Spec.ControllerName == graph.ControllerName && ref.name == obj.GetName() && ref.ns == obj.GetNamespace() {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&gc)})
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/metrics"
 	"github.com/nginx-operator/nginx-operator/pkg/routetable"
@@ -130,7 +131,7 @@ func SetupWithManager(mgr ctrl.Manager, s Setup) error {
 			handler.TypedEnqueueRequestsFromMapFunc(referenced[kind]),
 			predicate.TypedResourceVersionChangedPredicate[*metav1.PartialObjectMetadata]{}))
 	}
-	mgr.GetLogger().Info("Gateway API is served: the GatewayClass and Gateway controllers run", "controllerName", ControllerName, "backendTLSPolicy", r.backendTLS,
+	mgr.GetLogger().Info("Gateway API is served: the GatewayClass and Gateway controllers run", "controllerName", graph.ControllerName, "backendTLSPolicy", r.backendTLS,
 		"routeKinds", kinds)
 	return b.Complete(metrics.Instrument(GatewayControllerName, reconcile.Func(r.reconcile)))
 }
@@ -174,32 +175,26 @@ func keys(names []types.NamespacedName) []string {
 	return out
 }
 
-// parentsOf are the Gateways route rt (an HTTPRoute or a GRPCRoute) names
+// parentsOf are the Gateways route rt names
 // in its spec, and those this controller wrote a status entry for (so
 // that an entry left behind when a parentRef goes is found and removed).
 func parentsOf(rt client.Object) []types.NamespacedName {
-	spec, status := routeParentRefs(rt)
+	p := graph.PartsOf(rt)
 	var out []types.NamespacedName
 	add := func(ref gatewayv1.ParentReference) {
-		if (ref.Group == nil || *ref.Group == Group) && (ref.Kind == nil || *ref.Kind == "Gateway") {
+		if (ref.Group == nil || *ref.Group == graph.Group) && (ref.Kind == nil || *ref.Kind == "Gateway") {
 			out = append(out, types.NamespacedName{Namespace: string(ptr.Deref(ref.Namespace, gatewayv1.Namespace(rt.GetNamespace()))), Name: string(ref.Name)})
 		}
 	}
-	for _, ref := range spec {
+	for _, ref := range p.Parents {
 		add(ref)
 	}
-	for _, p := range status {
-		if p.ControllerName == ControllerName {
-			add(p.ParentRef)
+	for _, entry := range p.Status.Parents {
+		if entry.ControllerName == graph.ControllerName {
+			add(entry.ParentRef)
 		}
 	}
 	return out
-}
-
-// routeParentRefs are the parentRefs of rt's spec and its status entries.
-func routeParentRefs(rt client.Object) ([]gatewayv1.ParentReference, []gatewayv1.RouteParentStatus) {
-	p := partsOf(rt)
-	return p.parents, p.status.Parents
 }
 
 // backendsOf are the Services route rt names: its backends and mirrors.
@@ -224,7 +219,7 @@ func backendsOf(rt client.Object) []types.NamespacedName {
 			}
 		}
 	default:
-		refs = partsOf(rt).backendRefs
+		refs = graph.PartsOf(rt).BackendRefs
 	}
 	out := make([]types.NamespacedName, 0, len(refs))
 	for _, b := range refs {

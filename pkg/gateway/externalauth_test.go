@@ -9,6 +9,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 )
 
 func extensionRef(group, kind, name string) gatewayv1.HTTPRouteFilter {
@@ -28,7 +29,7 @@ func TestAnExtensionRefToAnNginxExternalAuthAuthenticatesTheRulesRequests(t *tes
 	rule := func(path string, filters ...gatewayv1.HTTPRouteFilter) gatewayv1.HTTPRouteRule {
 		return gatewayv1.HTTPRouteRule{Matches: prefix(path), Filters: filters, BackendRefs: toService("app")}
 	}
-	in := Inputs{
+	in := graph.Inputs{
 		Gateway: gateway(httpListener("http", 80, "")),
 		HTTPRoutes: []*gatewayv1.HTTPRoute{
 			httpRoute("members", 1, nil, rule("/members", extensionRef("nginx.operator.dev", "NginxExternalAuth", "oauth"))),

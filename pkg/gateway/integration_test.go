@@ -23,6 +23,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -92,7 +93,7 @@ func condition(conds []metav1.Condition, typ string) string {
 func TestAGatewayBecomesOneNginxOperatorAndItsRoutesAreToldWhereTheyStand(t *testing.T) {
 	ctx, ns, c := setup(t)
 	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	other := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "other-" + ns},
 		Spec: gatewayv1.GatewayClassSpec{ControllerName: "example.com/other"}}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), class); _ = c.Delete(context.Background(), other) })
@@ -128,7 +129,7 @@ func TestAGatewayBecomesOneNginxOperatorAndItsRoutesAreToldWhereTheyStand(t *tes
 		}
 		return nil
 	})
-	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("web")}
+	instance := types.NamespacedName{Namespace: ns, Name: graph.InstanceName("web")}
 	tools.Eventually(t, time.Minute, "the instance serving /good from api and /broken with 500", func() error {
 		var nginx v1beta1.NginxOperator
 		if err := c.Get(ctx, instance, &nginx); err != nil {
@@ -144,7 +145,7 @@ func TestAGatewayBecomesOneNginxOperatorAndItsRoutesAreToldWhereTheyStand(t *tes
 			len(nginx.Status.Upstreams) != 1 || nginx.Status.Upstreams[0].Service != "api" {
 			return fmt.Errorf("locations %v, upstreams %+v", locations, nginx.Status.Upstreams)
 		}
-		if nginx.Spec.Ports[0].ServicePort != 80 || nginx.Labels[gateway.LabelGatewayName] != "web" {
+		if nginx.Spec.Ports[0].ServicePort != 80 || nginx.Labels[graph.LabelGatewayName] != "web" {
 			return fmt.Errorf("ports %+v, labels %v", nginx.Spec.Ports, nginx.Labels)
 		}
 		return nil
@@ -155,7 +156,7 @@ func TestAGatewayBecomesOneNginxOperatorAndItsRoutesAreToldWhereTheyStand(t *tes
 			if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &rt); err != nil {
 				return err
 			}
-			if len(rt.Status.Parents) != 1 || rt.Status.Parents[0].ControllerName != gateway.ControllerName ||
+			if len(rt.Status.Parents) != 1 || rt.Status.Parents[0].ControllerName != graph.ControllerName ||
 				condition(rt.Status.Parents[0].Conditions, "Accepted") != "True/Accepted" || condition(rt.Status.Parents[0].Conditions, "ResolvedRefs") != want {
 				return fmt.Errorf("route %s: %+v", name, rt.Status.Parents)
 			}
@@ -181,7 +182,7 @@ func TestAGatewayBecomesOneNginxOperatorAndItsRoutesAreToldWhereTheyStand(t *tes
 		t.Errorf("a Gateway of another class got a status: %+v", untouched.Status)
 	}
 	var none v1beta1.NginxOperator
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("foreign")}, &none); err == nil {
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: graph.InstanceName("foreign")}, &none); err == nil {
 		t.Errorf("a Gateway of another class got an instance")
 	}
 
@@ -194,7 +195,7 @@ func TestAGatewayBecomesOneNginxOperatorAndItsRoutesAreToldWhereTheyStand(t *tes
 			return err
 		}
 		for _, p := range rt.Status.Parents {
-			if p.ControllerName == gateway.ControllerName {
+			if p.ControllerName == graph.ControllerName {
 				return fmt.Errorf("entry left: %+v", p)
 			}
 		}
@@ -218,13 +219,13 @@ func TestACertificateOfAnotherNamespaceIsServedFromACopyThatFollowsItWhileAGrant
 	ctx, namespaces, c := setupNamespaces(t, 2, counter)
 	ns, certs := namespaces[0], namespaces[1]
 	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
 	_, certPEM, keyPEM := framework.ServingCert(t, "web.example.com")
 	source := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-tls", Namespace: certs}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM, "ca.crt": []byte("not copied")}}
 	grant := &gatewayv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "gateways-of-" + ns, Namespace: certs}, Spec: gatewayv1.ReferenceGrantSpec{
-		From: []gatewayv1.ReferenceGrantFrom{{Group: gateway.Group, Kind: "Gateway", Namespace: gatewayv1.Namespace(ns)}},
+		From: []gatewayv1.ReferenceGrantFrom{{Group: graph.Group, Kind: "Gateway", Namespace: gatewayv1.Namespace(ns)}},
 		To:   []gatewayv1.ReferenceGrantTo{{Group: "", Kind: "Secret", Name: ptr.To(gatewayv1.ObjectName("web-tls"))}},
 	}}
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
@@ -235,8 +236,8 @@ func TestACertificateOfAnotherNamespaceIsServedFromACopyThatFollowsItWhileAGrant
 	create(t, c, class, source, grant, gw)
 	tools.Must(t, c.Get(ctx, client.ObjectKeyFromObject(gw), gw))
 
-	copyKey := types.NamespacedName{Namespace: ns, Name: gateway.CertificateCopyName("web", client.ObjectKeyFromObject(source))}
-	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("web")}
+	copyKey := types.NamespacedName{Namespace: ns, Name: graph.CertificateCopyName("web", client.ObjectKeyFromObject(source))}
+	instance := types.NamespacedName{Namespace: ns, Name: graph.InstanceName("web")}
 	// copied reports whether the copy holds cert and key, and only them.
 	copied := func(cert, key []byte) error {
 		var cp corev1.Secret
@@ -247,7 +248,7 @@ func TestACertificateOfAnotherNamespaceIsServedFromACopyThatFollowsItWhileAGrant
 			string(cp.Data[corev1.TLSCertKey]) != string(cert) || string(cp.Data[corev1.TLSPrivateKeyKey]) != string(key) {
 			return fmt.Errorf("copy %s: type %s, keys %d, not the source's certificate and key", copyKey, cp.Type, len(cp.Data))
 		}
-		if cp.Labels["app.kubernetes.io/managed-by"] != "nginx-operator" || cp.Labels[gateway.LabelGatewayName] != "web" {
+		if cp.Labels["app.kubernetes.io/managed-by"] != "nginx-operator" || cp.Labels[graph.LabelGatewayName] != "web" {
 			return fmt.Errorf("copy %s: labels %v", copyKey, cp.Labels)
 		}
 		if owner := metav1.GetControllerOf(&cp); owner == nil || owner.Kind != "Gateway" || owner.UID != gw.UID {
@@ -357,7 +358,7 @@ func TestARouteTheInstanceCannotHoldLeavesTheGatewaysOtherRoutesChanging(t *test
 		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "Connection", Value: "close"}}}}
 	create(t, c, apiRoute(ns, "good"), apiRoute(ns, "bad", setsConnection))
 
-	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("web")}
+	instance := types.NamespacedName{Namespace: ns, Name: graph.InstanceName("web")}
 	// paths are the prefixes the instance's locations serve.
 	paths := func() (map[string]bool, error) {
 		locations, err := servedLocations(ctx, c, instance)
@@ -408,7 +409,7 @@ func TestARouteTheInstanceCannotHoldLeavesTheGatewaysOtherRoutesChanging(t *test
 func gatewayToAPI(t testing.TB, c client.Client, ns string) {
 	t.Helper()
 	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
 	api := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}, Selector: map[string]string{"app": "api"}}}

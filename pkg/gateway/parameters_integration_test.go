@@ -17,6 +17,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -28,7 +29,7 @@ import (
 func TestParametersOfTheClassAndTheGatewaySetTheInstance(t *testing.T) {
 	ctx, ns, c := setup(t)
 	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "params-" + ns}, Spec: gatewayv1.GatewayClassSpec{
-		ControllerName: gateway.ControllerName,
+		ControllerName: graph.ControllerName,
 		ParametersRef: &gatewayv1.ParametersReference{Group: gatewayv1.Group(v1beta1.GroupVersion.Group), Kind: gateway.ParametersKind,
 			Name: "defaults", Namespace: ptr.To(gatewayv1.Namespace(ns))},
 	}}
@@ -77,7 +78,7 @@ func TestParametersOfTheClassAndTheGatewaySetTheInstance(t *testing.T) {
 		}})
 	accepted("the class accepted once its parameters exist", classConditions, "True/Accepted")
 	accepted("the Gateway accepted once its parameters exist", gatewayConditions, "True/Accepted")
-	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("web")}
+	instance := types.NamespacedName{Namespace: ns, Name: graph.InstanceName("web")}
 	tools.Eventually(t, time.Minute, "the instance made with the parameters", func() error {
 		var nginx v1beta1.NginxOperator
 		if err := c.Get(ctx, instance, &nginx); err != nil {
@@ -100,7 +101,7 @@ func TestParametersOfTheClassAndTheGatewaySetTheInstance(t *testing.T) {
 		return fmt.Errorf("nginx.conf has no client_max_body_size 8m")
 	})
 
-	// Parameters of another kind: refused, and the instance left as it is.
+	// graph.Parameters of another kind: refused, and the instance left as it is.
 	// The controller writes the Gateway's status meanwhile: the change is
 	// made on the latest version, as any client of optimistic concurrency must.
 	framework.Update(ctx, t, c, &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: gw.Name}}, func(live *gatewayv1.Gateway) {

@@ -5,12 +5,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -19,10 +17,10 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/status"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
-	"github.com/nginx-operator/nginx-operator/pkg/naming"
 	"github.com/nginx-operator/nginx-operator/pkg/routetable"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
@@ -41,24 +39,6 @@ type gatewayReconciler struct {
 	// kinds are the route kinds the cluster serves.
 	kinds RouteKinds
 }
-
-// LabelGatewayName names, on an instance, the Gateway it serves (Gateway
-// API's well-known label).
-const LabelGatewayName = "gateway.networking.k8s.io/gateway-name"
-
-// InstanceName is the name of the NginxOperator of Gateway gateway, in the
-// Gateway's namespace: <gateway>-gateway within the 47 characters and the
-// leading letter the CRD asks of an instance's name (a longer one is cut
-// and given a hash).
-func InstanceName(gateway string) string {
-	if gateway != "" && gateway[0] >= 'a' && gateway[0] <= 'z' {
-		return naming.NameWithLimit(maxInstanceName, gateway, "gateway")
-	}
-	return naming.NameWithLimit(maxInstanceName, "gateway", gateway)
-}
-
-// maxInstanceName is the CRD's limit on an NginxOperator's name.
-const maxInstanceName = 47
 
 func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var gw gatewayv1.Gateway
@@ -97,10 +77,10 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 	// in any case, also when the instance could not be changed: a revoked
 	// grant revokes the copy.
 	var instance *v1beta1.NginxOperator
-	applyErr := r.applyCertificateCopies(ctx, &gw, tr.CertificateCopies, sources)
+	applyErr := r.applyCertificateCopies(ctx, &gw, tr.Graph.CertificateCopies, sources)
 	switch {
 	case applyErr != nil:
-	case tr.invalidParameters != "":
+	case tr.Graph.Parameters.Invalid != "":
 		// Refused, not served with other settings than it asked for: its
 		// instance, if it has one, is left as it is.
 		var live v1beta1.NginxOperator
@@ -115,14 +95,14 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 			instance, applyErr = r.applyInstance(ctx, &gw, tr.Spec)
 		}
 	}
-	staleErr := r.deleteStaleCertificateCopies(ctx, &gw, tr.CertificateCopies)
+	staleErr := r.deleteStaleCertificateCopies(ctx, &gw, tr.Graph.CertificateCopies)
 	original := gw.DeepCopy()
-	r.setStatus(ctx, &gw, tr, instance, applyErr)
+	status.Gateway(&gw, tr.Graph, instance, applyErr, r.addresses(ctx, &gw))
 	if err := r.patchGatewayStatus(ctx, &gw, original); err != nil {
 		return reconcile.Result{}, err
 	}
-	return reconcile.Result{}, errors.Join(applyErr, staleErr, r.writeRoutes(ctx, req.NamespacedName, in.routes(), tr.Routes),
-		r.writePolicies(ctx, req.NamespacedName, tr.Policies))
+	return reconcile.Result{}, errors.Join(applyErr, staleErr, r.writeRoutes(ctx, req.NamespacedName, in.Routes(), tr.Routes),
+		r.writePolicies(ctx, req.NamespacedName, tr.Graph.Policies))
 }
 
 // classOf is gw's class when it names this controller, nil otherwise.
@@ -131,7 +111,7 @@ func (r *gatewayReconciler) classOf(ctx context.Context, gw *gatewayv1.Gateway) 
 	if err := r.Client.Get(ctx, types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, &gc); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if gc.Spec.ControllerName != ControllerName {
+	if gc.Spec.ControllerName != graph.ControllerName {
 		return nil, nil
 	}
 	return &gc, nil
@@ -140,8 +120,8 @@ func (r *gatewayReconciler) classOf(ctx context.Context, gw *gatewayv1.Gateway) 
 // inputs reads what the translation of gw needs from the caches, and the
 // servable Secrets of other namespaces than gw's that its listeners name
 // (what copies of them are made of: see applyCertificateCopies).
-func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (Inputs, map[types.NamespacedName]*corev1.Secret, error) {
-	in := Inputs{Gateway: gw, Grants: map[string][]gatewayv1.ReferenceGrant{}, Secrets: map[types.NamespacedName]bool{},
+func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (graph.Inputs, map[types.NamespacedName]*corev1.Secret, error) {
+	in := graph.Inputs{Gateway: gw, Grants: map[string][]gatewayv1.ReferenceGrant{}, Secrets: map[types.NamespacedName]bool{},
 		Services: map[types.NamespacedName]bool{}, NamespaceLabels: map[string]map[string]string{},
 		ExternalAuths: map[types.NamespacedName]*v1beta1.ExternalAuth{}}
 	sources := map[types.NamespacedName]*corev1.Secret{}
@@ -205,8 +185,8 @@ func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (
 
 // readExternalAuths records in in the NginxExternalAuths rt's filters name
 // that exist.
-func (r *gatewayReconciler) readExternalAuths(ctx context.Context, in *Inputs, rt client.Object) error {
-	for _, key := range externalAuthsOf(rt) {
+func (r *gatewayReconciler) readExternalAuths(ctx context.Context, in *graph.Inputs, rt client.Object) error {
+	for _, key := range graph.ExternalAuthsOf(rt) {
 		if _, known := in.ExternalAuths[key]; known {
 			continue
 		}
@@ -256,7 +236,7 @@ func (r *gatewayReconciler) exists(ctx context.Context, kind string, key types.N
 
 // instanceKey names the instance of Gateway gw.
 func instanceKey(gw types.NamespacedName) types.NamespacedName {
-	return types.NamespacedName{Namespace: gw.Namespace, Name: InstanceName(gw.Name)}
+	return types.NamespacedName{Namespace: gw.Namespace, Name: graph.InstanceName(gw.Name)}
 }
 
 // applyInstance applies gw's NginxOperator, made of spec but for its
@@ -270,8 +250,8 @@ func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gat
 	spec.Config.Servers = nil
 	desired := &v1beta1.NginxOperator{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator"},
-		ObjectMeta: metav1.ObjectMeta{Name: InstanceName(gw.Name), Namespace: gw.Namespace,
-			Labels: map[string]string{LabelGatewayName: gw.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: graph.InstanceName(gw.Name), Namespace: gw.Namespace,
+			Labels: map[string]string{graph.LabelGatewayName: gw.Name}},
 		Spec: spec,
 	}
 	if _, err := r.Applier.ApplyOwned(ctx, r.Recorder, gw, desired); err != nil {
@@ -292,7 +272,7 @@ func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gat
 // (its parameters, its listeners): the instance is left as it was.
 func checkInstance(ctx context.Context, gw *gatewayv1.Gateway, spec v1beta1.NginxOperatorSpec) ([]v1beta1.Server, error) {
 	checked, errs := validation.RoutedNginxOperator(ctx, &v1beta1.NginxOperator{
-		ObjectMeta: metav1.ObjectMeta{Name: InstanceName(gw.Name), Namespace: gw.Namespace}, Spec: spec})
+		ObjectMeta: metav1.ObjectMeta{Name: graph.InstanceName(gw.Name), Namespace: gw.Namespace}, Spec: spec})
 	if len(errs) > 0 {
 		return spec.Config.Servers, fmt.Errorf("the instance breaks the NginxOperator's rules: %w", errs.ToAggregate())
 	}
@@ -301,67 +281,12 @@ func checkInstance(ctx context.Context, gw *gatewayv1.Gateway, spec v1beta1.Ngin
 	return checked.Spec.Config.Servers, nil
 }
 
-// programmed reports whether nginx serves the Gateway's listeners: the
-// instance's status describes its spec, a pod of its current template (the
-// listeners are its ports) is ready, and nginx has not refused the
-// configuration. A route change needs no new pod: it reaches the running
-// ones in a reload, which the instance's status.loadedReplicas follows;
-// the Gateway stays Programmed meanwhile, as its listeners stay served.
-func programmed(instance *v1beta1.NginxOperator) bool {
-	if instance == nil || instance.Status.ObservedGeneration != instance.Generation {
-		return false
-	}
-	if meta.IsStatusConditionTrue(instance.Status.Conditions, v1beta1.ConditionDegraded) {
-		return false
-	}
-	return instance.Status.ReadyReplicas > 0 && instance.Status.UpdatedReplicas > 0
-}
-
-// setStatus sets gw's conditions, listeners and addresses.
-func (r *gatewayReconciler) setStatus(ctx context.Context, gw *gatewayv1.Gateway, tr Translation, instance *v1beta1.NginxOperator, applyErr error) {
-	gen := gw.Generation
-	ok := programmed(instance)
-	old := gw.Status.Listeners
-	gw.Status.Listeners = nil
-	for _, l := range tr.listeners {
-		s := l.status(gen, ok)
-		var was []metav1.Condition
-		if i := slices.IndexFunc(old, func(o gatewayv1.ListenerStatus) bool { return o.Name == s.Name }); i >= 0 {
-			was = old[i].Conditions
-		}
-		s.Conditions = keepTransitions(was, s.Conditions)
-		gw.Status.Listeners = append(gw.Status.Listeners, s)
-	}
-	name := InstanceName(gw.Name)
-	accepted := conditions.GatewayAccepted(gen, name)
-	switch {
-	case tr.invalidParameters != "":
-		accepted = conditions.GatewayInvalidParameters(gen, tr.invalidParameters)
-	case !tr.Accepted():
-		accepted = conditions.GatewayNoServableListener(gen)
-	case !tr.AllListenersAccepted():
-		accepted = conditions.GatewaySomeListenersNotValid(gen)
-	}
-	meta.SetStatusCondition(&gw.Status.Conditions, accepted)
-	prog := conditions.GatewayProgrammed(gen)
-	switch {
-	case !tr.Accepted():
-		prog = conditions.GatewayNotProgrammedNotAccepted(gen)
-	case applyErr != nil:
-		prog = conditions.GatewayNotApplied(gen, name, applyErr)
-	case !ok:
-		prog = conditions.GatewayPending(gen, name)
-	}
-	meta.SetStatusCondition(&gw.Status.Conditions, prog)
-	gw.Status.Addresses = r.addresses(ctx, gw)
-}
-
 // addresses are the addresses of the instance's Service clients use: its
 // load balancer's, when it is a LoadBalancer Service that has them (the
 // parameters' service.type), its cluster addresses otherwise.
 func (r *gatewayReconciler) addresses(ctx context.Context, gw *gatewayv1.Gateway) []gatewayv1.GatewayStatusAddress {
 	var svc corev1.Service
-	key := types.NamespacedName{Namespace: gw.Namespace, Name: layout.NamesFor(InstanceName(gw.Name)).Service}
+	key := types.NamespacedName{Namespace: gw.Namespace, Name: layout.NamesFor(graph.InstanceName(gw.Name)).Service}
 	if err := r.Client.Get(ctx, key, &svc); err != nil {
 		return nil
 	}
@@ -395,94 +320,27 @@ func (r *gatewayReconciler) patchGatewayStatus(ctx context.Context, gw, original
 // writeRoutes makes each route's status entries for Gateway gw what
 // parents says, and removes this controller's entries for gw from the
 // routes not in parents.
-func (r *gatewayReconciler) writeRoutes(ctx context.Context, gw types.NamespacedName, routes []client.Object, parents []RouteParents) error {
-	want := map[string][]gatewayv1.RouteParentStatus{}
+func (r *gatewayReconciler) writeRoutes(ctx context.Context, gw types.NamespacedName, routes []graph.Object, parents []status.RouteParents) error {
+	want := map[graph.RouteRef][]gatewayv1.RouteParentStatus{}
 	for _, p := range parents {
-		want[string(p.Kind)+" "+p.Key.String()] = p.Parents
+		want[graph.RouteRef{Kind: p.Kind, Key: p.Key}] = p.Parents
 	}
-	gateway := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: gw.Name}}
 	var errs []error
 	for _, rt := range routes {
-		status, kind := routeStatus(rt)
-		original := status.DeepCopy()
-		entries := slices.DeleteFunc(slices.Clone(status.Parents), func(p gatewayv1.RouteParentStatus) bool {
-			return p.ControllerName == ControllerName && refersTo(p.ParentRef, rt.GetNamespace(), gateway)
-		})
-		for _, p := range want[string(kind)+" "+client.ObjectKeyFromObject(rt).String()] {
-			var was []metav1.Condition
-			if old := findParent(original.Parents, p.ParentRef); old != nil {
-				was = old.Conditions
-			}
-			p.Conditions = keepTransitions(was, p.Conditions)
-			entries = append(entries, p)
+		k := graph.KindOf(rt)
+		if k == nil {
+			continue
 		}
-		if slices.EqualFunc(entries, original.Parents, parentStatusEqual) {
+		routeStatus := graph.PartsOf(rt).Status
+		entries, changed := status.RouteEntries(routeStatus.Parents, rt.GetNamespace(), gw, want[graph.RouteRef{Kind: k.Kind, Key: client.ObjectKeyFromObject(rt)}])
+		if !changed {
 			continue
 		}
 		before := rt.DeepCopyObject().(client.Object)
-		status.Parents = entries
+		routeStatus.Parents = entries
 		if err := r.Client.Status().Patch(ctx, rt, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// parentStatusEqual compares two entries of a route's status field by
-// field: reflection's DeepEqual over a thousand routes' entries was a
-// tenth of a Gateway's reconcile.
-func parentStatusEqual(a, b gatewayv1.RouteParentStatus) bool {
-	return a.ControllerName == b.ControllerName && parentRefEqual(a.ParentRef, b.ParentRef) &&
-		slices.EqualFunc(a.Conditions, b.Conditions, conditionEqual)
-}
-
-func parentRefEqual(a, b gatewayv1.ParentReference) bool {
-	return a.Name == b.Name && ptr.Equal(a.Group, b.Group) && ptr.Equal(a.Kind, b.Kind) && ptr.Equal(a.Namespace, b.Namespace) &&
-		ptr.Equal(a.SectionName, b.SectionName) && ptr.Equal(a.Port, b.Port)
-}
-
-func conditionEqual(a, b metav1.Condition) bool {
-	return a.Type == b.Type && a.Status == b.Status && a.ObservedGeneration == b.ObservedGeneration &&
-		a.LastTransitionTime.Equal(&b.LastTransitionTime) && a.Reason == b.Reason && a.Message == b.Message
-}
-
-// routeStatus is the status of route rt, to change in place, and its kind.
-func routeStatus(rt client.Object) (*gatewayv1.RouteStatus, gatewayv1.Kind) {
-	if k := kindOf(rt); k != nil {
-		return k.parts(rt).status, k.kind
-	}
-	return &gatewayv1.RouteStatus{}, ""
-}
-
-func findParent(parents []gatewayv1.RouteParentStatus, ref gatewayv1.ParentReference) *gatewayv1.RouteParentStatus {
-	for i := range parents {
-		if parents[i].ControllerName == ControllerName && parentRefEqual(parents[i].ParentRef, ref) {
-			return &parents[i]
-		}
-	}
-	return nil
-}
-
-// keepTransitions sets each condition's lastTransitionTime: the old one's
-// while its status holds, now when it changes.
-func keepTransitions(old, conds []metav1.Condition) []metav1.Condition {
-	out := slices.Clone(old)
-	kept := []metav1.Condition{}
-	for _, c := range conds {
-		meta.SetStatusCondition(&out, c)
-		kept = append(kept, *meta.FindStatusCondition(out, c.Type))
-	}
-	return kept
-}
-
-// routes are the routes of in, as objects.
-func (in Inputs) routes() []client.Object {
-	out := make([]client.Object, 0, len(in.HTTPRoutes)+len(in.GRPCRoutes)+len(in.StreamRoutes))
-	for _, rt := range in.HTTPRoutes {
-		out = append(out, rt)
-	}
-	for _, rt := range in.GRPCRoutes {
-		out = append(out, rt)
-	}
-	return append(out, in.StreamRoutes...)
 }

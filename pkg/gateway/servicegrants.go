@@ -10,6 +10,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 )
 
 // ServiceGrants decide whether an NginxOperator may send to a Service of
@@ -39,7 +40,7 @@ func (g ServiceGrants) PermitsService(ctx context.Context, nginx *v1beta1.NginxO
 	if err := g.Client.List(ctx, &grants, client.InNamespace(svc.Namespace)); err != nil {
 		return false, err
 	}
-	if grantedBy(grants.Items, gatewayv1.Group(v1beta1.GroupVersion.Group), "NginxOperator", nginx.Namespace, "", "Service", svc.Name) {
+	if graph.GrantedBy(grants.Items, gatewayv1.Group(v1beta1.GroupVersion.Group), "NginxOperator", nginx.Namespace, "", "Service", svc.Name) {
 		return true, nil
 	}
 	gw, ok := owningGateway(nginx)
@@ -54,8 +55,8 @@ func (g ServiceGrants) PermitsService(ctx context.Context, nginx *v1beta1.NginxO
 		if !namesParent(rt, gw) {
 			continue
 		}
-		_, kind := routeStatus(rt)
-		if rt.GetNamespace() == svc.Namespace || grantedBy(grants.Items, Group, kind, rt.GetNamespace(), "", "Service", svc.Name) {
+		kind := graph.KindOf(rt).Kind
+		if rt.GetNamespace() == svc.Namespace || graph.GrantedBy(grants.Items, graph.Group, kind, rt.GetNamespace(), "", "Service", svc.Name) {
 			return true, nil
 		}
 	}
@@ -75,7 +76,7 @@ func (g ServiceGrants) authenticatesWith(ctx context.Context, gw, svc types.Name
 		if !namesParent(rt, gw) {
 			continue
 		}
-		for _, key := range externalAuthsOf(rt) {
+		for _, key := range graph.ExternalAuthsOf(rt) {
 			var auth v1beta1.NginxExternalAuth
 			if err := g.Client.Get(ctx, key, &auth); err != nil {
 				if apierrors.IsNotFound(err) {
@@ -99,39 +100,17 @@ func (ServiceGrants) Watched() client.Object { return &gatewayv1.ReferenceGrant{
 // instance name.
 func owningGateway(nginx *v1beta1.NginxOperator) (types.NamespacedName, bool) {
 	owner := metav1.GetControllerOf(nginx)
-	if owner == nil || owner.Kind != "Gateway" || owner.APIVersion != gatewayv1.GroupVersion.String() || InstanceName(owner.Name) != nginx.Name {
+	if owner == nil || owner.Kind != "Gateway" || owner.APIVersion != gatewayv1.GroupVersion.String() || graph.InstanceName(owner.Name) != nginx.Name {
 		return types.NamespacedName{}, false
 	}
 	return types.NamespacedName{Namespace: nginx.Namespace, Name: owner.Name}, true
 }
 
 // namesParent reports whether route rt's spec names gw as a parent.
-func namesParent(rt client.Object, gw types.NamespacedName) bool {
-	spec, _ := routeParentRefs(rt)
-	for _, ref := range spec {
-		if refersTo(ref, rt.GetNamespace(), &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: gw.Name}}) {
+func namesParent(rt graph.Object, gw types.NamespacedName) bool {
+	for _, ref := range graph.PartsOf(rt).Parents {
+		if graph.RefersTo(ref, rt.GetNamespace(), &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: gw.Name}}) {
 			return true
-		}
-	}
-	return false
-}
-
-// grantedBy reports whether one of grants (of the target's namespace) lets
-// objects of fromGroup and fromKind in fromNamespace refer to the object
-// of toGroup and toKind called name.
-func grantedBy(grants []gatewayv1.ReferenceGrant, fromGroup gatewayv1.Group, fromKind gatewayv1.Kind, fromNamespace string, toGroup gatewayv1.Group, toKind gatewayv1.Kind, name string) bool {
-	for _, g := range grants {
-		from := false
-		for _, f := range g.Spec.From {
-			from = from || f.Group == fromGroup && f.Kind == fromKind && string(f.Namespace) == fromNamespace
-		}
-		if !from {
-			continue
-		}
-		for _, t := range g.Spec.To {
-			if t.Group == toGroup && t.Kind == toKind && (t.Name == nil || string(*t.Name) == name) {
-				return true
-			}
 		}
 	}
 	return false

@@ -18,7 +18,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -99,7 +99,7 @@ func TestABackendInAnotherNamespaceNeedsThatNamespacesConsent(t *testing.T) {
 func TestAGatewaysInstanceSendsWhereItsRoutesMayAndNowhereElse(t *testing.T) {
 	ctx, ns, apps, c := setupTwoNamespaces(t)
 	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
 	from := gatewayv1.NamespacesFromAll
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
@@ -117,7 +117,7 @@ func TestAGatewaysInstanceSendsWhereItsRoutesMayAndNowhereElse(t *testing.T) {
 			Name: "shop", Port: ptr.To(gatewayv1.PortNumber(8080))}}}}}},
 	}}
 	create(t, c, class, gw, shop, route)
-	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("shared")}
+	instance := types.NamespacedName{Namespace: ns, Name: graph.InstanceName("shared")}
 	tools.Eventually(t, time.Minute, "the route resolved and its Service an upstream of the Gateway's instance", func() error {
 		var rt gatewayv1.HTTPRoute
 		if err := c.Get(ctx, client.ObjectKeyFromObject(route), &rt); err != nil {
@@ -175,7 +175,7 @@ func TestAGatewaysInstanceSendsWhereItsRoutesMayAndNowhereElse(t *testing.T) {
 func TestAnExtensionRefFilterAuthenticatesWithTheRoutesNamespacesService(t *testing.T) {
 	ctx, ns, apps, c := setupTwoNamespaces(t)
 	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
 	from := gatewayv1.NamespacesFromAll
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
@@ -198,7 +198,7 @@ func TestAnExtensionRefFilterAuthenticatesWithTheRoutesNamespacesService(t *test
 				Name: "shop", Port: ptr.To(gatewayv1.PortNumber(8080))}}}}}},
 	}}
 	create(t, c, class, gw, service("shop"), service("oauth2"), filter, route)
-	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("shared")}
+	instance := types.NamespacedName{Namespace: ns, Name: graph.InstanceName("shared")}
 	wantState := func(what, resolved string, upstreams ...string) {
 		t.Helper()
 		tools.Eventually(t, time.Minute, what, func() error {

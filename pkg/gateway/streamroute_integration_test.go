@@ -18,7 +18,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -29,7 +29,7 @@ import (
 // route is told where it stands.
 func TestStreamRoutesReachTheInstanceAndAreToldWhereTheyStand(t *testing.T) {
 	ctx, ns, c := setup(t)
-	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
 	service := func(name string, port int32, protocol corev1.Protocol) *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -57,7 +57,7 @@ func TestStreamRoutesReachTheInstanceAndAreToldWhereTheyStand(t *testing.T) {
 		&gatewayv1.UDPRoute{ObjectMeta: metav1.ObjectMeta{Name: "dns-udp", Namespace: ns}, Spec: gatewayv1.UDPRouteSpec{CommonRouteSpec: parent("dns-udp"),
 			Rules: []gatewayv1.UDPRouteRule{{BackendRefs: refs("dns", 53)}}}},
 	)
-	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("edge")}
+	instance := types.NamespacedName{Namespace: ns, Name: graph.InstanceName("edge")}
 	tools.Eventually(t, time.Minute, "the instance's streams in nginx.conf", func() error {
 		var nginx v1beta1.NginxOperator
 		if err := c.Get(ctx, instance, &nginx); err != nil {

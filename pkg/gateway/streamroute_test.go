@@ -9,10 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
 
@@ -55,9 +55,9 @@ func TestStreamRoutesBecomeStreamsBesideTheHTTPSServers(t *testing.T) {
 	gw := gateway(httpsListener("https", 443, "www.example.com", certRef("", "www")), passthrough,
 		gatewayv1.Listener{Name: "pg", Port: 5432, Protocol: gatewayv1.TCPProtocolType},
 		gatewayv1.Listener{Name: "dns", Port: 53, Protocol: gatewayv1.UDPProtocolType})
-	in := Inputs{Gateway: gw, Secrets: map[types.NamespacedName]bool{{Namespace: ns, Name: "www"}: true}, Services: services("web", "orders-db", "reports-db", "pg-old", "pg-new", "coredns"),
+	in := graph.Inputs{Gateway: gw, Secrets: map[types.NamespacedName]bool{{Namespace: ns, Name: "www"}: true}, Services: services("web", "orders-db", "reports-db", "pg-old", "pg-new", "coredns"),
 		HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("web", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")})},
-		StreamRoutes: []client.Object{
+		StreamRoutes: []graph.Object{
 			tlsRoute("orders", 1, "tls", []gatewayv1.Hostname{"orders.db.example.com"}, "orders-db"),
 			// An older route's name stays its own; a name outside the
 			// listener's is not this listener's.
@@ -110,8 +110,8 @@ func TestStreamRoutesBecomeStreamsBesideTheHTTPSServers(t *testing.T) {
 		t.Errorf("route conditions (-want +got):\n%s", diff)
 	}
 	attached := map[gatewayv1.SectionName]int32{}
-	for _, l := range tr.listeners {
-		attached[l.Name] = l.attached
+	for _, l := range tr.Graph.Listeners {
+		attached[l.Name] = l.Attached
 	}
 	if diff := cmp.Diff(map[gatewayv1.SectionName]int32{"https": 1, "tls": 3, "pg": 2, "dns": 1}, attached); diff != "" {
 		t.Errorf("attached routes (-want +got):\n%s", diff)
@@ -125,13 +125,13 @@ func TestAStreamRouteToAnotherNamespaceNeedsAGrantFromItsKind(t *testing.T) {
 	gw := gateway(gatewayv1.Listener{Name: "pg", Port: 5432, Protocol: gatewayv1.TCPProtocolType})
 	rt := tcpRoute("pg", 1, "pg", "db")
 	rt.Spec.Rules[0].BackendRefs[0].Namespace = ptr.To(gatewayv1.Namespace("data"))
-	in := Inputs{Gateway: gw, StreamRoutes: []client.Object{rt}, Services: map[types.NamespacedName]bool{{Namespace: "data", Name: "db"}: true}}
+	in := graph.Inputs{Gateway: gw, StreamRoutes: []graph.Object{rt}, Services: map[types.NamespacedName]bool{{Namespace: "data", Name: "db"}: true}}
 	closed := []v1beta1.Stream{{Port: "p5432"}}
 	if got := Translate(t.Context(), in); !cmp.Equal(closed, got.Spec.Config.Streams) || byType(got.Routes[0].Parents[0].Conditions)["ResolvedRefs"] != "False/RefNotPermitted" {
 		t.Errorf("without a grant: streams %+v (want the port closed), route %v", got.Spec.Config.Streams, byType(got.Routes[0].Parents[0].Conditions))
 	}
 	grant := gatewayv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Name: "tcp", Namespace: "data"}, Spec: gatewayv1.ReferenceGrantSpec{
-		From: []gatewayv1.ReferenceGrantFrom{{Group: Group, Kind: KindTCPRoute, Namespace: ns}},
+		From: []gatewayv1.ReferenceGrantFrom{{Group: graph.Group, Kind: graph.KindTCPRoute, Namespace: ns}},
 		To:   []gatewayv1.ReferenceGrantTo{{Kind: "Service"}}}}
 	in.Grants = map[string][]gatewayv1.ReferenceGrant{"data": {grant}}
 	got := Translate(t.Context(), in)
@@ -147,8 +147,8 @@ func TestAStreamRouteToAnotherNamespaceNeedsAGrantFromItsKind(t *testing.T) {
 func TestATerminatingTLSListenersStreamsCarryItsCertificate(t *testing.T) {
 	terminate := gatewayv1.Listener{Name: "tls", Port: 8443, Protocol: gatewayv1.TLSProtocolType, Hostname: ptr.To(gatewayv1.Hostname("mq.example.com")),
 		TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModeTerminate), CertificateRefs: []gatewayv1.SecretObjectReference{certRef("", "mq-tls")}}}
-	in := Inputs{Gateway: gateway(terminate), Secrets: map[types.NamespacedName]bool{{Namespace: ns, Name: "mq-tls"}: true}, Services: services("rabbitmq"),
-		StreamRoutes: []client.Object{tlsRoute("mq", 1, "tls", []gatewayv1.Hostname{"mq.example.com"}, "rabbitmq")}}
+	in := graph.Inputs{Gateway: gateway(terminate), Secrets: map[types.NamespacedName]bool{{Namespace: ns, Name: "mq-tls"}: true}, Services: services("rabbitmq"),
+		StreamRoutes: []graph.Object{tlsRoute("mq", 1, "tls", []gatewayv1.Hostname{"mq.example.com"}, "rabbitmq")}}
 	tr := Translate(t.Context(), in)
 	want := []v1beta1.Stream{{Port: "p8443", ServerNames: []string{"mq.example.com"}, TLS: &v1beta1.StreamTLS{SecretName: "mq-tls"},
 		Backends: []v1beta1.Backend{{Service: "rabbitmq", Port: 8443, Weight: ptr.To[int32](1)}}}}
@@ -167,14 +167,14 @@ func TestATerminatingTLSListenersStreamsCarryItsCertificate(t *testing.T) {
 func TestATLSListenerHoldsItsPortsRouterWithoutRoutes(t *testing.T) {
 	passthrough := gatewayv1.Listener{Name: "tls", Port: 443, Protocol: gatewayv1.TLSProtocolType, Hostname: ptr.To(gatewayv1.Hostname("db.example.com")),
 		TLS: &gatewayv1.ListenerTLSConfig{Mode: ptr.To(gatewayv1.TLSModePassthrough)}}
-	in := Inputs{Gateway: gateway(httpsListener("https", 443, "www.example.com", certRef("", "www")), passthrough),
+	in := graph.Inputs{Gateway: gateway(httpsListener("https", 443, "www.example.com", certRef("", "www")), passthrough),
 		Secrets: map[types.NamespacedName]bool{{Namespace: ns, Name: "www"}: true}, Services: services("web", "db"),
 		HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("web", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")})}}
 	without := Translate(t.Context(), in)
 	if want := []v1beta1.Stream{{Port: "p443", ServerNames: []string{"db.example.com"}}}; !cmp.Equal(want, without.Spec.Config.Streams) {
 		t.Errorf("without routes: streams %+v, want %+v", without.Spec.Config.Streams, want)
 	}
-	in.StreamRoutes = []client.Object{tlsRoute("db", 2, "tls", []gatewayv1.Hostname{"db.example.com"}, "db")}
+	in.StreamRoutes = []graph.Object{tlsRoute("db", 2, "tls", []gatewayv1.Hostname{"db.example.com"}, "db")}
 	with := Translate(t.Context(), in)
 	if want := []v1beta1.Stream{{Port: "p443", ServerNames: []string{"db.example.com"}, Backends: []v1beta1.Backend{{Service: "db", Port: 8443, Weight: ptr.To[int32](1)}}}}; !cmp.Equal(want, with.Spec.Config.Streams) {
 		t.Errorf("with the route: streams %+v, want %+v", with.Spec.Config.Streams, want)

@@ -9,11 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 )
 
 // The tests of a shared Gateway: what one tenant's route holds is judged
@@ -107,7 +107,7 @@ func TestAHostileRegexRefusesOnlyItsOwnRoute(t *testing.T) {
 			t.Run(fmt.Sprintf("%s %s", name, re[:min(len(re), 24)]), func(t *testing.T) {
 				good := httpRoute("good", 2, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("web"),
 					Matches: []gatewayv1.HTTPRouteMatch{{Headers: []gatewayv1.HTTPHeaderMatch{{Type: headerRegex, Name: "X-Match", Value: "^yes$"}}}}})
-				in := Inputs{Gateway: gateway(allNamespaces(httpListener("http", 80, ""))), Services: tenantServices("web"),
+				in := graph.Inputs{Gateway: gateway(allNamespaces(httpListener("http", 80, ""))), Services: tenantServices("web"),
 					HTTPRoutes: []*gatewayv1.HTTPRoute{good}}
 				h, g := hostileRoute(re)
 				if h != nil {
@@ -148,8 +148,8 @@ func TestAStreamRouteTheRulesRefuseIsLeftOutAlone(t *testing.T) {
 	for range 16 {
 		hostile.Spec.Rules = append(hostile.Spec.Rules, gatewayv1.TCPRouteRule{BackendRefs: backendRefs("mq", 5672)})
 	}
-	in := Inputs{Gateway: gw, Services: tenantServices("pg", "mq", "coredns"),
-		StreamRoutes: []client.Object{tcpRoute("pg", 2, "pg", "pg"), hostile, udpRoute("dns", 3, "dns", "coredns")}}
+	in := graph.Inputs{Gateway: gw, Services: tenantServices("pg", "mq", "coredns"),
+		StreamRoutes: []graph.Object{tcpRoute("pg", 2, "pg", "pg"), hostile, udpRoute("dns", 3, "dns", "coredns")}}
 	tr := Translate(t.Context(), in)
 	for _, rt := range tr.Routes {
 		got := byType(rt.Parents[0].Conditions)["Accepted"]
@@ -201,8 +201,8 @@ func TestWeightsAboveTheInstancesBoundKeepTheirShares(t *testing.T) {
 		t.Run(fmt.Sprint(tc.weights), func(t *testing.T) {
 			rt := tcpRoute("pg", 1, "pg", "b0")
 			rt.Spec.Rules[0].BackendRefs = refs(tc.weights...)
-			in := Inputs{Gateway: gateway(gatewayv1.Listener{Name: "pg", Port: 5432, Protocol: gatewayv1.TCPProtocolType}),
-				Services: services("b0", "b1", "b2"), StreamRoutes: []client.Object{rt}}
+			in := graph.Inputs{Gateway: gateway(gatewayv1.Listener{Name: "pg", Port: 5432, Protocol: gatewayv1.TCPProtocolType}),
+				Services: services("b0", "b1", "b2"), StreamRoutes: []graph.Object{rt}}
 			tr := Translate(t.Context(), in)
 			if got := byType(tr.Routes[0].Parents[0].Conditions)["Accepted"]; got != "True/Accepted" {
 				t.Fatalf("Accepted %s: %v", got, tr.Routes[0].Parents[0].Conditions)
@@ -229,13 +229,13 @@ func TestWeightsAboveTheInstancesBoundKeepTheirShares(t *testing.T) {
 // the kind.
 func TestARouteOlderRoutesTakeEntirelyIsToldSo(t *testing.T) {
 	gw := gateway(allNamespaces(httpListener("http", 80, "")), allNamespaces(gatewayv1.Listener{Name: "pg", Port: 5432, Protocol: gatewayv1.TCPProtocolType}))
-	in := Inputs{Gateway: gw, Services: tenantServices("web", "pg"),
+	in := graph.Inputs{Gateway: gw, Services: tenantServices("web", "pg"),
 		HTTPRoutes: []*gatewayv1.HTTPRoute{
 			httpRoute("old", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/app"), BackendRefs: toService("web")}),
 			inTenant(httpRoute("same", 2, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/app"), BackendRefs: toService("web")})),
 			inTenant(httpRoute("more", 3, nil, gatewayv1.HTTPRouteRule{Matches: append(prefix("/app"), prefix("/more")...), BackendRefs: toService("web")})),
 		},
-		StreamRoutes: []client.Object{tcpRoute("pg-old", 1, "pg", "pg"), inTenant(tcpRoute("pg-new", 2, "pg", "pg"))}}
+		StreamRoutes: []graph.Object{tcpRoute("pg-old", 1, "pg", "pg"), inTenant(tcpRoute("pg-new", 2, "pg", "pg"))}}
 	overridden := conditions.RouteAcceptedOverridden(0).Message
 	for _, rt := range Translate(t.Context(), in).Routes {
 		c := rt.Parents[0].Conditions[0]

@@ -18,6 +18,8 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/status"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 	"github.com/nginx-operator/nginx-operator/pkg/validation/validationtest"
 )
@@ -117,7 +119,7 @@ var ignoreRouteNames = cmpopts.IgnoreFields(v1beta1.Location{}, "Name")
 // the request metrics), a rule answering 500 for a missing backend too;
 // the Gateway's own 404 has no name.
 func TestTranslateNamesEveryLocationAfterItsRoute(t *testing.T) {
-	got := Translate(t.Context(), Inputs{
+	got := Translate(t.Context(), graph.Inputs{
 		Gateway: gateway(httpListener("http", 80, "")),
 		HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("shop", 1, nil,
 			gatewayv1.HTTPRouteRule{Matches: prefix("/cart"), BackendRefs: toService("cart")},
@@ -151,12 +153,12 @@ func byType(cs []metav1.Condition) map[string]string {
 func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		in         Inputs
+		in         graph.Inputs
 		want       v1beta1.NginxOperatorSpec
 		wantRoutes map[string]map[string]string // route -> condition type -> status/reason
 	}{{
 		name: "two routes on the catch-all listener: the older route's rule first, 404 for the rest",
-		in: Inputs{
+		in: graph.Inputs{
 			Gateway: gateway(httpListener("http", 80, "")),
 			HTTPRoutes: []*gatewayv1.HTTPRoute{
 				httpRoute("b-newer", 2, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/api"), BackendRefs: toService("api-v2")}),
@@ -176,7 +178,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		},
 	}, {
 		name: "a missing backend answers 500 and says BackendNotFound",
-		in: Inputs{
+		in: graph.Inputs{
 			Gateway:    gateway(httpListener("http", 80, "")),
 			HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("r", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("missing")})},
 		},
@@ -188,7 +190,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		wantRoutes: map[string]map[string]string{"r": {"Accepted": "True/Accepted", "ResolvedRefs": "False/BackendNotFound"}},
 	}, {
 		name: "hostnames: a route's name under the listener's wildcard gets a server of its own; one outside it is refused",
-		in: Inputs{
+		in: graph.Inputs{
 			Gateway: gateway(httpListener("http", 8080, "*.example.com")),
 			HTTPRoutes: []*gatewayv1.HTTPRoute{
 				httpRoute("inside", 1, []string{"a.example.com", "other.test"}, gatewayv1.HTTPRouteRule{BackendRefs: toService("a")}),
@@ -210,7 +212,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		},
 	}, {
 		name: "conflicting listeners serve nothing; a route to them is not allowed",
-		in: Inputs{
+		in: graph.Inputs{
 			Gateway:    gateway(httpListener("a", 80, "x.test"), httpListener("b", 80, "x.test"), httpListener("c", 81, "")),
 			HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("r", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("a")})},
 			Services:   services("a"),
@@ -223,7 +225,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		wantRoutes: map[string]map[string]string{"r": {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"}},
 	}, {
 		name: "filters of a backendRef, not served, make the route not accepted; the other route serves",
-		in: Inputs{
+		in: graph.Inputs{
 			Gateway: gateway(httpListener("http", 80, "")),
 			HTTPRoutes: []*gatewayv1.HTTPRoute{
 				httpRoute("good", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/good"), BackendRefs: toService("a")}),
@@ -246,7 +248,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		},
 	}, {
 		name: "a rule's timeouts bound its proxy, to the millisecond",
-		in: Inputs{
+		in: graph.Inputs{
 			Gateway: gateway(httpListener("http", 80, "")),
 			HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("r", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("a"),
 				Timeouts: &gatewayv1.HTTPRouteTimeouts{Request: ptr.To(gatewayv1.Duration("2s")), BackendRequest: ptr.To(gatewayv1.Duration("500ms"))}})},
@@ -260,7 +262,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		wantRoutes: map[string]map[string]string{"r": {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"}},
 	}, {
 		name: "mirrors: one to a Service that exists with its fraction, one to a missing Service dropped and told",
-		in: Inputs{
+		in: graph.Inputs{
 			Gateway: gateway(httpListener("http", 80, "")),
 			HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("r", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("a"),
 				Filters: []gatewayv1.HTTPRouteFilter{
@@ -280,7 +282,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		wantRoutes: map[string]map[string]string{"r": {"Accepted": "True/Accepted", "ResolvedRefs": "False/BackendNotFound"}},
 	}, {
 		name: "CORS: a day at most; exposeHeaders '*' with credentials refused",
-		in: Inputs{
+		in: graph.Inputs{
 			Gateway: gateway(httpListener("http", 80, "")),
 			HTTPRoutes: []*gatewayv1.HTTPRoute{
 				httpRoute("cors", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/cors"), BackendRefs: toService("a"),
@@ -305,7 +307,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		},
 	}, {
 		name: "a Host a header modifier sets becomes the rewrite's hostname (ingress2gateway's upstream-vhost), beside a path rewrite",
-		in: Inputs{
+		in: graph.Inputs{
 			Gateway: gateway(httpListener("http", 80, "")),
 			HTTPRoutes: []*gatewayv1.HTTPRoute{httpRoute("vhost", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("a"),
 				Filters: []gatewayv1.HTTPRouteFilter{
@@ -330,7 +332,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		wantRoutes: map[string]map[string]string{"vhost": {"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"}},
 	}, {
 		name: "a GRPCRoute's method matches become paths of /service/method, sent with gRPC; its plain-text port speaks h2c",
-		in: Inputs{
+		in: graph.Inputs{
 			Gateway: gateway(httpListener("http", 80, "")),
 			HTTPRoutes: []*gatewayv1.HTTPRoute{
 				httpRoute("web", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/"), BackendRefs: toService("web")}),
@@ -398,7 +400,7 @@ func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
 	https := gatewayv1.Listener{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType, TLS: &gatewayv1.ListenerTLSConfig{
 		CertificateRefs: []gatewayv1.SecretObjectReference{{Name: "missing"}}}}
 	kinds := httpListener("kinds", 8080, "")
-	kinds.AllowedRoutes = &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "FooRoute"}, {Kind: KindHTTPRoute}}}
+	kinds.AllowedRoutes = &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "FooRoute"}, {Kind: graph.KindHTTPRoute}}}
 	stream := func(name string, port gatewayv1.PortNumber, protocol gatewayv1.ProtocolType, mode gatewayv1.TLSModeType) gatewayv1.Listener {
 		l := gatewayv1.Listener{Name: gatewayv1.SectionName(name), Port: port, Protocol: protocol}
 		if mode != "" {
@@ -406,7 +408,7 @@ func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
 		}
 		return l
 	}
-	tr := Translate(t.Context(), Inputs{Gateway: gateway(httpListener("a", 80, ""), gatewayv1.Listener{Name: "b", Port: 80, Protocol: gatewayv1.HTTPSProtocolType}, https, kinds,
+	tr := Translate(t.Context(), graph.Inputs{Gateway: gateway(httpListener("a", 80, ""), gatewayv1.Listener{Name: "b", Port: 80, Protocol: gatewayv1.HTTPSProtocolType}, https, kinds,
 		stream("sctp", 9000, "example.com/sctp", ""),
 		stream("terminate", 9443, gatewayv1.TLSProtocolType, gatewayv1.TLSModeTerminate),
 		stream("mixed-terminate", 9444, gatewayv1.TLSProtocolType, gatewayv1.TLSModeTerminate),
@@ -432,8 +434,8 @@ func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
 		"passthrough": fine, "dns-tcp": fine, "dns-udp": fine, "db": twice, "db-too": twice,
 	}
 	got := map[string]map[string]string{}
-	for _, l := range tr.listeners {
-		s := l.status(3, true)
+	for _, l := range tr.Graph.Listeners {
+		s := status.Listener(l, 3, true)
 		got[string(s.Name)] = byType(s.Conditions)
 		for _, c := range s.Conditions {
 			if c.ObservedGeneration != 3 {
@@ -451,13 +453,13 @@ func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
 
 func TestInstanceNamesAreOnesTheCRDAdmits(t *testing.T) {
 	for _, gw := range []string{"web", "gateway-supported-and-unsupported-protocols", "1st", strings.Repeat("a", 253)} {
-		name := InstanceName(gw)
+		name := graph.InstanceName(gw)
 		if len(name) > 47 || name[0] < 'a' || name[0] > 'z' || strings.HasSuffix(name, "-pods") {
 			t.Errorf("Gateway %s: instance %q, want at most 47 characters starting with a letter", gw, name)
 		}
 	}
-	if InstanceName("web") != "web-gateway" {
-		t.Errorf("InstanceName(web) = %q, want web-gateway", InstanceName("web"))
+	if graph.InstanceName("web") != "web-gateway" {
+		t.Errorf("graph.InstanceName(web) = %q, want web-gateway", graph.InstanceName("web"))
 	}
 }
 
@@ -487,7 +489,7 @@ func secretGrant(namespace, from, name string) gatewayv1.ReferenceGrant {
 	return gatewayv1.ReferenceGrant{
 		ObjectMeta: metav1.ObjectMeta{Name: "grant", Namespace: namespace},
 		Spec: gatewayv1.ReferenceGrantSpec{
-			From: []gatewayv1.ReferenceGrantFrom{{Group: Group, Kind: "Gateway", Namespace: gatewayv1.Namespace(from)}},
+			From: []gatewayv1.ReferenceGrantFrom{{Group: graph.Group, Kind: "Gateway", Namespace: gatewayv1.Namespace(from)}},
 			To:   []gatewayv1.ReferenceGrantTo{to},
 		},
 	}
@@ -496,7 +498,7 @@ func secretGrant(namespace, from, name string) gatewayv1.ReferenceGrant {
 func TestTranslateServesACertificateOfAnotherNamespaceFromACopyWhereAGrantPermitsIt(t *testing.T) {
 	const other = "certs"
 	source := types.NamespacedName{Namespace: other, Name: "web-tls"}
-	copyName := CertificateCopyName("gw", source)
+	copyName := graph.CertificateCopyName("gw", source)
 	servable := map[types.NamespacedName]bool{source: true, {Namespace: ns, Name: "local-tls"}: true}
 	grants := func(gs ...gatewayv1.ReferenceGrant) map[string][]gatewayv1.ReferenceGrant {
 		out := map[string][]gatewayv1.ReferenceGrant{}
@@ -510,7 +512,7 @@ func TestTranslateServesACertificateOfAnotherNamespaceFromACopyWhereAGrantPermit
 		listeners []gatewayv1.Listener
 		grants    map[string][]gatewayv1.ReferenceGrant
 		secrets   map[types.NamespacedName]bool
-		// wantTLS are the servers' tls.secretName, wantCopies the copies
+		// wantTLS are the servers' tls.SecretName, wantCopies the copies
 		// asked for, wantResolved the listener https's ResolvedRefs.
 		wantTLS      []string
 		wantCopies   map[string]types.NamespacedName
@@ -569,7 +571,7 @@ func TestTranslateServesACertificateOfAnotherNamespaceFromACopyWhereAGrantPermit
 		wantResolved: "True/ResolvedRefs",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := Translate(t.Context(), Inputs{Gateway: gateway(tc.listeners...), Grants: tc.grants, Secrets: tc.secrets})
+			tr := Translate(t.Context(), graph.Inputs{Gateway: gateway(tc.listeners...), Grants: tc.grants, Secrets: tc.secrets})
 			var gotTLS []string
 			for _, s := range tr.Spec.Config.Servers {
 				if s.TLS != nil {
@@ -577,17 +579,17 @@ func TestTranslateServesACertificateOfAnotherNamespaceFromACopyWhereAGrantPermit
 				}
 			}
 			if diff := cmp.Diff(tc.wantTLS, gotTLS); diff != "" {
-				t.Errorf("servers' tls.secretName (-want +got):\n%s", diff)
+				t.Errorf("servers' tls.SecretName (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantCopies, tr.CertificateCopies); diff != "" {
+			if diff := cmp.Diff(tc.wantCopies, tr.Graph.CertificateCopies); diff != "" {
 				t.Errorf("certificate copies (-want +got):\n%s", diff)
 			}
-			for _, l := range tr.listeners {
+			for _, l := range tr.Graph.Listeners {
 				if l.Name != "https" {
 					continue
 				}
-				if got := byType(l.status(3, true).Conditions)["ResolvedRefs"]; got != tc.wantResolved {
-					t.Errorf("listener https ResolvedRefs %s, want %s (%s)", got, tc.wantResolved, l.refMessage)
+				if got := byType(status.Listener(l, 3, true).Conditions)["ResolvedRefs"]; got != tc.wantResolved {
+					t.Errorf("listener https ResolvedRefs %s, want %s (%s)", got, tc.wantResolved, l.RefMessage)
 				}
 			}
 			validationtest.Spec(t, withReplicas(tr.Spec))
@@ -608,17 +610,17 @@ func TestCertificateCopyNamesAreDNSLabelsDistinctPerGatewayAndSecret(t *testing.
 		{"web", types.NamespacedName{Namespace: "other", Name: "web-tls"}, "web-gateway-cert-"},
 		{"api", types.NamespacedName{Namespace: "certs", Name: "web-tls"}, "api-gateway-cert-"},
 		{"1st", types.NamespacedName{Namespace: "certs", Name: "web-tls"}, "gateway-1st-cert-"},
-		{long, types.NamespacedName{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("s", 253)}, InstanceName(long) + "-cert-"},
-		{long + "x", types.NamespacedName{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("s", 253)}, InstanceName(long+"x") + "-cert-"},
+		{long, types.NamespacedName{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("s", 253)}, graph.InstanceName(long) + "-cert-"},
+		{long + "x", types.NamespacedName{Namespace: strings.Repeat("n", 63), Name: strings.Repeat("s", 253)}, graph.InstanceName(long+"x") + "-cert-"},
 	} {
-		name := CertificateCopyName(tc.gateway, tc.source)
+		name := graph.CertificateCopyName(tc.gateway, tc.source)
 		if !dnsLabel.MatchString(name) || len(name) > 63 || !strings.HasPrefix(name, tc.prefix) {
-			t.Errorf("CertificateCopyName(%.20s…, %.40s…) = %q: want a DNS label of at most 63 characters starting %q", tc.gateway, tc.source, name, tc.prefix)
+			t.Errorf("graph.CertificateCopyName(%.20s…, %.40s…) = %q: want a DNS label of at most 63 characters starting %q", tc.gateway, tc.source, name, tc.prefix)
 		}
-		if again := CertificateCopyName(tc.gateway, tc.source); again != name {
-			t.Errorf("CertificateCopyName(%.20s…, %.40s…) is %q, then %q", tc.gateway, tc.source, name, again)
+		if again := graph.CertificateCopyName(tc.gateway, tc.source); again != name {
+			t.Errorf("graph.CertificateCopyName(%.20s…, %.40s…) is %q, then %q", tc.gateway, tc.source, name, again)
 		}
-		// The CRD's pattern for tls.secretName.
+		// The CRD's pattern for tls.SecretName.
 		validationtest.Spec(t, v1beta1.NginxOperatorSpec{Replicas: ptr.To[int32](1),
 			Ports:  []v1beta1.Port{{Name: "https", ContainerPort: 8443}},
 			Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "https", TLS: &v1beta1.TLS{SecretName: name}}}}})
@@ -626,7 +628,7 @@ func TestCertificateCopyNamesAreDNSLabelsDistinctPerGatewayAndSecret(t *testing.
 	seen := map[string]string{}
 	for _, gw := range []string{"web", "api", long, long + "x"} {
 		for _, src := range []types.NamespacedName{{Namespace: "a", Name: "b-c"}, {Namespace: "a-b", Name: "c"}, {Namespace: "a", Name: "b"}, {Namespace: "b", Name: "a"}} {
-			name := CertificateCopyName(gw, src)
+			name := graph.CertificateCopyName(gw, src)
 			what := fmt.Sprintf("Gateway %.10s… Secret %s", gw, src)
 			if was, taken := seen[name]; taken {
 				t.Errorf("%s and %s have the same copy %s", was, what, name)
@@ -636,7 +638,7 @@ func TestCertificateCopyNamesAreDNSLabelsDistinctPerGatewayAndSecret(t *testing.
 	}
 }
 
-// The instance holds MaxServers servers of MaxLocations locations. A
+// The instance holds graph.MaxServers servers of graph.MaxLocations locations. A
 // route past that is refused with NoRoom, as a whole, and the older routes
 // keep their place: the instance the rest makes passes every rule of the
 // CRD, so changes to them still apply.
@@ -653,17 +655,17 @@ func TestARouteTheInstanceHasNoRoomForIsRefusedAndTheOlderOnesServe(t *testing.T
 		route: func(i int) *gatewayv1.HTTPRoute {
 			return httpRoute(fmt.Sprintf("r%03d", i), i, nil, gatewayv1.HTTPRouteRule{Matches: prefix(fmt.Sprintf("/r%03d", i)), BackendRefs: toService("web")})
 		},
-		fit: MaxLocations - 1,
+		fit: graph.MaxLocations - 1,
 	}, {
 		name:     "a hostname each: a server each beside the listener's and the port's default",
 		listener: httpListener("http", 80, "*.example.com"),
 		route: func(i int) *gatewayv1.HTTPRoute {
 			return httpRoute(fmt.Sprintf("r%03d", i), i, []string{fmt.Sprintf("%d.example.com", i)}, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")})
 		},
-		fit: MaxServers - 2,
+		fit: graph.MaxServers - 2,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := Inputs{Gateway: gateway(tc.listener), Services: services("web")}
+			in := graph.Inputs{Gateway: gateway(tc.listener), Services: services("web")}
 			for i := range tc.fit + 5 {
 				in.HTTPRoutes = append(in.HTTPRoutes, tc.route(i))
 			}
@@ -678,7 +680,7 @@ func TestARouteTheInstanceHasNoRoomForIsRefusedAndTheOlderOnesServe(t *testing.T
 					t.Errorf("route %s (%d of %d that fit): Accepted %s, want %s", rt.Key.Name, i+1, tc.fit, got, want)
 				}
 			}
-			if got := tr.listeners[0].attached; got != int32(tc.fit) {
+			if got := tr.Graph.Listeners[0].Attached; got != int32(tc.fit) {
 				t.Errorf("the listener's attachedRoutes = %d, want the %d routes that fit", got, tc.fit)
 			}
 			// The room an older route holds is its own: the newest
@@ -701,7 +703,7 @@ func TestARouteTheInstanceHasNoRoomForIsRefusedAndTheOlderOnesServe(t *testing.T
 // certificate each, they all have a server of the instance and are
 // programmed, and the instance passes every rule of the CRD.
 func TestAGatewaysSixtyFourHTTPSListenersAreAllProgrammed(t *testing.T) {
-	in := Inputs{Secrets: map[types.NamespacedName]bool{}}
+	in := graph.Inputs{Secrets: map[types.NamespacedName]bool{}}
 	var listeners []gatewayv1.Listener
 	for i := range 64 {
 		name := fmt.Sprintf("cert-%d", i)
@@ -711,8 +713,8 @@ func TestAGatewaysSixtyFourHTTPSListenersAreAllProgrammed(t *testing.T) {
 	in.Gateway = gateway(listeners...)
 	tr := Translate(t.Context(), in)
 	routedValid(t, tr.Spec)
-	for _, l := range tr.listeners {
-		got := byType(l.status(3, true).Conditions)
+	for _, l := range tr.Graph.Listeners {
+		got := byType(status.Listener(l, 3, true).Conditions)
 		want := map[string]string{"Accepted": "True/Accepted", "Conflicted": "False/NoConflicts", "ResolvedRefs": "True/ResolvedRefs", "Programmed": "True/Programmed"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("listener %s (-want +got):\n%s", l.Name, diff)
@@ -739,7 +741,7 @@ func routedValid(t *testing.T, spec v1beta1.NginxOperatorSpec) {
 // its host, so a route of a less specific listener is not served for the
 // hostnames a more specific one takes, even where the route names them.
 func TestARouteIsNotServedForHostnamesAMoreSpecificListenerTakes(t *testing.T) {
-	in := Inputs{Gateway: gateway(httpListener("any", 80, ""), httpListener("wild", 80, "*.example.com"),
+	in := graph.Inputs{Gateway: gateway(httpListener("any", 80, ""), httpListener("wild", 80, "*.example.com"),
 		httpListener("wild-foo", 80, "*.foo.example.com"), httpListener("abc-foo", 80, "abc.foo.example.com")),
 		Services: services("web")}
 	hosts := []string{"bar.com", "*.example.com", "*.foo.example.com", "abc.foo.example.com"}
@@ -777,7 +779,7 @@ func TestARouteTheRulesRefuseIsLeftOutAndToldWhy(t *testing.T) {
 		Type:                  gatewayv1.HTTPRouteFilterRequestHeaderModifier,
 		RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "Connection", Value: "close"}}},
 	}}}
-	in := Inputs{Gateway: gateway(httpListener("http", 80, "")), Services: services("web"), HTTPRoutes: []*gatewayv1.HTTPRoute{
+	in := graph.Inputs{Gateway: gateway(httpListener("http", 80, "")), Services: services("web"), HTTPRoutes: []*gatewayv1.HTTPRoute{
 		httpRoute("good", 1, nil, gatewayv1.HTTPRouteRule{Matches: prefix("/good"), BackendRefs: toService("web")}),
 		httpRoute("bad", 2, nil, bad),
 	}}
@@ -806,12 +808,12 @@ func TestARouteTheRulesRefuseIsLeftOutAndToldWhy(t *testing.T) {
 func TestAGatewaysInfrastructureMetadataReachesEveryChild(t *testing.T) {
 	gw := gateway(httpListener("http", 80, ""))
 	gw.Spec.Infrastructure = &gatewayv1.GatewayInfrastructure{
-		Labels:      map[gatewayv1.LabelKey]gatewayv1.LabelValue{"team": "a", LabelGatewayName: "impostor"},
+		Labels:      map[gatewayv1.LabelKey]gatewayv1.LabelValue{"team": "a", graph.LabelGatewayName: "impostor"},
 		Annotations: map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"example.com/owner": "team-a"},
 	}
-	tr := Translate(t.Context(), Inputs{Gateway: gw})
+	tr := Translate(t.Context(), graph.Inputs{Gateway: gw})
 	want := v1beta1.ChildMetadata{
-		Labels:      map[string]string{"team": "a", LabelGatewayName: gw.Name},
+		Labels:      map[string]string{"team": "a", graph.LabelGatewayName: gw.Name},
 		Annotations: map[string]string{"example.com/owner": "team-a"},
 	}
 	if diff := cmp.Diff(want, tr.Spec.ChildMetadata); diff != "" {
@@ -827,11 +829,11 @@ func TestAGatewaysInfrastructureMetadataReachesEveryChild(t *testing.T) {
 func TestAGatewayWithUnusableParametersIsRefused(t *testing.T) {
 	gw := gateway(httpListener("http", 80, ""))
 	why := "infrastructure.parametersRef names InvalidParameters invalid of group \"invalid.io\""
-	tr := Translate(t.Context(), Inputs{Gateway: gw, Services: services("web"), Parameters: Parameters{Invalid: why}, HTTPRoutes: []*gatewayv1.HTTPRoute{
+	tr := Translate(t.Context(), graph.Inputs{Gateway: gw, Services: services("web"), Parameters: graph.Parameters{Invalid: why}, HTTPRoutes: []*gatewayv1.HTTPRoute{
 		httpRoute("web", 1, nil, gatewayv1.HTTPRouteRule{BackendRefs: toService("web")}),
 	}})
-	if tr.Accepted() || tr.invalidParameters != why {
-		t.Errorf("accepted %v, invalidParameters %q", tr.Accepted(), tr.invalidParameters)
+	if tr.Graph.Accepted() || tr.Graph.Parameters.Invalid != why {
+		t.Errorf("accepted %v, invalidParameters %q", tr.Graph.Accepted(), tr.Graph.Parameters.Invalid)
 	}
 	if got := byType(tr.Routes[0].Parents[0].Conditions)["Accepted"]; got != "False/Pending" {
 		t.Errorf("the route: Accepted %s, want False/Pending", got)

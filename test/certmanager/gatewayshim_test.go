@@ -16,7 +16,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/certmanager"
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 )
@@ -42,7 +42,7 @@ func TestCertManagersGatewayShimGivesAnAnnotatedGatewayItsCertificate(t *testing
 		"spec":     map[string]any{"selfSigned": map[string]any{}},
 	}}
 	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
 	hostname := gatewayv1.Hostname("shop.example.com")
 	gw := &gatewayv1.Gateway{

@@ -17,7 +17,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/test/framework/inprocess"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -32,7 +32,7 @@ import (
 func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T) {
 	ctx, ns, _ := withOperator(t)
 	c := inprocess.Client(t, cluster.Config)
-	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-" + ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
 	keep := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "keep", Namespace: ns}, Spec: v1beta1.NginxOperatorSpec{
 		Replicas: ptr.To[int32](1), Ports: []v1beta1.Port{{Name: "http", ContainerPort: 8080}}}}
@@ -70,7 +70,7 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 			BackendObjectReference: gatewayv1.BackendObjectReference{Name: "secure", Port: ptr.To(gatewayv1.PortNumber(8443))}}}}})
 	// A Gateway whose instance name a user's NginxOperator already has.
 	clash := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "clash", Namespace: ns}, Spec: gw.Spec}
-	taken := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: gateway.InstanceName("clash"), Namespace: ns}, Spec: keep.Spec}
+	taken := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: graph.InstanceName("clash"), Namespace: ns}, Spec: keep.Spec}
 	for _, o := range []client.Object{class, keep, taken, api, secure, caMap, policy, gw, clash, rt, grpc} {
 		tools.Must(t, c.Create(ctx, o))
 	}
@@ -90,7 +90,7 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 	if len(user.OwnerReferences) != 0 || len(user.Spec.Config.Servers) != 0 {
 		t.Errorf("the user's NginxOperator %s was taken over: owners %v, servers %v", taken.Name, user.OwnerReferences, user.Spec.Config.Servers)
 	}
-	instance := types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("edge")}
+	instance := types.NamespacedName{Namespace: ns, Name: graph.InstanceName("edge")}
 	tools.Eventually(t, 2*time.Minute, "the Gateway accepted with an address, its route accepted, its instance's pod ready", func() error {
 		var g gatewayv1.Gateway
 		if err := c.Get(ctx, client.ObjectKeyFromObject(gw), &g); err != nil {
@@ -164,7 +164,7 @@ func TestAGatewayRunsAsOneInstanceUnderTheBundlesRBACAndGoesWithIt(t *testing.T)
 func TestAGatewaysStreamRoutesRunUnderTheBundlesRBAC(t *testing.T) {
 	ctx, ns, _ := withOperator(t)
 	c := inprocess.Client(t, cluster.Config)
-	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-streams-" + ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx-streams-" + ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
 	backend := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "backend", Namespace: ns}, Spec: corev1.ServiceSpec{
 		Ports:    []corev1.ServicePort{{Name: "tcp", Port: 5432}, {Name: "udp", Port: 53, Protocol: corev1.ProtocolUDP}},
@@ -196,7 +196,7 @@ func TestAGatewaysStreamRoutesRunUnderTheBundlesRBAC(t *testing.T) {
 	}
 	tools.Eventually(t, 2*time.Minute, "the instance's three streams", func() error {
 		var nginx v1beta1.NginxOperator
-		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: gateway.InstanceName("streams")}, &nginx); err != nil {
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: graph.InstanceName("streams")}, &nginx); err != nil {
 			return err
 		}
 		if len(nginx.Spec.Config.Streams) != 3 {

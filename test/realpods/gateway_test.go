@@ -19,6 +19,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/echo"
 	"github.com/nginx-operator/nginx-operator/test/framework"
@@ -82,7 +83,7 @@ func TestAGatewayChangesRoutesUnderLoadWithoutLosingARequest(t *testing.T) {
 	runTestServers(ctx, t, cs, ns, "v1", 2)
 	runTestServers(ctx, t, cs, ns, "v2", 2)
 
-	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	tools.Must(t, cl.Create(ctx, class))
 	t.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
@@ -94,7 +95,7 @@ func TestAGatewayChangesRoutesUnderLoadWithoutLosingARequest(t *testing.T) {
 	tools.Must(t, cl.Create(ctx, a))
 
 	waitProgrammed(ctx, t, cl, gw)
-	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, gateway.InstanceName("web")))
+	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, graph.InstanceName("web")))
 	servedBy := func(what, path, backend string) {
 		t.Helper()
 		if !framework.WaitFor(ctx, time.Minute, func(ctx context.Context) bool {
@@ -169,7 +170,7 @@ func TestAGatewayChangesRoutesUnderLoadWithoutLosingARequest(t *testing.T) {
 	}
 	// The routes reached nginx as the operator pushed them, ahead of the
 	// kubelet's update of the pods' volume.
-	selector := labels.SelectorFromSet(layout.Selector(gateway.InstanceName("web"))).String()
+	selector := labels.SelectorFromSet(layout.Selector(graph.InstanceName("web"))).String()
 	for pod, st := range reloaderStatuses(ctx, t, cs, dial, ns, selector) {
 		if st.Pushes == 0 {
 			t.Errorf("pod %s's reloader took no pushed configuration: %+v", pod, st)
@@ -190,7 +191,7 @@ func TestAGatewaysParametersReachItsPods(t *testing.T) {
 		Config:   &v1beta1.NginxSettings{ClientMaxBodySize: "1k"},
 	}}
 	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{
-		ControllerName: gateway.ControllerName,
+		ControllerName: graph.ControllerName,
 		ParametersRef: &gatewayv1.ParametersReference{Group: gatewayv1.Group(v1beta1.GroupVersion.Group), Kind: gateway.ParametersKind,
 			Name: params.Name, Namespace: ptr.To(gatewayv1.Namespace(ns))},
 	}}
@@ -204,7 +205,7 @@ func TestAGatewaysParametersReachItsPods(t *testing.T) {
 	tools.Must(t, cl.Create(ctx, gw))
 	tools.Must(t, cl.Create(ctx, httpRoute(ns, "a", "/", "v1", false)))
 
-	selector := labels.SelectorFromSet(layout.Selector(gateway.InstanceName("web"))).String()
+	selector := labels.SelectorFromSet(layout.Selector(graph.InstanceName("web"))).String()
 	tools.Eventually(t, 3*time.Minute, "two nginx pods ready", func() error {
 		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
@@ -223,7 +224,7 @@ func TestAGatewaysParametersReachItsPods(t *testing.T) {
 		}
 		return nil
 	})
-	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, gateway.InstanceName("web")))
+	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, graph.InstanceName("web")))
 	post := func(size int) (int, error) {
 		hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}
 		resp, err := hc.Post(base+"/", "application/octet-stream", strings.NewReader(strings.Repeat("x", size)))
@@ -257,7 +258,7 @@ func TestAGatewayRouteAsksItsNginxExternalAuthAboutEachRequest(t *testing.T) {
 	dial := realcluster.NodeOf(c).DialContext
 	runTestServers(ctx, t, cs, ns, "auth", 1)
 	runTestServers(ctx, t, cs, ns, "members", 1)
-	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	tools.Must(t, cl.Create(ctx, class))
 	t.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
@@ -273,7 +274,7 @@ func TestAGatewayRouteAsksItsNginxExternalAuthAboutEachRequest(t *testing.T) {
 		tools.Must(t, cl.Create(ctx, obj))
 	}
 	waitProgrammed(ctx, t, cl, gw)
-	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, gateway.InstanceName("web")))
+	base := fmt.Sprintf("http://%s:80", clusterIP(ctx, t, cs, ns, graph.InstanceName("web")))
 	hc := keepAliveClient(dial)
 	ask := func(bearer string) (int, echo.Seen) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/members/page", nil)

@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -86,7 +86,7 @@ type benchEnv struct {
 
 func newBenchEnv(b *testing.B) *benchEnv {
 	ctx, c, ns, cs, cl := setupFor(b, 3*time.Hour)
-	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	tools.Must(b, cl.Create(ctx, class))
 	b.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
 	runTestServers(ctx, b, cs, ns, "v1", 1)
@@ -103,7 +103,7 @@ func (e *benchEnv) gateway(b *testing.B, port int, listeners ...gatewayv1.Listen
 		GatewayClassName: gatewayv1.ObjectName(e.ns), Listeners: listeners}}
 	tools.Must(b, e.cl.Create(e.ctx, gw))
 	e.waitProgrammed(b, 3*time.Minute)
-	return fmt.Sprintf("http://%s:%d", clusterIP(e.ctx, b, e.cs, e.ns, gateway.InstanceName("web")), port)
+	return fmt.Sprintf("http://%s:%d", clusterIP(e.ctx, b, e.cs, e.ns, graph.InstanceName("web")), port)
 }
 
 // waitProgrammed waits until the Gateway web is Programmed, or fails
@@ -122,7 +122,7 @@ func (e *benchEnv) waitProgrammed(b *testing.B, timeout time.Duration) {
 }
 
 // instance is the name of the Gateway's NginxOperator.
-func (e *benchEnv) instance() string { return gateway.InstanceName("web") }
+func (e *benchEnv) instance() string { return graph.InstanceName("web") }
 
 // benchRoutes attaches BENCH_ROUTES routes one at a time, the i-th for
 // hostAndPath(i) to the backend v1, and reports how soon each served.

@@ -27,7 +27,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
@@ -276,7 +276,7 @@ func TestAGatewayListenerWhoseSecretAppearsLaterIsServedWithoutReplacingAPod(t *
 	newPool, newCert, newKey := framework.ServingCert(t, newHost)
 	tlsSecret(ctx, t, cs, ns, "old-tls", oldCert, oldKey)
 
-	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	tools.Must(t, cl.Create(ctx, class))
 	t.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
 	listener := func(name, host, secret string) gatewayv1.Listener {
@@ -291,7 +291,7 @@ func TestAGatewayListenerWhoseSecretAppearsLaterIsServedWithoutReplacingAPod(t *
 	tools.Must(t, cl.Create(ctx, httpRoute(ns, "api", "/", "api", false)))
 	waitProgrammed(ctx, t, cl, gw)
 
-	instance := gateway.InstanceName("web")
+	instance := graph.InstanceName("web")
 	url := "https://" + net.JoinHostPort(clusterIP(ctx, t, cs, ns, instance), "443") + "/"
 	httpsClient := func(host string, pool *x509.CertPool) func() *http.Client {
 		return func() *http.Client {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/test/framework/realcluster"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -34,7 +34,7 @@ func TestATLSRouteLeavesAndJoinsASharedPortWithoutLosingAnHTTPSRequest(t *testin
 	realcluster.RunStreamServers(ctx, t, cs, ns, "db", 1, "db-tls", nil)
 	runTestServers(ctx, t, cs, ns, "web", 2)
 
-	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: ns}, Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	tools.Must(t, cl.Create(ctx, class))
 	t.Cleanup(func() { _ = cl.Delete(context.Background(), class) })
 	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: ns}, Spec: gatewayv1.GatewaySpec{
@@ -61,7 +61,7 @@ func TestATLSRouteLeavesAndJoinsASharedPortWithoutLosingAnHTTPSRequest(t *testin
 	tools.Must(t, cl.Create(ctx, newTLSRoute()))
 	waitProgrammed(ctx, t, cl, gw)
 
-	addr := net.JoinHostPort(clusterIP(ctx, t, cs, ns, gateway.InstanceName("shared")), "443")
+	addr := net.JoinHostPort(clusterIP(ctx, t, cs, ns, graph.InstanceName("shared")), "443")
 	// A TLS handshake for db.example.com, over the node's dialer, which
 	// verifies the backend's own certificate.
 	passedThrough := func() error {
@@ -82,7 +82,7 @@ func TestATLSRouteLeavesAndJoinsASharedPortWithoutLosingAnHTTPSRequest(t *testin
 		return &http.Client{Timeout: loadClientTimeout, Transport: &http.Transport{DialContext: toService, DisableKeepAlives: true,
 			TLSClientConfig: &tls.Config{RootCAs: nginxCA.Pool()}}}
 	}
-	before := podUIDsOf(ctx, t, cs, ns, gateway.InstanceName("shared"))
+	before := podUIDsOf(ctx, t, cs, ns, graph.InstanceName("shared"))
 	load := startSteadyLoad(ctx, t, https, "", "https://www.example.com/", 4, bodyHasPrefix("hello from web-"))
 	began := time.Now()
 	tools.Must(t, cl.Delete(ctx, newTLSRoute()))
@@ -109,7 +109,7 @@ func TestATLSRouteLeavesAndJoinsASharedPortWithoutLosingAnHTTPSRequest(t *testin
 	for _, f := range got.failures[:min(5, len(got.failures))] {
 		t.Errorf("an HTTPS request failed while the TLSRoute left and joined port 443: %s", f)
 	}
-	if after := podUIDsOf(ctx, t, cs, ns, gateway.InstanceName("shared")); !maps.Equal(before, after) {
+	if after := podUIDsOf(ctx, t, cs, ns, graph.InstanceName("shared")); !maps.Equal(before, after) {
 		t.Errorf("the instance's pods were replaced: %v, then %v", before, after)
 	}
 }

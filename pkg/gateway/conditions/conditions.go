@@ -149,8 +149,9 @@ func ListenerPending(gen int64) metav1.Condition {
 
 // Routes, per parent.
 
-// RouteReasonNoRoom is the reason a route is not accepted when its
-// Gateway's instance cannot hold what it makes.
+// RouteReasonNoRoom is this implementation's reason of a route not
+// accepted because its Gateway's instance cannot hold what it makes
+// (Gateway API defines none for it).
 const RouteReasonNoRoom gatewayv1.RouteConditionReason = "NoRoom"
 
 // RouteAccepted: the route is attached to the parent.
@@ -169,6 +170,12 @@ func RouteAcceptedOverridden(gen int64) metav1.Condition {
 // RouteNotAccepted: the route is not attached to the parent, for reason.
 func RouteNotAccepted(gen int64, reason gatewayv1.RouteConditionReason, message string) metav1.Condition {
 	return condition(gatewayv1.RouteConditionAccepted, false, reason, message, gen)
+}
+
+// RouteNoRoom: the Gateway's instance has no room for what the route
+// makes (message says how much it holds); older routes keep theirs.
+func RouteNoRoom(gen int64, message string) metav1.Condition {
+	return RouteNotAccepted(gen, RouteReasonNoRoom, message)
 }
 
 // RouteUnsupportedValue: the route holds what the implementation cannot

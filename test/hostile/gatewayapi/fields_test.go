@@ -6,6 +6,7 @@ package gatewayapi
 // of distinct cases from them.
 
 import (
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/test/hostile/hostiletest"
 
 	"fmt"
@@ -17,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
 )
 
 // baseField is the field of the cases that send the hostile route of a
@@ -178,7 +177,7 @@ func hostileBases(t *testing.T, ns map[string]string) map[gatewayv1.Kind]map[str
 		return metav1.TypeMeta{APIVersion: gatewayv1.GroupVersion.String(), Kind: string(kind)}
 	}
 	objs := map[gatewayv1.Kind]any{
-		gateway.KindHTTPRoute: &gatewayv1.HTTPRoute{TypeMeta: typeMeta(gateway.KindHTTPRoute), Spec: gatewayv1.HTTPRouteSpec{
+		graph.KindHTTPRoute: &gatewayv1.HTTPRoute{TypeMeta: typeMeta(graph.KindHTTPRoute), Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{parentRef(gwNS, "")}},
 			Hostnames:       []gatewayv1.Hostname{hostileHTTPHostname},
 			Rules: []gatewayv1.HTTPRouteRule{{
@@ -186,7 +185,7 @@ func hostileBases(t *testing.T, ns map[string]string) map[gatewayv1.Kind]map[str
 				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: backendRef(svcHostile, 8080)}},
 			}},
 		}},
-		gateway.KindGRPCRoute: &gatewayv1.GRPCRoute{TypeMeta: typeMeta(gateway.KindGRPCRoute), Spec: gatewayv1.GRPCRouteSpec{
+		graph.KindGRPCRoute: &gatewayv1.GRPCRoute{TypeMeta: typeMeta(graph.KindGRPCRoute), Spec: gatewayv1.GRPCRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{parentRef(gwNS, "")}},
 			Hostnames:       []gatewayv1.Hostname{hostileGRPCHostname},
 			Rules: []gatewayv1.GRPCRouteRule{{
@@ -194,16 +193,16 @@ func hostileBases(t *testing.T, ns map[string]string) map[gatewayv1.Kind]map[str
 				BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: backendRef(svcHostile, 50051)}},
 			}},
 		}},
-		gateway.KindTLSRoute: &gatewayv1.TLSRoute{TypeMeta: typeMeta(gateway.KindTLSRoute), Spec: gatewayv1.TLSRouteSpec{
+		graph.KindTLSRoute: &gatewayv1.TLSRoute{TypeMeta: typeMeta(graph.KindTLSRoute), Spec: gatewayv1.TLSRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{parentRef(gwNS, listenerPassthrough)}},
 			Hostnames:       []gatewayv1.Hostname{hostileTLSHostname},
 			Rules:           []gatewayv1.TLSRouteRule{{BackendRefs: []gatewayv1.BackendRef{backendRef(svcHostile, 8443)}}},
 		}},
-		gateway.KindTCPRoute: &gatewayv1.TCPRoute{TypeMeta: typeMeta(gateway.KindTCPRoute), Spec: gatewayv1.TCPRouteSpec{
+		graph.KindTCPRoute: &gatewayv1.TCPRoute{TypeMeta: typeMeta(graph.KindTCPRoute), Spec: gatewayv1.TCPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{parentRef(gwNS, listenerTCPHostile)}},
 			Rules:           []gatewayv1.TCPRouteRule{{BackendRefs: []gatewayv1.BackendRef{backendRef(svcHostile, 6432)}}},
 		}},
-		gateway.KindUDPRoute: &gatewayv1.UDPRoute{TypeMeta: typeMeta(gateway.KindUDPRoute), Spec: gatewayv1.UDPRouteSpec{
+		graph.KindUDPRoute: &gatewayv1.UDPRoute{TypeMeta: typeMeta(graph.KindUDPRoute), Spec: gatewayv1.UDPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{parentRef(gwNS, listenerUDPHostile)}},
 			Rules:           []gatewayv1.UDPRouteRule{{BackendRefs: []gatewayv1.BackendRef{backendRef(svcHostile, 6353)}}},
 		}},
@@ -279,7 +278,7 @@ func httpFilter(typ, key string, base map[string]any, path ...any) func(obj map[
 }
 
 func corpusFields(ns map[string]string) []routeField {
-	http, grpc := gateway.KindHTTPRoute, gateway.KindGRPCRoute
+	http, grpc := graph.KindHTTPRoute, graph.KindGRPCRoute
 	regexType := func(at []any) func(map[string]any) { return fixed("RegularExpression", join(at, p("type"))...) }
 	pathOfType := func(t string) func(obj map[string]any, v any) {
 		return then([]func(map[string]any){fixed(t, join(match0, p("path", "type"))...)}, join(match0, p("path", "value"))...)
@@ -425,9 +424,9 @@ func corpusFields(ns map[string]string) []routeField {
 		{grpc, "filters[].requestHeaderModifier.set[].name", headerFilter("RequestHeaderModifier", "requestHeaderModifier", "set", "name"), strs(hostileHeaderNames())},
 		{grpc, "filters[].requestHeaderModifier.set[].value", headerFilter("RequestHeaderModifier", "requestHeaderModifier", "set", "value"), withStrings()},
 
-		{gateway.KindTLSRoute, "hostnames[]", hostnames, strs(hostileHostnames())},
+		{graph.KindTLSRoute, "hostnames[]", hostnames, strs(hostileHostnames())},
 	}
-	for _, kind := range []gatewayv1.Kind{http, grpc, gateway.KindTLSRoute, gateway.KindTCPRoute, gateway.KindUDPRoute} {
+	for _, kind := range []gatewayv1.Kind{http, grpc, graph.KindTLSRoute, graph.KindTCPRoute, graph.KindUDPRoute} {
 		fields = append(fields, common(kind)...)
 	}
 	return fields
@@ -445,8 +444,8 @@ func structures() []structure {
 		return out
 	}
 	var out []structure
-	ports := map[gatewayv1.Kind]int64{gateway.KindHTTPRoute: 8080, gateway.KindGRPCRoute: 50051, gateway.KindTLSRoute: 8443,
-		gateway.KindTCPRoute: 6432, gateway.KindUDPRoute: 6353}
+	ports := map[gatewayv1.Kind]int64{graph.KindHTTPRoute: 8080, graph.KindGRPCRoute: 50051, graph.KindTLSRoute: 8443,
+		graph.KindTCPRoute: 6432, graph.KindUDPRoute: 6353}
 	for _, kind := range kinds {
 		port := ports[kind]
 		out = append(out,
@@ -469,7 +468,7 @@ func structures() []structure {
 	hosts := func(names ...string) func(obj map[string]any) {
 		return func(obj map[string]any) { hostiletest.SetAt("spec", "hostnames")(obj, strs(names)) }
 	}
-	own := map[gatewayv1.Kind]string{gateway.KindHTTPRoute: hostileHTTPHostname, gateway.KindGRPCRoute: hostileGRPCHostname}
+	own := map[gatewayv1.Kind]string{graph.KindHTTPRoute: hostileHTTPHostname, graph.KindGRPCRoute: hostileGRPCHostname}
 	for _, kind := range kinds[:2] {
 		own := own[kind]
 		out = append(out,
@@ -480,31 +479,31 @@ func structures() []structure {
 		)
 	}
 	out = append(out,
-		structure{gateway.KindTLSRoute, "hostnames: its own and the tls tenant's", hosts(hostileTLSHostname, tlsHostname)},
-		structure{gateway.KindTLSRoute, "hostnames: 1024 names", func(obj map[string]any) {
+		structure{graph.KindTLSRoute, "hostnames: its own and the tls tenant's", hosts(hostileTLSHostname, tlsHostname)},
+		structure{graph.KindTLSRoute, "hostnames: 1024 names", func(obj map[string]any) {
 			var names []string
 			for i := 0; i < 1024; i++ {
 				names = append(names, fmt.Sprintf("h%d.passthrough.example.com", i))
 			}
 			hosts(names...)(obj)
 		}},
-		structure{gateway.KindHTTPRoute, "rules[].matches: the web tenant's /app match, same headers", func(obj map[string]any) {
+		structure{graph.KindHTTPRoute, "rules[].matches: the web tenant's /app match, same headers", func(obj map[string]any) {
 			hostiletest.SetAt(join(rule0, p("matches"))...)(obj, []any{map[string]any{
 				"path": map[string]any{"type": "PathPrefix", "value": "/app"},
 				"headers": []any{map[string]any{"type": "RegularExpression", "name": "X-Version", "value": "^v[0-9]+$"},
 					map[string]any{"type": "Exact", "name": "X-Match", "value": "yes"}}}})
 			hosts(webHostname)(obj)
 		}},
-		structure{gateway.KindHTTPRoute, "rules[].matches: every path of web.example.com by a named group", func(obj map[string]any) {
+		structure{graph.KindHTTPRoute, "rules[].matches: every path of web.example.com by a named group", func(obj map[string]any) {
 			hostiletest.SetAt(join(rule0, p("matches"))...)(obj, []any{map[string]any{"path": map[string]any{"type": "RegularExpression", "value": "/(?P<args>.*)"}}})
 			hosts(webHostname)(obj)
 		}},
-		structure{gateway.KindHTTPRoute, "rules[].matches: X-Match by a named group on web.example.com", func(obj map[string]any) {
+		structure{graph.KindHTTPRoute, "rules[].matches: X-Match by a named group on web.example.com", func(obj map[string]any) {
 			hostiletest.SetAt(join(rule0, p("matches"))...)(obj, []any{map[string]any{"path": map[string]any{"type": "PathPrefix", "value": "/app"},
 				"headers": []any{map[string]any{"type": "RegularExpression", "name": "X-Other", "value": "(?P<http_x_match>.*)"}}}})
 			hosts(webHostname)(obj)
 		}},
-		structure{gateway.KindHTTPRoute, "rules: 16 rules of 8 regex matches each", func(obj map[string]any) {
+		structure{graph.KindHTTPRoute, "rules: 16 rules of 8 regex matches each", func(obj map[string]any) {
 			var rules []any
 			for i := 0; i < 16; i++ {
 				var matches []any
@@ -553,7 +552,7 @@ func corpus(t *testing.T, ns map[string]string) []*routeCase {
 }
 
 // kinds are the route kinds, in the report's order.
-var kinds = []gatewayv1.Kind{gateway.KindHTTPRoute, gateway.KindGRPCRoute, gateway.KindTLSRoute, gateway.KindTCPRoute, gateway.KindUDPRoute}
+var kinds = []gatewayv1.Kind{graph.KindHTTPRoute, graph.KindGRPCRoute, graph.KindTLSRoute, graph.KindTCPRoute, graph.KindUDPRoute}
 
 func showValue(v any) string {
 	switch v := v.(type) {

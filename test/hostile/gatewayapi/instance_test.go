@@ -15,6 +15,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
@@ -42,9 +43,9 @@ import (
 // resolve, ServiceGrants' second check of cross-namespace backends, the
 // children's dry-runs), which sees the same objects the Inputs were read
 // from.
-func instanceOf(ctx context.Context, in gateway.Inputs) (*v1beta1.NginxOperatorSpec, gateway.Translation, error) {
+func instanceOf(ctx context.Context, in graph.Inputs) (*v1beta1.NginxOperatorSpec, gateway.Translation, error) {
 	gw := in.Gateway
-	meta := metav1.ObjectMeta{Name: gateway.InstanceName(gw.Name), Namespace: gw.Namespace}
+	meta := metav1.ObjectMeta{Name: graph.InstanceName(gw.Name), Namespace: gw.Namespace}
 	tr := gateway.Translate(ctx, in)
 	checked, errs := validation.RoutedNginxOperator(ctx, &v1beta1.NginxOperator{ObjectMeta: meta, Spec: tr.Spec})
 	if len(errs) > 0 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
 
@@ -185,13 +186,13 @@ func hostileName(id int) string { return fmt.Sprintf("hostile-%04d", id) }
 // typedRoute is an empty route of kind.
 func typedRoute(kind gatewayv1.Kind) client.Object {
 	switch kind {
-	case gateway.KindHTTPRoute:
+	case graph.KindHTTPRoute:
 		return &gatewayv1.HTTPRoute{}
-	case gateway.KindGRPCRoute:
+	case graph.KindGRPCRoute:
 		return &gatewayv1.GRPCRoute{}
-	case gateway.KindTLSRoute:
+	case graph.KindTLSRoute:
 		return &gatewayv1.TLSRoute{}
-	case gateway.KindTCPRoute:
+	case graph.KindTCPRoute:
 		return &gatewayv1.TCPRoute{}
 	}
 	return &gatewayv1.UDPRoute{}
@@ -239,7 +240,7 @@ func (h *harness) send(ctx context.Context, s *send) {
 
 // instance makes, renders and judges the instance of in: the baseline's
 // alone (s.route nil) or with the case's route.
-func (h *harness) instance(ctx context.Context, s *send, in gateway.Inputs) {
+func (h *harness) instance(ctx context.Context, s *send, in graph.Inputs) {
 	s.spec, s.tr, s.instanceErr = instanceOf(ctx, in)
 	if s.instanceErr != nil {
 		return

@@ -25,6 +25,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/pkg/nginx/conf"
 )
 
@@ -40,9 +41,9 @@ type harness struct {
 // nginx.conf.
 type baseline struct {
 	run     *send
-	refs    []gateway.RouteRef
+	refs    []graph.RouteRef
 	units   map[string]bool
-	byRoute map[gateway.RouteRef][]string
+	byRoute map[graph.RouteRef][]string
 	regexes map[string]bool
 }
 
@@ -76,29 +77,29 @@ func unitsOf(spec *v1beta1.NginxOperatorSpec) map[string]string {
 // routeName is the name the translation gives the locations of route ref
 // (pkg/gateway's routeName), or what unitsOf says a stream route's
 // streams belong to.
-func routeName(ref gateway.RouteRef) string {
+func routeName(ref graph.RouteRef) string {
 	switch ref.Kind {
-	case gateway.KindHTTPRoute, gateway.KindGRPCRoute:
+	case graph.KindHTTPRoute, graph.KindGRPCRoute:
 		return strings.ToLower(string(ref.Kind)) + "/" + ref.Key.Namespace + "/" + ref.Key.Name
 	}
 	return "stream " + ref.Key.Namespace
 }
 
-func refOf(rt client.Object) gateway.RouteRef {
+func refOf(rt client.Object) graph.RouteRef {
 	var kind gatewayv1.Kind
 	switch rt.(type) {
 	case *gatewayv1.HTTPRoute:
-		kind = gateway.KindHTTPRoute
+		kind = graph.KindHTTPRoute
 	case *gatewayv1.GRPCRoute:
-		kind = gateway.KindGRPCRoute
+		kind = graph.KindGRPCRoute
 	case *gatewayv1.TLSRoute:
-		kind = gateway.KindTLSRoute
+		kind = graph.KindTLSRoute
 	case *gatewayv1.TCPRoute:
-		kind = gateway.KindTCPRoute
+		kind = graph.KindTCPRoute
 	case *gatewayv1.UDPRoute:
-		kind = gateway.KindUDPRoute
+		kind = graph.KindUDPRoute
 	}
-	return gateway.RouteRef{Kind: kind, Key: types.NamespacedName{Namespace: rt.GetNamespace(), Name: rt.GetName()}}
+	return graph.RouteRef{Kind: kind, Key: types.NamespacedName{Namespace: rt.GetNamespace(), Name: rt.GetName()}}
 }
 
 // newBaseline reads the baseline's own run: it must be clean, each route
@@ -107,11 +108,11 @@ func newBaseline(tn *tenancy, run *send) (*baseline, error) {
 	if p := run.problems(); len(p) > 0 || run.config == nil {
 		return nil, fmt.Errorf("the baseline alone: %s; %q", run.nginxVerdict(), p)
 	}
-	b := &baseline{run: run, units: map[string]bool{}, byRoute: map[gateway.RouteRef][]string{}, regexes: map[string]bool{}}
+	b := &baseline{run: run, units: map[string]bool{}, byRoute: map[graph.RouteRef][]string{}, regexes: map[string]bool{}}
 	for _, rt := range tn.baseline {
 		b.refs = append(b.refs, refOf(rt))
 	}
-	owners := map[string]gateway.RouteRef{}
+	owners := map[string]graph.RouteRef{}
 	for _, ref := range b.refs {
 		owners[routeName(ref)] = ref
 	}
@@ -144,7 +145,7 @@ func newBaseline(tn *tenancy, run *send) (*baseline, error) {
 // verdictOf is what translation tr says of route ref: its status entries
 // for the Gateway, and, when units and known are given, whether the
 // instance's units hold one of it that known (the baseline's) does not.
-func verdictOf(tr gateway.Translation, ref gateway.RouteRef, units map[string]string, known map[string]bool) routeVerdict {
+func verdictOf(tr gateway.Translation, ref graph.RouteRef, units map[string]string, known map[string]bool) routeVerdict {
 	var v routeVerdict
 	v.resolved = true
 	for _, rp := range tr.Routes {

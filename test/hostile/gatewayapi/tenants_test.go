@@ -24,7 +24,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/gateway"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 )
@@ -138,7 +138,7 @@ func setUpTenancy(ctx context.Context, t *testing.T, cfg *rest.Config) *tenancy 
 	tn.cert, tn.key = cert, key
 
 	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "hostile-" + rand.String(5)},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gateway.ControllerName}}
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: graph.ControllerName}}
 	tools.Must(t, c.Create(ctx, class))
 	t.Cleanup(func() { _ = c.Delete(context.Background(), class) })
 
@@ -235,8 +235,8 @@ func (tn *tenancy) readBack(ctx context.Context, t *testing.T) {
 // routes and, unless nil, the hostile route rt, as reconcile.go's inputs
 // builds them: the routes by kind, and for each route the Services it
 // names (whether they exist) and its namespace's labels.
-func (tn *tenancy) inputs(rt client.Object) gateway.Inputs {
-	in := gateway.Inputs{Gateway: tn.gw, Grants: tn.grants, Secrets: tn.secrets, Services: map[types.NamespacedName]bool{},
+func (tn *tenancy) inputs(rt client.Object) graph.Inputs {
+	in := graph.Inputs{Gateway: tn.gw, Grants: tn.grants, Secrets: tn.secrets, Services: map[types.NamespacedName]bool{},
 		NamespaceLabels: map[string]map[string]string{}, ExternalAuths: map[types.NamespacedName]*v1beta1.ExternalAuth{}}
 	routes := append([]client.Object{}, tn.baseline...)
 	if rt != nil {
@@ -369,8 +369,8 @@ func udpService(ns, name string, port int32) *corev1.Service {
 func webGrant(ns, from string) *gatewayv1.ReferenceGrant {
 	g := &gatewayv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hostile-may-use-shared"},
 		Spec: gatewayv1.ReferenceGrantSpec{To: []gatewayv1.ReferenceGrantTo{{Group: "", Kind: "Service", Name: ptr.To(gatewayv1.ObjectName(svcShared))}}}}
-	for _, kind := range []gatewayv1.Kind{gateway.KindHTTPRoute, gateway.KindGRPCRoute, gateway.KindTLSRoute, gateway.KindTCPRoute, gateway.KindUDPRoute} {
-		g.Spec.From = append(g.Spec.From, gatewayv1.ReferenceGrantFrom{Group: gateway.Group, Kind: kind, Namespace: gatewayv1.Namespace(from)})
+	for _, kind := range []gatewayv1.Kind{graph.KindHTTPRoute, graph.KindGRPCRoute, graph.KindTLSRoute, graph.KindTCPRoute, graph.KindUDPRoute} {
+		g.Spec.From = append(g.Spec.From, gatewayv1.ReferenceGrantFrom{Group: graph.Group, Kind: kind, Namespace: gatewayv1.Namespace(from)})
 	}
 	return g
 }

@@ -1,7 +1,6 @@
-package gateway
+package graph
 
 import (
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -9,11 +8,11 @@ import (
 // whole, as a stream of the instance (streamroute.go).
 const KindUDPRoute = gatewayv1.Kind("UDPRoute")
 
-var udpRouteKind = routeKind{
-	kind: KindUDPRoute, optional: true, protocols: []gatewayv1.ProtocolType{gatewayv1.UDPProtocolType},
-	object: func() client.Object { return &gatewayv1.UDPRoute{} },
-	list:   func() client.ObjectList { return &gatewayv1.UDPRouteList{} },
-	parts: func(o client.Object) routeParts {
+var udpRouteKind = RouteKind{
+	Kind: KindUDPRoute, Optional: true, Protocols: []gatewayv1.ProtocolType{gatewayv1.UDPProtocolType},
+	New:     func() Object { return &gatewayv1.UDPRoute{} },
+	NewList: func() ObjectList { return &gatewayv1.UDPRouteList{} },
+	parts: func(o Object) RouteParts {
 		rt := o.(*gatewayv1.UDPRoute)
 		return streamParts(&rt.ObjectMeta, rt.Spec.ParentRefs, nil, &rt.Status.RouteStatus, rt.Spec.Rules,
 			func(r gatewayv1.UDPRouteRule) []gatewayv1.BackendRef { return r.BackendRefs })

@@ -1,55 +1,53 @@
-package gateway
+package graph
 
 import (
 	"fmt"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 )
 
-// listener is one listener of a Gateway as the translation sees it: what
-// it accepts, and what is wrong with it.
-type listener struct {
+// Listener is one listener of a Gateway as the graph judged it: what it
+// accepts, and what is wrong with it.
+type Listener struct {
 	gatewayv1.Listener
-	// kinds are the route kinds it accepts (its status's supportedKinds).
-	kinds []gatewayv1.RouteGroupKind
-	// invalidKinds: allowedRoutes.kinds names a kind it cannot serve.
-	invalidKinds bool
-	// unsupported is why the listener cannot be served at all, as a
-	// reason of its Accepted condition, and unsupportedMessage says so;
+	// Kinds are the route kinds it accepts (its status's supportedKinds).
+	Kinds []gatewayv1.RouteGroupKind
+	// InvalidKinds: allowedRoutes.kinds names a kind it cannot serve.
+	InvalidKinds bool
+	// Unsupported is why the listener cannot be served at all, as a
+	// reason of its Accepted condition, and UnsupportedMessage says so;
 	// "" when it can.
-	unsupported        gatewayv1.ListenerConditionReason
-	unsupportedMessage string
-	// conflict is why the listener conflicts with another of the
+	Unsupported        gatewayv1.ListenerConditionReason
+	UnsupportedMessage string
+	// Conflict is why the listener conflicts with another of the
 	// Gateway; "" for none.
-	conflict gatewayv1.ListenerConditionReason
-	// certificate is the Secret an HTTPS listener serves; refFault is
-	// why it cannot (a ResolvedRefs reason) and refMessage says so.
-	certificate types.NamespacedName
-	refFault    gatewayv1.ListenerConditionReason
-	refMessage  string
-	// secretName is the Secret of the Gateway's namespace the instance's
+	Conflict gatewayv1.ListenerConditionReason
+	// Certificate is the Secret a listener that terminates TLS serves;
+	// RefFault is why it cannot (a ResolvedRefs reason) and RefMessage
+	// says so.
+	Certificate types.NamespacedName
+	RefFault    gatewayv1.ListenerConditionReason
+	RefMessage  string
+	// SecretName is the Secret of the Gateway's namespace the instance's
 	// server takes the certificate from: the certificate itself, or the
 	// copy of one from another namespace.
-	secretName string
-	// attached counts the routes attached to it.
-	attached int32
+	SecretName string
+	// Attached counts the routes attached to it.
+	Attached int32
 }
 
-// attachable reports a listener routes attach to and are counted on: one
+// Attachable reports a listener routes attach to and are counted on: one
 // of a supported protocol. A route attached to a listener whose
 // certificate or port is in dispute still counts in attachedRoutes, as
 // Gateway API asks, though nginx does not serve the listener.
-func (l *listener) attachable() bool { return l.unsupported == "" }
+func (l *Listener) Attachable() bool { return l.Unsupported == "" }
 
-// serves reports a listener that takes routes and traffic.
-func (l *listener) serves() bool {
-	return l.attachable() && l.conflict == "" && l.refFault == ""
+// Serves reports a listener that takes routes and traffic.
+func (l *Listener) Serves() bool {
+	return l.Attachable() && l.Conflict == "" && l.RefFault == ""
 }
 
 // routeKinds are the kinds of route a listener of each protocol can serve.
@@ -57,7 +55,7 @@ var routeKinds = routeKindsOf()
 
 // isStream reports a listener whose routes become streams (stream.go of
 // the renderer): TLS (terminated or passed through), TCP and UDP.
-func (l *listener) isStream() bool {
+func (l *Listener) isStream() bool {
 	switch l.Protocol {
 	case gatewayv1.TLSProtocolType, gatewayv1.TCPProtocolType, gatewayv1.UDPProtocolType:
 		return true
@@ -86,24 +84,24 @@ const Group = gatewayv1.Group(gatewayv1.GroupName)
 
 // readListeners checks each listener of gw on its own (protocol, route
 // kinds, certificates) and against the others (conflicts).
-func readListeners(gw *gatewayv1.Gateway, refs references) []*listener {
-	out := make([]*listener, len(gw.Spec.Listeners))
+func readListeners(gw *gatewayv1.Gateway, refs references) []*Listener {
+	out := make([]*Listener, len(gw.Spec.Listeners))
 	for i, spec := range gw.Spec.Listeners {
-		l := &listener{Listener: spec}
+		l := &Listener{Listener: spec}
 		supported, ok := routeKinds[spec.Protocol]
 		switch {
 		case !ok:
-			l.unsupported, l.unsupportedMessage = gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported", spec.Protocol)
+			l.Unsupported, l.UnsupportedMessage = gatewayv1.ListenerReasonUnsupportedProtocol, fmt.Sprintf("protocol %s is not supported", spec.Protocol)
 		case mixesTermination(spec, gw.Spec.Listeners):
 			// A listener that is not accepted supports no kind.
-			l.unsupported, l.unsupportedMessage, supported = gatewayv1.ListenerReasonProtocolConflict, mixedTermination, nil
+			l.Unsupported, l.UnsupportedMessage, supported = gatewayv1.ListenerReasonProtocolConflict, mixedTermination, nil
 		}
-		l.kinds, l.invalidKinds = allowedKinds(spec.AllowedRoutes, supported)
+		l.Kinds, l.InvalidKinds = allowedKinds(spec.AllowedRoutes, supported)
 		if terminatesTLS(spec) {
-			l.certificate, l.refFault, l.refMessage = refs.certificate(gw, spec.TLS)
-			l.secretName = l.certificate.Name
-			if l.refFault == "" && l.certificate.Namespace != gw.Namespace {
-				l.secretName = CertificateCopyName(gw.Name, l.certificate)
+			l.Certificate, l.RefFault, l.RefMessage = refs.certificate(gw, spec.TLS)
+			l.SecretName = l.Certificate.Name
+			if l.RefFault == "" && l.Certificate.Namespace != gw.Namespace {
+				l.SecretName = CertificateCopyName(gw.Name, l.Certificate)
 			}
 		}
 		out[i] = l
@@ -150,7 +148,7 @@ func allowedKinds(allowed *gatewayv1.AllowedRoutes, supported []gatewayv1.Kind) 
 // hostname. Gateway API lets an implementation keep one of them; here
 // neither is served, so that the choice never depends on the order of the
 // list.
-func markConflicts(ls []*listener) {
+func markConflicts(ls []*Listener) {
 	for i, a := range ls {
 		for j, b := range ls {
 			if i == j || a.Port != b.Port || !sameTransport(a.Protocol, b.Protocol) {
@@ -158,10 +156,10 @@ func markConflicts(ls []*listener) {
 			}
 			switch {
 			case !compatible(a.Protocol, b.Protocol):
-				a.conflict = gatewayv1.ListenerReasonProtocolConflict
-			case a.conflict != "":
+				a.Conflict = gatewayv1.ListenerReasonProtocolConflict
+			case a.Conflict != "":
 			case hostnameOf(a.Hostname) == hostnameOf(b.Hostname) || !carriesHostname(a.Protocol):
-				a.conflict = gatewayv1.ListenerReasonHostnameConflict
+				a.Conflict = gatewayv1.ListenerReasonHostnameConflict
 			}
 		}
 	}
@@ -191,39 +189,10 @@ func compatible(a, b gatewayv1.ProtocolType) bool {
 	return a == b || tlsBased(a) && tlsBased(b)
 }
 
+// hostnameOf is a listener's hostname, "" for any.
 func hostnameOf(h *gatewayv1.Hostname) string {
 	if h == nil {
 		return ""
 	}
 	return string(*h)
-}
-
-// status is the listener's status for a Gateway of generation gen.
-func (l *listener) status(gen int64, programmed bool) gatewayv1.ListenerStatus {
-	accepted := conditions.ListenerAccepted(gen)
-	if l.unsupported != "" {
-		accepted = conditions.ListenerNotAccepted(gen, l.unsupported, l.unsupportedMessage)
-	}
-	conflicted := conditions.ListenerNoConflicts(gen)
-	if l.conflict != "" {
-		conflicted = conditions.ListenerConflicted(gen, l.conflict, l.Port)
-	}
-	resolved := conditions.ListenerResolvedRefs(gen)
-	switch {
-	case l.refFault != "":
-		resolved = conditions.ListenerRefNotResolved(gen, l.refFault, l.refMessage)
-	case l.invalidKinds:
-		resolved = conditions.ListenerInvalidRouteKinds(gen)
-	}
-	prog := conditions.ListenerProgrammed(gen)
-	switch {
-	case !l.serves():
-		prog = conditions.ListenerInvalid(gen)
-	case !programmed:
-		prog = conditions.ListenerPending(gen)
-	}
-	return gatewayv1.ListenerStatus{
-		Name: l.Name, SupportedKinds: l.kinds, AttachedRoutes: l.attached,
-		Conditions: []metav1.Condition{accepted, conflicted, resolved, prog},
-	}
 }

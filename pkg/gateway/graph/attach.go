@@ -1,4 +1,4 @@
-package gateway
+package graph
 
 import (
 	"strings"
@@ -21,21 +21,27 @@ func (r route) ref() RouteRef {
 	return RouteRef{Kind: r.kind, Key: types.NamespacedName{Namespace: r.meta.Namespace, Name: r.meta.Name}}
 }
 
-// attachment is where one parentRef of a route attaches to the Gateway:
+// Attachment is where one parentRef of a route attaches to the Gateway:
 // the listeners it is accepted by, with the hostnames it serves on each,
-// or why it is not accepted.
-type attachment struct {
-	ref       gatewayv1.ParentReference
-	listeners []*listener
-	// hostnames[i] are the hostnames the route serves on listeners[i]; ""
+// or why it is not accepted (Refused, a reason of Accepted, and Message).
+type Attachment struct {
+	Ref       gatewayv1.ParentReference
+	Listeners []*Listener
+	// Hostnames[i] are the hostnames the route serves on Listeners[i]; ""
 	// is any.
-	hostnames [][]string
-	refused   gatewayv1.RouteConditionReason
-	message   string
+	Hostnames [][]string
+	Refused   gatewayv1.RouteConditionReason
+	Message   string
+	// NoRoom says why the instance has no room for the route, which is
+	// then refused on every parentRef it would attach by; "" when it has.
+	NoRoom string
 }
 
-// refersTo reports whether ref names gw.
-func refersTo(ref gatewayv1.ParentReference, routeNamespace string, gw *gatewayv1.Gateway) bool {
+// Accepted reports an attachment the route is accepted by.
+func (a Attachment) Accepted() bool { return a.Refused == "" && a.NoRoom == "" }
+
+// RefersTo reports whether ref names gw.
+func RefersTo(ref gatewayv1.ParentReference, routeNamespace string, gw *gatewayv1.Gateway) bool {
 	group, kind, ns := Group, gatewayv1.Kind("Gateway"), routeNamespace
 	if ref.Group != nil {
 		group = *ref.Group
@@ -52,10 +58,10 @@ func refersTo(ref gatewayv1.ParentReference, routeNamespace string, gw *gatewayv
 // attach works out each of r's parentRefs to gw against its listeners.
 // namespaceLabels are the labels of the route's namespace (for a
 // listener's namespace selector).
-func attach(r route, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string) []attachment {
-	var out []attachment
+func attach(r route, gw *gatewayv1.Gateway, ls []*Listener, namespaceLabels map[string]string) []Attachment {
+	var out []Attachment
 	for _, ref := range r.parents {
-		if !refersTo(ref, r.meta.Namespace, gw) {
+		if !RefersTo(ref, r.meta.Namespace, gw) {
 			continue
 		}
 		out = append(out, attachOne(r, ref, gw, ls, namespaceLabels))
@@ -63,34 +69,34 @@ func attach(r route, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[
 	return out
 }
 
-func attachOne(r route, ref gatewayv1.ParentReference, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string) attachment {
-	a := attachment{ref: ref, refused: gatewayv1.RouteReasonNoMatchingParent, message: "no listener matches the parentRef's sectionName and port"}
+func attachOne(r route, ref gatewayv1.ParentReference, gw *gatewayv1.Gateway, ls []*Listener, namespaceLabels map[string]string) Attachment {
+	a := Attachment{Ref: ref, Refused: gatewayv1.RouteReasonNoMatchingParent, Message: "no listener matches the parentRef's sectionName and port"}
 	for _, l := range ls {
 		if ref.SectionName != nil && *ref.SectionName != l.Name || ref.Port != nil && *ref.Port != l.Port {
 			continue
 		}
-		if !l.attachable() || !kindAllowed(l, r.kind) || !namespaceAllowed(l, gw.Namespace, r.meta.Namespace, namespaceLabels) {
-			if a.refused == gatewayv1.RouteReasonNoMatchingParent {
-				a.refused, a.message = gatewayv1.RouteReasonNotAllowedByListeners, "the matching listeners do not allow this route (kind, namespace) or are not valid"
+		if !l.Attachable() || !kindAllowed(l, r.kind) || !namespaceAllowed(l, gw.Namespace, r.meta.Namespace, namespaceLabels) {
+			if a.Refused == gatewayv1.RouteReasonNoMatchingParent {
+				a.Refused, a.Message = gatewayv1.RouteReasonNotAllowedByListeners, "the matching listeners do not allow this route (kind, namespace) or are not valid"
 			}
 			continue
 		}
 		hosts := intersectHostnames(hostnameOf(l.Hostname), r.hostnames)
 		if len(hosts) == 0 {
-			a.refused, a.message = gatewayv1.RouteReasonNoMatchingListenerHostname, "no hostname of the route matches the listener's"
+			a.Refused, a.Message = gatewayv1.RouteReasonNoMatchingListenerHostname, "no hostname of the route matches the listener's"
 			continue
 		}
-		a.listeners = append(a.listeners, l)
-		a.hostnames = append(a.hostnames, hosts)
+		a.Listeners = append(a.Listeners, l)
+		a.Hostnames = append(a.Hostnames, hosts)
 	}
-	if len(a.listeners) > 0 {
-		a.refused, a.message = "", ""
+	if len(a.Listeners) > 0 {
+		a.Refused, a.Message = "", ""
 	}
 	return a
 }
 
-func kindAllowed(l *listener, kind gatewayv1.Kind) bool {
-	for _, k := range l.kinds {
+func kindAllowed(l *Listener, kind gatewayv1.Kind) bool {
+	for _, k := range l.Kinds {
 		if k.Kind == kind {
 			return true
 		}
@@ -100,7 +106,7 @@ func kindAllowed(l *listener, kind gatewayv1.Kind) bool {
 
 // namespaceAllowed applies the listener's allowedRoutes.namespaces (Same
 // when unset).
-func namespaceAllowed(l *listener, gatewayNamespace, routeNamespace string, namespaceLabels map[string]string) bool {
+func namespaceAllowed(l *Listener, gatewayNamespace, routeNamespace string, namespaceLabels map[string]string) bool {
 	from := gatewayv1.NamespacesFromSame
 	var selector *metav1.LabelSelector
 	if a := l.AllowedRoutes; a != nil && a.Namespaces != nil {
@@ -156,11 +162,11 @@ func covers(wildcard, host string) bool {
 // (Where host is wider than that listener's hostname, nginx's choice of
 // the most specific server_name already sends the listener's requests to
 // its own server.)
-func takenByAMoreSpecificListener(l *listener, host string, ls []*listener) bool {
+func takenByAMoreSpecificListener(l *Listener, host string, ls []*Listener) bool {
 	own := hostnameOf(l.Hostname)
 	for _, other := range ls {
 		theirs := hostnameOf(other.Hostname)
-		if other == l || other.Port != l.Port || !other.serves() || theirs == own {
+		if other == l || other.Port != l.Port || !other.Serves() || theirs == own {
 			continue
 		}
 		if within(theirs, own) && within(host, theirs) {

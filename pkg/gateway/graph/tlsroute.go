@@ -1,7 +1,6 @@
-package gateway
+package graph
 
 import (
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -11,11 +10,11 @@ import (
 // (streamroute.go).
 const KindTLSRoute = gatewayv1.Kind("TLSRoute")
 
-var tlsRouteKind = routeKind{
-	kind: KindTLSRoute, optional: true, protocols: []gatewayv1.ProtocolType{gatewayv1.TLSProtocolType},
-	object: func() client.Object { return &gatewayv1.TLSRoute{} },
-	list:   func() client.ObjectList { return &gatewayv1.TLSRouteList{} },
-	parts: func(o client.Object) routeParts {
+var tlsRouteKind = RouteKind{
+	Kind: KindTLSRoute, Optional: true, Protocols: []gatewayv1.ProtocolType{gatewayv1.TLSProtocolType},
+	New:     func() Object { return &gatewayv1.TLSRoute{} },
+	NewList: func() ObjectList { return &gatewayv1.TLSRouteList{} },
+	parts: func(o Object) RouteParts {
 		rt := o.(*gatewayv1.TLSRoute)
 		return streamParts(&rt.ObjectMeta, rt.Spec.ParentRefs, rt.Spec.Hostnames, &rt.Status.RouteStatus, rt.Spec.Rules,
 			func(r gatewayv1.TLSRouteRule) []gatewayv1.BackendRef { return r.BackendRefs })

@@ -1,11 +1,9 @@
-package gateway
+package graph
 
 import (
 	"slices"
 	"strconv"
 
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -25,17 +23,17 @@ type streamRoute struct {
 // streamRoutes are the routes of in below HTTP, kind by kind in
 // kindTable's order, each kind oldest first.
 func streamRoutes(in Inputs) []streamRoute {
-	byKind := map[gatewayv1.Kind][]client.Object{}
+	byKind := map[gatewayv1.Kind][]Object{}
 	for _, rt := range in.StreamRoutes {
-		if k := kindOf(rt); k != nil {
-			byKind[k.kind] = append(byKind[k.kind], rt)
+		if k := KindOf(rt); k != nil {
+			byKind[k.Kind] = append(byKind[k.Kind], rt)
 		}
 	}
 	var out []streamRoute
 	for _, k := range kindTable {
-		for _, rt := range sortedRoutes(byKind[k.kind]) {
+		for _, rt := range sortedRoutes(byKind[k.Kind]) {
 			p := k.parts(rt)
-			out = append(out, streamRoute{backendRefs: p.backendRefs, route: route{kind: k.kind, meta: *p.meta, parents: p.parents, hostnames: p.hostnames}})
+			out = append(out, streamRoute{backendRefs: p.BackendRefs, route: route{kind: k.Kind, meta: *p.Meta, parents: p.Parents, hostnames: p.Hostnames}})
 		}
 	}
 	return out
@@ -44,7 +42,7 @@ func streamRoutes(in Inputs) []streamRoute {
 // streamAddition is what a route adds on one listener: the names it takes
 // there (a TLS listener's; none on TCP and UDP), and its backends.
 type streamAddition struct {
-	listener *listener
+	listener *Listener
 	hosts    []string
 	backends []v1beta1.Backend
 }
@@ -54,21 +52,21 @@ type streamAddition struct {
 // entries. On a TCP or UDP listener the oldest route takes the port, and
 // the others are attached without traffic, as Gateway API has it; on a TLS
 // listener each name goes to the oldest route that has it.
-func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*listener, namespaceLabels map[string]string, refs references) RouteParents {
+func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*Listener, namespaceLabels map[string]string, refs references) Route {
 	attachments := attach(r.route, gw, ls, namespaceLabels)
 	backends, fault, message := resolveBackends(gw, r.kind, r.meta.Namespace, r.backendRefs, refs)
 	outcome := ruleOutcome{refFault: fault, refMessage: message}
 	var adds []streamAddition
 	for _, a := range attachments {
-		if a.refused != "" {
+		if a.Refused != "" {
 			continue
 		}
-		for i, l := range a.listeners {
-			if !l.serves() {
+		for i, l := range a.Listeners {
+			if !l.Serves() {
 				continue
 			}
 			add := streamAddition{listener: l, backends: backends}
-			for _, host := range a.hostnames[i] {
+			for _, host := range a.Hostnames[i] {
 				if l.Protocol == gatewayv1.TLSProtocolType && !takenByAMoreSpecificListener(l, host, ls) {
 					add.hosts = append(add.hosts, host)
 				}
@@ -89,8 +87,7 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 	for _, add := range adds {
 		placed = b.addStream(add) || placed
 	}
-	return RouteParents{Kind: r.kind, Key: types.NamespacedName{Namespace: r.meta.Namespace, Name: r.meta.Name},
-		Parents: parentStatuses(r.meta.Generation, attachments, []ruleOutcome{outcome}, unsupported, len(adds) > 0 && !placed)}
+	return r.verdict(attachments, []ruleOutcome{outcome}, unsupported, len(adds) > 0 && !placed)
 }
 
 var noStreamRoomMessage = "the Gateway's nginx instance has no room for this route's streams: it holds at most " +
@@ -114,7 +111,7 @@ func (b *serverBuilder) breaksStreamRules(adds []streamAddition) string {
 func (add streamAddition) stream(names []string) v1beta1.Stream {
 	var tls *v1beta1.StreamTLS
 	if terminatesTLS(add.listener.Listener) {
-		tls = &v1beta1.StreamTLS{SecretName: add.listener.secretName}
+		tls = &v1beta1.StreamTLS{SecretName: add.listener.SecretName}
 	}
 	return v1beta1.Stream{Port: portNameOf(add.listener), ServerNames: names, TLS: tls, Backends: add.backends}
 }
@@ -156,10 +153,10 @@ func (b *serverBuilder) addStream(add streamAddition) (placed bool) {
 // the last route's removal to take the router away, the HTTPS servers
 // would move from the router's socket to the port, and the requests of
 // connections the old workers still route would be lost in the reload.
-func (b *serverBuilder) holdRouters(ls []*listener) {
+func (b *serverBuilder) holdRouters(ls []*Listener) {
 	for _, l := range ls {
 		port := portNameOf(l)
-		if l.Protocol != gatewayv1.TLSProtocolType || !l.serves() || !b.httpPorts[port] || len(b.streams) >= v1beta1.MaxStreams {
+		if l.Protocol != gatewayv1.TLSProtocolType || !l.Serves() || !b.httpPorts[port] || len(b.streams) >= v1beta1.MaxStreams {
 			continue
 		}
 		host := hostnameOf(l.Hostname)

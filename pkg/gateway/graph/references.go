@@ -1,4 +1,4 @@
-package gateway
+package graph
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ type references struct {
 // of fromKind in fromNamespace refer to to, an object of toGroup and
 // toKind.
 func (r references) granted(fromKind gatewayv1.Kind, fromNamespace string, toGroup gatewayv1.Group, toKind gatewayv1.Kind, to types.NamespacedName) bool {
-	return grantedBy(r.grants[to.Namespace], Group, fromKind, fromNamespace, toGroup, toKind, to.Name)
+	return GrantedBy(r.grants[to.Namespace], Group, fromKind, fromNamespace, toGroup, toKind, to.Name)
 }
 
 // certificate is the Secret a listener that terminates TLS (HTTPS, or TLS
@@ -60,4 +60,25 @@ func (r references) certificate(gw *gatewayv1.Gateway, tls *gatewayv1.ListenerTL
 		return key, gatewayv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("Secret %s is missing, not of type kubernetes.io/tls, or its tls.crt and tls.key are not a key pair", key)
 	}
 	return key, "", ""
+}
+
+// GrantedBy reports whether one of grants (of the target's namespace) lets
+// objects of fromGroup and fromKind in fromNamespace refer to the object
+// of toGroup and toKind called name.
+func GrantedBy(grants []gatewayv1.ReferenceGrant, fromGroup gatewayv1.Group, fromKind gatewayv1.Kind, fromNamespace string, toGroup gatewayv1.Group, toKind gatewayv1.Kind, name string) bool {
+	for _, g := range grants {
+		from := false
+		for _, f := range g.Spec.From {
+			from = from || f.Group == fromGroup && f.Kind == fromKind && string(f.Namespace) == fromNamespace
+		}
+		if !from {
+			continue
+		}
+		for _, t := range g.Spec.To {
+			if t.Group == toGroup && t.Kind == toKind && (t.Name == nil || string(*t.Name) == name) {
+				return true
+			}
+		}
+	}
+	return false
 }

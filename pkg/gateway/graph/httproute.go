@@ -1,4 +1,4 @@
-package gateway
+package graph
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -19,13 +18,13 @@ import (
 // of the servers of its listeners' ports and hostnames.
 const KindHTTPRoute = gatewayv1.Kind("HTTPRoute")
 
-var httpRouteKind = routeKind{
-	kind: KindHTTPRoute, protocols: []gatewayv1.ProtocolType{gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType},
-	object: func() client.Object { return &gatewayv1.HTTPRoute{} },
-	list:   func() client.ObjectList { return &gatewayv1.HTTPRouteList{} },
-	parts: func(o client.Object) routeParts {
+var httpRouteKind = RouteKind{
+	Kind: KindHTTPRoute, Protocols: []gatewayv1.ProtocolType{gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType},
+	New:     func() Object { return &gatewayv1.HTTPRoute{} },
+	NewList: func() ObjectList { return &gatewayv1.HTTPRouteList{} },
+	parts: func(o Object) RouteParts {
 		rt := o.(*gatewayv1.HTTPRoute)
-		return routeParts{meta: &rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames, status: &rt.Status.RouteStatus}
+		return RouteParts{Meta: &rt.ObjectMeta, Parents: rt.Spec.ParentRefs, Hostnames: rt.Spec.Hostnames, Status: &rt.Status.RouteStatus}
 	},
 }
 

@@ -1,4 +1,4 @@
-package gateway
+package status
 
 import (
 	"reflect"
@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 )
 
 // A route's status entries are compared field by field (parentStatusEqual):
@@ -25,8 +27,8 @@ func TestRouteStatusEntriesDifferByEachField(t *testing.T) {
 	}
 	base := func() gatewayv1.RouteParentStatus {
 		return gatewayv1.RouteParentStatus{
-			ParentRef:      gatewayv1.ParentReference{Name: "web", Namespace: ptr.To(gatewayv1.Namespace("a")), SectionName: ptr.To(gatewayv1.SectionName("http")), Port: ptr.To(gatewayv1.PortNumber(80)), Group: ptr.To(gatewayv1.Group(Group)), Kind: ptr.To(gatewayv1.Kind("Gateway"))},
-			ControllerName: ControllerName,
+			ParentRef:      gatewayv1.ParentReference{Name: "web", Namespace: ptr.To(gatewayv1.Namespace("a")), SectionName: ptr.To(gatewayv1.SectionName("http")), Port: ptr.To(gatewayv1.PortNumber(80)), Group: ptr.To(gatewayv1.Group(graph.Group)), Kind: ptr.To(gatewayv1.Kind("Gateway"))},
+			ControllerName: graph.ControllerName,
 			Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, ObservedGeneration: 1,
 				LastTransitionTime: metav1.NewTime(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)), Reason: "Accepted", Message: "ok"}},
 		}

@@ -1,10 +1,9 @@
-package gateway
+package graph
 
 import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -53,9 +52,9 @@ func unresolvedFilter(h v1beta1.Location) v1beta1.Location {
 	return v1beta1.Location{Name: h.Name, Respond: &v1beta1.RespondLocation{Status: 500}}
 }
 
-// externalAuthsOf are the NginxExternalAuths the ExtensionRef filters of
+// ExternalAuthsOf are the NginxExternalAuths the ExtensionRef filters of
 // route rt name (an HTTPRoute or a GRPCRoute), in its namespace.
-func externalAuthsOf(rt client.Object) []types.NamespacedName {
+func ExternalAuthsOf(rt Object) []types.NamespacedName {
 	var refs []*gatewayv1.LocalObjectReference
 	switch rt := rt.(type) {
 	case *gatewayv1.HTTPRoute:

@@ -1,11 +1,10 @@
-package gateway
+package graph
 
 import (
 	"fmt"
 	"regexp"
 
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
@@ -15,13 +14,13 @@ import (
 // KindGRPCRoute is Gateway API's gRPC route.
 const KindGRPCRoute = gatewayv1.Kind("GRPCRoute")
 
-var grpcRouteKind = routeKind{
-	kind: KindGRPCRoute, protocols: []gatewayv1.ProtocolType{gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType},
-	object: func() client.Object { return &gatewayv1.GRPCRoute{} },
-	list:   func() client.ObjectList { return &gatewayv1.GRPCRouteList{} },
-	parts: func(o client.Object) routeParts {
+var grpcRouteKind = RouteKind{
+	Kind: KindGRPCRoute, Protocols: []gatewayv1.ProtocolType{gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType},
+	New:     func() Object { return &gatewayv1.GRPCRoute{} },
+	NewList: func() ObjectList { return &gatewayv1.GRPCRouteList{} },
+	parts: func(o Object) RouteParts {
 		rt := o.(*gatewayv1.GRPCRoute)
-		return routeParts{meta: &rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames, status: &rt.Status.RouteStatus}
+		return RouteParts{Meta: &rt.ObjectMeta, Parents: rt.Spec.ParentRefs, Hostnames: rt.Spec.Hostnames, Status: &rt.Status.RouteStatus}
 	},
 }
 

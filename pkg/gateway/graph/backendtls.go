@@ -1,17 +1,14 @@
-package gateway
+package graph
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
-	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 )
 
 // BackendTLSPolicy: a policy names Services (a port of one by its name,
@@ -21,8 +18,8 @@ import (
 // to become its location's proxy.tls, spoken over HTTPS (gRPC over TLS for
 // a GRPCRoute).
 
-// caCertificateKey is the key of a CA ConfigMap Gateway API names.
-const caCertificateKey = "ca.crt"
+// CACertificateKey is the key of a CA ConfigMap Gateway API names.
+const CACertificateKey = "ca.crt"
 
 // policyTarget is what a policy applies to: a Service, and one of its
 // ports by name ("" for every port).
@@ -31,19 +28,25 @@ type policyTarget struct {
 	section string
 }
 
-// policyVerdict is what the controller makes of one policy: its Accepted
-// and ResolvedRefs conditions (for the status of each Gateway it is used
-// by), and, when accepted, the TLS settings of locations sending to its
+// PolicyVerdict is what the graph makes of one policy, for its status
+// entry of each Gateway it is used by: why it is not accepted (a reason
+// of Accepted, and a message; "" when it is), why a reference of it does
+// not resolve (a reason of ResolvedRefs, and a message; "" when all do),
+// and, when accepted, the TLS settings of locations sending to its
 // Services.
-type policyVerdict struct {
-	accepted, resolved metav1.Condition
-	tls                *v1beta1.BackendTLS
+type PolicyVerdict struct {
+	Generation     int64
+	Refused        gatewayv1.PolicyConditionReason
+	RefusedMessage string
+	RefFault       gatewayv1.PolicyConditionReason
+	RefMessage     string
+	tls            *v1beta1.BackendTLS
 }
 
 // tlsPolicies are the verdicts on the policies of a Gateway's backends,
 // and the policy that applies to each target.
 type tlsPolicies struct {
-	verdicts map[types.NamespacedName]policyVerdict
+	verdicts map[types.NamespacedName]PolicyVerdict
 	winners  map[policyTarget]types.NamespacedName
 	// portNames are the names of the ports of the Services a policy
 	// names by sectionName, by number.
@@ -60,7 +63,7 @@ func judgePolicies(policies []gatewayv1.BackendTLSPolicy, caConfigMaps map[types
 	slices.SortFunc(sorted, func(a, b gatewayv1.BackendTLSPolicy) int {
 		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
-	out := tlsPolicies{verdicts: map[types.NamespacedName]policyVerdict{}, winners: map[policyTarget]types.NamespacedName{}, portNames: portNames}
+	out := tlsPolicies{verdicts: map[types.NamespacedName]PolicyVerdict{}, winners: map[policyTarget]types.NamespacedName{}, portNames: portNames}
 	for _, p := range sorted {
 		key := policyKey(p)
 		v := judgePolicy(p, caConfigMaps)
@@ -77,8 +80,7 @@ func judgePolicies(policies []gatewayv1.BackendTLSPolicy, caConfigMaps map[types
 			out.winners[target] = key
 		}
 		if conflicted {
-			v.accepted = conditions.PolicyNotAccepted(p.Generation, gatewayv1.PolicyReasonConflicted,
-				"an older BackendTLSPolicy names the same Service and port")
+			v.Refused, v.RefusedMessage = gatewayv1.PolicyReasonConflicted, "an older BackendTLSPolicy names the same Service and port"
 			v.tls = nil
 		}
 		out.verdicts[key] = v
@@ -103,9 +105,9 @@ func ptrOr[T ~string](s *T) T {
 // the first; nginx sends and verifies one name, so subjectAltNames other
 // than hostname cannot be checked, and the system's CAs are not in the
 // instance's pods.
-func judgePolicy(p gatewayv1.BackendTLSPolicy, caConfigMaps map[types.NamespacedName]bool) policyVerdict {
+func judgePolicy(p gatewayv1.BackendTLSPolicy, caConfigMaps map[types.NamespacedName]bool) PolicyVerdict {
 	val := p.Spec.Validation
-	resolved := conditions.PolicyResolvedRefs(p.Generation)
+	v := PolicyVerdict{Generation: p.Generation}
 	var trusted *v1beta1.CACertificateRef
 	for _, ref := range val.CACertificateRefs {
 		fault, message := gatewayv1.PolicyConditionReason(""), ""
@@ -114,27 +116,22 @@ func judgePolicy(p gatewayv1.BackendTLSPolicy, caConfigMaps map[types.Namespaced
 		case ref.Group != "" || ref.Kind != "ConfigMap":
 			fault, message = gatewayv1.BackendTLSPolicyReasonInvalidKind, fmt.Sprintf("caCertificateRefs name ConfigMaps (group \"\"), not %s %s", ref.Kind, ref.Name)
 		case !caConfigMaps[key]:
-			fault, message = gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Sprintf("ConfigMap %s is missing or holds no PEM certificate under %s", key, caCertificateKey)
+			fault, message = gatewayv1.BackendTLSPolicyReasonInvalidCACertificateRef, fmt.Sprintf("ConfigMap %s is missing or holds no PEM certificate under %s", key, CACertificateKey)
 		case trusted == nil:
-			trusted = &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: key.Name, Key: caCertificateKey}
+			trusted = &v1beta1.CACertificateRef{Kind: "ConfigMap", Name: key.Name, Key: CACertificateKey}
 		}
-		if fault != "" && resolved.Status == metav1.ConditionTrue {
-			resolved = conditions.PolicyRefNotResolved(p.Generation, fault, message)
+		if fault != "" && v.RefFault == "" {
+			v.RefFault, v.RefMessage = fault, message
 		}
 	}
-	v := policyVerdict{resolved: resolved}
 	switch {
 	case val.WellKnownCACertificates != nil:
-		v.accepted = conditions.PolicyNotAccepted(p.Generation, gatewayv1.PolicyReasonInvalid,
-			"wellKnownCACertificates is not supported: name a ConfigMap of CA certificates")
+		v.Refused, v.RefusedMessage = gatewayv1.PolicyReasonInvalid, "wellKnownCACertificates is not supported: name a ConfigMap of CA certificates"
 	case len(val.SubjectAltNames) > 0:
-		v.accepted = conditions.PolicyNotAccepted(p.Generation, gatewayv1.PolicyReasonInvalid,
-			"subjectAltNames is not supported: nginx verifies the certificate for hostname, the name it sends")
+		v.Refused, v.RefusedMessage = gatewayv1.PolicyReasonInvalid, "subjectAltNames is not supported: nginx verifies the certificate for hostname, the name it sends"
 	case trusted == nil:
-		v.accepted = conditions.PolicyNotAccepted(p.Generation, gatewayv1.BackendTLSPolicyReasonNoValidCACertificate,
-			"no caCertificateRef names a ConfigMap holding CA certificates")
+		v.Refused, v.RefusedMessage = gatewayv1.BackendTLSPolicyReasonNoValidCACertificate, "no caCertificateRef names a ConfigMap holding CA certificates"
 	default:
-		v.accepted = conditions.PolicyAccepted(p.Generation)
 		v.tls = &v1beta1.BackendTLS{Hostname: string(val.Hostname), CACertificate: trusted}
 	}
 	return v
@@ -142,7 +139,7 @@ func judgePolicy(p gatewayv1.BackendTLSPolicy, caConfigMaps map[types.Namespaced
 
 // of is the policy that applies to port of service: the one naming the
 // port, else the one naming the Service; false for none.
-func (t tlsPolicies) of(service types.NamespacedName, port int32) (types.NamespacedName, policyVerdict, bool) {
+func (t tlsPolicies) of(service types.NamespacedName, port int32) (types.NamespacedName, PolicyVerdict, bool) {
 	if name := t.portNames[service][port]; name != "" {
 		if key, ok := t.winners[policyTarget{service, name}]; ok {
 			return key, t.verdicts[key], true
@@ -188,29 +185,4 @@ func equalTLS(a, b *v1beta1.BackendTLS) bool {
 		return a == b
 	}
 	return a.Hostname == b.Hostname && *a.CACertificate == *b.CACertificate
-}
-
-// ancestorStatus is the status entry of Gateway gw on a policy with
-// verdict v, carrying over the conditions' transition times from old.
-func ancestorStatus(gw types.NamespacedName, v policyVerdict, old *gatewayv1.PolicyAncestorStatus) gatewayv1.PolicyAncestorStatus {
-	out := gatewayv1.PolicyAncestorStatus{AncestorRef: ancestorRef(gw), ControllerName: ControllerName}
-	if old != nil {
-		out.Conditions = slices.Clone(old.Conditions)
-	}
-	meta.SetStatusCondition(&out.Conditions, v.accepted)
-	meta.SetStatusCondition(&out.Conditions, v.resolved)
-	return out
-}
-
-// ancestorRef is the reference to Gateway gw as a policy's ancestor.
-func ancestorRef(gw types.NamespacedName) gatewayv1.ParentReference {
-	group, kind, ns := gatewayv1.Group(Group), gatewayv1.Kind("Gateway"), gatewayv1.Namespace(gw.Namespace)
-	return gatewayv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: gatewayv1.ObjectName(gw.Name)}
-}
-
-// isAncestor reports whether entry a is Gateway gw's, written by this
-// controller.
-func isAncestor(a gatewayv1.PolicyAncestorStatus, gw types.NamespacedName) bool {
-	return a.ControllerName == ControllerName && ptrOr(a.AncestorRef.Kind) == "Gateway" &&
-		string(ptrOr(a.AncestorRef.Namespace)) == gw.Namespace && string(a.AncestorRef.Name) == gw.Name
 }
