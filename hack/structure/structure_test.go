@@ -65,7 +65,7 @@ var only = map[string][]string{
 	"pkg/gateway/graph": {"pkg/apis/nginx/v1beta1", "pkg/layout", "pkg/naming", "pkg/validation", "pkg/nginx/regex",
 		"k8s.io/api/core/v1", "k8s.io/apimachinery/pkg/apis/meta/v1", "k8s.io/apimachinery/pkg/labels", "k8s.io/apimachinery/pkg/runtime",
 		"k8s.io/apimachinery/pkg/types", "k8s.io/apimachinery/pkg/util/validation/field", "k8s.io/utils/ptr", "sigs.k8s.io/gateway-api/apis/v1"},
-	"pkg/gateway/instance": {"pkg/apis/nginx/v1beta1", "pkg/gateway/graph", "sigs.k8s.io/gateway-api/apis/v1"},
+	"pkg/gateway/instance": {"pkg/apis/nginx/v1beta1", "pkg/gateway/graph", "k8s.io/utils/ptr", "sigs.k8s.io/gateway-api/apis/v1"},
 	"pkg/gateway/status": {"pkg/apis/nginx/v1beta1", "pkg/gateway/conditions", "pkg/gateway/graph",
 		"k8s.io/apimachinery/pkg/api/meta", "k8s.io/apimachinery/pkg/apis/meta/v1", "k8s.io/apimachinery/pkg/types", "k8s.io/utils/ptr",
 		"sigs.k8s.io/gateway-api/apis/v1"},

@@ -492,3 +492,59 @@ func answers(location []conf.Directive, status string) bool {
 	}
 	return false
 }
+
+// A Gateway's instance serves the spec its Gateway made, which reaches the
+// nginx controller by one road (the route table): a change made by hand to
+// the NginxOperator object, which records that spec without its servers,
+// is not served, while the object still says what the instance's ports
+// are.
+func TestAGatewaysInstanceServesWhatItsGatewayMadeNotAHandEdit(t *testing.T) {
+	ctx, ns, c := setup(t)
+	gatewayToAPI(t, c, ns)
+	create(t, c, apiRoute(ns, "shop"))
+	instance := types.NamespacedName{Namespace: ns, Name: graph.InstanceName("web")}
+	tools.Eventually(t, time.Minute, "the instance serving /shop", func() error {
+		locations, err := servedLocations(ctx, c, instance)
+		if err != nil {
+			return err
+		}
+		if _, ok := locations["/shop/"]; !ok {
+			return fmt.Errorf("locations %v", locations)
+		}
+		return nil
+	})
+	var nginx v1beta1.NginxOperator
+	if err := c.Get(ctx, instance, &nginx); err != nil {
+		t.Fatal(err)
+	}
+	if len(nginx.Spec.Ports) != 1 || nginx.Spec.Ports[0].ServicePort != 80 || len(nginx.Spec.Config.Servers) != 0 {
+		t.Fatalf("the object records ports %+v and %d servers; want the listener's port 80 and no server", nginx.Spec.Ports, len(nginx.Spec.Config.Servers))
+	}
+	edit := client.MergeFrom(nginx.DeepCopy())
+	nginx.Spec.Config.ClientMaxBodySize = "77m"
+	if err := c.Patch(ctx, &nginx, edit, client.FieldOwner("someone")); err != nil {
+		t.Fatal(err)
+	}
+	tools.Eventually(t, time.Minute, "the nginx controller to observe the edit", func() error {
+		var got v1beta1.NginxOperator
+		if err := c.Get(ctx, instance, &got); err != nil {
+			return err
+		}
+		// Patch read the edited object back: its generation is the edit's.
+		if got.Status.ObservedGeneration < nginx.Generation {
+			return fmt.Errorf("observedGeneration %d, want %d", got.Status.ObservedGeneration, nginx.Generation)
+		}
+		return nil
+	})
+	tree, err := served(ctx, c, instance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range blocks(tree, "http") {
+		for _, setting := range d.Block {
+			if setting.Name == "client_max_body_size" && setting.Args[0] == "77m" {
+				t.Fatalf("the hand edit is served: %v", setting)
+			}
+		}
+	}
+}

@@ -88,10 +88,13 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 			instance = &live
 		}
 	default:
-		if tr.Spec.Config.Servers, applyErr = checkInstance(ctx, &gw, tr.Spec); applyErr == nil {
-			// The servers first: the instance renders as soon as both are
-			// there.
-			r.routes.Publish(ctx, instanceKey(req.NamespacedName), gw.UID, tr.Spec.Config.Servers)
+		var checked v1beta1.NginxOperatorSpec
+		if checked, applyErr = checkInstance(ctx, &gw, tr.Spec); applyErr == nil {
+			// The spec first: the instance renders as soon as both it and
+			// the object are there. The object records the spec as the
+			// instance stage made it, which the API server defaults as the
+			// check did.
+			r.routes.Publish(ctx, instanceKey(req.NamespacedName), gw.UID, checked)
 			instance, applyErr = r.applyInstance(ctx, &gw, tr.Spec)
 		}
 	}
@@ -239,14 +242,11 @@ func instanceKey(gw types.NamespacedName) types.NamespacedName {
 	return types.NamespacedName{Namespace: gw.Namespace, Name: graph.InstanceName(gw.Name)}
 }
 
-// applyInstance applies gw's NginxOperator, made of spec but for its
-// servers, which the nginx controller takes from the route table
-// (pkg/routetable), and returns it as the cache has it (nil before it
-// exists there).
+// applyInstance applies gw's NginxOperator, the record of spec but for
+// its servers (the nginx controller takes the whole spec from the route
+// table, pkg/routetable), and returns it as the cache has it (nil before
+// it exists there).
 func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gateway, spec v1beta1.NginxOperatorSpec) (*v1beta1.NginxOperator, error) {
-	if spec.Replicas == nil {
-		spec.Replicas = ptr.To[int32](1)
-	}
 	spec.Config.Servers = nil
 	desired := &v1beta1.NginxOperator{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1beta1.GroupVersion.String(), Kind: "NginxOperator"},
@@ -266,19 +266,18 @@ func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gat
 
 // checkInstance checks the instance spec, which Translate made of gw,
 // against every rule of the NginxOperator CRD, with the room a Gateway's
-// routes need (validation.RoutedNginxOperator), and returns its servers
-// as the check defaulted them. Translate left out every route whose
-// locations or streams break a rule, so an error here is the Gateway's own
-// (its parameters, its listeners): the instance is left as it was.
-func checkInstance(ctx context.Context, gw *gatewayv1.Gateway, spec v1beta1.NginxOperatorSpec) ([]v1beta1.Server, error) {
+// routes need (validation.RoutedNginxOperator), and returns it as the
+// check defaulted it: what the route table publishes. The graph left out
+// every route whose locations or streams break a rule, so an error here
+// is the Gateway's own (its parameters, its listeners): the instance is
+// left as it was.
+func checkInstance(ctx context.Context, gw *gatewayv1.Gateway, spec v1beta1.NginxOperatorSpec) (v1beta1.NginxOperatorSpec, error) {
 	checked, errs := validation.RoutedNginxOperator(ctx, &v1beta1.NginxOperator{
 		ObjectMeta: metav1.ObjectMeta{Name: graph.InstanceName(gw.Name), Namespace: gw.Namespace}, Spec: spec})
 	if len(errs) > 0 {
-		return spec.Config.Servers, fmt.Errorf("the instance breaks the NginxOperator's rules: %w", errs.ToAggregate())
+		return spec, fmt.Errorf("the instance breaks the NginxOperator's rules: %w", errs.ToAggregate())
 	}
-	// The servers as checked and defaulted are what the table publishes:
-	// the nginx controller checks only how they fit.
-	return checked.Spec.Config.Servers, nil
+	return checked.Spec, nil
 }
 
 // addresses are the addresses of the instance's Service clients use: its

@@ -367,7 +367,10 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 		t.Run(tc.name, func(t *testing.T) {
 			got := Translate(t.Context(), tc.in)
 			servers := got.Spec
-			servers.ChildMetadata = v1beta1.ChildMetadata{} // TestAGatewaysInfrastructureMetadataReachesEveryChild
+			// The instance stage's own settings have tests of their own
+			// (TestAGatewaysInfrastructureMetadataReachesEveryChild, and
+			// instance's TestAGatewaysInstanceHasOneReplicaUnlessItsParametersSay).
+			servers.ChildMetadata, servers.Replicas = v1beta1.ChildMetadata{}, nil
 			if diff := cmp.Diff(tc.want, servers, ignoreRouteNames); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
@@ -381,7 +384,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 				t.Errorf("route conditions (-want +got):\n%s", diff)
 			}
 			// The instance is one the CRD and the controller admit.
-			validationtest.Spec(t, withReplicas(got.Spec))
+			validationtest.Spec(t, got.Spec)
 		})
 	}
 }
@@ -389,11 +392,6 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 func withHostname(l gatewayv1.Listener, host string) gatewayv1.Listener {
 	l.Hostname = ptr.To(gatewayv1.Hostname(host))
 	return l
-}
-
-func withReplicas(s v1beta1.NginxOperatorSpec) v1beta1.NginxOperatorSpec {
-	s.Replicas = ptr.To[int32](1)
-	return s
 }
 
 func TestListenerStatusesSayWhatIsWrongWithTheSpecsReasons(t *testing.T) {
@@ -592,7 +590,7 @@ func TestTranslateServesACertificateOfAnotherNamespaceFromACopyWhereAGrantPermit
 					t.Errorf("listener https ResolvedRefs %s, want %s (%s)", got, tc.wantResolved, l.RefMessage)
 				}
 			}
-			validationtest.Spec(t, withReplicas(tr.Spec))
+			validationtest.Spec(t, tr.Spec)
 		})
 	}
 }
@@ -730,7 +728,7 @@ func TestAGatewaysSixtyFourHTTPSListenersAreAllProgrammed(t *testing.T) {
 // rule of the NginxOperator CRD with a Gateway's room.
 func routedValid(t *testing.T, spec v1beta1.NginxOperatorSpec) {
 	t.Helper()
-	obj := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web-gateway", Namespace: ns}, Spec: withReplicas(spec)}
+	obj := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web-gateway", Namespace: ns}, Spec: spec}
 	if _, errs := validation.RoutedNginxOperator(context.Background(), obj); len(errs) > 0 {
 		t.Fatalf("the instance breaks the CRD's rules: %v", errs.ToAggregate())
 	}

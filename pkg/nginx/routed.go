@@ -1,8 +1,8 @@
 package nginx
 
-// Routed instances: the NginxOperators Gateways control, whose servers the
-// Gateway controller publishes in memory (pkg/routetable) rather than in
-// their specs.
+// Routed instances: the NginxOperators Gateways control, whose whole spec
+// the Gateway controller publishes in memory (pkg/routetable): the object's
+// spec is a record of it without the servers.
 
 import (
 	"context"
@@ -17,31 +17,31 @@ import (
 )
 
 // awaitingRoutes reports a routed instance whose Gateway has not published
-// its servers yet (the operator just started, or the Gateway is not
+// its spec yet (the operator just started, or the Gateway is not
 // served): rendering it now would drop its routes.
 func (r *Reconciler) awaitingRoutes(nginx *v1beta1.NginxOperator) bool {
 	if r.Routes == nil {
 		return false
 	}
-	_, routed, published := r.Routes.Servers(nginx)
+	_, routed, published := r.Routes.Instance(nginx)
 	return routed && !published
 }
 
 // validated is nginx as plan builds from it (validation.NginxOperator):
-// for a routed instance, with its Gateway's servers and the room they
-// need. The servers' references join the reference index first, so that a
-// change to a Service they name after resolve reads it reaches the
-// instance.
+// for a routed instance, its metadata with the spec its Gateway published,
+// and the room its servers need. The servers' references join the
+// reference index first, so that a change to a Service they name after
+// resolve reads it reaches the instance.
 func (r *Reconciler) validated(ctx context.Context, nginx *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
 	if r.Routes == nil {
 		return validation.NginxOperator(ctx, nginx)
 	}
-	servers, routed, _ := r.Routes.Servers(nginx)
+	spec, routed, _ := r.Routes.Instance(nginx)
 	if !routed {
 		return validation.NginxOperator(ctx, nginx)
 	}
 	composed := *nginx
-	composed.Spec.Config.Servers = servers
+	composed.Spec = spec
 	r.routedReferences.set(types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}, referenceKeys(&composed))
 	return validation.RoutedNginxOperatorOfCheckedServers(ctx, &composed)
 }

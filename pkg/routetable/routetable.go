@@ -1,18 +1,22 @@
-// Package routetable hands the servers a Gateway's routes make from the
-// Gateway controller (pkg/gateway) to the nginx controller (pkg/nginx), in
-// the operator's memory.
+// Package routetable is the one road from a front (the Gateway controller,
+// pkg/gateway) to the nginx controller (pkg/nginx): the whole spec of each
+// instance a front controls, in the operator's memory.
 //
-// A Gateway's instance is an NginxOperator, but its routes are not in that
-// object's spec: the CRD holds 32 servers of 64 locations, a bound its CEL
-// rules' cost budget sets and no Gateway with 1,000 routes fits in. The
-// Gateway controller applies the instance's ports and settings, checks
-// the servers its routes make against every rule of the CRD in Go
-// (validation.RoutedNginxOperator), and publishes them here; the nginx
-// controller renders the instance from both. Both controllers run in the
-// one operator that holds the leader lease, and the Gateway controller
-// publishes every Gateway it serves after a restart before the nginx
-// controller renders its instance: until then, the instance is left as it
-// is (its pods keep serving the last configuration).
+// A Gateway's instance is an NginxOperator, but what its routes make does
+// not fit that object's spec: the CRD holds 32 servers of 64 locations, a
+// bound its CEL rules' cost budget sets and no Gateway with 1,000 routes
+// fits in. So the Gateway controller checks the instance's spec against
+// every rule of the CRD in Go (validation.RoutedNginxOperator, which also
+// gives it the CRD's defaults) and publishes it here, whole: ports,
+// settings, servers and streams; the nginx controller renders what was
+// published, and reads of the NginxOperator object only its metadata. The
+// object carries the same spec but its servers, for kubectl and for the
+// children's owner; a change made to it by hand is not served (the
+// Gateway and its parameters say what its instance is). Both controllers
+// run in the one operator that holds the leader lease, and the Gateway
+// controller publishes every Gateway it serves after a restart before the
+// nginx controller renders its instance: until then, the instance is left
+// as it is (its pods keep serving the last configuration).
 package routetable
 
 import (
@@ -20,6 +24,7 @@ import (
 	"reflect"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,7 +37,7 @@ import (
 // GatewayGroup is the API group of the Gateway that owns a routed instance.
 const GatewayGroup = "gateway.networking.k8s.io"
 
-// Table is the servers of every routed instance, by instance.
+// Table is the spec of every routed instance, by instance.
 type Table struct {
 	mu      sync.Mutex
 	entries map[types.NamespacedName]entry
@@ -41,8 +46,8 @@ type Table struct {
 
 // entry is what the Gateway whose UID is owner publishes for its instance.
 type entry struct {
-	owner   types.UID
-	servers []v1beta1.Server
+	owner types.UID
+	spec  v1beta1.NginxOperatorSpec
 }
 
 // New returns an empty table.
@@ -54,22 +59,19 @@ func New() *Table {
 // before Publish blocks (its source reads the channel as it comes).
 const eventBuffer = 1024
 
-// Publish makes servers the servers of instance, the NginxOperator of the
-// Gateway whose UID is owner, and tells the nginx controller when they
-// changed. It returns whether they did. servers are what
+// Publish makes spec the spec of instance, the NginxOperator of the
+// Gateway whose UID is owner, and tells the nginx controller when it
+// changed. It returns whether it did. spec is what
 // validation.RoutedNginxOperator returned for the instance without an
-// error: the nginx controller checks only how they fit the instance
-// (validation.RoutedNginxOperatorOfCheckedServers). They must not be
-// changed afterwards: the table keeps them, not a copy.
-func (t *Table) Publish(ctx context.Context, instance types.NamespacedName, owner types.UID, servers []v1beta1.Server) bool {
+// error: the nginx controller checks only how its servers fit the rest
+// (validation.RoutedNginxOperatorOfCheckedServers). It must not be changed
+// afterwards: the table keeps it, not a copy.
+func (t *Table) Publish(ctx context.Context, instance types.NamespacedName, owner types.UID, spec v1beta1.NginxOperatorSpec) bool {
 	t.mu.Lock()
 	old, ok := t.entries[instance]
-	// reflect's DeepEqual, not apimachinery's semantic one, which is
-	// slower: servers hold no quantities, and the translation makes the
-	// same servers the same way (nil or empty alike).
-	changed := !ok || old.owner != owner || !reflect.DeepEqual(old.servers, servers)
+	changed := !ok || old.owner != owner || !sameSpec(old.spec, spec)
 	if changed {
-		t.entries[instance] = entry{owner: owner, servers: servers}
+		t.entries[instance] = entry{owner: owner, spec: spec}
 	}
 	t.mu.Unlock()
 	if changed {
@@ -78,7 +80,19 @@ func (t *Table) Publish(ctx context.Context, instance types.NamespacedName, owne
 	return changed
 }
 
-// Forget drops instance's servers: its Gateway is gone or no longer
+// sameSpec compares two published specs: the servers, which may be
+// thousands, with reflect's DeepEqual (they hold no quantities, and the
+// graph makes the same servers the same way, nil or empty alike), the rest
+// semantically (resource quantities of the parameters).
+func sameSpec(a, b v1beta1.NginxOperatorSpec) bool {
+	if !reflect.DeepEqual(a.Config.Servers, b.Config.Servers) {
+		return false
+	}
+	a.Config.Servers, b.Config.Servers = nil, nil
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// Forget drops instance's spec: its Gateway is gone or no longer
 // served by this operator.
 func (t *Table) Forget(instance types.NamespacedName) {
 	t.mu.Lock()
@@ -86,27 +100,27 @@ func (t *Table) Forget(instance types.NamespacedName) {
 	delete(t.entries, instance)
 }
 
-// Servers are the servers published for nginx. routed reports whether a
-// Gateway controls nginx (its servers come from here, not from its spec);
-// published whether that Gateway published them.
-func (t *Table) Servers(nginx *v1beta1.NginxOperator) (servers []v1beta1.Server, routed, published bool) {
+// Instance is the spec published for nginx. routed reports whether a
+// Gateway controls nginx (its spec comes from here, not from the
+// object's); published whether that Gateway published it.
+func (t *Table) Instance(nginx *v1beta1.NginxOperator) (spec v1beta1.NginxOperatorSpec, routed, published bool) {
 	owner := metav1.GetControllerOf(nginx)
 	if owner == nil || owner.Kind != "Gateway" {
-		return nil, false, false
+		return spec, false, false
 	}
 	if gv, err := schema.ParseGroupVersion(owner.APIVersion); err != nil || gv.Group != GatewayGroup {
-		return nil, false, false
+		return spec, false, false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.entries[types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}]
 	if !ok || e.owner != owner.UID {
-		return nil, true, false
+		return spec, true, false
 	}
-	return e.servers, true, true
+	return e.spec, true, true
 }
 
-// Events names each instance whose servers changed, for the nginx
+// Events names each instance whose spec changed, for the nginx
 // controller's watch (source.Channel).
 func (t *Table) Events() <-chan event.GenericEvent { return t.events }
 

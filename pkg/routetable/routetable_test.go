@@ -11,7 +11,7 @@ import (
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 )
 
-// The table hands each instance the servers its own Gateway published,
+// The table hands each instance the spec its own Gateway published,
 // tells the nginx controller only of changes, and gives nothing to an
 // instance another Gateway, or no Gateway, controls.
 func TestTheTableHandsAnInstanceOnlyItsOwnGatewaysServers(t *testing.T) {
@@ -24,20 +24,26 @@ func TestTheTableHandsAnInstanceOnlyItsOwnGatewaysServers(t *testing.T) {
 		}
 		return n
 	}
-	servers := []v1beta1.Server{{Port: "p80", DefaultServer: true}}
+	spec := func(replicas int32) v1beta1.NginxOperatorSpec {
+		return v1beta1.NginxOperatorSpec{Replicas: ptr.To(replicas), Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "p80", DefaultServer: true}}}}
+	}
 	table := New()
-	if _, routed, published := table.Servers(owned("gateway.networking.k8s.io/v1", "Gateway", "u1")); !routed || published {
+	if _, routed, published := table.Instance(owned("gateway.networking.k8s.io/v1", "Gateway", "u1")); !routed || published {
 		t.Fatalf("before publishing: routed %v, published %v; want routed, not published", routed, published)
 	}
-	if !table.Publish(ctx, instance, "u1", servers) {
+	if !table.Publish(ctx, instance, "u1", spec(1)) {
 		t.Fatal("the first publish is not a change")
 	}
 	if got := (<-table.Events()).Object.GetName(); got != instance.Name {
 		t.Fatalf("event for %s, want %s", got, instance.Name)
 	}
-	if table.Publish(ctx, instance, "u1", []v1beta1.Server{{Port: "p80", DefaultServer: true}}) {
-		t.Error("publishing the same servers again is a change")
+	if table.Publish(ctx, instance, "u1", spec(1)) {
+		t.Error("publishing the same spec again is a change")
 	}
+	if !table.Publish(ctx, instance, "u1", spec(2)) {
+		t.Error("publishing another number of replicas is no change")
+	}
+	<-table.Events()
 	for _, tc := range []struct {
 		name              string
 		nginx             *v1beta1.NginxOperator
@@ -48,13 +54,13 @@ func TestTheTableHandsAnInstanceOnlyItsOwnGatewaysServers(t *testing.T) {
 		{"another group's Gateway", owned("example.com/v1", "Gateway", "u1"), false, false},
 		{"no owner", owned("", "", ""), false, false},
 	} {
-		got, routed, published := table.Servers(tc.nginx)
-		if routed != tc.routed || published != tc.published || (published && len(got) != 1) {
-			t.Errorf("%s: %d servers, routed %v, published %v; want routed %v, published %v", tc.name, len(got), routed, published, tc.routed, tc.published)
+		got, routed, published := table.Instance(tc.nginx)
+		if routed != tc.routed || published != tc.published || (published && (len(got.Config.Servers) != 1 || *got.Replicas != 2)) {
+			t.Errorf("%s: %+v, routed %v, published %v; want routed %v, published %v", tc.name, got, routed, published, tc.routed, tc.published)
 		}
 	}
 	table.Forget(instance)
-	if _, _, published := table.Servers(owned("gateway.networking.k8s.io/v1", "Gateway", "u1")); published {
-		t.Error("forgotten servers are still handed out")
+	if _, _, published := table.Instance(owned("gateway.networking.k8s.io/v1", "Gateway", "u1")); published {
+		t.Error("a forgotten spec is still handed out")
 	}
 }

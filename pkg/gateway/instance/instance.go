@@ -6,7 +6,8 @@
 // It guarantees: Spec is pure and total (every graph has a spec; what the
 // graph refused is not in it), and it adds only what every Gateway's
 // instance has: a default server on each HTTP port, a 404 location in
-// every server (both counted by the graph's room), HTTP/2 without TLS on a
+// every server (both counted by the graph's room), one replica unless the
+// parameters say, HTTP/2 without TLS on a
 // port whose plain-text servers send gRPC, the Gateway's infrastructure
 // labels and annotations on every child, and the parameters' settings. It
 // imports no client, no controller-runtime and no nginx controller
@@ -17,9 +18,11 @@ import (
 	"reflect"
 	"slices"
 
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Spec is the NginxOperator spec of g's Gateway.
@@ -27,6 +30,12 @@ func Spec(g graph.Graph) v1beta1.NginxOperatorSpec {
 	spec := placedSpec(g.Placed)
 	spec.ChildMetadata = childMetadata(g.Gateway)
 	applyParameters(&spec, g.Parameters.Spec)
+	if spec.Replicas == nil {
+		// A Gateway's instance has its replicas set: one unless the
+		// parameters say, where a hand-written NginxOperator without
+		// replicas leaves them to whoever scales its StatefulSet.
+		spec.Replicas = ptr.To[int32](1)
+	}
 	return spec
 }
 

@@ -8,10 +8,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/randfill"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
 )
 
 // Every setting of NginxGatewayParameters reaches the instance's spec
@@ -74,5 +77,27 @@ func TestAGatewaysParametersReplaceItsClassesFieldByField(t *testing.T) {
 	}
 	if class.Replicas == nil || *class.Replicas != 3 {
 		t.Error("overlaying changed the class's parameters")
+	}
+}
+
+// A Gateway's instance has one replica unless its parameters say, where a
+// hand-written NginxOperator without replicas leaves its StatefulSet's to
+// whoever scales it.
+func TestAGatewaysInstanceHasOneReplicaUnlessItsParametersSay(t *testing.T) {
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "infra"}}
+	for _, tc := range []struct {
+		name       string
+		parameters *v1beta1.NginxGatewayParametersSpec
+		want       int32
+	}{
+		{"no parameters", nil, 1},
+		{"parameters without replicas", &v1beta1.NginxGatewayParametersSpec{Image: "registry.example/nginx:1.27"}, 1},
+		{"parameters with 3", &v1beta1.NginxGatewayParametersSpec{Replicas: ptr.To[int32](3)}, 3},
+		{"parameters with 0", &v1beta1.NginxGatewayParametersSpec{Replicas: ptr.To[int32](0)}, 0},
+	} {
+		spec := Spec(graph.Graph{Gateway: gw, Parameters: graph.Parameters{Spec: tc.parameters}})
+		if spec.Replicas == nil || *spec.Replicas != tc.want {
+			t.Errorf("%s: replicas %v, want %d", tc.name, spec.Replicas, tc.want)
+		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
@@ -26,16 +25,15 @@ import (
 // process and in order:
 //
 //  1. the Gateway controller (pkg/gateway, reconcile.go): Translate(ctx,
-//     in), which judges each route's locations and streams by the
+//     in), whose graph judges each route's locations and streams by the
 //     NginxOperator's rules as it makes them and leaves out, and tells,
 //     the routes that break one; then checkInstance: the whole instance
 //     against every rule of the NginxOperator CRD with a Gateway's room
 //     (validation.RoutedNginxOperator), whose errors refuse the instance;
-//  2. what it publishes and applies: the servers as checked go to the route
-//     table (pkg/routetable), the instance's spec without servers, with one
-//     replica unless the parameters say, to the apiserver;
-//  3. the nginx controller (pkg/nginx, routed.go's validated): the instance
-//     with the published servers, checked as one of checked servers
+//  2. what it publishes: the spec as checked, to the route table
+//     (pkg/routetable);
+//  3. the nginx controller (pkg/nginx, routed.go's validated): the
+//     published spec, checked as one of checked servers
 //     (validation.RoutedNginxOperatorOfCheckedServers), is what plan
 //     renders (render.Config).
 //
@@ -51,12 +49,7 @@ func instanceOf(ctx context.Context, in graph.Inputs) (*v1beta1.NginxOperatorSpe
 	if len(errs) > 0 {
 		return nil, tr, fmt.Errorf("the instance breaks the NginxOperator's rules: %w", errs.ToAggregate())
 	}
-	applied := tr.Spec
-	if applied.Replicas == nil {
-		applied.Replicas = ptr.To[int32](1)
-	}
-	applied.Config.Servers = checked.Spec.Config.Servers
-	desired, errs := validation.RoutedNginxOperatorOfCheckedServers(ctx, &v1beta1.NginxOperator{ObjectMeta: meta, Spec: applied})
+	desired, errs := validation.RoutedNginxOperatorOfCheckedServers(ctx, &v1beta1.NginxOperator{ObjectMeta: meta, Spec: checked.Spec})
 	if len(errs) > 0 {
 		return nil, tr, fmt.Errorf("the nginx controller refuses the instance (InvalidConfig): %w", errs.ToAggregate())
 	}
