@@ -158,7 +158,7 @@ func Build(ctx context.Context, in Inputs) Graph {
 		tls: judgePolicies(in.BackendTLSPolicies, in.CAConfigMaps, in.ServicePortNames)}
 	ls := readListeners(gw, refs)
 	b := newServerBuilder(ctx, ls)
-	var routes []Route
+	routes := make([]Route, 0, len(in.HTTPRoutes)+len(in.GRPCRoutes)+len(in.StreamRoutes))
 	// HTTPRoutes first: of an HTTPRoute and a GRPCRoute with the same
 	// path and match on one host (which Gateway API leaves to the
 	// implementation), the HTTPRoute's serves.
@@ -555,6 +555,8 @@ type Placed struct {
 	HTTPPorts map[string]bool
 }
 
+// placed hands what b placed over to the Graph, without a copy: b is not
+// used after.
 func (b *serverBuilder) placed() Placed {
-	return Placed{Ports: slices.Clone(b.ports), Servers: slices.Clone(b.servers), Streams: slices.Clone(b.streams), HTTPPorts: b.httpPorts}
+	return Placed{Ports: b.ports, Servers: b.servers, Streams: b.streams, HTTPPorts: b.httpPorts}
 }
