@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
@@ -520,6 +522,19 @@ func TestAGatewaysInstanceServesWhatItsGatewayMadeNotAHandEdit(t *testing.T) {
 	if len(nginx.Spec.Ports) != 1 || nginx.Spec.Ports[0].ServicePort != 80 || len(nginx.Spec.Config.Servers) != 0 {
 		t.Fatalf("the object records ports %+v and %d servers; want the listener's port 80 and no server", nginx.Spec.Ports, len(nginx.Spec.Config.Servers))
 	}
+	// Its status says what memory holds: the route's location on the
+	// port's one server, and the 404 there.
+	want := &v1beta1.RoutingStatus{Routes: 1, Servers: 1, Locations: 2,
+		ByRoute: []v1beta1.RouteRouting{{Name: "httproute/" + ns + "/shop", Servers: 1, Locations: 1}}}
+	tools.Eventually(t, time.Minute, "status.routing", func() error {
+		if err := c.Get(ctx, instance, &nginx); err != nil {
+			return err
+		}
+		if diff := cmp.Diff(want, nginx.Status.Routing); diff != "" {
+			return fmt.Errorf("(-want +got):\n%s", diff)
+		}
+		return nil
+	})
 	edit := client.MergeFrom(nginx.DeepCopy())
 	nginx.Spec.Config.ClientMaxBodySize = "77m"
 	if err := c.Patch(ctx, &nginx, edit, client.FieldOwner("someone")); err != nil {

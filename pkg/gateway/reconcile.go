@@ -18,6 +18,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
+	"github.com/nginx-operator/nginx-operator/pkg/gateway/instance"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/status"
 	"github.com/nginx-operator/nginx-operator/pkg/k8sutil"
 	"github.com/nginx-operator/nginx-operator/pkg/layout"
@@ -76,7 +77,7 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 	// its name taken, not the copy. A copy no served listener needs goes
 	// in any case, also when the instance could not be changed: a revoked
 	// grant revokes the copy.
-	var instance *v1beta1.NginxOperator
+	var applied *v1beta1.NginxOperator
 	applyErr := r.applyCertificateCopies(ctx, &gw, tr.Graph.CertificateCopies, sources)
 	switch {
 	case applyErr != nil:
@@ -85,7 +86,7 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 		// instance, if it has one, is left as it is.
 		var live v1beta1.NginxOperator
 		if err := r.Client.Get(ctx, instanceKey(req.NamespacedName), &live); err == nil {
-			instance = &live
+			applied = &live
 		}
 	default:
 		var checked v1beta1.NginxOperatorSpec
@@ -94,13 +95,13 @@ func (r *gatewayReconciler) reconcile(ctx context.Context, req reconcile.Request
 			// the object are there. The object records the spec as the
 			// instance stage made it, which the API server defaults as the
 			// check did.
-			r.routes.Publish(ctx, instanceKey(req.NamespacedName), gw.UID, checked)
-			instance, applyErr = r.applyInstance(ctx, &gw, tr.Spec)
+			r.routes.Publish(ctx, instanceKey(req.NamespacedName), gw.UID, routetable.Instance{Spec: checked, Routing: instance.Routing(tr.Graph, checked)})
+			applied, applyErr = r.applyInstance(ctx, &gw, tr.Spec)
 		}
 	}
 	staleErr := r.deleteStaleCertificateCopies(ctx, &gw, tr.Graph.CertificateCopies)
 	original := gw.DeepCopy()
-	status.Gateway(&gw, tr.Graph, instance, applyErr, r.addresses(ctx, &gw))
+	status.Gateway(&gw, tr.Graph, applied, applyErr, r.addresses(ctx, &gw))
 	if err := r.patchGatewayStatus(ctx, &gw, original); err != nil {
 		return reconcile.Result{}, err
 	}

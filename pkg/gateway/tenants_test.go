@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/conditions"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
@@ -237,11 +239,25 @@ func TestARouteOlderRoutesTakeEntirelyIsToldSo(t *testing.T) {
 		},
 		StreamRoutes: []graph.Object{tcpRoute("pg-old", 1, "pg", "pg"), inTenant(tcpRoute("pg-new", 2, "pg", "pg"))}}
 	overridden := conditions.RouteAcceptedOverridden(0).Message
-	for _, rt := range Translate(t.Context(), in).Routes {
+	tr := Translate(t.Context(), in)
+	for _, rt := range tr.Routes {
 		c := rt.Parents[0].Conditions[0]
 		want := rt.Key.Name == "same" || rt.Key.Name == "pg-new"
 		if c.Status != metav1.ConditionTrue || (c.Message == overridden) != want {
 			t.Errorf("%s %s: Accepted %s %q, want True and told it is overridden: %v", rt.Kind, rt.Key.Name, c.Status, c.Message, want)
 		}
+	}
+	// What each placed, as status.routing lists it: the overridden ones
+	// nothing.
+	placed := map[string]graph.Placement{}
+	for _, r := range tr.Graph.Routes {
+		placed[r.Name()] = r.Placed
+	}
+	want := map[string]graph.Placement{
+		"httproute/infra/old": {Servers: 1, Locations: 1}, "httproute/team-b/same": {}, "httproute/team-b/more": {Servers: 1, Locations: 1},
+		"tcproute/infra/pg-old": {Streams: 1}, "tcproute/team-b/pg-new": {},
+	}
+	if diff := cmp.Diff(want, placed); diff != "" {
+		t.Errorf("what each route placed (-want +got):\n%s", diff)
 	}
 }

@@ -24,6 +24,9 @@ type plan struct {
 	// upstreams are where nginx sends each proxied Service port, for the
 	// status: read from the resolved model nginx.conf was rendered from.
 	upstreams []v1beta1.UpstreamStatus
+	// routing is what a Gateway's instance serves (status.routing); nil
+	// for another instance.
+	routing *v1beta1.RoutingStatus
 	// children in the order they are applied: the StatefulSet last, so that
 	// should a child's name be taken (see Applier.ApplyOwned), no pod starts
 	// without the rest.
@@ -87,7 +90,7 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	}
 	in.Revision = configRevision(held, in.ConfigHash, time.Now())
 	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), checked: []client.Object{Service(desired, model.ports)},
-		upstreams: model.upstreamStatus()}
+		upstreams: model.upstreamStatus(), routing: r.routing(nginx)}
 	names, meta := layout.NamesFor(nginx.Name), func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: nginx.Namespace, Name: name}
 	}

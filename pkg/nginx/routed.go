@@ -23,7 +23,7 @@ func (r *Reconciler) awaitingRoutes(nginx *v1beta1.NginxOperator) bool {
 	if r.Routes == nil {
 		return false
 	}
-	_, routed, published := r.Routes.Instance(nginx)
+	_, routed, published := r.Routes.Published(nginx)
 	return routed && !published
 }
 
@@ -36,14 +36,24 @@ func (r *Reconciler) validated(ctx context.Context, nginx *v1beta1.NginxOperator
 	if r.Routes == nil {
 		return validation.NginxOperator(ctx, nginx)
 	}
-	spec, routed, _ := r.Routes.Instance(nginx)
+	published, routed, _ := r.Routes.Published(nginx)
 	if !routed {
 		return validation.NginxOperator(ctx, nginx)
 	}
 	composed := *nginx
-	composed.Spec = spec
+	composed.Spec = published.Spec
 	r.routedReferences.set(types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}, referenceKeys(&composed))
 	return validation.RoutedNginxOperatorOfCheckedServers(ctx, &composed)
+}
+
+// routing is what nginx serves for its status.routing: what its Gateway
+// published; nil for an instance no Gateway controls.
+func (r *Reconciler) routing(nginx *v1beta1.NginxOperator) *v1beta1.RoutingStatus {
+	if r.Routes == nil {
+		return nil
+	}
+	published, _, _ := r.Routes.Published(nginx)
+	return published.Routing
 }
 
 // routedReferences index the routed instances by what their servers name,

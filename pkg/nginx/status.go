@@ -100,13 +100,14 @@ type observed struct {
 
 // setStatus builds the whole status from what the reconcile observed: the
 // one place the controller sets it (a paused instance aside, setPaused).
-// The configuration hash and the upstreams come from the plan, the same
+// The configuration hash, the upstreams and the routing come from the plan, the same
 // resolved model nginx.conf was rendered from; a failed plan leaves them as
 // they were.
 func setStatus(nginx *v1beta1.NginxOperator, o observed) {
 	if o.plan != nil {
 		nginx.Status.ConfigHash = o.plan.inputs.ConfigHash
 		nginx.Status.Upstreams = o.plan.upstreams
+		nginx.Status.Routing = o.plan.routing
 	}
 	observe(nginx, o.sts, o.pods, o.configs, o.err)
 	setCertificatesCondition(nginx, o.certificates)

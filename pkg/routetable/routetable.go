@@ -44,10 +44,17 @@ type Table struct {
 	events  chan event.GenericEvent
 }
 
+// Instance is what a front publishes for one instance: its whole spec,
+// and what it serves, for the instance's status.routing.
+type Instance struct {
+	Spec    v1beta1.NginxOperatorSpec
+	Routing *v1beta1.RoutingStatus
+}
+
 // entry is what the Gateway whose UID is owner publishes for its instance.
 type entry struct {
-	owner types.UID
-	spec  v1beta1.NginxOperatorSpec
+	owner    types.UID
+	instance Instance
 }
 
 // New returns an empty table.
@@ -59,23 +66,24 @@ func New() *Table {
 // before Publish blocks (its source reads the channel as it comes).
 const eventBuffer = 1024
 
-// Publish makes spec the spec of instance, the NginxOperator of the
-// Gateway whose UID is owner, and tells the nginx controller when it
-// changed. It returns whether it did. spec is what
+// Publish makes published what the nginx controller serves as key, the
+// NginxOperator of the Gateway whose UID is owner, and tells the nginx
+// controller when it changed. It returns whether it did. Its spec is what
 // validation.RoutedNginxOperator returned for the instance without an
 // error: the nginx controller checks only how its servers fit the rest
 // (validation.RoutedNginxOperatorOfCheckedServers). It must not be changed
 // afterwards: the table keeps it, not a copy.
-func (t *Table) Publish(ctx context.Context, instance types.NamespacedName, owner types.UID, spec v1beta1.NginxOperatorSpec) bool {
+func (t *Table) Publish(ctx context.Context, key types.NamespacedName, owner types.UID, published Instance) bool {
 	t.mu.Lock()
-	old, ok := t.entries[instance]
-	changed := !ok || old.owner != owner || !sameSpec(old.spec, spec)
+	old, ok := t.entries[key]
+	changed := !ok || old.owner != owner || !sameSpec(old.instance.Spec, published.Spec) ||
+		!equality.Semantic.DeepEqual(old.instance.Routing, published.Routing)
 	if changed {
-		t.entries[instance] = entry{owner: owner, spec: spec}
+		t.entries[key] = entry{owner: owner, instance: published}
 	}
 	t.mu.Unlock()
 	if changed {
-		t.notify(ctx, instance)
+		t.notify(ctx, key)
 	}
 	return changed
 }
@@ -100,24 +108,24 @@ func (t *Table) Forget(instance types.NamespacedName) {
 	delete(t.entries, instance)
 }
 
-// Instance is the spec published for nginx. routed reports whether a
+// Published is what was published for nginx. routed reports whether a
 // Gateway controls nginx (its spec comes from here, not from the
 // object's); published whether that Gateway published it.
-func (t *Table) Instance(nginx *v1beta1.NginxOperator) (spec v1beta1.NginxOperatorSpec, routed, published bool) {
+func (t *Table) Published(nginx *v1beta1.NginxOperator) (instance Instance, routed, published bool) {
 	owner := metav1.GetControllerOf(nginx)
 	if owner == nil || owner.Kind != "Gateway" {
-		return spec, false, false
+		return instance, false, false
 	}
 	if gv, err := schema.ParseGroupVersion(owner.APIVersion); err != nil || gv.Group != GatewayGroup {
-		return spec, false, false
+		return instance, false, false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.entries[types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}]
 	if !ok || e.owner != owner.UID {
-		return spec, true, false
+		return instance, true, false
 	}
-	return e.spec, true, true
+	return e.instance, true, true
 }
 
 // Events names each instance whose spec changed, for the nginx

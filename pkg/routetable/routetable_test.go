@@ -24,11 +24,12 @@ func TestTheTableHandsAnInstanceOnlyItsOwnGatewaysServers(t *testing.T) {
 		}
 		return n
 	}
-	spec := func(replicas int32) v1beta1.NginxOperatorSpec {
-		return v1beta1.NginxOperatorSpec{Replicas: ptr.To(replicas), Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "p80", DefaultServer: true}}}}
+	spec := func(replicas int32) Instance {
+		return Instance{Spec: v1beta1.NginxOperatorSpec{Replicas: ptr.To(replicas), Config: v1beta1.NginxConfig{Servers: []v1beta1.Server{{Port: "p80", DefaultServer: true}}}},
+			Routing: &v1beta1.RoutingStatus{Servers: 1, Locations: 1}}
 	}
 	table := New()
-	if _, routed, published := table.Instance(owned("gateway.networking.k8s.io/v1", "Gateway", "u1")); !routed || published {
+	if _, routed, published := table.Published(owned("gateway.networking.k8s.io/v1", "Gateway", "u1")); !routed || published {
 		t.Fatalf("before publishing: routed %v, published %v; want routed, not published", routed, published)
 	}
 	if !table.Publish(ctx, instance, "u1", spec(1)) {
@@ -44,6 +45,12 @@ func TestTheTableHandsAnInstanceOnlyItsOwnGatewaysServers(t *testing.T) {
 		t.Error("publishing another number of replicas is no change")
 	}
 	<-table.Events()
+	moreRouting := spec(2)
+	moreRouting.Routing.Routes = 1
+	if !table.Publish(ctx, instance, "u1", moreRouting) {
+		t.Error("publishing another routing is no change")
+	}
+	<-table.Events()
 	for _, tc := range []struct {
 		name              string
 		nginx             *v1beta1.NginxOperator
@@ -54,13 +61,13 @@ func TestTheTableHandsAnInstanceOnlyItsOwnGatewaysServers(t *testing.T) {
 		{"another group's Gateway", owned("example.com/v1", "Gateway", "u1"), false, false},
 		{"no owner", owned("", "", ""), false, false},
 	} {
-		got, routed, published := table.Instance(tc.nginx)
-		if routed != tc.routed || published != tc.published || (published && (len(got.Config.Servers) != 1 || *got.Replicas != 2)) {
+		got, routed, published := table.Published(tc.nginx)
+		if routed != tc.routed || published != tc.published || (published && (len(got.Spec.Config.Servers) != 1 || *got.Spec.Replicas != 2 || got.Routing.Routes != 1)) {
 			t.Errorf("%s: %+v, routed %v, published %v; want routed %v, published %v", tc.name, got, routed, published, tc.routed, tc.published)
 		}
 	}
 	table.Forget(instance)
-	if _, _, published := table.Instance(owned("gateway.networking.k8s.io/v1", "Gateway", "u1")); published {
+	if _, _, published := table.Published(owned("gateway.networking.k8s.io/v1", "Gateway", "u1")); published {
 		t.Error("a forgotten spec is still handed out")
 	}
 }

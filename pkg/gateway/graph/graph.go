@@ -139,6 +139,14 @@ type Route struct {
 	RefMessage string
 	// Overridden: older routes take every match it would serve.
 	Overridden bool
+	// Placed is what it has on the instance.
+	Placed Placement
+}
+
+// Placement is what one route placed on the instance: its locations and
+// on how many servers, its streams.
+type Placement struct {
+	Servers, Locations, Streams int32
 }
 
 // RouteRef names a route of a kind.
@@ -222,19 +230,24 @@ func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*Listener, na
 		adds = nil
 	}
 	countAttached(attachments, unsupported)
-	placed := 0
+	var placed Placement
+	servers := map[int]bool{}
 	for _, add := range adds {
-		placed += b.add(add)
+		if n := b.add(add); n > 0 {
+			placed.Locations += int32(n)
+			servers[b.server(add.listener, add.host)] = true
+		}
 	}
-	return r.verdict(attachments, outcomes, unsupported, len(adds) > 0 && placed == 0)
+	placed.Servers = int32(len(servers))
+	return r.verdict(attachments, outcomes, unsupported, len(adds) > 0 && placed.Locations == 0, placed)
 }
 
 // verdict is r's: where it attaches, what of it is unsupported, its first
-// reference of outcomes that does not resolve, and whether older routes
-// override it.
-func (r route) verdict(attachments []Attachment, outcomes []ruleOutcome, unsupported string, overridden bool) Route {
+// reference of outcomes that does not resolve, whether older routes
+// override it, and what it placed.
+func (r route) verdict(attachments []Attachment, outcomes []ruleOutcome, unsupported string, overridden bool, placed Placement) Route {
 	out := Route{Kind: r.kind, Key: types.NamespacedName{Namespace: r.meta.Namespace, Name: r.meta.Name}, Generation: r.meta.Generation,
-		Attachments: attachments, Unsupported: unsupported, Overridden: overridden}
+		Attachments: attachments, Unsupported: unsupported, Overridden: overridden, Placed: placed}
 	for _, o := range outcomes {
 		if o.refFault != "" {
 			out.RefFault, out.RefMessage = o.refFault, o.refMessage
@@ -559,4 +572,10 @@ type Placed struct {
 // used after.
 func (b *serverBuilder) placed() Placed {
 	return Placed{Ports: b.ports, Servers: b.servers, Streams: b.streams, HTTPPorts: b.httpPorts}
+}
+
+// Name is the route as kubectl names it, <resource>/<namespace>/<name>:
+// its locations' name, the route label of the request metrics.
+func (r Route) Name() string {
+	return routeName(strings.ToLower(string(r.Kind)), r.Key.Namespace, r.Key.Name)
 }

@@ -83,11 +83,11 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 		adds = nil
 	}
 	countAttached(attachments, unsupported)
-	placed := false
+	var placed Placement
 	for _, add := range adds {
-		placed = b.addStream(add) || placed
+		placed.Streams += b.addStream(add)
 	}
-	return r.verdict(attachments, []ruleOutcome{outcome}, unsupported, len(adds) > 0 && !placed)
+	return r.verdict(attachments, []ruleOutcome{outcome}, unsupported, len(adds) > 0 && placed.Streams == 0, placed)
 }
 
 var noStreamRoomMessage = "the Gateway's nginx instance has no room for this route's streams: it holds at most " +
@@ -120,16 +120,17 @@ func (add streamAddition) stream(names []string) v1beta1.Stream {
 // an older route took it; on a TLS listener, the names no older route
 // took, in streams of at most v1beta1.MaxStreamServerNames names. A route
 // whose backends all failed to resolve takes what it may with a stream of
-// no backend: nginx closes its port, or its names, to clients.
-func (b *serverBuilder) addStream(add streamAddition) (placed bool) {
+// no backend: nginx closes its port, or its names, to clients. It returns
+// how many streams it made.
+func (b *serverBuilder) addStream(add streamAddition) (streams int32) {
 	port := portNameOf(add.listener)
 	if add.listener.Protocol != gatewayv1.TLSProtocolType {
 		if b.seen[port] {
-			return false
+			return 0
 		}
 		b.seen[port] = true
 		b.streams = append(b.streams, v1beta1.Stream{Port: port, Backends: add.backends})
-		return true
+		return 1
 	}
 	var names []string
 	for _, host := range add.hosts {
@@ -140,8 +141,9 @@ func (b *serverBuilder) addStream(add streamAddition) (placed bool) {
 	}
 	for chunk := range slices.Chunk(names, v1beta1.MaxStreamServerNames) {
 		b.streams = append(b.streams, add.stream(chunk))
+		streams++
 	}
-	return len(names) > 0
+	return streams
 }
 
 // holdRouters gives each served TLS listener that shares its port with

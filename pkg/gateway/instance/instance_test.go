@@ -1,6 +1,7 @@
 package instance
 
 import (
+	"fmt"
 	"math/rand"
 	"reflect"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/randfill"
@@ -99,5 +101,40 @@ func TestAGatewaysInstanceHasOneReplicaUnlessItsParametersSay(t *testing.T) {
 		if spec.Replicas == nil || *spec.Replicas != tc.want {
 			t.Errorf("%s: replicas %v, want %d", tc.name, spec.Replicas, tc.want)
 		}
+	}
+}
+
+// Routing counts what the instance serves and lists what each route
+// placed, by name, the first v1beta1.MaxRoutingRoutes of them: a route
+// that placed nothing (refused, or overridden by older routes) is not
+// listed, and a route's name is kubectl's.
+func TestRoutingSaysWhatEachRoutePlaced(t *testing.T) {
+	route := func(kind gatewayv1.Kind, name string, placed graph.Placement) graph.Route {
+		return graph.Route{Kind: kind, Key: types.NamespacedName{Namespace: "team-a", Name: name}, Placed: placed}
+	}
+	g := graph.Graph{Routes: []graph.Route{
+		route(graph.KindHTTPRoute, "shop", graph.Placement{Servers: 2, Locations: 3}),
+		route(graph.KindHTTPRoute, "overridden", graph.Placement{}),
+		route(graph.KindTLSRoute, "db", graph.Placement{Streams: 1}),
+	}}
+	spec := v1beta1.NginxOperatorSpec{Config: v1beta1.NginxConfig{
+		Servers: []v1beta1.Server{{Locations: make([]v1beta1.Location, 2)}, {Locations: make([]v1beta1.Location, 3)}},
+		Streams: []v1beta1.Stream{{Port: "p443"}},
+	}}
+	want := &v1beta1.RoutingStatus{Routes: 2, Servers: 2, Locations: 5, Streams: 1, ByRoute: []v1beta1.RouteRouting{
+		{Name: "httproute/team-a/shop", Servers: 2, Locations: 3},
+		{Name: "tlsroute/team-a/db", Streams: 1},
+	}}
+	if diff := cmp.Diff(want, Routing(g, spec)); diff != "" {
+		t.Errorf("routing (-want +got):\n%s", diff)
+	}
+	g.Routes = nil
+	for i := range v1beta1.MaxRoutingRoutes + 5 {
+		g.Routes = append(g.Routes, route(graph.KindHTTPRoute, fmt.Sprintf("r%03d", v1beta1.MaxRoutingRoutes+5-i), graph.Placement{Servers: 1, Locations: 1}))
+	}
+	got := Routing(g, spec)
+	if got.Routes != v1beta1.MaxRoutingRoutes+5 || len(got.ByRoute) != v1beta1.MaxRoutingRoutes || got.ByRoute[0].Name != "httproute/team-a/r001" {
+		t.Errorf("%d routes, %d listed, the first %q; want %d, %d, httproute/team-a/r001", got.Routes, len(got.ByRoute), got.ByRoute[0].Name,
+			v1beta1.MaxRoutingRoutes+5, v1beta1.MaxRoutingRoutes)
 	}
 }

@@ -205,6 +205,10 @@ type NginxOperatorStatus struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1024
 	Upstreams []UpstreamStatus `json:"upstreams,omitempty"`
+	// Routing is what the instance serves when a Gateway controls it, in
+	// all and route by route; unset otherwise.
+	// +optional
+	Routing *RoutingStatus `json:"routing,omitempty"`
 	// Conditions: Available, Progressing, Degraded, Reconciled and, with
 	// spec.restore, Restored.
 	// +optional
@@ -252,6 +256,8 @@ type UpstreamStatus struct {
 // +kubebuilder:printcolumn:name="Loaded",type=integer,JSONPath=`.status.loadedReplicas`,description="Replicas serving the current configuration"
 // +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.paused`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Degraded")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Routes",type=integer,JSONPath=`.status.routing.routes`,priority=1,description="Routes a Gateway's instance serves"
+// +kubebuilder:printcolumn:name="Locations",type=integer,JSONPath=`.status.routing.locations`,priority=1,description="Locations of a Gateway's instance"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type NginxOperator struct {
 	metav1.TypeMeta   `json:",inline"`
