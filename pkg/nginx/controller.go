@@ -7,15 +7,18 @@
 // from (pkg/nginx/render) and status.upstreams reads; files.go lays the
 // files nginx reads of the references out over the files Secrets; apply.go
 // dry-runs and applies the children; objects.go and pod.go build them
-// (pure functions of the spec); reload.go nudges the pods after a new
-// configuration;
-// podconfigs.go sorts what each pod's reloader loaded, as the prober
-// (pkg/nginx/prober) last read it; status.go builds the whole status from
-// all of it in one place (setStatus); restore.go seeds content from a
-// backup; upgrade.go clears what earlier operators left. The watches:
-// referencewatch.go maps a referenced object to the instances naming it,
-// endpoints.go the EndpointSlices of proxied Services (paced), metrics.go
-// the instances' gauges.
+// (pure functions of the spec); routed.go takes a Gateway's instance's
+// spec from the route table (pkg/routetable); certificates.go asks
+// cert-manager for the certificates a spec names and reports on them;
+// reload.go nudges the pods after a new configuration; podconfigs.go sorts
+// what each pod's reloader loaded, as the prober (pkg/nginx/prober) last
+// read it; status.go builds the status from all of it (setStatus, and
+// setPaused and setAwaitingRoutes for an instance it leaves as it is);
+// restore.go seeds content from a backup; upgrade.go clears what earlier
+// operators left. The watches: referencewatch.go maps a referenced object
+// to the instances naming it, certificatewatch.go a cert-manager
+// Certificate to its instance, endpoints.go the EndpointSlices of proxied
+// Services (paced), metrics.go the instances' gauges.
 package nginx
 
 import (

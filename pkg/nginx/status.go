@@ -98,11 +98,12 @@ type observed struct {
 	certificates *certificateReport
 }
 
-// setStatus builds the whole status from what the reconcile observed: the
-// one place the controller sets it (a paused instance aside, setPaused).
-// The configuration hash, the upstreams and the routing come from the plan, the same
-// resolved model nginx.conf was rendered from; a failed plan leaves them as
-// they were.
+// setStatus builds the whole status from what the reconcile observed, for
+// every instance the controller reconciles (a paused one has setPaused, a
+// Gateway's awaiting its routes setAwaitingRoutes). The configuration
+// hash, the upstreams and the routing come from the plan, the same
+// resolved model nginx.conf was rendered from; a failed plan leaves them
+// as they were.
 func setStatus(nginx *v1beta1.NginxOperator, o observed) {
 	if o.plan != nil {
 		nginx.Status.ConfigHash = o.plan.inputs.ConfigHash

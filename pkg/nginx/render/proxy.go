@@ -44,10 +44,11 @@ func protocolOf(p *v1beta1.ProxyLocation) protocol {
 // upstreamName is the name of the upstream block of location id.
 func upstreamName(id string) string { return "backend_" + id }
 
-// proxy forwards to an upstream block of the location's own (declared at
-// the http level, see httpBlocks), which is what lets nginx keep
-// connections to the Services open (keepalive), split requests by weight
-// and balance them by the location's method.
+// proxy forwards to an upstream block (declared at the http level, see
+// httpBlocks), shared by every location that sends to the same backends
+// alike (sharedUpstream), which is what lets nginx keep connections to the
+// Services open (keepalive), split requests by weight and balance them by
+// the location's method.
 func (r *renderer) proxy(id string, l v1beta1.Location, authHeaders []header) []conf.Directive {
 	p := l.Proxy
 	b := protocolOf(p)

@@ -1,16 +1,23 @@
 // Package render builds nginx.conf from an NginxOperator spec. Its files
 // follow nginx.conf's own shape: core.go the main and events contexts,
-// http.go the http context, variables.go the maps and geo blocks proxies
-// and redirects read, server.go a server, location.go a location,
-// proxy.go a proxy location, upstream.go its upstream block (balancing,
+// http.go the http context, inherit.go the settings every proxy location
+// shares, said once there, variables.go the maps and geo blocks proxies
+// and redirects read, requestmetrics.go the per-request log the metrics
+// are made of, server.go a server, match.go which location of a server
+// answers a request, location.go a location, client.go its limits on
+// request bodies, proxy.go a proxy location, timeouts.go its timeouts,
+// mirror.go its mirrors, upstream.go its upstream block (balancing,
 // affinity, keepalive) and upstreamservers.go its server lines, grpc.go a
-// gRPC location's statuses, redirect.go a redirect, access.go the access
-// rules and rate limits of a server or a location, references.go the
-// objects a spec names and where their files are, resolved.go what the
-// controller read of the proxied Services, and stream.go the stream
-// context (config.streams: TCP, UDP and TLS passthrough). The http-level blocks that
-// locations refer to (upstreams, maps, rate limit zones) are built in a
-// pass of their own (http.go's httpBlocks).
+// gRPC location's statuses, redirect.go a redirect, cors.go a location's
+// CORS, auth.go external authentication, access.go what a server or a
+// location checks of a request first (addresses, basic auth, rate and
+// connection limits) and limits.go the names of those limits' zones,
+// references.go the objects a spec names and where their files are,
+// resolved.go what the controller read of the proxied Services, and
+// stream.go the stream context (config.streams: TCP, UDP and TLS
+// passthrough and termination). The http-level blocks that locations refer
+// to (upstreams, maps, rate limit zones) are built in a pass of their own
+// (http.go's httpBlocks).
 //
 // It imports only the API types, the emitter (pkg/nginx/conf) and the
 // instance's layout (pkg/layout), and takes plain values (Options): it is
