@@ -52,7 +52,7 @@ func (r *renderer) http(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		out = append(out, tlsPolicy(cfg.TLS, "TLS")...)
 	}
 	out = append(out, realIP(cfg)...)
-	out = append(out, requestVariables(cfg, r.opts.ServicePorts, len(r.routed) > 0)...)
+	out = append(out, requestVariables(cfg, r.opts.ServicePorts, len(r.behindRouter) > 0)...)
 	out = append(out, r.healthServer())
 	if spec.Metrics.Enabled {
 		out = append(out, r.stubStatusServer())

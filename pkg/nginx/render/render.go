@@ -131,7 +131,7 @@ func Config(spec *v1beta1.NginxOperatorSpec, opts Options) ([]byte, error) {
 
 // Directives is Config before text: the whole configuration as a tree.
 func Directives(spec *v1beta1.NginxOperatorSpec, opts Options) ([]conf.Directive, error) {
-	r := &renderer{opts: opts.withDefaults(), routed: routedPorts(spec)}
+	r := &renderer{opts: opts.withDefaults(), behindRouter: portsBehindRouter(spec)}
 	r.countRequests = r.requestMetricsOn(spec)
 	tree := inheritShared(r.main(spec))
 	return tree, errors.Join(r.invalid...)
@@ -152,9 +152,9 @@ type renderer struct {
 	// countRequests logs every request to the reloader's socket
 	// (requestmetrics.go).
 	countRequests bool
-	// routed are the ports whose TLS servers listen behind a stream
+	// behindRouter are the ports whose TLS servers listen behind a stream
 	// router (stream.go), by name.
-	routed map[string]bool
+	behindRouter map[string]bool
 }
 
 // refuse records a fault of the spec (see renderer.invalid).

@@ -60,8 +60,8 @@ func (r *renderer) servers(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 // before 1.25.1 knows; later ones accept it with a deprecation warning. On
 // a plain-text port (h2c) it serves HTTP/2 with prior knowledge.
 func (r *renderer) listen(cfg v1beta1.NginxConfig, s v1beta1.Server, p v1beta1.Port) []conf.Directive {
-	if r.routed[p.Name] {
-		return r.routedListen(cfg, s, p)
+	if r.behindRouter[p.Name] {
+		return r.listenBehindRouter(cfg, s, p)
 	}
 	port := p.ContainerPort
 	var options []string
@@ -87,11 +87,11 @@ func (r *renderer) listen(cfg v1beta1.NginxConfig, s v1beta1.Server, p v1beta1.P
 	return out
 }
 
-// routedListen is the listen directive of a TLS server on a port with a
+// listenBehindRouter is the listen directive of a TLS server on a port with a
 // stream router (stream.go): the port's socket, with the router's PROXY
 // header, whose address nginx takes as the client's (realip), as the
 // router's own peer when a load balancer's PROXY header named none.
-func (r *renderer) routedListen(cfg v1beta1.NginxConfig, s v1beta1.Server, p v1beta1.Port) []conf.Directive {
+func (r *renderer) listenBehindRouter(cfg v1beta1.NginxConfig, s v1beta1.Server, p v1beta1.Port) []conf.Directive {
 	args := []string{r.httpSocket(p.Name), "ssl"}
 	if !cfg.DisableHTTP2 {
 		args = append(args, "http2")

@@ -24,7 +24,7 @@ import (
 // a PROXY protocol header, so the stream or server behind it sees the
 // client's address rather than the router's; a stream strips it, or,
 // where its backend asks for the PROXY protocol, relays it as it is
-// (routedStreamServer). The HTTP servers of such a port listen on its
+// (streamServerBehindRouter). The HTTP servers of such a port listen on its
 // socket (server.go's listen), and http.go's variables take the client's
 // port from the PROXY header there.
 
@@ -37,7 +37,7 @@ func streamPortsOf(spec *v1beta1.NginxOperatorSpec) []streamPort {
 		for i, s := range spec.Config.Streams {
 			if s.Port == p.Name {
 				sp.streams = append(sp.streams, i)
-				sp.routed = sp.routed || len(s.ServerNames) > 0
+				sp.byName = sp.byName || len(s.ServerNames) > 0
 			}
 		}
 		if len(sp.streams) == 0 {
@@ -68,20 +68,20 @@ type streamPort struct {
 	port  v1beta1.Port
 	// streams on the port, by index in config.streams.
 	streams []int
-	// routed: some stream names serverNames, so a router reads them.
-	routed bool
-	// servers: TLS servers share the port (routed only, as the CRD has it);
+	// byName: some stream names serverNames, so a router reads them.
+	byName bool
+	// servers: TLS servers share the port (byName only, as the CRD has it);
 	// serverNames are their names, each once.
 	servers     bool
 	serverNames []string
 }
 
-// routedPorts are the names of the ports whose HTTP servers sit behind a
+// portsBehindRouter are the names of the ports whose HTTP servers sit behind a
 // router: they listen on the port's socket (httpSocket).
-func routedPorts(spec *v1beta1.NginxOperatorSpec) map[string]bool {
+func portsBehindRouter(spec *v1beta1.NginxOperatorSpec) map[string]bool {
 	var out map[string]bool
 	for _, sp := range streamPortsOf(spec) {
-		if sp.routed && sp.servers {
+		if sp.byName && sp.servers {
 			if out == nil {
 				out = map[string]bool{}
 			}
@@ -128,7 +128,7 @@ func (r *renderer) stream(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 	if cfg.RealIP != nil && cfg.RealIP.ProxyProtocol {
 		// The load balancer's PROXY header names the client on the ports
 		// nginx listens on itself; the servers behind a router trust only
-		// the router (routedStreamServer).
+		// the router (streamServerBehindRouter).
 		for _, cidr := range cfg.TrustedProxies {
 			out = append(out, conf.D("set_real_ip_from", cidr))
 		}
@@ -137,7 +137,7 @@ func (r *renderer) stream(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 	out = append(out, blocks...)
 	var servers []conf.Directive
 	for _, sp := range streamPortsOf(spec) {
-		if !sp.routed {
+		if !sp.byName {
 			i := sp.streams[0]
 			s := cfg.Streams[i]
 			servers = append(servers, r.streamServer(s, r.portListen(cfg, sp.port, s.TLS != nil), upstreams[i], s.ProxyProtocol))
@@ -148,7 +148,7 @@ func (r *renderer) stream(spec *v1beta1.NginxOperatorSpec) []conf.Directive {
 		out = append(out, route)
 		servers = append(servers, router)
 		for _, i := range sp.streams {
-			servers = append(servers, r.routedStreamServer(cfg, i, upstreams[i]))
+			servers = append(servers, r.streamServerBehindRouter(cfg, i, upstreams[i]))
 		}
 	}
 	if closed {
@@ -243,7 +243,7 @@ func (r *renderer) portListen(cfg v1beta1.NginxConfig, p v1beta1.Port, tls bool)
 	return out
 }
 
-// routedStreamServer is the server of stream i behind its port's router,
+// streamServerBehindRouter is the server of stream i behind its port's router,
 // on the stream's socket. It reads the router's PROXY header and takes
 // its address as the client's, unless the stream passes TLS through to a
 // backend that asks for the PROXY protocol: that backend gets the
@@ -251,7 +251,7 @@ func (r *renderer) portListen(cfg v1beta1.NginxConfig, p v1beta1.Port, tls bool)
 // name its socket as the address the client connected to, which a PROXY
 // protocol reader refuses. (The CRD refuses a stream that terminates TLS
 // behind a router and sends the PROXY protocol, for that reason.)
-func (r *renderer) routedStreamServer(cfg v1beta1.NginxConfig, i int, upstream string) conf.Directive {
+func (r *renderer) streamServerBehindRouter(cfg v1beta1.NginxConfig, i int, upstream string) conf.Directive {
 	s := cfg.Streams[i]
 	listen := []string{r.streamSocket(i)}
 	if s.TLS != nil {
@@ -292,9 +292,9 @@ func (r *renderer) streamServer(s v1beta1.Stream, listen []conf.Directive, upstr
 // that took the connection times it out by its own settings.
 const routerIdleTimeout = "86400s"
 
-// router is a routed port's map from TLS server name to the socket of the
-// stream or servers that take the name, and its server; refuses tells
-// that some names go to closedUpstream.
+// router is the map, of a port with a router, from TLS server name to the
+// socket of the stream or servers that take the name, and its server;
+// refuses tells that some names go to closedUpstream.
 func (r *renderer) router(cfg v1beta1.NginxConfig, sp streamPort) (route, server conf.Directive, refuses bool) {
 	variable := "$stream_route_" + strconv.Itoa(sp.index)
 	entries := []conf.Directive{conf.D("hostnames")}

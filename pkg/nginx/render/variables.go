@@ -46,7 +46,7 @@ const (
 // header's address), or, behind the PROXY protocol, the address the load
 // balancer reports, since a load balancer that speaks it adds no headers.
 //
-// With routed ports (a stream router in front of their TLS servers, see
+// With ports behind a router (a stream router in front of their TLS servers, see
 // stream.go), the servers behind a router take the hop, and the port the
 // client came in on, from the router's PROXY header: the connection's peer
 // is the router's socket there, and its local port none.
