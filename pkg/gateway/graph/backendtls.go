@@ -168,11 +168,11 @@ func (o *ruleOutcome) backendTLS(gw *gatewayv1.Gateway, backends []v1beta1.Backe
 		case found && v.tls == nil:
 			continue // its policy is not accepted: no plain text instead
 		case found && svc.Namespace != gw.Namespace:
-			o.refuse(fmt.Sprintf("Service %s has BackendTLSPolicy %s, whose CA certificates the Gateway's pods in %s cannot mount", svc, key.Name, gw.Namespace))
+			o.cannotServe(fmt.Sprintf("Service %s has BackendTLSPolicy %s, whose CA certificates the Gateway's pods in %s cannot mount", svc, key.Name, gw.Namespace))
 			return nil, nil
 		}
 		if !first && !equalTLS(tls, v.tls) {
-			o.refuse("the rule's backends have different BackendTLSPolicies (or some none): nginx speaks to all of a rule's backends alike")
+			o.cannotServe("the rule's backends have different BackendTLSPolicies (or some none): nginx speaks to all of a rule's backends alike")
 			return nil, nil
 		}
 		kept, tls, first = append(kept, b), v.tls, false

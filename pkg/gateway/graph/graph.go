@@ -226,7 +226,7 @@ func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*Listener, na
 	// that the routes placed before it (older ones: see sortedRoutes)
 	// keep serving and later changes to them still apply.
 	if !b.fits(adds) {
-		refuseForRoom(attachments, noRoomMessage)
+		noRoomFor(attachments, noRoomMessage)
 		adds = nil
 	}
 	countAttached(attachments, unsupported)
@@ -327,9 +327,9 @@ func cannotHold(errs field.ErrorList) string {
 	return "the NginxOperator this Gateway becomes cannot hold what this route makes: " + strings.Join(msgs, "; ")
 }
 
-// refuseForRoom refuses each attachment not refused already, with message:
-// the instance has no room for the route.
-func refuseForRoom(attachments []Attachment, message string) {
+// noRoomFor marks each attachment not refused already as one the
+// instance has no room for, saying so with message.
+func noRoomFor(attachments []Attachment, message string) {
 	for i := range attachments {
 		if attachments[i].Refused == "" && attachments[i].NoRoom == "" {
 			attachments[i].NoRoom = message

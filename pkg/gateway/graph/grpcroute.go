@@ -37,7 +37,7 @@ func grpcRule(gw *gatewayv1.Gateway, rt *gatewayv1.GRPCRoute, rule gatewayv1.GRP
 			resolved = out.externalAuthFilter(&handler, rt.Namespace, f.ExtensionRef, refs) && resolved
 			continue
 		}
-		out.refuse(applyFilter(&handler, httpFilterOf(f)))
+		out.cannotServe(applyFilter(&handler, httpFilterOf(f)))
 	}
 	if resolved {
 		var backendRefs []gatewayv1.BackendRef
@@ -53,7 +53,7 @@ func grpcRule(gw *gatewayv1.Gateway, rt *gatewayv1.GRPCRoute, rule gatewayv1.GRP
 	}
 	var matches []gatewayv1.HTTPRouteMatch
 	for _, m := range rule.Matches {
-		out.refuse(methodRegexFault(m.Method))
+		out.cannotServe(methodRegexFault(m.Method))
 		matches = append(matches, httpMatchOf(m))
 	}
 	out.addLocations(matches, handler)

@@ -54,7 +54,7 @@ func httpRule(gw *gatewayv1.Gateway, rt *gatewayv1.HTTPRoute, rule gatewayv1.HTT
 		case isExtensionRef(f.Type, f.ExtensionRef):
 			resolved = out.externalAuthFilter(&handler, rt.Namespace, f.ExtensionRef, refs) && resolved
 		default:
-			out.refuse(applyFilter(&handler, f))
+			out.cannotServe(applyFilter(&handler, f))
 		}
 	}
 	switch {
@@ -103,7 +103,7 @@ func (o *ruleOutcome) mirror(gw *gatewayv1.Gateway, routeNamespace string, f *ga
 		svc.Namespace = b.Namespace
 	}
 	if _, _, found := refs.tls.of(svc, b.Port); found {
-		o.refuse(fmt.Sprintf("mirror to Service %s, which has a BackendTLSPolicy: mirrors are sent in plain HTTP", svc))
+		o.cannotServe(fmt.Sprintf("mirror to Service %s, which has a BackendTLSPolicy: mirrors are sent in plain HTTP", svc))
 		return nil
 	}
 	m := v1beta1.Mirror{Service: b.Service, Namespace: b.Namespace, Port: b.Port, Percent: f.Percent}
@@ -113,18 +113,18 @@ func (o *ruleOutcome) mirror(gw *gatewayv1.Gateway, routeNamespace string, f *ga
 	return []v1beta1.Mirror{m}
 }
 
-// refuse records msg, unless empty, as what of the rule cannot be served;
-// the first one counts.
-func (o *ruleOutcome) refuse(msg string) {
+// cannotServe records msg, unless empty, as what of the rule cannot be
+// served; the first one counts.
+func (o *ruleOutcome) cannotServe(msg string) {
 	if o.unsupported == "" {
 		o.unsupported = msg
 	}
 }
 
-// backendRef is ref, whose own filters (n of them) are refused.
+// backendRef is ref, whose own filters (n of them) cannot be served.
 func (o *ruleOutcome) backendRef(ref gatewayv1.BackendRef, filters int) gatewayv1.BackendRef {
 	if filters > 0 {
-		o.refuse(backendFiltersUnsupported(ref.Name))
+		o.cannotServe(backendFiltersUnsupported(ref.Name))
 	}
 	return ref
 }
@@ -138,7 +138,7 @@ func (o *ruleOutcome) addLocations(matches []gatewayv1.HTTPRouteMatch, handler v
 	for _, m := range matches {
 		l, msg := matchLocation(m, handler)
 		if msg != "" {
-			o.refuse(msg)
+			o.cannotServe(msg)
 			continue
 		}
 		o.locations = append(o.locations, l)

@@ -79,7 +79,7 @@ func (b *serverBuilder) placeStream(r streamRoute, gw *gatewayv1.Gateway, ls []*
 		adds = nil
 	}
 	if !b.fitsStreams(adds) {
-		refuseForRoom(attachments, noStreamRoomMessage)
+		noRoomFor(attachments, noStreamRoomMessage)
 		adds = nil
 	}
 	countAttached(attachments, unsupported)

@@ -89,7 +89,7 @@ func (r *renderer) pathModifier(field string, m *v1beta1.PathModifier) (replacem
 		value = m.ReplaceFullPath
 	}
 	if value == nil {
-		r.refuse("%s.path of type %s has no value for it", field, m.Type)
+		r.fault("%s.path of type %s has no value for it", field, m.Type)
 		return "", false
 	}
 	return *value, true

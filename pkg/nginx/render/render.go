@@ -157,8 +157,8 @@ type renderer struct {
 	behindRouter map[string]bool
 }
 
-// refuse records a fault of the spec (see renderer.invalid).
-func (r *renderer) refuse(format string, args ...any) {
+// fault records a fault of the spec (see renderer.invalid).
+func (r *renderer) fault(format string, args ...any) {
 	r.invalid = append(r.invalid, fmt.Errorf(format, args...))
 }
 
