@@ -33,7 +33,8 @@ type gatewayReconciler struct {
 	// references reads the metadata of the Services and Secrets Gateways
 	// and routes name; a read watches the namespace read from then on.
 	references client.Reader
-	// routes receive the servers of each Gateway's instance.
+	// routes receive the whole spec of each Gateway's instance (the one
+	// road to the nginx controller).
 	routes *routetable.Table
 	// backendTLS is set where the cluster serves BackendTLSPolicy.
 	backendTLS bool
@@ -121,7 +122,7 @@ func (r *gatewayReconciler) classOf(ctx context.Context, gw *gatewayv1.Gateway) 
 	return &gc, nil
 }
 
-// inputs reads what the translation of gw needs from the caches, and the
+// inputs reads what the graph of gw reads from the caches, and the
 // servable Secrets of other namespaces than gw's that its listeners name
 // (what copies of them are made of: see applyCertificateCopies).
 func (r *gatewayReconciler) inputs(ctx context.Context, gw *gatewayv1.Gateway) (graph.Inputs, map[types.NamespacedName]*corev1.Secret, error) {

@@ -13,7 +13,7 @@ import (
 // Gateway API's routes below HTTP (tlsroute.go, tcproute.go and the like)
 // become the instance's streams (v1beta1.Stream).
 
-// streamRoute is what the translation reads of a route below HTTP: how
+// streamRoute is what the graph reads of a route below HTTP: how
 // it attaches, and the backends of its rules.
 type streamRoute struct {
 	route
