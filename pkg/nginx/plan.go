@@ -57,7 +57,7 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	// Everything below builds from the spec as admission defaults it (the
 	// CRD is the one source of defaults and value rules); the status is
 	// written to the object as read.
-	desired, errs := r.validated(ctx, nginx)
+	desired, routing, errs := r.validated(ctx, nginx)
 	if len(errs) > 0 {
 		err := configErrorf("%v", errs.ToAggregate())
 		r.Recorder.Eventf(nginx, nil, corev1.EventTypeWarning, ReasonInvalidConfig, "Validate", "%v", err)
@@ -90,7 +90,7 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	}
 	in.Revision = configRevision(held, in.ConfigHash, time.Now())
 	p := &plan{inputs: in, statefulSet: StatefulSet(desired, in), checked: []client.Object{Service(desired, model.ports)},
-		upstreams: model.upstreamStatus(), routing: r.routing(nginx)}
+		upstreams: model.upstreamStatus(), routing: routing}
 	names, meta := layout.NamesFor(nginx.Name), func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: nginx.Namespace, Name: name}
 	}

@@ -29,31 +29,26 @@ func (r *Reconciler) awaitingRoutes(nginx *v1beta1.NginxOperator) bool {
 
 // validated is nginx as plan builds from it (validation.NginxOperator):
 // for a routed instance, its metadata with the spec its Gateway published,
-// and the room its servers need. The servers' references join the
-// reference index first, so that a change to a Service they name after
-// resolve reads it reaches the instance.
-func (r *Reconciler) validated(ctx context.Context, nginx *v1beta1.NginxOperator) (*v1beta1.NginxOperator, field.ErrorList) {
+// and the room its servers need, and what that publication says it
+// serves (status.routing; nil for an instance no Gateway controls), read
+// from the one publication so that the two agree. The servers' references
+// join the reference index first, so that a change to a Service they name
+// after resolve reads it reaches the instance.
+func (r *Reconciler) validated(ctx context.Context, nginx *v1beta1.NginxOperator) (*v1beta1.NginxOperator, *v1beta1.RoutingStatus, field.ErrorList) {
 	if r.Routes == nil {
-		return validation.NginxOperator(ctx, nginx)
+		desired, errs := validation.NginxOperator(ctx, nginx)
+		return desired, nil, errs
 	}
 	published, routed, _ := r.Routes.Published(nginx)
 	if !routed {
-		return validation.NginxOperator(ctx, nginx)
+		desired, errs := validation.NginxOperator(ctx, nginx)
+		return desired, nil, errs
 	}
 	composed := *nginx
 	composed.Spec = published.Spec
 	r.routedReferences.set(types.NamespacedName{Namespace: nginx.Namespace, Name: nginx.Name}, referenceKeys(&composed))
-	return validation.RoutedNginxOperatorOfCheckedServers(ctx, &composed)
-}
-
-// routing is what nginx serves for its status.routing: what its Gateway
-// published; nil for an instance no Gateway controls.
-func (r *Reconciler) routing(nginx *v1beta1.NginxOperator) *v1beta1.RoutingStatus {
-	if r.Routes == nil {
-		return nil
-	}
-	published, _, _ := r.Routes.Published(nginx)
-	return published.Routing
+	desired, errs := validation.RoutedNginxOperatorOfCheckedServers(ctx, &composed)
+	return desired, published.Routing, errs
 }
 
 // routedReferences index the routed instances by what their servers name,

@@ -171,19 +171,13 @@ func Build(ctx context.Context, in Inputs) Graph {
 	// path and match on one host (which Gateway API leaves to the
 	// implementation), the HTTPRoute's serves.
 	for _, rt := range sortedRoutes(in.HTTPRoutes) {
-		outcomes := make([]ruleOutcome, len(rt.Spec.Rules))
-		for i, rule := range rt.Spec.Rules {
-			outcomes[i] = httpRule(gw, rt, rule, refs)
-		}
 		r := route{kind: KindHTTPRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
+		outcomes := outcomesOf(rt.Spec.Rules, func(rule gatewayv1.HTTPRouteRule) ruleOutcome { return httpRule(gw, rt, rule, refs) })
 		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
 	}
 	for _, rt := range sortedRoutes(in.GRPCRoutes) {
-		outcomes := make([]ruleOutcome, len(rt.Spec.Rules))
-		for i, rule := range rt.Spec.Rules {
-			outcomes[i] = grpcRule(gw, rt, rule, refs)
-		}
 		r := route{kind: KindGRPCRoute, meta: rt.ObjectMeta, parents: rt.Spec.ParentRefs, hostnames: rt.Spec.Hostnames}
+		outcomes := outcomesOf(rt.Spec.Rules, func(rule gatewayv1.GRPCRouteRule) ruleOutcome { return grpcRule(gw, rt, rule, refs) })
 		routes = append(routes, b.place(r, gw, ls, in.NamespaceLabels[rt.Namespace], outcomes))
 	}
 	for _, r := range streamRoutes(in) {
@@ -192,6 +186,15 @@ func Build(ctx context.Context, in Inputs) Graph {
 	b.holdRouters(ls)
 	return Graph{Gateway: gw, Listeners: ls, Routes: routes, Placed: b.placed(), CertificateCopies: certificateCopies(gw, ls),
 		Policies: refs.tls.verdicts, Parameters: in.Parameters}
+}
+
+// outcomesOf are what each of a route's rules becomes, by translate.
+func outcomesOf[R any](rules []R, translate func(R) ruleOutcome) []ruleOutcome {
+	out := make([]ruleOutcome, len(rules))
+	for i, rule := range rules {
+		out[i] = translate(rule)
+	}
+	return out
 }
 
 // place attaches route r, whose rules became outcomes, to the listeners
