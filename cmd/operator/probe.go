@@ -53,7 +53,10 @@ func probe(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	// A replica may still be starting when the probe runs right after an
-	// install: retry until the timeout, reporting the last error.
+	// install: retry until the timeout, reporting the last error that says
+	// why (an attempt the timeout cuts short says only that time ran out,
+	// which on a loaded machine can be the first one's fate too).
+	var last error
 	for {
 		began := time.Now()
 		err = convertOnce(ctx, client, *url)
@@ -61,9 +64,12 @@ func probe(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "the operator answered at %s: converted a v1alpha1 NginxOperator to v1beta1 in %s\n", *url, time.Since(began).Round(time.Millisecond))
 			return 0
 		}
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(stderr, "operator probe:", err)
+			fmt.Fprintln(stderr, "operator probe:", last)
 			return 1
 		case <-time.After(time.Second):
 		}
