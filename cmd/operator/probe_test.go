@@ -67,7 +67,7 @@ func TestProbeAsksTheConversionWebhook(t *testing.T) {
 	t.Cleanup(untrusted.Close)
 
 	// The probe retries until its timeout: a failing case waits it out, so
-	// the cases run in parallel. Theirs is 3 s: under make test, one TLS
+	// the cases run in parallel. Theirs is 2 s: under make test, one TLS
 	// handshake took the whole of a 1 s timeout, whose error then said only
 	// that time ran out. The real handler's first conversion compiles the
 	// CRD's validation (lazily, once), which took more than 1.5 s on a
@@ -79,9 +79,9 @@ func TestProbeAsksTheConversionWebhook(t *testing.T) {
 		out                    string
 	}{
 		{"the real handler converts", webhook.URL + "/convert", writeCA(t, webhook), "30s", 0, "converted a v1alpha1 NginxOperator to v1beta1"},
-		{"an answer to another request", broken.URL, writeCA(t, broken), "3s", 1, `the response is for request "other"`},
-		{"a wrong answer, then none until the timeout", slowAfterWrong.URL, writeCA(t, slowAfterWrong), "3s", 1, `the response is for request "other"`},
-		{"a certificate the CA did not sign", untrusted.URL, writeCA(t, webhook), "3s", 1, "certificate"},
+		{"an answer to another request", broken.URL, writeCA(t, broken), "2s", 1, `the response is for request "other"`},
+		{"a wrong answer, then none until the timeout", slowAfterWrong.URL, writeCA(t, slowAfterWrong), "2s", 1, `the response is for request "other"`},
+		{"a certificate the CA did not sign", untrusted.URL, writeCA(t, webhook), "2s", 1, "certificate"},
 		{"no CA", webhook.URL, "", "1s", 2, "--ca-file are required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
