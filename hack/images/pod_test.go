@@ -141,7 +141,7 @@ func TestImagesRunTheOperatorsPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sts := nginx.StatefulSet(instance, nginx.Inputs{Config: conf, ConfigHash: "test", Image: "nginx", ExporterImage: "exporter", ReloaderImage: "operator",
+	sts := nginx.StatefulSet(instance, nginx.Materials{Config: conf, ConfigHash: "test", Image: "nginx", ExporterImage: "exporter", ReloaderImage: "operator",
 		References: render.ReferencesOf(&instance.Spec)})
 	pod := sts.Spec.Template.Spec
 	byName := map[string]corev1.Container{}

@@ -235,7 +235,7 @@ func (r *Reconciler) build(ctx context.Context, b *v1beta1.NginxBackup, instance
 	if image == "" {
 		image = r.NginxImage
 	}
-	in := jobs.Inputs{Instance: instance, AgentImage: r.AgentImage, InstanceImage: image, InstanceSpec: spec, OperatorVersion: version.Version}
+	in := jobs.Facts{Instance: instance, AgentImage: r.AgentImage, InstanceImage: image, InstanceSpec: spec, OperatorVersion: version.Version}
 	if jobs.IncludesConfig(b) {
 		if in.ConfigMapKeys, err = r.configMapKeys(ctx, instance); err != nil {
 			return nil, err

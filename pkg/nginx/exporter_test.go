@@ -27,7 +27,7 @@ import (
 // runs in every pod, but only instances that opted into metrics publish
 // it). The headless Service never exposes them.
 func TestMetricsAddExporterSidecarAndServicePortsOnlyWhenEnabled(t *testing.T) {
-	in := Inputs{Image: "nginx:1.27", ExporterImage: "exporter:1.4", ConfigHash: "abc"}
+	in := Materials{Image: "nginx:1.27", ExporterImage: "exporter:1.4", ConfigHash: "abc"}
 	monitoringPorts := map[string]bool{layout.MetricsPortName: true, layout.ReloaderPortName: true}
 
 	off := testInstance("web")

@@ -113,7 +113,7 @@ func TestFilesFillTheFilesSecretsInOrderAndWhatDoesNotFitIsRefused(t *testing.T)
 // as the instance's children, the empty ones named for deletion.
 func TestThePodsMountEveryFilesSecretAsOneOptionalVolume(t *testing.T) {
 	n := testInstance("web")
-	pod := StatefulSet(n, Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1"}).Spec.Template.Spec
+	pod := StatefulSet(n, Materials{Image: "nginx:1.27", ReloaderImage: "operator:1"}).Spec.Template.Spec
 	var files *corev1.Volume
 	for i := range pod.Volumes {
 		if pod.Volumes[i].Name == layout.FilesVolume {
@@ -151,8 +151,8 @@ func TestThePodsMountEveryFilesSecretAsOneOptionalVolume(t *testing.T) {
 	more.Spec.Config.Servers = append(more.Spec.Config.Servers, v1beta1.Server{Port: "http", TLS: &v1beta1.TLS{SecretName: "new-tls",
 		ClientCertificates: &v1beta1.ClientCertificates{CACertificate: v1beta1.CACertificateRef{Kind: "ConfigMap", Name: "ca", Key: "ca.crt"}}},
 		BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "users", Key: "auth"}})
-	in := Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1", References: render.ReferencesOf(&more.Spec)}
-	if !equality.Semantic.DeepEqual(StatefulSet(n, Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1"}).Spec.Template, StatefulSet(more, in).Spec.Template) {
+	in := Materials{Image: "nginx:1.27", ReloaderImage: "operator:1", References: render.ReferencesOf(&more.Spec)}
+	if !equality.Semantic.DeepEqual(StatefulSet(n, Materials{Image: "nginx:1.27", ReloaderImage: "operator:1"}).Spec.Template, StatefulSet(more, in).Spec.Template) {
 		t.Error("a new TLS Secret, CA and basic auth changed the pod template")
 	}
 }

@@ -36,8 +36,8 @@ import (
 // spec.pod.annotations anyway.)
 const PodTemplateVersion = "6"
 
-// Inputs is everything the builders need besides the instance.
-type Inputs struct {
+// Materials is everything the builders need besides the instance.
+type Materials struct {
 	Config     []byte // rendered nginx.conf
 	ConfigHash string
 	Image      string // spec.image or the operator's default
@@ -104,7 +104,7 @@ func selector(nginx *v1beta1.NginxOperator) map[string]string {
 // pod's reloader checks the new configuration with nginx -t and loads it
 // gracefully, or keeps the old one serving and reports why. Its annotations
 // say what it was written for (see layout.ConfigHashAnnotation).
-func ConfigSecret(nginx *v1beta1.NginxOperator, in Inputs) *corev1.Secret {
+func ConfigSecret(nginx *v1beta1.NginxOperator, in Materials) *corev1.Secret {
 	meta := objectMeta(nginx, layout.NamesFor(nginx.Name).ConfigSecret)
 	meta.Annotations = merged(meta.Annotations, syncAnnotations(in))
 	return &corev1.Secret{

@@ -35,7 +35,7 @@ func TestPodsPassTheRestrictedPodSecurityStandard(t *testing.T) {
 	n := testInstance("web")
 	n.Spec.Content.VolumeClaimTemplate = &v1beta1.VolumeClaimTemplate{Size: resource.MustParse("1Gi")}
 	n.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
-	pod := StatefulSet(n, Inputs{Image: "nginx:1.27", ConfigHash: "abc"}).Spec.Template.Spec
+	pod := StatefulSet(n, Materials{Image: "nginx:1.27", ConfigHash: "abc"}).Spec.Template.Spec
 
 	for _, v := range framework.RestrictedViolations(pod) {
 		t.Error(v)
@@ -65,7 +65,7 @@ func TestNamesAreValidAndDistinctPerInstance(t *testing.T) {
 func TestUnsetReplicasStayUnownedAndPDBFollowsTheSpec(t *testing.T) {
 	n := testInstance("web")
 	n.Spec.Replicas = nil
-	if r := StatefulSet(n, Inputs{}).Spec.Replicas; r != nil {
+	if r := StatefulSet(n, Materials{}).Spec.Replicas; r != nil {
 		t.Errorf("replicas = %d, want unset so an autoscaler may own it", *r)
 	}
 	if PodDisruptionBudget(n) != nil {
@@ -82,7 +82,7 @@ func intOrStr(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
 // nginx's last log lines become the termination message of a crashed nginx,
 // which the status quotes (ConfigRejected).
 func TestNginxKeepsItsLastLogLinesAsTerminationMessage(t *testing.T) {
-	sts := StatefulSet(testInstance("web"), Inputs{Image: "nginx:1.27", ConfigHash: "h1"})
+	sts := StatefulSet(testInstance("web"), Materials{Image: "nginx:1.27", ConfigHash: "h1"})
 	c := sts.Spec.Template.Spec.Containers[0]
 	if c.Name != layout.NginxContainerName || c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
 		t.Errorf("container %s terminationMessagePolicy = %q, want %s %q", c.Name, c.TerminationMessagePolicy, layout.NginxContainerName, corev1.TerminationMessageFallbackToLogsOnError)
@@ -93,7 +93,7 @@ func TestNginxKeepsItsLastLogLinesAsTerminationMessage(t *testing.T) {
 // so that kube-proxy stops routing to it first: a rollout then fails no
 // request (test/realpods/rollout proves it on a real node).
 func TestNginxKeepsServingWhileTheEndpointsDropAStoppingPod(t *testing.T) {
-	c := StatefulSet(testInstance("web"), Inputs{Image: "nginx:1.27", ConfigHash: "h1"}).Spec.Template.Spec.Containers[0]
+	c := StatefulSet(testInstance("web"), Materials{Image: "nginx:1.27", ConfigHash: "h1"}).Spec.Template.Spec.Containers[0]
 	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil {
 		t.Fatalf("nginx lifecycle = %+v, want a preStop sleep", c.Lifecycle)
 	}
@@ -110,33 +110,33 @@ func TestNginxKeepsServingWhileTheEndpointsDropAStoppingPod(t *testing.T) {
 // rolls the pods. Documentation/nginxoperator.md has the same table.
 func TestANewConfigurationOrCertificateReloadsAndAPodChangeRolls(t *testing.T) {
 	base := testInstance("web")
-	in := Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1", Config: []byte("one"), ConfigHash: "h1", FilesHash: "f1"}
-	template := func(n *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec {
+	in := Materials{Image: "nginx:1.27", ReloaderImage: "operator:1", Config: []byte("one"), ConfigHash: "h1", FilesHash: "f1"}
+	template := func(n *v1beta1.NginxOperator, in Materials) corev1.PodTemplateSpec {
 		return StatefulSet(n, in).Spec.Template
 	}
-	secret := func(in Inputs) *corev1.Secret { return ConfigSecret(base, in) }
+	secret := func(in Materials) *corev1.Secret { return ConfigSecret(base, in) }
 	for _, tc := range []struct {
 		name       string
-		edit       func(*v1beta1.NginxOperator, *Inputs)
+		edit       func(*v1beta1.NginxOperator, *Materials)
 		wantRoll   bool
 		wantSecret bool
 	}{
-		{"a new configuration", func(_ *v1beta1.NginxOperator, in *Inputs) { in.Config, in.ConfigHash = []byte("two"), "h2" }, false, true},
-		{"a rotated certificate", func(_ *v1beta1.NginxOperator, in *Inputs) { in.FilesHash = "f2" }, false, true},
-		{"a new certificate, CA or htpasswd file", func(n *v1beta1.NginxOperator, in *Inputs) {
+		{"a new configuration", func(_ *v1beta1.NginxOperator, in *Materials) { in.Config, in.ConfigHash = []byte("two"), "h2" }, false, true},
+		{"a rotated certificate", func(_ *v1beta1.NginxOperator, in *Materials) { in.FilesHash = "f2" }, false, true},
+		{"a new certificate, CA or htpasswd file", func(n *v1beta1.NginxOperator, in *Materials) {
 			n.Spec.Config.Servers = append(n.Spec.Config.Servers, v1beta1.Server{Port: "http", TLS: &v1beta1.TLS{SecretName: "new-tls"},
 				BasicAuth: &v1beta1.HTTPBasicAuth{SecretName: "users", Key: "auth"}})
 			in.References = render.ReferencesOf(&n.Spec)
 			in.Config, in.ConfigHash, in.FilesHash = []byte("two"), "h2", "f2"
 		}, false, true},
-		{"scaling", func(n *v1beta1.NginxOperator, _ *Inputs) { n.Spec.Replicas = ptr.To[int32](5) }, false, false},
-		{"the image", func(_ *v1beta1.NginxOperator, in *Inputs) { in.Image = "nginx:1.28" }, true, false},
-		{"the reloader's image (an operator upgrade)", func(_ *v1beta1.NginxOperator, in *Inputs) { in.ReloaderImage = "operator:2" }, true, false},
-		{"resources", func(n *v1beta1.NginxOperator, _ *Inputs) {
+		{"scaling", func(n *v1beta1.NginxOperator, _ *Materials) { n.Spec.Replicas = ptr.To[int32](5) }, false, false},
+		{"the image", func(_ *v1beta1.NginxOperator, in *Materials) { in.Image = "nginx:1.28" }, true, false},
+		{"the reloader's image (an operator upgrade)", func(_ *v1beta1.NginxOperator, in *Materials) { in.ReloaderImage = "operator:2" }, true, false},
+		{"resources", func(n *v1beta1.NginxOperator, _ *Materials) {
 			n.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
 		}, true, false},
-		{"forceRedeploy", func(n *v1beta1.NginxOperator, _ *Inputs) { n.Spec.ForceRedeploy = "now" }, true, false},
-		{"the grace period", func(n *v1beta1.NginxOperator, _ *Inputs) { n.Spec.Pod.TerminationGracePeriodSeconds = 300 }, true, false},
+		{"forceRedeploy", func(n *v1beta1.NginxOperator, _ *Materials) { n.Spec.ForceRedeploy = "now" }, true, false},
+		{"the grace period", func(n *v1beta1.NginxOperator, _ *Materials) { n.Spec.Pod.TerminationGracePeriodSeconds = 300 }, true, false},
 	} {
 		n, changed := base.DeepCopy(), in
 		tc.edit(n, &changed)
@@ -177,7 +177,7 @@ func TestNginxConnectsToTheServicesAddress(t *testing.T) {
 func TestNginxRunsUnderTheReloaderWatchingWhatItLoads(t *testing.T) {
 	n := testInstance("web")
 	n.Spec.Config.Servers = []v1beta1.Server{{Port: "http", TLS: &v1beta1.TLS{SecretName: "web-tls"}}}
-	pod := StatefulSet(n, Inputs{Image: "nginx:1.27", ReloaderImage: "operator:1", References: render.ReferencesOf(&n.Spec)}).Spec.Template.Spec
+	pod := StatefulSet(n, Materials{Image: "nginx:1.27", ReloaderImage: "operator:1", References: render.ReferencesOf(&n.Spec)}).Spec.Template.Spec
 	if len(pod.InitContainers) != 1 || pod.InitContainers[0].Image != "operator:1" ||
 		!slices.Equal(pod.InitContainers[0].Command, []string{"/nginx-reloader", "-install=/reloader/nginx-reloader"}) {
 		t.Errorf("init containers %+v, want the reloader's installer from operator:1", pod.InitContainers)
@@ -261,7 +261,7 @@ func TestChildMetadataReachesEveryChildUnderTheOperatorsOwn(t *testing.T) {
 	n.Spec.Service.Annotations = map[string]string{"example.com/lb": "service"}
 	n.Spec.PodDisruptionBudget = &v1beta1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
 	n.Spec.NetworkPolicy = &v1beta1.NetworkPolicySpec{}
-	in := Inputs{Config: []byte("events {}"), ConfigHash: "abc", Image: "nginx"}
+	in := Materials{Config: []byte("events {}"), ConfigHash: "abc", Image: "nginx"}
 	sts := StatefulSet(n, in)
 	children := map[string]metav1.ObjectMeta{
 		"StatefulSet":         sts.ObjectMeta,

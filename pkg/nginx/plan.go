@@ -20,7 +20,7 @@ import (
 // plan is what should exist for one instance: its children, built from the
 // validated spec and what its references hold. Planning writes nothing.
 type plan struct {
-	inputs Inputs
+	inputs Materials
 	// upstreams are where nginx sends each proxied Service port, for the
 	// status: read from the resolved model nginx.conf was rendered from.
 	upstreams []v1beta1.UpstreamStatus
@@ -76,7 +76,7 @@ func (r *Reconciler) plan(ctx context.Context, nginx *v1beta1.NginxOperator) (*p
 	if image == "" {
 		image = r.Images.Nginx
 	}
-	in := Inputs{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, References: model.refs, ExporterImage: r.Images.Exporter,
+	in := Materials{Config: config, ConfigHash: reloader.ConfigHash(config), Image: image, References: model.refs, ExporterImage: r.Images.Exporter,
 		ReloaderImage: r.Images.Reloader, FilesHash: files.hash}
 	if in.Restore, err = r.restoreInit(ctx, desired); err != nil {
 		return nil, err

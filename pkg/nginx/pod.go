@@ -21,7 +21,7 @@ import (
 // not in the pod template: what changes the template (image, resources,
 // ports, content volumes, pod settings, forceRedeploy) rolls the pods, and
 // nothing else does.
-func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
+func StatefulSet(nginx *v1beta1.NginxOperator, in Materials) *appsv1.StatefulSet {
 	names := layout.NamesFor(nginx.Name)
 	return &appsv1.StatefulSet{
 		ObjectMeta: objectMeta(nginx, names.StatefulSet),
@@ -39,7 +39,7 @@ func StatefulSet(nginx *v1beta1.NginxOperator, in Inputs) *appsv1.StatefulSet {
 }
 
 // podTemplate is the pods' labels, annotations and spec.
-func podTemplate(nginx *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec {
+func podTemplate(nginx *v1beta1.NginxOperator, in Materials) corev1.PodTemplateSpec {
 	spec := nginx.Spec
 	// The user's labels and annotations first, the pods' own over every
 	// child's: the operator's must win (its labels select the pods; its
@@ -96,7 +96,7 @@ func podTemplate(nginx *v1beta1.NginxOperator, in Inputs) corev1.PodTemplateSpec
 // child, reloads it when the mounted files change and turns any stop
 // signal into nginx's graceful quit. (The image's entrypoint scripts write
 // to /etc/nginx, which is read-only here.)
-func nginxContainer(nginx *v1beta1.NginxOperator, in Inputs, mounts []corev1.VolumeMount) corev1.Container {
+func nginxContainer(nginx *v1beta1.NginxOperator, in Materials, mounts []corev1.VolumeMount) corev1.Container {
 	spec := nginx.Spec
 	ports := []corev1.ContainerPort{
 		{Name: layout.HealthPortName, ContainerPort: layout.HealthPort, Protocol: corev1.ProtocolTCP},

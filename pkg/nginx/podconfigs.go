@@ -50,7 +50,7 @@ type podConfigs struct {
 // push it to those behind; the pods no longer running are forgotten.
 // describedHash is the configuration the status described before this
 // reconcile, and sts the instance's StatefulSet.
-func (r *Reconciler) podConfigs(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev1.Pod, in Inputs, describedHash string) podConfigs {
+func (r *Reconciler) podConfigs(nginx *v1beta1.NginxOperator, sts *appsv1.StatefulSet, pods []corev1.Pod, in Materials, describedHash string) podConfigs {
 	if r.Prober == nil {
 		return podConfigs{}
 	}

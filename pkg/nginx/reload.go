@@ -33,7 +33,7 @@ import (
 
 // syncAnnotations are what the config Secret and, once it changed, every pod
 // carry (see layout.ConfigHashAnnotation).
-func syncAnnotations(in Inputs) map[string]string {
+func syncAnnotations(in Materials) map[string]string {
 	a := map[string]string{layout.ConfigHashAnnotation: in.ConfigHash}
 	if in.FilesHash != "" {
 		a[layout.FilesHashAnnotation] = in.FilesHash
@@ -49,7 +49,7 @@ func syncAnnotations(in Inputs) map[string]string {
 // nothing on resync. A pod created after the change mounts the new content
 // anyway, and one the operator misses (it stopped in between) gets the
 // files at the periodic sync.
-func (r *Reconciler) nudgePods(ctx context.Context, nginx *v1beta1.NginxOperator, in Inputs) error {
+func (r *Reconciler) nudgePods(ctx context.Context, nginx *v1beta1.NginxOperator, in Materials) error {
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(nginx.Namespace), client.MatchingLabels(selector(nginx))); err != nil {
 		return err

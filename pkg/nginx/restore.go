@@ -62,7 +62,7 @@ func (r *Reconciler) restoreInit(ctx context.Context, nginx *v1beta1.NginxOperat
 		}
 		return nil, err
 	}
-	container, volumes := jobs.RestoreInitContainer(&backup, want.ID, layout.ContentMount(), jobs.Inputs{AgentImage: r.Images.Agent})
+	container, volumes := jobs.RestoreInitContainer(&backup, want.ID, layout.ContentMount(), jobs.Facts{AgentImage: r.Images.Agent})
 	return &RestoreInit{Container: container, Volumes: volumes}, nil
 }
 

@@ -44,8 +44,8 @@ func nightly(ns string) *v1beta1.NginxBackup {
 // read-write, and keeps the pod within the restricted Pod Security Standard;
 // without persistent content there is nothing to restore into.
 func TestRestoreInitContainerSeedsPersistentContentBeforeNginx(t *testing.T) {
-	container, volumes := jobs.RestoreInitContainer(nightly("team-a"), restoreID, layout.ContentMount(), jobs.Inputs{AgentImage: "ghcr.io/nginx-operator/nginx-operator:test"})
-	in := nginx.Inputs{Image: "nginx:1.27", ConfigHash: "h", Restore: &nginx.RestoreInit{Container: container, Volumes: volumes}}
+	container, volumes := jobs.RestoreInitContainer(nightly("team-a"), restoreID, layout.ContentMount(), jobs.Facts{AgentImage: "ghcr.io/nginx-operator/nginx-operator:test"})
+	in := nginx.Materials{Image: "nginx:1.27", ConfigHash: "h", Restore: &nginx.RestoreInit{Container: container, Volumes: volumes}}
 
 	pod := nginx.StatefulSet(persistentInstance("team-a", "web"), in).Spec.Template.Spec
 	// After the reloader's installer: the restore may take long, the copy not.

@@ -271,24 +271,24 @@ func TestThePodsAreReadByTheProberAndSortedByWhatTheyServe(t *testing.T) {
 	web := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a"}}
 	r := &Reconciler{Prober: prober.New(answers)}
 	sts := &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{CurrentRevision: "rev-1", UpdateRevision: "rev-2"}}
-	first := r.podConfigs(web, sts, pods, Inputs{ConfigHash: "new"}, "old")
+	first := r.podConfigs(web, sts, pods, Materials{ConfigHash: "new"}, "old")
 	if diff := cmp.Diff(podConfigs{read: true, pending: []string{"web-0", "web-1", "web-2", "web-3", "web-4", "web-5", "web-6"}}, first, cmp.AllowUnexported(podConfigs{})); diff != "" {
 		t.Errorf("before the prober read (-want +got):\n%s", diff)
 	}
 	// The status described this configuration before (a restarted
 	// operator): it keeps what it said until the pods are read.
-	if again := r.podConfigs(web, sts, pods, Inputs{ConfigHash: "new"}, "new"); !again.keep {
+	if again := r.podConfigs(web, sts, pods, Materials{ConfigHash: "new"}, "new"); !again.keep {
 		t.Errorf("pods not read yet, the configuration unchanged: %+v, want the status kept", again)
 	}
 	readAll(t, r.Prober, 7)
-	got := r.podConfigs(web, sts, pods, Inputs{ConfigHash: "new"}, "new")
+	got := r.podConfigs(web, sts, pods, Materials{ConfigHash: "new"}, "new")
 	want := podConfigs{read: true, loaded: 2, behind: []string{"web-1 (old)", "web-6 (old, of an earlier pod template that the rollout replaces)"},
 		rejected:    []string{"web-2 (serving configuration old): [emerg] unknown directive", "web-3 (serving configuration new): [emerg] cannot load certificate"},
 		unreachable: []string{"web-4"}, waiting: []string{"web-5 (old; tls_new_tls.crt)"}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(podConfigs{})); diff != "" {
 		t.Errorf("after the prober read (-want +got):\n%s", diff)
 	}
-	if got := (&Reconciler{}).podConfigs(web, sts, pods, Inputs{ConfigHash: "new"}, "new"); got.read {
+	if got := (&Reconciler{}).podConfigs(web, sts, pods, Materials{ConfigHash: "new"}, "new"); got.read {
 		t.Errorf("without a prober: %+v, want nothing read", got)
 	}
 }
@@ -320,7 +320,7 @@ func readAll(t *testing.T, p *prober.Prober, want int) {
 func TestSetStatusTakesTheHashAndUpstreamsFromThePlan(t *testing.T) {
 	n := &v1beta1.NginxOperator{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", Generation: 3}}
 	upstreams := []v1beta1.UpstreamStatus{{Service: "api", Port: 80, Endpoints: 2}}
-	setStatus(n, observed{plan: &plan{inputs: Inputs{ConfigHash: "abc"}, upstreams: upstreams}})
+	setStatus(n, observed{plan: &plan{inputs: Materials{ConfigHash: "abc"}, upstreams: upstreams}})
 	if n.Status.ConfigHash != "abc" || !cmp.Equal(n.Status.Upstreams, upstreams) || n.Status.ObservedGeneration != 3 {
 		t.Fatalf("after a plan: hash %q, upstreams %v, observed generation %d", n.Status.ConfigHash, n.Status.Upstreams, n.Status.ObservedGeneration)
 	}

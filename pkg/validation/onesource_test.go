@@ -378,7 +378,7 @@ func editSchema(t *testing.T, props *apiextensionsv1.JSONSchemaProps, path []str
 func built(t *testing.T, obj *v1beta1.NginxOperator) string {
 	t.Helper()
 	out := renderConfig(t, obj)
-	for k, v := range nginx.StatefulSet(obj, nginx.Inputs{}).Spec.Template.Annotations {
+	for k, v := range nginx.StatefulSet(obj, nginx.Materials{}).Spec.Template.Annotations {
 		out += "\npod annotation " + k + "=" + v
 	}
 	for k, v := range nginx.Service(obj, serviceport.Resolve(&obj.Spec, serviceport.Standard)).Annotations {
@@ -392,7 +392,7 @@ func built(t *testing.T, obj *v1beta1.NginxOperator) string {
 // "networkPolicy [...]".
 func children(t *testing.T, obj *v1beta1.NginxOperator) string {
 	t.Helper()
-	sts := nginx.StatefulSet(obj, nginx.Inputs{})
+	sts := nginx.StatefulSet(obj, nginx.Materials{})
 	pod := sts.Spec.Template.Spec
 	var resources []corev1.ResourceRequirements
 	for _, c := range pod.Containers {

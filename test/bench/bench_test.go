@@ -275,7 +275,7 @@ func runFloor(b testing.TB, n int, r *Result) {
 		if err != nil {
 			return err
 		}
-		in := nginx.Inputs{Config: config, ConfigHash: fmt.Sprintf("%016x", i), Image: "nginx:1.27", ExporterImage: "nginx/nginx-prometheus-exporter:1.4",
+		in := nginx.Materials{Config: config, ConfigHash: fmt.Sprintf("%016x", i), Image: "nginx:1.27", ExporterImage: "nginx/nginx-prometheus-exporter:1.4",
 			ReloaderImage: benchReloaderImage, References: render.ReferencesOf(&inst.Spec)}
 		co := metav1.CreateOptions{FieldManager: "bench-floor"}
 		if _, err := cs.CoreV1().ServiceAccounts(benchNamespace).Create(ctx, nginx.ServiceAccount(inst), co); err != nil {
@@ -546,7 +546,7 @@ func runOperator(b testing.TB, n int, r *Result) {
 		if len(errs) > 0 {
 			return errs.ToAggregate()
 		}
-		sts := nginx.StatefulSet(inst, nginx.Inputs{Config: []byte("x"), ConfigHash: "0", Image: "nginx:1.27", ReloaderImage: benchReloaderImage})
+		sts := nginx.StatefulSet(inst, nginx.Materials{Config: []byte("x"), ConfigHash: "0", Image: "nginx:1.27", ReloaderImage: benchReloaderImage})
 		sts.Namespace, sts.Name = "unrelated", fmt.Sprintf("unrelated-%04d", i)
 		sts.Labels = map[string]string{"app": "unrelated"}
 		sts.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "unrelated", "i": strconv.Itoa(i)}}

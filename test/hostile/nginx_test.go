@@ -126,7 +126,7 @@ func (h *nginxEnv) mountCA(ref v1beta1.CACertificateRef) {
 func (h *nginxEnv) checkChildren(ctx context.Context, c client.Client, obj *v1beta1.NginxOperator, config []byte) error {
 	owner := obj.DeepCopy()
 	owner.UID = "00000000-0000-0000-0000-000000000001" // an owner reference needs one
-	in := nginx.Inputs{Config: config, Image: "nginx:1.27", ExporterImage: "exporter:1", ReloaderImage: "operator:1", References: render.ReferencesOf(&owner.Spec)}
+	in := nginx.Materials{Config: config, Image: "nginx:1.27", ExporterImage: "exporter:1", ReloaderImage: "operator:1", References: render.ReferencesOf(&owner.Spec)}
 	children := []client.Object{nginx.Service(owner, serviceport.Resolve(&owner.Spec, serviceport.Standard)), nginx.StatefulSet(owner, in)}
 	if pdb := nginx.PodDisruptionBudget(owner); pdb != nil {
 		children = append(children, pdb)

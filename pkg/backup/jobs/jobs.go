@@ -87,8 +87,8 @@ const (
 	SessionTokenKey    = "AWS_SESSION_TOKEN"
 )
 
-// Inputs is everything the builders need besides the NginxBackup.
-type Inputs struct {
+// Facts is everything the builders need besides the NginxBackup.
+type Facts struct {
 	// Instance is the NginxOperator named by spec.instance; nil when unknown,
 	// in which case no content is backed up.
 	Instance *v1beta1.NginxOperator
@@ -155,7 +155,7 @@ func IncludesContent(backup *v1beta1.NginxBackup, instance *v1beta1.NginxOperato
 }
 
 // Job is the one-shot backup run of an NginxBackup without a schedule.
-func Job(backup *v1beta1.NginxBackup, in Inputs) *batchv1.Job {
+func Job(backup *v1beta1.NginxBackup, in Facts) *batchv1.Job {
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: JobName(backup), Namespace: backup.Namespace, Labels: Labels(backup)},
 		Spec:       jobSpec(backup, in),
@@ -166,7 +166,7 @@ func Job(backup *v1beta1.NginxBackup, in Inputs) *batchv1.Job {
 // run that could not start within startingDeadlineSeconds is skipped rather
 // than started late, and three finished Jobs of each outcome are kept so
 // their pods' termination messages and logs can be read.
-func CronJob(backup *v1beta1.NginxBackup, in Inputs) *batchv1.CronJob {
+func CronJob(backup *v1beta1.NginxBackup, in Facts) *batchv1.CronJob {
 	return &batchv1.CronJob{
 		ObjectMeta: metav1.ObjectMeta{Name: CronJobName(backup), Namespace: backup.Namespace, Labels: Labels(backup)},
 		Spec: batchv1.CronJobSpec{
@@ -191,7 +191,7 @@ const StartingDeadlineSeconds = 300
 // BackoffLimit is how often a failed run is retried before the Job fails.
 const BackoffLimit = 2
 
-func jobSpec(backup *v1beta1.NginxBackup, in Inputs) batchv1.JobSpec {
+func jobSpec(backup *v1beta1.NginxBackup, in Facts) batchv1.JobSpec {
 	return batchv1.JobSpec{
 		BackoffLimit: ptr.To[int32](BackoffLimit),
 		Template:     podTemplate(backup, in),
@@ -200,7 +200,7 @@ func jobSpec(backup *v1beta1.NginxBackup, in Inputs) batchv1.JobSpec {
 
 // podTemplate is the backup agent's pod: what it reads and where it writes
 // (backupAccess), and where it may run (contentPlacement).
-func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec {
+func podTemplate(backup *v1beta1.NginxBackup, in Facts) corev1.PodTemplateSpec {
 	access := backupAccess(backup, in)
 	meta := metav1.ObjectMeta{Labels: Labels(backup)}
 	if len(in.InstanceSpec) > 0 {
@@ -237,7 +237,7 @@ func podTemplate(backup *v1beta1.NginxBackup, in Inputs) corev1.PodTemplateSpec 
 // environment, and the volumes of its scratch space, the destination, the
 // configuration, the content and the instance's spec, each only when the
 // backup includes it.
-func backupAccess(backup *v1beta1.NginxBackup, in Inputs) agentAccess {
+func backupAccess(backup *v1beta1.NginxBackup, in Facts) agentAccess {
 	instance := backup.Spec.Instance
 	a := agentAccess{
 		args:    []string{"backup", "--namespace=" + backup.Namespace, "--instance=" + instance},
@@ -268,7 +268,7 @@ func backupAccess(backup *v1beta1.NginxBackup, in Inputs) agentAccess {
 }
 
 // configAccess mounts the projected configuration (configSources) read-only.
-func configAccess(instance string, in Inputs) agentAccess {
+func configAccess(instance string, in Facts) agentAccess {
 	return agentAccess{
 		args: []string{"--config-dir=" + configMountPath},
 		volumes: []corev1.Volume{{Name: configVolume, VolumeSource: corev1.VolumeSource{
@@ -309,7 +309,7 @@ func specFileAccess() agentAccess {
 // contentPlacement puts a run that mounts a node-bound content volume on pod
 // 0's node, tolerating the taints the instance's pods tolerate there; other
 // runs go wherever the scheduler likes.
-func contentPlacement(backup *v1beta1.NginxBackup, in Inputs) (*corev1.Affinity, []corev1.Toleration) {
+func contentPlacement(backup *v1beta1.NginxBackup, in Facts) (*corev1.Affinity, []corev1.Toleration) {
 	if !IncludesContent(backup, in.Instance) {
 		return nil, nil
 	}
@@ -324,7 +324,7 @@ func contentPlacement(backup *v1beta1.NginxBackup, in Inputs) (*corev1.Affinity,
 // ConfigMap's keys under configmaps/<name>/. The ConfigMaps are optional so a
 // key removed since the controller listed it cannot keep the pod from
 // starting.
-func configSources(instance string, in Inputs) []corev1.VolumeProjection {
+func configSources(instance string, in Facts) []corev1.VolumeProjection {
 	if in.Instance == nil {
 		return nil
 	}
@@ -476,7 +476,7 @@ func podZeroAffinity(instance string) *corev1.Affinity {
 // restore init container differ only in name, arguments, environment and mounts.
 // A failed run's last log lines become its termination message, the reason
 // the controller reports.
-func agentContainer(name string, in Inputs, args []string, env []corev1.EnvVar, mounts []corev1.VolumeMount) corev1.Container {
+func agentContainer(name string, in Facts, args []string, env []corev1.EnvVar, mounts []corev1.VolumeMount) corev1.Container {
 	resources := in.Resources
 	if resources.Requests == nil && resources.Limits == nil {
 		resources = DefaultResources()

@@ -50,8 +50,8 @@ func defaulted[T any](kind string, obj *T) *T {
 	return out
 }
 
-func testInputs(instance *v1beta1.NginxOperator) Inputs {
-	return Inputs{
+func testFacts(instance *v1beta1.NginxOperator) Facts {
+	return Facts{
 		Instance: instance, AgentImage: "ghcr.io/nginx-operator/operator:v1", InstanceImage: "nginx:1.27",
 		InstanceSpec: []byte(`{"image":"nginx:1.27"}`), OperatorVersion: "v1.2.3",
 	}
@@ -92,9 +92,9 @@ func TestPodsPassTheRestrictedPodSecurityStandard(t *testing.T) {
 	pvcBackup := testBackup("b")
 	pvcBackup.Spec.Destination = v1beta1.Destination{PVC: &v1beta1.PVCDestination{ClaimName: "backups"}}
 	for name, template := range map[string]corev1.PodTemplateSpec{
-		"s3 job with content":     Job(testBackup("b"), testInputs(testInstance(true))).Spec.Template,
-		"pvc job without content": Job(pvcBackup, testInputs(testInstance(false))).Spec.Template,
-		"cronjob":                 CronJob(testBackup("b"), testInputs(testInstance(true))).Spec.JobTemplate.Spec.Template,
+		"s3 job with content":     Job(testBackup("b"), testFacts(testInstance(true))).Spec.Template,
+		"pvc job without content": Job(pvcBackup, testFacts(testInstance(false))).Spec.Template,
+		"cronjob":                 CronJob(testBackup("b"), testFacts(testInstance(true))).Spec.JobTemplate.Spec.Template,
 	} {
 		t.Run(name, func(t *testing.T) {
 			pod := template.Spec
@@ -196,7 +196,7 @@ func TestJobArgsAndVolumes(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(b)
 			}
-			in := testInputs(tc.instance)
+			in := testFacts(tc.instance)
 			p := pod(Job(b, in))
 			c := p.Containers[0]
 			for _, a := range tc.wantArgs {
@@ -232,7 +232,7 @@ func TestJobArgsAndVolumes(t *testing.T) {
 }
 
 func TestContentIsPodZerosClaimReadOnlyOnItsNode(t *testing.T) {
-	p := pod(Job(testBackup("nightly"), testInputs(testInstance(true))))
+	p := pod(Job(testBackup("nightly"), testFacts(testInstance(true))))
 	v := volume(p, contentVolume)
 	if v == nil || v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "content-web-0" || !v.PersistentVolumeClaim.ReadOnly {
 		t.Errorf("content volume %+v, want claim content-web-0 read-only", v)
@@ -262,7 +262,7 @@ func TestContentIsPodZerosClaimReadOnlyOnItsNode(t *testing.T) {
 }
 
 func TestS3CredentialsComeFromTheSecret(t *testing.T) {
-	c := pod(Job(testBackup("nightly"), testInputs(testInstance(false)))).Containers[0]
+	c := pod(Job(testBackup("nightly"), testFacts(testInstance(false)))).Containers[0]
 	for _, key := range []string{AccessKeyIDKey, SecretAccessKeyKey} {
 		e := env(c, key)
 		if e == nil || e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
@@ -280,13 +280,13 @@ func TestS3CredentialsComeFromTheSecret(t *testing.T) {
 	}
 	pvc := testBackup("nightly")
 	pvc.Spec.Destination = v1beta1.Destination{PVC: &v1beta1.PVCDestination{ClaimName: "backups"}}
-	if c := pod(Job(pvc, testInputs(nil))).Containers[0]; env(c, AccessKeyIDKey) != nil {
+	if c := pod(Job(pvc, testFacts(nil))).Containers[0]; env(c, AccessKeyIDKey) != nil {
 		t.Error("a pvc destination gets S3 credentials")
 	}
 }
 
 func TestSpecTravelsAsAnAnnotationFile(t *testing.T) {
-	tmpl := Job(testBackup("nightly"), testInputs(nil)).Spec.Template
+	tmpl := Job(testBackup("nightly"), testFacts(nil)).Spec.Template
 	if got := tmpl.Annotations[SpecAnnotation]; got != `{"image":"nginx:1.27"}` {
 		t.Errorf("spec annotation %q", got)
 	}
@@ -295,7 +295,7 @@ func TestSpecTravelsAsAnAnnotationFile(t *testing.T) {
 		v.DownwardAPI.Items[0].FieldRef.FieldPath != "metadata.annotations['"+SpecAnnotation+"']" {
 		t.Errorf("podinfo volume %+v", v)
 	}
-	in := testInputs(nil)
+	in := testFacts(nil)
 	in.InstanceSpec = nil
 	tmpl = Job(testBackup("nightly"), in).Spec.Template
 	if volume(tmpl.Spec, podInfoVolume) != nil || tmpl.Annotations != nil {
@@ -307,7 +307,7 @@ func TestJobAndCronJobFields(t *testing.T) {
 	b := testBackup("nightly")
 	b.Spec.Schedule = "0 3 * * *"
 	b.Spec.Suspend = true
-	cj := CronJob(b, testInputs(nil))
+	cj := CronJob(b, testFacts(nil))
 	s := cj.Spec
 	if s.Schedule != "0 3 * * *" || !ptr.Deref(s.Suspend, false) || s.ConcurrencyPolicy != batchv1.ForbidConcurrent ||
 		ptr.Deref(s.SuccessfulJobsHistoryLimit, 0) != 3 || ptr.Deref(s.FailedJobsHistoryLimit, 0) != 3 ||
@@ -315,10 +315,10 @@ func TestJobAndCronJobFields(t *testing.T) {
 		t.Errorf("cronjob spec %+v", s)
 	}
 	b.Spec.Suspend = false
-	if got := CronJob(b, testInputs(nil)).Spec.Suspend; got == nil || *got {
+	if got := CronJob(b, testFacts(nil)).Spec.Suspend; got == nil || *got {
 		t.Errorf("suspend %v, want an explicit false (so un-suspending is applied)", got)
 	}
-	j := Job(b, testInputs(nil))
+	j := Job(b, testFacts(nil))
 	p := j.Spec.Template.Spec
 	c := p.Containers[0]
 	if p.RestartPolicy != corev1.RestartPolicyNever || ptr.Deref(j.Spec.BackoffLimit, -1) != BackoffLimit {
@@ -353,7 +353,7 @@ func TestNamesAndLabelsAreValidForLongNames(t *testing.T) {
 	for _, name := range []string{"nightly", "web.example.com", long} {
 		b := testBackup(name)
 		b.Spec.Instance = name
-		j, cj := Job(b, testInputs(nil)), CronJob(b, testInputs(nil))
+		j, cj := Job(b, testFacts(nil)), CronJob(b, testFacts(nil))
 		if errs := validation.IsDNS1123Label(j.Name); len(errs) > 0 {
 			t.Errorf("job name %q: %v", j.Name, errs)
 		}
@@ -379,7 +379,7 @@ func TestNamesAndLabelsAreValidForLongNames(t *testing.T) {
 func TestConfigIncludesTheContentConfigMapsUnderTheirNames(t *testing.T) {
 	n := testInstance(false)
 	n.Spec.Content.ConfigMaps = []v1beta1.ConfigMapContent{{Name: "site"}, {Name: "unread"}}
-	in := testInputs(n)
+	in := testFacts(n)
 	in.ConfigMapKeys = map[string][]string{"site": {"style.css", "index.html"}, "not-referenced": {"x"}}
 	v := volume(pod(Job(testBackup("nightly"), in)), configVolume)
 	if v == nil || v.Projected == nil || len(v.Projected.Sources) != 2 {

@@ -36,7 +36,7 @@ const (
 //
 // The container's security context is the restricted one and names no user:
 // the pod must run as the user the content belongs to (the nginx pods do).
-func RestoreInitContainer(backup *v1beta1.NginxBackup, id string, content corev1.VolumeMount, in Inputs) (corev1.Container, []corev1.Volume) {
+func RestoreInitContainer(backup *v1beta1.NginxBackup, id string, content corev1.VolumeMount, in Facts) (corev1.Container, []corev1.Volume) {
 	content.ReadOnly = false
 	a := agentAccess{
 		args: []string{

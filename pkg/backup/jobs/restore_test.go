@@ -28,7 +28,7 @@ func TestRestoreInitContainer(t *testing.T) {
 		{"pvc", pvc, []string{"--pvc-path=" + restoreDestinationPath, "--prefix=nginx"}, []string{restoreTmpVolume, restoreDestinationVolume}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, volumes := RestoreInitContainer(tc.backup, id, content, testInputs(nil))
+			c, volumes := RestoreInitContainer(tc.backup, id, content, testFacts(nil))
 			want := append([]string{"restore", "--once", "--namespace=team-a", "--instance=web", "--id=" + id, "--target=/usr/share/nginx/html"}, tc.wantArgs...)
 			for _, a := range want {
 				if !slices.Contains(c.Args, a) {
