@@ -126,3 +126,21 @@ func TestAnAllowListEntryNeedsAReason(t *testing.T) {
 		t.Errorf("exit code %d, want 2 and the complaint:\n%s", code, out)
 	}
 }
+
+func TestTheSummaryNamesTheSlowestPackagesLongestFirst(t *testing.T) {
+	var out bytes.Buffer
+	r := newReport(&out)
+	events := `{"Action":"pass","Package":"example.com/quick","Elapsed":1.2}
+{"Action":"pass","Package":"example.com/slow","Test":"TestX","Elapsed":99}
+{"Action":"fail","Package":"example.com/slow","Elapsed":310.4}
+{"Action":"pass","Package":"example.com/middle","Elapsed":42}
+`
+	if err := r.read(strings.NewReader(events)); err != nil {
+		t.Fatal(err)
+	}
+	r.printSlowest(2)
+	want := "  slowest packages (of 3, 354s of test binaries' run time in all): example.com/slow 310s, example.com/middle 42s\n"
+	if got := out.String(); !strings.HasSuffix(got, want) {
+		t.Errorf("summary:\n%q\nwant it to end with\n%q", got, want)
+	}
+}

@@ -17,7 +17,8 @@ type event struct {
 	Package    string
 	Test       string
 	Output     string
-	ImportPath string // build-output and build-fail events
+	Elapsed    float64 // seconds, on a test's or a package's pass, fail and skip
+	ImportPath string  // build-output and build-fail events
 }
 
 // skip is one skipped test and what it said.
@@ -36,11 +37,15 @@ type report struct {
 	passed, failed     int
 	skipped            []skip
 	failedPkgs, okPkgs int
-	sawEvents          bool
+	// elapsed is each package's run time (its test binary's, not its
+	// build's), to name the slowest: the ones that decide how long a
+	// tier takes.
+	elapsed   map[string]float64
+	sawEvents bool
 }
 
 func newReport(out io.Writer) *report {
-	return &report{out: out, buffered: map[string][]string{}}
+	return &report{out: out, buffered: map[string][]string{}, elapsed: map[string]float64{}}
 }
 
 func key(pkg, test string) string { return pkg + "\x00" + test }
@@ -83,9 +88,11 @@ func (r *report) handlePackage(ev event) {
 		fmt.Fprint(r.out, ev.Output)
 	case "fail":
 		r.failedPkgs++
+		r.elapsed[ev.Package] = ev.Elapsed
 		r.flushUnfinished(ev.Package)
 	case "pass":
 		r.okPkgs++
+		r.elapsed[ev.Package] = ev.Elapsed
 		r.flushUnfinished(ev.Package)
 	}
 }
@@ -193,6 +200,7 @@ func (r *report) summarize(allowed []allowance, allowList, module string) (unall
 	}
 	fmt.Fprintf(r.out, "\ntests: %d passed, %d failed, %d skipped (%d on the allow-list %s); packages: %d ok, %d failed\n",
 		r.passed, r.failed, len(r.skipped), len(r.skipped)-len(bad), allowList, r.okPkgs, r.failedPkgs)
+	r.printSlowest(slowestShown)
 	for _, s := range r.skipped {
 		fmt.Fprintf(r.out, "  skipped %s %s: %s\n", s.pkg, s.test, s.reason)
 	}
@@ -211,6 +219,37 @@ func (r *report) summarize(allowed []allowance, allowList, module string) (unall
 		fmt.Fprintln(os.Stderr, "gotest: go test printed no test events")
 	}
 	return len(bad) > 0
+}
+
+// slowestShown is how many of the slowest packages the summary names.
+const slowestShown = 8
+
+// printSlowest names the n packages that ran longest, longest first, and
+// what all of them took together.
+func (r *report) printSlowest(n int) {
+	if len(r.elapsed) == 0 {
+		return
+	}
+	pkgs := make([]string, 0, len(r.elapsed))
+	var total float64
+	for p, e := range r.elapsed {
+		pkgs = append(pkgs, p)
+		total += e
+	}
+	sort.Slice(pkgs, func(i, j int) bool {
+		if r.elapsed[pkgs[i]] != r.elapsed[pkgs[j]] {
+			return r.elapsed[pkgs[i]] > r.elapsed[pkgs[j]]
+		}
+		return pkgs[i] < pkgs[j]
+	})
+	if len(pkgs) > n {
+		pkgs = pkgs[:n]
+	}
+	parts := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		parts[i] = fmt.Sprintf("%s %.0fs", p, r.elapsed[p])
+	}
+	fmt.Fprintf(r.out, "  slowest packages (of %d, %.0fs of test binaries' run time in all): %s\n", len(r.elapsed), total, strings.Join(parts, ", "))
 }
 
 // allowance is one entry of the allow-list.
