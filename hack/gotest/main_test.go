@@ -127,11 +127,12 @@ func TestAnAllowListEntryNeedsAReason(t *testing.T) {
 	}
 }
 
-func TestTheSummaryNamesTheSlowestPackagesLongestFirst(t *testing.T) {
+func TestTheSummaryNamesTheSlowestPackagesAndTestsLongestFirst(t *testing.T) {
 	var out bytes.Buffer
 	r := newReport(&out)
 	events := `{"Action":"pass","Package":"example.com/quick","Elapsed":1.2}
 {"Action":"pass","Package":"example.com/slow","Test":"TestX","Elapsed":99}
+{"Action":"pass","Package":"example.com/slow","Test":"TestX/sub","Elapsed":98}
 {"Action":"fail","Package":"example.com/slow","Elapsed":310.4}
 {"Action":"pass","Package":"example.com/middle","Elapsed":42}
 `
@@ -139,7 +140,8 @@ func TestTheSummaryNamesTheSlowestPackagesLongestFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.printSlowest(2)
-	want := "  slowest packages (of 3, 354s of test binaries' run time in all): example.com/slow 310s, example.com/middle 42s\n"
+	want := "  slowest packages (of 3, 354s of test binaries' run time in all): example.com/slow 310s, example.com/middle 42s\n" +
+		"  slowest tests: slow TestX 99s\n"
 	if got := out.String(); !strings.HasSuffix(got, want) {
 		t.Errorf("summary:\n%q\nwant it to end with\n%q", got, want)
 	}

@@ -40,12 +40,14 @@ type report struct {
 	// elapsed is each package's run time (its test binary's, not its
 	// build's), to name the slowest: the ones that decide how long a
 	// tier takes.
-	elapsed   map[string]float64
-	sawEvents bool
+	elapsed map[string]float64
+	// testElapsed is each top-level test's, by key(pkg, test).
+	testElapsed map[string]float64
+	sawEvents   bool
 }
 
 func newReport(out io.Writer) *report {
-	return &report{out: out, buffered: map[string][]string{}, elapsed: map[string]float64{}}
+	return &report{out: out, buffered: map[string][]string{}, elapsed: map[string]float64{}, testElapsed: map[string]float64{}}
 }
 
 func key(pkg, test string) string { return pkg + "\x00" + test }
@@ -112,12 +114,14 @@ func (r *report) handleTest(ev event) {
 		r.buffered[k] = append(r.buffered[k], ev.Output)
 	case "pass":
 		r.passed++
+		r.timeTest(ev)
 		delete(r.buffered, k)
 	case "skip":
 		r.skipped = append(r.skipped, skip{pkg: ev.Package, test: ev.Test, reason: skipReason(r.buffered[k])})
 		delete(r.buffered, k)
 	case "fail":
 		r.failed++
+		r.timeTest(ev)
 		r.print(headerFirst(r.buffered[k], ev.Test))
 		delete(r.buffered, k)
 	}
@@ -221,35 +225,55 @@ func (r *report) summarize(allowed []allowance, allowList, module string) (unall
 	return len(bad) > 0
 }
 
+// timeTest records a top-level test's run time (a subtest's is part of it).
+func (r *report) timeTest(ev event) {
+	if !strings.Contains(ev.Test, "/") {
+		r.testElapsed[key(ev.Package, ev.Test)] = ev.Elapsed
+	}
+}
+
 // slowestShown is how many of the slowest packages the summary names.
 const slowestShown = 8
 
-// printSlowest names the n packages that ran longest, longest first, and
-// what all of them took together.
+// printSlowest names the n packages and the n top-level tests that ran
+// longest, longest first, and what all packages took together.
 func (r *report) printSlowest(n int) {
 	if len(r.elapsed) == 0 {
 		return
 	}
-	pkgs := make([]string, 0, len(r.elapsed))
 	var total float64
-	for p, e := range r.elapsed {
-		pkgs = append(pkgs, p)
+	for _, e := range r.elapsed {
 		total += e
 	}
-	sort.Slice(pkgs, func(i, j int) bool {
-		if r.elapsed[pkgs[i]] != r.elapsed[pkgs[j]] {
-			return r.elapsed[pkgs[i]] > r.elapsed[pkgs[j]]
+	fmt.Fprintf(r.out, "  slowest packages (of %d, %.0fs of test binaries' run time in all): %s\n", len(r.elapsed), total,
+		longest(r.elapsed, n, func(p string) string { return p }))
+	fmt.Fprintf(r.out, "  slowest tests: %s\n", longest(r.testElapsed, n, func(k string) string {
+		pkg, test, _ := strings.Cut(k, "\x00")
+		return path.Base(pkg) + " " + test
+	}))
+}
+
+// longest lists the n keys of elapsed with the largest values, longest
+// first (ties by key), each named by name and followed by its seconds.
+func longest(elapsed map[string]float64, n int, name func(string) string) string {
+	keys := make([]string, 0, len(elapsed))
+	for k := range elapsed {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if elapsed[keys[i]] != elapsed[keys[j]] {
+			return elapsed[keys[i]] > elapsed[keys[j]]
 		}
-		return pkgs[i] < pkgs[j]
+		return keys[i] < keys[j]
 	})
-	if len(pkgs) > n {
-		pkgs = pkgs[:n]
+	if len(keys) > n {
+		keys = keys[:n]
 	}
-	parts := make([]string, len(pkgs))
-	for i, p := range pkgs {
-		parts[i] = fmt.Sprintf("%s %.0fs", p, r.elapsed[p])
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.0fs", name(k), elapsed[k])
 	}
-	fmt.Fprintf(r.out, "  slowest packages (of %d, %.0fs of test binaries' run time in all): %s\n", len(r.elapsed), total, strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
 
 // allowance is one entry of the allow-list.
