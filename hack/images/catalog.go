@@ -10,28 +10,27 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// builder builds the Go binaries the images need, in a temporary directory.
+// builder builds the Go binaries the images need.
 type builder struct {
-	root, tmp         string
+	root              string
 	version, revision string
 	// src is the module tree the operator image's binaries are built
 	// from: root, or an earlier release's tree (-src).
 	src string
 }
 
-// goBinary builds pkg for linux/goarch; each architecture has a directory
-// of its own, as the binaries' names are the same.
+// goBinary builds pkg for linux/goarch.
 func (b *builder) goBinary(ctx context.Context, pkg, ldflags, goarch string) ([]byte, error) {
 	return b.goBinaryFrom(ctx, b.root, pkg, ldflags, goarch)
 }
 
 // goBinaryFrom is goBinary from the module tree src.
 func (b *builder) goBinaryFrom(ctx context.Context, src, pkg, ldflags, goarch string) ([]byte, error) {
-	out := filepath.Join(b.tmp, goarch, filepath.Base(pkg))
-	if err := goBuild(ctx, src, pkg, out, ldflags, goarch); err != nil {
+	bin, err := goBuild(ctx, src, pkg, ldflags, goarch)
+	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(out)
+	return os.ReadFile(bin)
 }
 
 // imageDef is one image the command builds.

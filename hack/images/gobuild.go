@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/nginx-operator/nginx-operator/internal/gobuild"
 )
 
 // modulePath is the project's module; the version package's variables are
@@ -22,19 +24,19 @@ func operatorLDFlags(version, revision string) string {
 		" -X " + modulePath + "/pkg/version.Revision=" + revision
 }
 
-// goBuild builds the main package pkg of the module at root into out as a
-// static binary for linux on the architecture goarch: without cgo, Go
-// cross-compiles with no other toolchain. -trimpath keeps the build
-// directory out of the binary, so every clone builds the same bytes.
-func goBuild(ctx context.Context, root, pkg, out, ldflags, goarch string) error {
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build %s for linux/%s: %w", pkg, goarch, err)
+// goBuild builds the main package pkg of the module at root as a static
+// binary for linux on the architecture goarch and returns its path: without
+// cgo, Go cross-compiles with no other toolchain. -trimpath keeps the build
+// directory out of the binary, so every clone builds the same bytes. The
+// binary is kept in the user's cache (internal/gobuild): the test packages
+// that each build the images link it once.
+func goBuild(ctx context.Context, root, pkg, ldflags, goarch string) (string, error) {
+	bin, err := gobuild.Build(ctx, root, pkg, "", []string{"-trimpath", "-ldflags", ldflags},
+		[]string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + goarch})
+	if err != nil {
+		return "", fmt.Errorf("for linux/%s: %w", goarch, err)
 	}
-	return nil
+	return bin, nil
 }
 
 // goTool is the go command: the one on PATH, else the toolchain's own

@@ -25,8 +25,6 @@ import (
 // shared holds what several tests build once: the operator binary takes a
 // while to link, and the tests only read it.
 var shared struct {
-	dir string
-
 	operatorOnce sync.Once
 	operatorBin  []byte
 	operatorErr  error
@@ -34,18 +32,6 @@ var shared struct {
 	reloaderOnce sync.Once
 	reloaderBin  []byte
 	reloaderErr  error
-}
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "images-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	shared.dir = dir
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
 }
 
 const (
@@ -63,8 +49,8 @@ func operatorBinaryForTest(t *testing.T) []byte {
 			shared.operatorErr = err
 			return
 		}
-		out := filepath.Join(shared.dir, "operator")
-		if shared.operatorErr = goBuild(context.Background(), root, "./cmd/operator", out, operatorLDFlags(testVersion, testRevision), runtime.GOARCH); shared.operatorErr != nil {
+		var out string
+		if out, shared.operatorErr = goBuild(context.Background(), root, "./cmd/operator", operatorLDFlags(testVersion, testRevision), runtime.GOARCH); shared.operatorErr != nil {
 			return
 		}
 		shared.operatorBin, shared.operatorErr = os.ReadFile(out)
@@ -84,8 +70,8 @@ func reloaderBinaryForTest(t *testing.T) []byte {
 			shared.reloaderErr = err
 			return
 		}
-		out := filepath.Join(shared.dir, "nginx-reloader")
-		if shared.reloaderErr = goBuild(context.Background(), root, reloaderPackage, out, reloaderLDFlags, runtime.GOARCH); shared.reloaderErr != nil {
+		var out string
+		if out, shared.reloaderErr = goBuild(context.Background(), root, reloaderPackage, reloaderLDFlags, runtime.GOARCH); shared.reloaderErr != nil {
 			return
 		}
 		shared.reloaderBin, shared.reloaderErr = os.ReadFile(out)

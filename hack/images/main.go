@@ -128,12 +128,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		gitV, gitR := gitVersion(root)
 		version, revision = or(version, gitV), or(revision, gitR)
 	}
-	tmp, err := os.MkdirTemp("", "nginx-operator-images-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	b := &builder{root: root, tmp: tmp, version: version, revision: revision, src: or(o.src, root)}
+	b := &builder{root: root, version: version, revision: revision, src: or(o.src, root)}
 
 	for _, n := range o.only {
 		def := findImage(n)

@@ -20,7 +20,7 @@ func pauseImageForTest(t *testing.T) v1.Image {
 		t.Fatal(err)
 	}
 	// The command's own builder: it builds ./hack/images/pause as -only pause does.
-	b := &builder{root: root, tmp: t.TempDir()}
+	b := &builder{root: root}
 	spec, err := findImage("pause").build(context.Background(), b, hostPlatform())
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/nginx-operator/nginx-operator/internal/gobuild"
 	"github.com/nginx-operator/nginx-operator/test/tools"
 
 	"github.com/prometheus/common/expfmt"
@@ -59,14 +60,14 @@ func ReloaderBinary(t testing.TB) string {
 func (b *builtBinary) get(t testing.TB, pkg, name string) string {
 	t.Helper()
 	b.once.Do(func() {
-		// Kept for the test binary's life, which may outlive any one test.
-		dir, err := os.MkdirTemp("", "nginx-operator-bin-")
+		root, err := tools.RepoRoot()
 		if err != nil {
 			b.err = err
 			return
 		}
-		b.path = filepath.Join(dir, name)
-		b.err = goBuild(pkg, b.path)
+		// Kept in the user's cache: the next test binary that asks for
+		// it, in this run or the next, does not link it again.
+		b.path, b.err = gobuild.Build(context.Background(), root, pkg, name, nil, nil)
 	})
 	if b.err != nil {
 		t.Fatal(b.err)

@@ -11,15 +11,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/nginx-operator/nginx-operator/internal/gobuild"
 )
 
 // File is one file of an image's layer.
@@ -168,18 +168,11 @@ func hasEnv(env []string, name string) bool {
 // binary, and writes to path an image archive named ref that holds only that
 // binary, as /<name>, and runs it. cfg.Entrypoint, when empty, is the binary.
 func BuildGo(ctx context.Context, dir, pkg, ref, path string, cfg Config) error {
-	tmp, err := os.MkdirTemp("", "image-build-")
+	name := filepath.Base(strings.TrimSuffix(pkg, "/"))
+	bin, err := gobuild.Build(ctx, dir, pkg, name, []string{"-trimpath", "-ldflags=-s -w"},
+		[]string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + runtime.GOARCH})
 	if err != nil {
 		return err
-	}
-	defer os.RemoveAll(tmp)
-	name := filepath.Base(strings.TrimSuffix(pkg, "/"))
-	bin := filepath.Join(tmp, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	data, err := os.ReadFile(bin)
 	if err != nil {
