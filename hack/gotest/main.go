@@ -8,6 +8,10 @@
 //
 //	go run ./hack/gotest [-skips=hack/gotest/skips.txt] [go test flags] packages
 //
+// With GOTEST_EVENTS=file, every event go test printed is also written to
+// file as it came (test2json's lines), for the times of every test and
+// subtest that the summary does not name.
+//
 // The allow-list holds one skip a line: the package (its import path, or
 // the path relative to the module as ./dir or dir), the test's full name
 // (TestX or TestX/subtest; path.Match patterns allowed) and, after the
@@ -56,8 +60,18 @@ func run(args []string, skipsFile string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gotest:", err)
 		return 2
 	}
+	var events io.Reader = out
+	if path := os.Getenv("GOTEST_EVENTS"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintln(stderr, "gotest:", err)
+			return 2
+		}
+		defer f.Close()
+		events = io.TeeReader(out, f)
+	}
 	r := newReport(stdout)
-	readErr := r.read(out)
+	readErr := r.read(events)
 	waitErr := cmd.Wait()
 	if readErr != nil {
 		fmt.Fprintln(stderr, "gotest: reading go test's output:", readErr)

@@ -146,3 +146,21 @@ func TestTheSummaryNamesTheSlowestPackagesAndTestsLongestFirst(t *testing.T) {
 		t.Errorf("summary:\n%q\nwant it to end with\n%q", got, want)
 	}
 }
+
+func TestTheEventsFileKeepsEveryEvent(t *testing.T) {
+	dir, skips := writeFixture(t, ". TestSubtests/one fine\n")
+	events := filepath.Join(t.TempDir(), "events.json")
+	t.Setenv("GOTEST_EVENTS", events)
+	if code, out := runIn(t, dir, skips, "-run", "TestPasses|TestSubtests", "./..."); code != 0 {
+		t.Fatalf("exit code %d:\n%s", code, out)
+	}
+	data, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"Test":"TestSubtests/two"`, `"Action":"pass"`, "quiet when it passes"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the events lack %s:\n%s", want, data)
+		}
+	}
+}
