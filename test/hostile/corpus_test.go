@@ -93,7 +93,8 @@ func TestHostileSpecsAreRefusedOrRenderOnlyTheirIntendedDirectivesThroughBothVer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	sample := coveringSample(sends)
-	t.Logf("%d sends admitted in process in %v; %d of them go to the apiserver too", len(sends), inProcessDone.Sub(start).Round(time.Millisecond), len(sample))
+	t.Logf("%d sends admitted in process in %v (v1beta1: %d objects validated, %d verdicts reused; v1alpha1: %d and %d); %d of them go to the apiserver too",
+		len(sends), inProcessDone.Sub(start).Round(time.Millisecond), a.beta.validated.Load(), a.beta.reused.Load(), a.alpha.validated.Load(), a.alpha.reused.Load(), len(sample))
 	differ := map[int]string{}
 	var mu sync.Mutex
 	hostiletest.InParallel(apiWorkers, len(sample), func(j int) {
