@@ -3,6 +3,7 @@ package realpods
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -81,6 +82,16 @@ spec:
 		progressingMessage(unanswered), loadedString(unanswered.Status.LoadedReplicas))
 	if l := unanswered.Status.LoadedReplicas; l == nil || *l != 0 {
 		t.Errorf("refused: loadedReplicas %s, want 0: the operator cannot read its pods", loadedString(l))
+	}
+
+	// The node, which policies admit, is served through both Services
+	// first: a Service's endpoints reach kube-proxy's rules some time after
+	// its pods are ready (seconds, on a busy machine), and until they do a
+	// client is refused by kube-proxy, not by a policy. (A clean-clone make
+	// test saw a client of admitted refused so, 3 s after Available.)
+	hc := realcluster.NodeOf(c).HTTPClient()
+	for _, name := range []string{"admitted", "refused"} {
+		get(ctx, t, hc, "http://"+clusterIP(ctx, t, cs, ns, name)+":80/", want(http.StatusOK, "served through a NetworkPolicy"))
 	}
 
 	// Clients of another namespace, through each instance's Service.
