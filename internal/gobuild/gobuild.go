@@ -7,10 +7,13 @@
 // again (8 to 10 s of CPU for the operator, the pause and reloader programs
 // a few each).
 //
-// A binary's place is named by the directory it is built in, the package,
-// the flags and the environment added, so two clones, or two sets of flags,
-// never share one; a build holds a lock on its place, so two test processes
-// asking at once link it once. Places unused for a few days are removed.
+// A binary's place is named by the package, the flags and the environment
+// added, and by the directory it is built in unless the flags hold
+// -trimpath: only then is the binary the same from every clone (so a make
+// test in a fresh clone, as CI runs, links the images' programs only when
+// the sources changed), and without it two clones never share a binary. A
+// build holds a lock on its place, so two test processes asking at once
+// link it once. Places unused for a few days are removed.
 package gobuild
 
 import (
@@ -22,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -47,7 +51,11 @@ func Build(ctx context.Context, dir, pkg, name string, flags, env []string) (str
 		return "", err
 	}
 	sweep(root)
-	place := filepath.Join(root, placeName(abs, pkg, name, flags, env))
+	from := abs
+	if slices.Contains(flags, "-trimpath") {
+		from = ""
+	}
+	place := filepath.Join(root, placeName(from, pkg, name, flags, env))
 	if err := os.MkdirAll(place, 0o755); err != nil {
 		return "", err
 	}

@@ -83,6 +83,31 @@ func TestABinaryBuiltFromTheSameSourcesIsNotLinkedAgain(t *testing.T) {
 	}
 }
 
+func TestATrimmedBinaryIsOneForEveryClone(t *testing.T) {
+	tools.Integration(t, "the go command")
+	t.Setenv("NGINX_OPERATOR_GOBUILD_CACHE", t.TempDir())
+	ctx := context.Background()
+	one, two := t.TempDir(), t.TempDir()
+	writeModule(t, one, `"same"`)
+	writeModule(t, two, `"same"`)
+	trimmed := []string{"-trimpath"}
+	first, err := Build(ctx, one, ".", "hello", trimmed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(first)
+	second, err := Build(ctx, two, ".", "hello", trimmed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(second); second != first || !os.SameFile(before, after) {
+		t.Errorf("two clones of the same sources built with -trimpath link twice (%s, %s)", first, second)
+	}
+	if untrimmed, err := Build(ctx, two, ".", "hello", nil, nil); err != nil || untrimmed == first {
+		t.Errorf("an untrimmed build shares the trimmed one's place (%s, %v)", untrimmed, err)
+	}
+}
+
 func TestPlacesUnusedForDaysAreSwept(t *testing.T) {
 	root := t.TempDir()
 	old, recent := filepath.Join(root, "old-1"), filepath.Join(root, "recent-1")
