@@ -34,11 +34,14 @@ func main() {
 	if len(args) > 0 && strings.HasPrefix(args[0], "-skips=") {
 		skips, args = strings.TrimPrefix(args[0], "-skips="), args[1:]
 	}
-	os.Exit(run(args, skips, os.Stdout, os.Stderr))
+	os.Exit(run(args, skips, os.Getenv("GOTEST_EVENTS"), os.Stdout, os.Stderr))
 }
 
-// run runs go test -json args, reports to stdout and returns the exit code.
-func run(args []string, skipsFile string, stdout, stderr io.Writer) int {
+// run runs go test -json args, reports to stdout, copies the events to the
+// file eventsFile unless it is empty, and returns the exit code. (The
+// variable is read by main alone: the tests of this package run it, and
+// must not write the events file of the go test that runs them.)
+func run(args []string, skipsFile, eventsFile string, stdout, stderr io.Writer) int {
 	allowed, err := readAllowList(skipsFile)
 	if err != nil {
 		fmt.Fprintln(stderr, "gotest:", err)
@@ -61,8 +64,8 @@ func run(args []string, skipsFile string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var events io.Reader = out
-	if path := os.Getenv("GOTEST_EVENTS"); path != "" {
-		f, err := os.Create(path)
+	if eventsFile != "" {
+		f, err := os.Create(eventsFile)
 		if err != nil {
 			fmt.Fprintln(stderr, "gotest:", err)
 			return 2

@@ -56,6 +56,12 @@ func writeFixture(t *testing.T, allow string) (dir, skips string) {
 // runIn runs the program's run in dir, as `go run ./hack/gotest` would.
 func runIn(t *testing.T, dir, skips string, args ...string) (int, string) {
 	t.Helper()
+	return runWithEvents(t, dir, skips, "", args...)
+}
+
+// runWithEvents is runIn with the events copied to the file events.
+func runWithEvents(t *testing.T, dir, skips, events string, args ...string) (int, string) {
+	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +74,7 @@ func runIn(t *testing.T, dir, skips string, args ...string) (int, string) {
 	}
 	defer func() { _ = os.Chdir(wd) }()
 	var out, errOut bytes.Buffer
-	code := run(append([]string{"-count=1"}, args...), skips, &out, &errOut)
+	code := run(append([]string{"-count=1"}, args...), skips, events, &out, &errOut)
 	return code, out.String() + errOut.String()
 }
 
@@ -150,8 +156,7 @@ func TestTheSummaryNamesTheSlowestPackagesAndTestsLongestFirst(t *testing.T) {
 func TestTheEventsFileKeepsEveryEvent(t *testing.T) {
 	dir, skips := writeFixture(t, ". TestSubtests/one fine\n")
 	events := filepath.Join(t.TempDir(), "events.json")
-	t.Setenv("GOTEST_EVENTS", events)
-	if code, out := runIn(t, dir, skips, "-run", "TestPasses|TestSubtests", "./..."); code != 0 {
+	if code, out := runWithEvents(t, dir, skips, events, "-run", "TestPasses|TestSubtests", "./..."); code != 0 {
 		t.Fatalf("exit code %d:\n%s", code, out)
 	}
 	data, err := os.ReadFile(events)
