@@ -306,6 +306,28 @@ func TestCheckNamesCoreAndClaimedExtendedTestsThatDidNotPass(t *testing.T) {
 	}
 }
 
+func TestTheReportListsItsProfilesByNameWhateverOrderTheSuiteGaveThem(t *testing.T) {
+	r := &confv1.ConformanceReport{Implementation: Implementation, ProfileReports: []confv1.ProfileReport{
+		{Name: "GATEWAY-UDP"}, {Name: "GATEWAY-HTTP"}, {Name: "GATEWAY-TLS"}, {Name: "GATEWAY-GRPC"},
+	}}
+	data, err := MarshalReport(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "name: GATEWAY-"); ok {
+			got = append(got, name)
+		}
+	}
+	if want := []string{"GRPC", "HTTP", "TLS", "UDP"}; !slices.Equal(got, want) {
+		t.Errorf("profiles in the order %v, want %v:\n%s", got, want, data)
+	}
+	if r.ProfileReports[0].Name != "GATEWAY-UDP" {
+		t.Errorf("MarshalReport reordered the report it was given")
+	}
+}
+
 func TestWriteReportReplacesTheChannelAndModesReportAndListsItInTheReadme(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "v1.6.3", "nginx-operator")
 	report := func(version string) *confv1.ConformanceReport {

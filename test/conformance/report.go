@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -30,9 +31,15 @@ func ReportFileName(r *confv1.ConformanceReport) string {
 }
 
 // MarshalReport is the report as the suite writes it (its
-// conformance.RunConformanceWithOptions): sigs.k8s.io/yaml of the struct.
+// conformance.RunConformanceWithOptions): sigs.k8s.io/yaml of the struct,
+// with its profiles by name. The suite lists them in the order of a map's
+// walk, which changes from run to run; sorted, a regenerated report differs
+// from the last only where a result does.
 func MarshalReport(r *confv1.ConformanceReport) ([]byte, error) {
-	return yaml.Marshal(r)
+	sorted := *r
+	sorted.ProfileReports = slices.Clone(r.ProfileReports)
+	slices.SortFunc(sorted.ProfileReports, func(a, b confv1.ProfileReport) int { return strings.Compare(a.Name, b.Name) })
+	return yaml.Marshal(&sorted)
 }
 
 // WriteReport writes r into dir, the project's folder of a Gateway API
