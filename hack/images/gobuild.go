@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/nginx-operator/nginx-operator/internal/gobuild"
@@ -39,19 +38,10 @@ func goBuild(ctx context.Context, root, pkg, ldflags, goarch string) (string, er
 	return bin, nil
 }
 
-// goTool is the go command: the one on PATH, else the toolchain's own
-// (go run and go test may not put it on PATH).
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
-
 // moduleRoot is the directory of the project's go.mod, found from the
 // working directory as the go command finds it.
 func moduleRoot() (string, error) {
-	out, err := exec.Command(goTool(), "env", "GOMOD").Output()
+	out, err := exec.Command(gobuild.GoTool(), "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}

@@ -67,7 +67,7 @@ func Build(ctx context.Context, dir, pkg, name string, flags, env []string) (str
 	now := time.Now()
 	_ = os.Chtimes(place, now, now) // used: kept by the sweep
 	bin := filepath.Join(place, name)
-	cmd := exec.CommandContext(ctx, goTool(), append(append([]string{"build"}, flags...), "-o", bin, pkg)...)
+	cmd := exec.CommandContext(ctx, GoTool(), append(append([]string{"build"}, flags...), "-o", bin, pkg)...)
 	cmd.Dir = abs
 	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -123,9 +123,9 @@ func lock(path string) (unlock func(), err error) {
 	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
-// goTool is the go command: the one on PATH, else the toolchain's own (go
-// test may not put it on PATH).
-func goTool() string {
+// GoTool is the go command: the one on PATH, else the toolchain's own (go
+// test and go run may not put it on PATH).
+func GoTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}

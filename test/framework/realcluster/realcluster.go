@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nginx-operator/nginx-operator/internal/gobuild"
 	"github.com/nginx-operator/nginx-operator/test/framework"
 	"github.com/nginx-operator/nginx-operator/test/framework/node"
 	"github.com/nginx-operator/nginx-operator/test/tools"
@@ -92,7 +93,7 @@ func buildImages(ctx context.Context) (*Images, error) {
 	defer cancel()
 	// The node runs this machine's platform only: building the operator for
 	// the other platforms of `make images` would cost minutes for nothing.
-	cmd := exec.CommandContext(ctx, goTool(), "run", "./hack/images", "-out", dir, "-only", strings.Join([]string{Operator, Nginx, Exporter, Pause}, ","),
+	cmd := exec.CommandContext(ctx, gobuild.GoTool(), "run", "./hack/images", "-out", dir, "-only", strings.Join([]string{Operator, Nginx, Exporter, Pause}, ","),
 		"-platforms", "linux/"+runtime.GOARCH)
 	cmd.Dir = root
 	var stdout, stderr bytes.Buffer
@@ -154,14 +155,6 @@ func parseRefs(out string) (map[string]string, error) {
 		return nil, errors.New("no image printed")
 	}
 	return refs, sc.Err()
-}
-
-// goTool is the go command: the one on PATH, else the toolchain's own.
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // Options configure the cluster of FrameworkOptions.
