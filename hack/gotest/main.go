@@ -1,7 +1,9 @@
 // Command gotest runs `go test -json` with the arguments it is given and
 // prints what plain `go test` prints (each package's result line, and the
 // whole output of every test that failed), then the number of tests that
-// passed, failed and were skipped, and the packages and tests that ran longest. It fails, besides when a test fails, when
+// passed, failed and were skipped, the packages and tests that ran
+// longest, and, last, each failed test with its first message (a CI log
+// cut to its tail still names them). It fails, besides when a test fails, when
 // a test was skipped that the allow-list does not name: a tier whose tools
 // went missing, or a check that skips itself, cannot vanish from `make test`
 // unnoticed.

@@ -169,3 +169,32 @@ func TestTheEventsFileKeepsEveryEvent(t *testing.T) {
 		}
 	}
 }
+
+func TestTheSummaryEndsByNamingEachFailureWithItsFirstMessage(t *testing.T) {
+	var out bytes.Buffer
+	r := newReport(&out)
+	events := `{"Action":"run","Package":"example.com/p","Test":"TestParent"}
+{"Action":"run","Package":"example.com/p","Test":"TestParent/child"}
+{"Action":"output","Package":"example.com/p","Test":"TestParent/child","Output":"    p_test.go:12: 10 of 30 answered after 2 queries\n"}
+{"Action":"output","Package":"example.com/p","Test":"TestParent/child","Output":"    p_test.go:13: a second message\n"}
+{"Action":"fail","Package":"example.com/p","Test":"TestParent/child","Elapsed":1}
+{"Action":"fail","Package":"example.com/p","Test":"TestParent","Elapsed":2}
+{"Action":"run","Package":"example.com/p","Test":"TestAlone"}
+{"Action":"output","Package":"example.com/p","Test":"TestAlone","Output":"--- FAIL: TestAlone (0.00s)\n"}
+{"Action":"fail","Package":"example.com/p","Test":"TestAlone","Elapsed":0}
+{"Action":"run","Package":"example.com/p","Test":"TestDied"}
+{"Action":"output","Package":"example.com/p","Test":"TestDied","Output":"    p_test.go:40: last words\n"}
+{"Action":"fail","Package":"example.com/p","Elapsed":3}
+`
+	if err := r.read(strings.NewReader(events)); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	r.summarize(nil, "skips.txt", "example.com")
+	want := "  failed example.com/p TestParent/child: p_test.go:12: 10 of 30 answered after 2 queries\n" +
+		"  failed example.com/p TestAlone\n" +
+		"  failed example.com/p TestDied: did not finish: p_test.go:40: last words\n"
+	if got := out.String(); !strings.HasSuffix(got, want) {
+		t.Errorf("summary:\n%s\nwant it to end with\n%s", got, want)
+	}
+}

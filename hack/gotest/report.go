@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -26,16 +27,26 @@ type skip struct {
 	pkg, test, reason string
 }
 
+// failure is one failed (or unfinished) test and the first line it
+// printed that names a file and line.
+type failure struct {
+	pkg, test, first string
+}
+
 // report turns go test's events into plain go test's output and counts
 // the tests.
 type report struct {
 	out io.Writer
 	// buffered holds each running test's output until it ends: printed
 	// when it fails (or never ends), dropped when it passes or skips.
-	buffered           map[string][]string
-	order              []string // keys of buffered, in the order the tests started
-	passed, failed     int
-	skipped            []skip
+	buffered       map[string][]string
+	order          []string // keys of buffered, in the order the tests started
+	passed, failed int
+	skipped        []skip
+	// failures names each failed test with its first message, repeated
+	// at the end of the summary: a CI log that keeps only its tail still
+	// says what failed and where to look above.
+	failures           []failure
 	failedPkgs, okPkgs int
 	// elapsed is each package's run time (its test binary's, not its
 	// build's), to name the slowest: the ones that decide how long a
@@ -122,6 +133,7 @@ func (r *report) handleTest(ev event) {
 	case "fail":
 		r.failed++
 		r.timeTest(ev)
+		r.failures = append(r.failures, failure{pkg: ev.Package, test: ev.Test, first: firstMessage(r.buffered[k])})
 		r.print(headerFirst(r.buffered[k], ev.Test))
 		delete(r.buffered, k)
 	}
@@ -161,6 +173,7 @@ func (r *report) flushUnfinished(pkg string) {
 		}
 		if p, test, _ := strings.Cut(k, "\x00"); p == pkg {
 			fmt.Fprintf(r.out, "--- %s did not finish; its output:\n", test)
+			r.failures = append(r.failures, failure{pkg: p, test: test, first: "did not finish: " + firstMessage(lines)})
 			r.print(lines)
 			delete(r.buffered, k)
 			continue
@@ -205,6 +218,7 @@ func (r *report) summarize(allowed []allowance, allowList, module string) (unall
 	fmt.Fprintf(r.out, "\ntests: %d passed, %d failed, %d skipped (%d on the allow-list %s); packages: %d ok, %d failed\n",
 		r.passed, r.failed, len(r.skipped), len(r.skipped)-len(bad), allowList, r.okPkgs, r.failedPkgs)
 	r.printSlowest(slowestShown)
+	r.printFailures()
 	for _, s := range r.skipped {
 		fmt.Fprintf(r.out, "  skipped %s %s: %s\n", s.pkg, s.test, s.reason)
 	}
@@ -223,6 +237,50 @@ func (r *report) summarize(allowed []allowance, allowList, module string) (unall
 		fmt.Fprintln(os.Stderr, "gotest: go test printed no test events")
 	}
 	return len(bad) > 0
+}
+
+// messageLine is a line of a test's log: file.go:line: message.
+var messageLine = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: \S`)
+
+// firstMessage is the first log line of lines (trimmed, at most 200
+// bytes), or "" when the test logged none.
+func firstMessage(lines []string) string {
+	for _, l := range lines {
+		if messageLine.MatchString(l) {
+			m := strings.TrimSpace(l)
+			if len(m) > 200 {
+				m = m[:200] + "…"
+			}
+			return m
+		}
+	}
+	return ""
+}
+
+// printFailures names every failed test whose failure is its own: a
+// parent that failed only because a subtest did is left out, the subtest
+// named instead.
+func (r *report) printFailures() {
+	for _, f := range r.failures {
+		if r.failedBelow(f) {
+			continue
+		}
+		fmt.Fprintf(r.out, "  failed %s %s", f.pkg, f.test)
+		if f.first != "" {
+			fmt.Fprintf(r.out, ": %s", f.first)
+		}
+		fmt.Fprintln(r.out)
+	}
+}
+
+// failedBelow reports whether a subtest of f failed too.
+func (r *report) failedBelow(f failure) bool {
+	for _, g := range r.failures {
+		if g.pkg == f.pkg && strings.HasPrefix(g.test, f.test+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // timeTest records a top-level test's run time (a subtest's is part of it).
