@@ -127,7 +127,7 @@ func TestABackendTLSPolicyMakesItsBackendsLocationSpeakTLS(t *testing.T) {
 	want := []v1beta1.Location{secure,
 		{Path: "/broken", PathType: v1beta1.PathPrefixElements, Respond: &v1beta1.RespondLocation{Status: 500}},
 		rpc}
-	if diff := gocmp.Diff(want, got.Spec.Config.Servers[0].Locations, ignoreRouteNames); diff != "" {
+	if diff := gocmp.Diff(asTheCRDDefaultsThem(t, want), got.Spec.Config.Servers[0].Locations, ignoreRouteNames); diff != "" {
 		t.Errorf("locations (-want +got):\n%s", diff)
 	}
 	routes := map[string]string{}

@@ -268,13 +268,15 @@ func (r *gatewayReconciler) applyInstance(ctx context.Context, gw *gatewayv1.Gat
 
 // checkInstance checks the instance spec, which Translate made of gw,
 // against every rule of the NginxOperator CRD, with the room a Gateway's
-// routes need (validation.RoutedNginxOperator), and returns it as the
-// check defaulted it: what the route table publishes. The graph left out
-// every route whose locations or streams break a rule, so an error here
-// is the Gateway's own (its parameters, its listeners): the instance is
-// left as it was.
+// routes need, and returns it as the check defaulted it: what the route
+// table publishes. The graph checked each location as it made it, left
+// out every route whose locations or streams break a rule, and kept the
+// others' locations as the check defaulted them, so they are not checked
+// again (validation.RoutedNginxOperatorOfCheckedLocations), and an error
+// here is the Gateway's own (its parameters, its listeners): the instance
+// is left as it was.
 func checkInstance(ctx context.Context, gw *gatewayv1.Gateway, spec v1beta1.NginxOperatorSpec) (v1beta1.NginxOperatorSpec, error) {
-	checked, errs := validation.RoutedNginxOperator(ctx, &v1beta1.NginxOperator{
+	checked, errs := validation.RoutedNginxOperatorOfCheckedLocations(ctx, &v1beta1.NginxOperator{
 		ObjectMeta: metav1.ObjectMeta{Name: graph.InstanceName(gw.Name), Namespace: gw.Namespace}, Spec: spec})
 	if len(errs) > 0 {
 		return spec, fmt.Errorf("the instance breaks the NginxOperator's rules: %w", errs.ToAggregate())

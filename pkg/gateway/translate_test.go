@@ -110,6 +110,33 @@ func withCORS(l v1beta1.Location, c v1beta1.CORS) v1beta1.Location {
 	return l
 }
 
+// asTheCRDDefaultsThem are locations as the graph keeps them, with the
+// defaults the NginxOperator's schema gives them (the graph checks each,
+// and the instance's check takes them as they are).
+func asTheCRDDefaultsThem(t *testing.T, locations []v1beta1.Location) []v1beta1.Location {
+	t.Helper()
+	out := make([]v1beta1.Location, len(locations))
+	for i, l := range locations {
+		checked, errs := validation.RoutedLocation(t.Context(), l)
+		if len(errs) > 0 {
+			t.Fatalf("a location the test wants breaks the NginxOperator's rules: %v", errs.ToAggregate())
+		}
+		out[i] = checked
+	}
+	return out
+}
+
+// withTheCRDsDefaults is spec with its servers' locations as
+// asTheCRDDefaultsThem has them.
+func withTheCRDsDefaults(t *testing.T, spec v1beta1.NginxOperatorSpec) v1beta1.NginxOperatorSpec {
+	t.Helper()
+	spec.Config.Servers = slices.Clone(spec.Config.Servers)
+	for i := range spec.Config.Servers {
+		spec.Config.Servers[i].Locations = asTheCRDDefaultsThem(t, spec.Config.Servers[i].Locations)
+	}
+	return spec
+}
+
 // ignoreRouteNames leaves out the locations' names, which
 // TestTranslateNamesEveryLocationAfterItsRoute checks.
 var ignoreRouteNames = cmpopts.IgnoreFields(v1beta1.Location{}, "Name")
@@ -371,7 +398,7 @@ func TestTranslateMakesOneServerPerPortAndHostnameWithEachRoutesRules(t *testing
 			// (TestAGatewaysInfrastructureMetadataReachesEveryChild, and
 			// instance's TestAGatewaysInstanceHasOneReplicaUnlessItsParametersSay).
 			servers.ChildMetadata, servers.Replicas = v1beta1.ChildMetadata{}, nil
-			if diff := cmp.Diff(tc.want, servers, ignoreRouteNames); diff != "" {
+			if diff := cmp.Diff(withTheCRDsDefaults(t, tc.want), servers, ignoreRouteNames); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
 			gotRoutes := map[string]map[string]string{}

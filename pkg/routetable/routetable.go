@@ -6,8 +6,8 @@
 // not fit that object's spec: the CRD holds 32 servers of 64 locations, a
 // bound its CEL rules' cost budget sets and no Gateway with 1,000 routes
 // fits in. So the Gateway controller checks the instance's spec against
-// every rule of the CRD in Go (validation.RoutedNginxOperator, which also
-// gives it the CRD's defaults) and publishes it here, whole: ports,
+// every rule of the CRD in Go (validation.RoutedNginxOperator's family,
+// which also gives it the CRD's defaults) and publishes it here, whole: ports,
 // settings, servers and streams; the nginx controller renders what was
 // published, and reads of the NginxOperator object only its metadata. The
 // object carries the same spec but its servers, for kubectl and for the
@@ -69,8 +69,9 @@ const eventBuffer = 1024
 // Publish makes published what the nginx controller serves as key, the
 // NginxOperator of the Gateway whose UID is owner, and tells the nginx
 // controller when it changed. It returns whether it did. Its spec is what
-// validation.RoutedNginxOperator returned for the instance without an
-// error: the nginx controller checks only how its servers fit the rest
+// validation.RoutedNginxOperator (or RoutedNginxOperatorOfCheckedLocations,
+// the same verdict) returned for the instance without an error: the nginx
+// controller checks only how its servers fit the rest
 // (validation.RoutedNginxOperatorOfCheckedServers). It must not be changed
 // afterwards: the table keeps it, not a copy.
 func (t *Table) Publish(ctx context.Context, key types.NamespacedName, owner types.UID, published Instance) bool {

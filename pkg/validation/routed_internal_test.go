@@ -38,7 +38,7 @@ func TestCheckingPartsApartGivesTheWholeVerdict(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	refused := 0
+	refused, locatedChecked, locatedRefused := 0, 0, 0
 	instances := 300
 	if testing.Short() {
 		instances = 60 // the unit tier keeps to its minute; the integration tier checks all
@@ -53,6 +53,22 @@ func TestCheckingPartsApartGivesTheWholeVerdict(t *testing.T) {
 			}
 			if diff := cmp.Diff(wantOut, gotOut); diff != "" {
 				t.Fatalf("instance %d, round %d: another defaulted instance than the whole check's (-whole +apart):\n%s", i, round, diff)
+			}
+		}
+		// Locations checked one at a time (the Gateway's graph does, as
+		// it makes them) are taken as they are: the rest of the check
+		// gives the whole check's verdict, the servers' errors included.
+		if located, ok := withCheckedLocations(ctx, obj); ok {
+			locatedChecked++
+			gotOut, gotErrs := RoutedNginxOperatorOfCheckedLocations(ctx, located)
+			if diff := cmp.Diff(messages(wantErrs), messages(gotErrs)); diff != "" {
+				t.Fatalf("instance %d of checked locations: other errors than the whole check's (-whole +apart):\n%s", i, diff)
+			}
+			if diff := cmp.Diff(wantOut, gotOut); diff != "" {
+				t.Fatalf("instance %d of checked locations: another defaulted instance than the whole check's (-whole +apart):\n%s", i, diff)
+			}
+			if len(wantErrs) > 0 {
+				locatedRefused++
 			}
 		}
 		if len(wantErrs) > 0 {
@@ -75,6 +91,26 @@ func TestCheckingPartsApartGivesTheWholeVerdict(t *testing.T) {
 	if refused < instances/4 || refused > instances*9/10 {
 		t.Errorf("%d of %d random instances refused: the corpus should hold both kinds plenty", refused, instances)
 	}
+	if locatedChecked < instances/4 || locatedRefused < instances/20 {
+		t.Errorf("%d of %d random instances had only valid locations, %d of them refused for something else: too few to hold RoutedNginxOperatorOfCheckedLocations",
+			locatedChecked, instances, locatedRefused)
+	}
+}
+
+// withCheckedLocations is obj with each location as RoutedLocation
+// returns it, and whether every one passed.
+func withCheckedLocations(ctx context.Context, obj *v1beta1.NginxOperator) (*v1beta1.NginxOperator, bool) {
+	out := obj.DeepCopy()
+	for i := range out.Spec.Config.Servers {
+		for j, l := range out.Spec.Config.Servers[i].Locations {
+			checked, errs := RoutedLocation(ctx, l)
+			if len(errs) > 0 {
+				return nil, false
+			}
+			out.Spec.Config.Servers[i].Locations[j] = checked
+		}
+	}
+	return out, true
 }
 
 // randomRouted is a valid instance of three servers with locations, with

@@ -204,7 +204,7 @@ func (b *serverBuilder) place(r route, gw *gatewayv1.Gateway, ls []*Listener, na
 	attachments := attach(r, gw, ls, namespaceLabels)
 	unsupported := firstUnsupported(outcomes)
 	if unsupported == "" {
-		unsupported = b.breaksLocationRules(outcomes)
+		unsupported = b.checkLocations(outcomes)
 	}
 	var adds []addition
 	for _, a := range attachments {
@@ -302,14 +302,19 @@ func sortedRoutes[T metav1.Object](routes []T) []T {
 	return out
 }
 
-// breaksLocationRules says which rule of the NginxOperator's a location
-// of outcomes breaks, and how; "" when none does.
-func (b *serverBuilder) breaksLocationRules(outcomes []ruleOutcome) string {
+// checkLocations puts each location of outcomes in the form the
+// NginxOperator's rules give it (the schema's defaults), the form the
+// instance's check takes it in (validation.RoutedNginxOperatorOf-
+// CheckedLocations), and says which rule one of them breaks, and how; ""
+// when none does.
+func (b *serverBuilder) checkLocations(outcomes []ruleOutcome) string {
 	for _, o := range outcomes {
-		for _, l := range o.locations {
-			if _, errs := validation.RoutedLocation(b.ctx, l); len(errs) > 0 {
+		for i, l := range o.locations {
+			checked, errs := validation.RoutedLocation(b.ctx, l)
+			if len(errs) > 0 {
 				return cannotHold(errs)
 			}
+			o.locations[i] = checked
 		}
 	}
 	return ""

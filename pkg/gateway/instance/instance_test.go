@@ -17,6 +17,7 @@ import (
 
 	"github.com/nginx-operator/nginx-operator/pkg/apis/nginx/v1beta1"
 	"github.com/nginx-operator/nginx-operator/pkg/gateway/graph"
+	"github.com/nginx-operator/nginx-operator/pkg/validation"
 )
 
 // Every setting of NginxGatewayParameters reaches the instance's spec
@@ -136,5 +137,19 @@ func TestRoutingSaysWhatEachRoutePlaced(t *testing.T) {
 	if got.Routes != v1beta1.MaxRoutingRoutes+5 || len(got.ByRoute) != v1beta1.MaxRoutingRoutes || got.ByRoute[0].Name != "httproute/team-a/r001" {
 		t.Errorf("%d routes, %d listed, the first %q; want %d, %d, httproute/team-a/r001", got.Routes, len(got.ByRoute), got.ByRoute[0].Name,
 			v1beta1.MaxRoutingRoutes+5, v1beta1.MaxRoutingRoutes)
+	}
+}
+
+// The instance stage adds the Gateway's own 404 to every HTTP server after
+// the graph checked the routes' locations, and the instance's check takes
+// every location as checked (validation.RoutedNginxOperatorOfCheckedLocations):
+// so it must be as the NginxOperator's rules leave it, defaults included.
+func TestTheGatewaysOwn404IsALocationAsTheRulesLeaveIt(t *testing.T) {
+	checked, errs := validation.RoutedLocation(t.Context(), graph.NotFoundLocation)
+	if len(errs) > 0 {
+		t.Fatalf("the NginxOperator's rules refuse it: %v", errs.ToAggregate())
+	}
+	if diff := cmp.Diff(graph.NotFoundLocation, checked); diff != "" {
+		t.Errorf("the schema's defaults change it (-as added +as checked):\n%s", diff)
 	}
 }

@@ -27,9 +27,11 @@ import (
 //  1. the Gateway controller (pkg/gateway, reconcile.go): Translate(ctx,
 //     in), whose graph judges each route's locations and streams by the
 //     NginxOperator's rules as it makes them and leaves out, and tells,
-//     the routes that break one; then checkInstance: the whole instance
-//     against every rule of the NginxOperator CRD with a Gateway's room
-//     (validation.RoutedNginxOperator), whose errors refuse the instance;
+//     the routes that break one; then checkInstance: the instance, its
+//     locations as the graph checked them, against every rule of the
+//     NginxOperator CRD with a Gateway's room
+//     (validation.RoutedNginxOperatorOfCheckedLocations), whose errors
+//     refuse the instance;
 //  2. what it publishes: the spec as checked, to the route table
 //     (pkg/routetable);
 //  3. the nginx controller (pkg/nginx, routed.go's validated): the
@@ -45,7 +47,7 @@ func instanceOf(ctx context.Context, in graph.Inputs) (*v1beta1.NginxOperatorSpe
 	gw := in.Gateway
 	meta := metav1.ObjectMeta{Name: graph.InstanceName(gw.Name), Namespace: gw.Namespace}
 	tr := gateway.Translate(ctx, in)
-	checked, errs := validation.RoutedNginxOperator(ctx, &v1beta1.NginxOperator{ObjectMeta: meta, Spec: tr.Spec})
+	checked, errs := validation.RoutedNginxOperatorOfCheckedLocations(ctx, &v1beta1.NginxOperator{ObjectMeta: meta, Spec: tr.Spec})
 	if len(errs) > 0 {
 		return nil, tr, fmt.Errorf("the instance breaks the NginxOperator's rules: %w", errs.ToAggregate())
 	}
